@@ -1139,5 +1139,1657 @@ kt_status kt_tiling_conversion_cost(int rank, const int64_t *shape,
     return s;
 }
 
+/* ------------------------------------------------------------------ graph */
+
+struct kt_graph {
+    kt_tensor *tensor;
+    int ntensor, cap_tensor;
+    kt_op *op;
+    int nop, cap_op;
+    int loss;
+};
+
+kt_status kt_graph_create(kt_graph **out, kt_error *err) {
+    kt_graph *g = (kt_graph *)kt__calloc(1, sizeof *g);
+    *out = NULL;
+    if (!g) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for a graph");
+    g->loss = -1;
+    *out = g;
+    kt__ok(err);
+    return KT_OK;
+}
+
+static void kt__op_free(kt_op *op) {
+    KT_FREE(op->text);
+    KT_FREE(op->access);
+    KT_FREE(op->expr);
+    op->text = NULL;
+    op->access = NULL;
+    op->expr = NULL;
+}
+
+void kt_graph_destroy(kt_graph *g) {
+    int i;
+    if (!g) return;
+    for (i = 0; i < g->nop; i++) kt__op_free(&g->op[i]);
+    KT_FREE(g->op);
+    KT_FREE(g->tensor);
+    KT_FREE(g);
+}
+
+int kt_graph_find_tensor(const kt_graph *g, const char *name) {
+    int i;
+    for (i = 0; i < g->ntensor; i++)
+        if (strcmp(g->tensor[i].name, name) == 0) return i;
+    return -1;
+}
+int kt_graph_tensor_count(const kt_graph *g) { return g->ntensor; }
+const kt_tensor *kt_graph_tensor(const kt_graph *g, int i) {
+    return (i >= 0 && i < g->ntensor) ? &g->tensor[i] : NULL;
+}
+int kt_graph_op_count(const kt_graph *g) { return g->nop; }
+const kt_op *kt_graph_op(const kt_graph *g, int i) {
+    return (i >= 0 && i < g->nop) ? &g->op[i] : NULL;
+}
+int kt_graph_loss(const kt_graph *g) { return g->loss; }
+
+static int kt__is_name_start(int c) { return isalpha(c) || c == '_'; }
+static int kt__is_name_char(int c) { return isalnum(c) || c == '_'; }
+
+static kt_status kt__check_name(const char *name, int line, kt_error *err) {
+    size_t i, n = name ? strlen(name) : 0;
+    if (n == 0 || !kt__is_name_start((unsigned char)name[0]))
+        return kt__fail(err, KT_ERR_INVALID, line,
+                        "'%s' is not a name (a letter or _ first)",
+                        name ? name : "");
+    for (i = 1; i < n; i++)
+        if (!kt__is_name_char((unsigned char)name[i]))
+            return kt__fail(err, KT_ERR_INVALID, line,
+                            "'%s' is not a name (letters, digits, _)", name);
+    if (n >= KT_NAME_MAX)
+        return kt__fail(err, KT_ERR_LIMIT, line,
+                        "name '%.32s...' is longer than %d characters", name,
+                        KT_NAME_MAX - 1);
+    return KT_OK;
+}
+
+static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
+                                const int64_t *shape, int elem_bytes,
+                                kt_tensor_kind kind, int line, kt_error *err) {
+    kt_tensor *t;
+    int d, old;
+    kt_status s = kt__check_name(name, line, err);
+    if (s != KT_OK) return s;
+    old = kt_graph_find_tensor(g, name);
+    if (old >= 0) {
+        if (g->tensor[old].line > 0)
+            return kt__fail(err, KT_ERR_GRAPH, line,
+                            "duplicate tensor name %s (first defined on line "
+                            "%d)", name, g->tensor[old].line);
+        return kt__fail(err, KT_ERR_GRAPH, line, "duplicate tensor name %s",
+                        name);
+    }
+    if (rank < 1 || rank > KT_MAX_DIMS)
+        return kt__fail(err, KT_ERR_SHAPE, line,
+                        "tensor %s: rank %d is outside 1..%d", name, rank,
+                        KT_MAX_DIMS);
+    for (d = 0; d < rank; d++)
+        if (shape[d] < 1 || shape[d] > (INT64_C(1) << 40))
+            return kt__fail(err, KT_ERR_SHAPE, line,
+                            "tensor %s: dim %d has extent %lld (must be 1.."
+                            "2^40)", name, d, (long long)shape[d]);
+    if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 &&
+        elem_bytes != 8)
+        return kt__fail(err, KT_ERR_INVALID, line,
+                        "tensor %s: element size %d is not 1, 2, 4 or 8",
+                        name, elem_bytes);
+    if ((unsigned)kind > (unsigned)KT_OPTSTATE)
+        return kt__fail(err, KT_ERR_INVALID, line, "tensor %s: unknown kind",
+                        name);
+    if (g->ntensor == g->cap_tensor) {
+        int nc = g->cap_tensor ? 2 * g->cap_tensor : 16;
+        kt_tensor *nt =
+            (kt_tensor *)KT_REALLOC(g->tensor, (size_t)nc * sizeof *nt);
+        if (!nt)
+            return kt__fail(err, KT_ERR_NOMEM, line,
+                            "out of memory adding tensor %s", name);
+        g->tensor = nt;
+        g->cap_tensor = nc;
+    }
+    t = &g->tensor[g->ntensor++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->rank = rank;
+    for (d = 0; d < rank; d++) t->shape[d] = shape[d];
+    t->elem_bytes = elem_bytes;
+    t->kind = kind;
+    t->producer = t->updater = -1;
+    t->line = line;
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_graph_add_tensor(kt_graph *g, const char *name, int rank,
+                              const int64_t *shape, int elem_bytes,
+                              kt_tensor_kind kind, kt_error *err) {
+    return kt__add_tensor(g, name, rank, shape, elem_bytes, kind, 0, err);
+}
+
+/* --------------------------------------------- symbolic intervals (Tofu 4.2) */
+
+static void kt__sym_const(kt_sym_interval *s, int64_t c) {
+    memset(s, 0, sizeof *s);
+    s->lower.c = s->upper.c = c;
+    s->divisor = 1;
+}
+
+/* Index variable v alone: [LO_v, HI_v]  (Tofu's ZV[u_v = 1], with the lower
+   bound kept symbolic as well). */
+static void kt__sym_var(kt_sym_interval *s, int v) {
+    kt__sym_const(s, 0);
+    s->lower.lo_coef[v] = 1;
+    s->upper.hi_coef[v] = 1;
+}
+
+static int kt__sym_is_const(const kt_sym_interval *s) {
+    int v;
+    for (v = 0; v < KT_MAX_VARS; v++)
+        if (s->lower.lo_coef[v] || s->lower.hi_coef[v] ||
+            s->upper.lo_coef[v] || s->upper.hi_coef[v])
+            return 0;
+    return s->divisor == 1;
+}
+
+static void kt__bound_add(kt_sym_bound *a, const kt_sym_bound *b, int64_t k) {
+    int v;
+    for (v = 0; v < KT_MAX_VARS; v++) {
+        a->lo_coef[v] += k * b->lo_coef[v];
+        a->hi_coef[v] += k * b->hi_coef[v];
+    }
+    a->c += k * b->c;
+}
+
+static void kt__bound_scale(kt_sym_bound *a, int64_t k) {
+    int v;
+    for (v = 0; v < KT_MAX_VARS; v++) {
+        a->lo_coef[v] *= k;
+        a->hi_coef[v] *= k;
+    }
+    a->c *= k;
+}
+
+/* I + I' and I - I' (Figure 4): [l + l', u + u'] and [l - u', u - l']. */
+static void kt__sym_add(kt_sym_interval *a, const kt_sym_interval *b,
+                        int sign) {
+    kt_sym_bound lo = a->lower, hi = a->upper;
+    kt__bound_add(&lo, sign > 0 ? &b->lower : &b->upper, sign);
+    kt__bound_add(&hi, sign > 0 ? &b->upper : &b->lower, sign);
+    a->lower = lo;
+    a->upper = hi;
+}
+
+/* I * k: a negative constant swaps the bounds. */
+static void kt__sym_scale(kt_sym_interval *a, int64_t k) {
+    kt__bound_scale(&a->lower, k);
+    kt__bound_scale(&a->upper, k);
+    if (k < 0) {
+        kt_sym_bound t = a->lower;
+        a->lower = a->upper;
+        a->upper = t;
+    }
+}
+
+static int64_t kt__floor_div(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+static int64_t kt__bound_eval(const kt_sym_bound *b, int nvars,
+                              const kt_range *box, int64_t divisor) {
+    int64_t x = b->c;
+    int v;
+    for (v = 0; v < nvars; v++)
+        x += b->lo_coef[v] * box[v].lo + b->hi_coef[v] * (box[v].hi - 1);
+    return kt__floor_div(x, divisor);
+}
+
+kt_range kt_sym_interval_eval(const kt_sym_interval *s, int nvars,
+                              const kt_range *box) {
+    kt_range r = {0, 0};
+    int v;
+    for (v = 0; v < nvars; v++)
+        if (box[v].hi <= box[v].lo) return r;
+    r.lo = kt__bound_eval(&s->lower, nvars, box, s->divisor);
+    r.hi = kt__bound_eval(&s->upper, nvars, box, s->divisor) + 1;
+    return r;
+}
+
+/* Coefficient of v in the affine index (a*v + ... + c)/divisor that the
+   interval came from: the lower bound holds a*LO_v for a > 0 and a*HI_v for
+   a < 0. */
+static int64_t kt__sym_coef(const kt_sym_interval *s, int v) {
+    return s->lower.lo_coef[v] + s->lower.hi_coef[v];
+}
+
+/* ------------------------------------------------------------ TDL parsing */
+
+/* Tokens of one statement. */
+enum { KT__TOK_END = 0, KT__TOK_NAME, KT__TOK_NUM, KT__TOK_PUNCT };
+
+typedef struct kt__lexer {
+    const char *p;
+    int tok;
+    char name[KT_NAME_MAX];
+    double num;
+    int num_is_int;
+    int punct;
+    const char *at; /* start of the current token, for messages */
+} kt__lexer;
+
+/* Where an index variable's extent came from, for messages. */
+typedef struct kt__extent_src {
+    int known;
+    char from[KT_NAME_MAX + 32];
+} kt__extent_src;
+
+/* Names defined later in a model file, to tell "read before it is defined"
+   from "unknown". */
+typedef struct kt__later_defs {
+    char (*name)[KT_NAME_MAX];
+    int *line;
+    int count;
+} kt__later_defs;
+
+typedef struct kt__parser {
+    kt_graph *g;
+    kt_op op;
+    kt__lexer lx;
+    kt_error *err;
+    int line;
+    int cap_access, cap_expr;
+    int in_opaque;
+    const kt__later_defs *later;
+    kt__extent_src src[KT_MAX_VARS];
+} kt__parser;
+
+static kt_status kt__perr(kt__parser *ps, kt_status s, const char *fmt, ...) {
+    kt_error *err = ps->err;
+    if (err) {
+        va_list ap;
+        int n = 0;
+        err->status = s;
+        err->line = ps->line;
+        if (ps->line > 0)
+            n = snprintf(err->message, sizeof err->message, "line %d: ",
+                         ps->line);
+        va_start(ap, fmt);
+        vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static kt_status kt__next(kt__parser *ps) {
+    kt__lexer *lx = &ps->lx;
+    const char *p = lx->p;
+    while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    lx->at = p;
+    if (*p == '\0' || *p == '\n' || *p == '#') {
+        lx->tok = KT__TOK_END;
+    } else if (kt__is_name_start((unsigned char)*p)) {
+        size_t n = 0;
+        while (kt__is_name_char((unsigned char)p[n])) n++;
+        if (n >= KT_NAME_MAX)
+            return kt__perr(ps, KT_ERR_LIMIT,
+                            "name '%.32s...' is longer than %d characters", p,
+                            KT_NAME_MAX - 1);
+        memcpy(lx->name, p, n);
+        lx->name[n] = '\0';
+        lx->tok = KT__TOK_NAME;
+        p += n;
+    } else if (isdigit((unsigned char)*p) ||
+               (*p == '.' && isdigit((unsigned char)p[1]))) {
+        char *end;
+        const char *q = p;
+        lx->num = strtod(p, &end);
+        lx->num_is_int = 1;
+        for (; q < end; q++)
+            if (*q == '.' || *q == 'e' || *q == 'E') lx->num_is_int = 0;
+        if (lx->num_is_int && lx->num > 1e15)
+            return kt__perr(ps, KT_ERR_PARSE, "number %.20s is too large", p);
+        lx->tok = KT__TOK_NUM;
+        p = end;
+    } else if (strchr("[](),:=+-*/", *p)) {
+        lx->tok = KT__TOK_PUNCT;
+        lx->punct = *p++;
+    } else {
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            return kt__perr(ps, KT_ERR_PARSE,
+                            "unexpected byte 0x%02x in a statement",
+                            (unsigned char)*p);
+        return kt__perr(ps, KT_ERR_PARSE, "unexpected character '%c'", *p);
+    }
+    lx->p = p;
+    return KT_OK;
+}
+
+static int kt__is_punct(const kt__parser *ps, int c) {
+    return ps->lx.tok == KT__TOK_PUNCT && ps->lx.punct == c;
+}
+
+static kt_status kt__expect(kt__parser *ps, int c, const char *what) {
+    if (!kt__is_punct(ps, c)) {
+        if (ps->lx.tok == KT__TOK_END)
+            return kt__perr(ps, KT_ERR_PARSE, "expected '%c' %s, found the "
+                            "end of the line", c, what);
+        return kt__perr(ps, KT_ERR_PARSE, "expected '%c' %s at '%.20s'", c,
+                        what, ps->lx.at);
+    }
+    return kt__next(ps);
+}
+
+static int kt__find_var(const kt_op *op, const char *name) {
+    int v;
+    for (v = 0; v < op->nvars; v++)
+        if (strcmp(op->var[v].name, name) == 0) return v;
+    return -1;
+}
+
+/* `name` or `name:extent` in an output or reduction list. */
+static kt_status kt__parse_var_decl(kt__parser *ps, int reduction) {
+    kt_op *op = &ps->op;
+    kt_index_var *iv;
+    kt_status s;
+    if (ps->lx.tok != KT__TOK_NAME)
+        return kt__perr(ps, KT_ERR_PARSE, "expected an index variable at "
+                        "'%.20s'", ps->lx.at);
+    if (kt__find_var(op, ps->lx.name) >= 0)
+        return kt__perr(ps, KT_ERR_PARSE, "index variable %s appears twice "
+                        "in the %s list", ps->lx.name,
+                        reduction ? "output and reduction" : "output");
+    if (op->nvars == KT_MAX_VARS)
+        return kt__perr(ps, KT_ERR_LIMIT, "more than %d index variables",
+                        KT_MAX_VARS);
+    iv = &op->var[op->nvars];
+    memset(iv, 0, sizeof *iv);
+    snprintf(iv->name, sizeof iv->name, "%s", ps->lx.name);
+    iv->reduction = reduction;
+    iv->splittable = 1;
+    iv->extent = -1;
+    memset(&ps->src[op->nvars], 0, sizeof ps->src[0]);
+    op->nvars++;
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if (kt__is_punct(ps, ':')) {
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if (ps->lx.tok != KT__TOK_NUM || !ps->lx.num_is_int || ps->lx.num < 1)
+            return kt__perr(ps, KT_ERR_PARSE, "index variable %s: expected a "
+                            "positive integer extent after ':'", iv->name);
+        iv->extent = (int64_t)ps->lx.num;
+        ps->src[op->nvars - 1].known = 1;
+        snprintf(ps->src[op->nvars - 1].from,
+                 sizeof ps->src[0].from, "its declaration %s:%lld", iv->name,
+                 (long long)iv->extent);
+        return kt__next(ps);
+    }
+    return KT_OK;
+}
+
+/* Index expressions are affine in the index variables with integer
+   coefficients (Tofu 4.2): +, -, * and / by constants; the product of two
+   intervals is not affine and is refused, as Tofu does; a division may only
+   be the last step, so rounding happens once. */
+static kt_status kt__parse_index_sum(kt__parser *ps, kt_sym_interval *out);
+
+static kt_status kt__parse_index_atom(kt__parser *ps, kt_sym_interval *out) {
+    kt_status s;
+    if (kt__is_punct(ps, '-')) {
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__parse_index_atom(ps, out)) != KT_OK) return s;
+        kt__sym_scale(out, -1);
+        return KT_OK;
+    }
+    if (kt__is_punct(ps, '(')) {
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__parse_index_sum(ps, out)) != KT_OK) return s;
+        return kt__expect(ps, ')', "closing the index expression");
+    }
+    if (ps->lx.tok == KT__TOK_NUM) {
+        if (!ps->lx.num_is_int)
+            return kt__perr(ps, KT_ERR_PARSE, "index constants are integers, "
+                            "found '%.20s'", ps->lx.at);
+        kt__sym_const(out, (int64_t)ps->lx.num);
+        return kt__next(ps);
+    }
+    if (ps->lx.tok == KT__TOK_NAME) {
+        int v = kt__find_var(&ps->op, ps->lx.name);
+        if (v < 0)
+            return kt__perr(ps, KT_ERR_PARSE, "index variable %s is neither "
+                            "an output variable nor a reduction variable",
+                            ps->lx.name);
+        kt__sym_var(out, v);
+        return kt__next(ps);
+    }
+    return kt__perr(ps, KT_ERR_PARSE, "expected an index expression at "
+                    "'%.20s'", ps->lx.at);
+}
+
+static kt_status kt__parse_index_product(kt__parser *ps,
+                                         kt_sym_interval *out) {
+    kt_status s = kt__parse_index_atom(ps, out);
+    while (s == KT_OK && (kt__is_punct(ps, '*') || kt__is_punct(ps, '/'))) {
+        int op = ps->lx.punct;
+        kt_sym_interval rhs;
+        if (out->divisor != 1)
+            return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
+                            "step of an index expression");
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__parse_index_atom(ps, &rhs)) != KT_OK) return s;
+        if (op == '*') {
+            if (!kt__sym_is_const(out) && !kt__sym_is_const(&rhs))
+                return kt__perr(ps, KT_ERR_PARSE, "an index expression "
+                                "multiplies two index variables; only "
+                                "affine indices can be analysed "
+                                "(Tofu 4.2)");
+            if (kt__sym_is_const(out)) {
+                int64_t k = out->lower.c;
+                *out = rhs;
+                kt__sym_scale(out, k);
+            } else {
+                kt__sym_scale(out, rhs.lower.c);
+            }
+        } else {
+            if (!kt__sym_is_const(&rhs))
+                return kt__perr(ps, KT_ERR_PARSE, "an index expression "
+                                "divides by an index variable");
+            if (rhs.lower.c <= 0)
+                return kt__perr(ps, KT_ERR_PARSE, "an index expression "
+                                "divides by %lld; divisors must be positive",
+                                (long long)rhs.lower.c);
+            if (kt__sym_is_const(out))
+                kt__sym_const(out, kt__floor_div(out->lower.c, rhs.lower.c));
+            else
+                out->divisor = rhs.lower.c;
+        }
+    }
+    return s;
+}
+
+static kt_status kt__parse_index_sum(kt__parser *ps, kt_sym_interval *out) {
+    kt_status s = kt__parse_index_product(ps, out);
+    while (s == KT_OK && (kt__is_punct(ps, '+') || kt__is_punct(ps, '-'))) {
+        int sign = ps->lx.punct == '+' ? 1 : -1;
+        kt_sym_interval rhs;
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__parse_index_product(ps, &rhs)) != KT_OK) return s;
+        if (out->divisor != 1 || rhs.divisor != 1)
+            return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
+                            "step of an index expression");
+        kt__sym_add(out, &rhs, sign);
+    }
+    return s;
+}
+
+static kt_status kt__push_expr(kt__parser *ps, const kt_expr *e, int *index) {
+    kt_op *op = &ps->op;
+    if (op->nexpr == ps->cap_expr) {
+        int nc = ps->cap_expr ? 2 * ps->cap_expr : 16;
+        kt_expr *ne = (kt_expr *)KT_REALLOC(op->expr, (size_t)nc * sizeof *ne);
+        if (!ne) return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
+        op->expr = ne;
+        ps->cap_expr = nc;
+    }
+    op->expr[op->nexpr] = *e;
+    *index = op->nexpr++;
+    return KT_OK;
+}
+
+/* Report an unknown tensor, telling apart one that a later line defines. */
+static kt_status kt__unknown_tensor(kt__parser *ps, const char *name) {
+    int i;
+    if (ps->later)
+        for (i = 0; i < ps->later->count; i++)
+            if (strcmp(ps->later->name[i], name) == 0 &&
+                ps->later->line[i] > ps->line)
+                return kt__perr(ps, KT_ERR_GRAPH, "tensor %s is read before "
+                                "it is defined (line %d)", name,
+                                ps->later->line[i]);
+    return kt__perr(ps, KT_ERR_GRAPH, "unknown tensor %s", name);
+}
+
+/* NAME[index, ...] -- one access; `padded` when written inside pad(...). */
+static kt_status kt__parse_access(kt__parser *ps, int padded, int *access) {
+    kt_op *op = &ps->op;
+    kt_access *a;
+    const kt_tensor *t;
+    int ti, d = 0, j;
+    kt_status s;
+    char tname[KT_NAME_MAX];
+    snprintf(tname, sizeof tname, "%s", ps->lx.name);
+    ti = kt_graph_find_tensor(ps->g, tname);
+    if (ti < 0) return kt__unknown_tensor(ps, tname);
+    t = &ps->g->tensor[ti];
+    if (t->updater >= 0)
+        return kt__perr(ps, KT_ERR_GRAPH, "tensor %s is read after its "
+                        "in-place update on line %d", tname,
+                        ps->g->op[t->updater].line);
+    if (op->naccess == ps->cap_access) {
+        int nc = ps->cap_access ? 2 * ps->cap_access : 4;
+        kt_access *na =
+            (kt_access *)KT_REALLOC(op->access, (size_t)nc * sizeof *na);
+        if (!na) return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
+        op->access = na;
+        ps->cap_access = nc;
+    }
+    a = &op->access[op->naccess];
+    memset(a, 0, sizeof *a);
+    a->tensor = ti;
+    a->padded = padded;
+    for (j = 0; j < op->ninputs && op->input[j] != ti; j++) {}
+    if (j == op->ninputs) {
+        if (op->ninputs == KT_MAX_VARS)
+            return kt__perr(ps, KT_ERR_LIMIT, "more than %d input tensors",
+                            KT_MAX_VARS);
+        op->input[op->ninputs++] = ti;
+    }
+    a->input = j;
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if ((s = kt__expect(ps, '[', "after a tensor name")) != KT_OK) return s;
+    for (;;) {
+        if (d == KT_MAX_DIMS)
+            return kt__perr(ps, KT_ERR_SHAPE, "tensor %s is indexed with more "
+                            "than %d indices", tname, KT_MAX_DIMS);
+        if (kt__is_punct(ps, ':')) {
+            if (!ps->in_opaque)
+                return kt__perr(ps, KT_ERR_PARSE, "':' (a whole dimension) "
+                                "is only allowed in an opaque(...) argument");
+            a->whole[d] = 1;
+            kt__sym_const(&a->dim[d], 0);
+            if ((s = kt__next(ps)) != KT_OK) return s;
+        } else if ((s = kt__parse_index_sum(ps, &a->dim[d])) != KT_OK) {
+            return s;
+        }
+        d++;
+        if (kt__is_punct(ps, ']')) break;
+        if ((s = kt__expect(ps, ',', "between indices")) != KT_OK) return s;
+    }
+    if (d != t->rank)
+        return kt__perr(ps, KT_ERR_SHAPE, "tensor %s has rank %d but is "
+                        "indexed with %d ind%s", tname, t->rank, d,
+                        d == 1 ? "ex" : "ices");
+    *access = op->naccess++;
+    return kt__next(ps);
+}
+
+static const char *const kt__fn_names[KT_FN_COUNT] = {
+    "neg", "relu", "tanh", "sigmoid", "exp", "log", "sqrt", "step"};
+
+static kt_status kt__parse_value_sum(kt__parser *ps, int *node);
+
+static kt_status kt__parse_value_atom(kt__parser *ps, int *node) {
+    kt_expr e;
+    kt_status s;
+    memset(&e, 0, sizeof e);
+    if (kt__is_punct(ps, '-')) {
+        int child;
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__parse_value_atom(ps, &child)) != KT_OK) return s;
+        e.kind = KT_EXPR_UNARY;
+        e.fn = KT_FN_NEG;
+        e.a = child;
+        return kt__push_expr(ps, &e, node);
+    }
+    if (kt__is_punct(ps, '(')) {
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__parse_value_sum(ps, node)) != KT_OK) return s;
+        return kt__expect(ps, ')', "closing the parenthesis");
+    }
+    if (ps->lx.tok == KT__TOK_NUM) {
+        e.kind = KT_EXPR_CONST;
+        e.value = ps->lx.num;
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        return kt__push_expr(ps, &e, node);
+    }
+    if (ps->lx.tok == KT__TOK_NAME) {
+        char name[KT_NAME_MAX];
+        const char *save = ps->lx.p;
+        int fn;
+        snprintf(name, sizeof name, "%s", ps->lx.name);
+        while (*save == ' ' || *save == '\t') save++;
+        if (*save == '[') {
+            e.kind = KT_EXPR_ACCESS;
+            if ((s = kt__parse_access(ps, 0, &e.index)) != KT_OK) return s;
+            return kt__push_expr(ps, &e, node);
+        }
+        if (*save != '(')
+            return kt__perr(ps, KT_ERR_PARSE, "%s must be followed by [...] "
+                            "(a tensor) or (...) (a function)", name);
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = kt__next(ps)) != KT_OK) return s; /* past '(' */
+        if (strcmp(name, "pad") == 0) {
+            /* pad(x[...]): reads outside x give zeros (DESIGN.md: the
+               marking of a zero-padded input). */
+            if (ps->lx.tok != KT__TOK_NAME)
+                return kt__perr(ps, KT_ERR_PARSE, "pad(...) takes one tensor "
+                                "read such as pad(x[i-1])");
+            e.kind = KT_EXPR_ACCESS;
+            if ((s = kt__parse_access(ps, 1, &e.index)) != KT_OK) return s;
+            if ((s = kt__expect(ps, ')', "closing pad(")) != KT_OK) return s;
+            return kt__push_expr(ps, &e, node);
+        }
+        for (fn = 0; fn < KT_FN_COUNT; fn++)
+            if (strcmp(name, kt__fn_names[fn]) == 0) break;
+        if (fn == KT_FN_COUNT) {
+            if (!strcmp(name, "sum") || !strcmp(name, "max") ||
+                !strcmp(name, "min") || !strcmp(name, "prod") ||
+                !strcmp(name, "opaque"))
+                return kt__perr(ps, KT_ERR_PARSE, "%s(...) must come first "
+                                "on the right-hand side", name);
+            return kt__perr(ps, KT_ERR_PARSE, "unknown function %s (known: "
+                            "neg relu tanh sigmoid exp log sqrt step)", name);
+        }
+        e.kind = KT_EXPR_UNARY;
+        e.fn = fn;
+        if ((s = kt__parse_value_sum(ps, &e.a)) != KT_OK) return s;
+        if ((s = kt__expect(ps, ')', "closing the function call")) != KT_OK)
+            return s;
+        return kt__push_expr(ps, &e, node);
+    }
+    if (ps->lx.tok == KT__TOK_END)
+        return kt__perr(ps, KT_ERR_PARSE, "the statement ends where a value "
+                        "was expected");
+    return kt__perr(ps, KT_ERR_PARSE, "expected a value at '%.20s'",
+                    ps->lx.at);
+}
+
+static kt_status kt__parse_value_binary(kt__parser *ps, int *node,
+                                        const char *ops,
+                                        kt_status (*sub)(kt__parser *, int *)) {
+    kt_status s = sub(ps, node);
+    while (s == KT_OK && ps->lx.tok == KT__TOK_PUNCT &&
+           strchr(ops, ps->lx.punct)) {
+        kt_expr e;
+        memset(&e, 0, sizeof e);
+        e.kind = KT_EXPR_BINARY;
+        e.fn = ps->lx.punct;
+        e.a = *node;
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if ((s = sub(ps, &e.b)) != KT_OK) return s;
+        s = kt__push_expr(ps, &e, node);
+    }
+    return s;
+}
+
+static kt_status kt__parse_value_product(kt__parser *ps, int *node) {
+    return kt__parse_value_binary(ps, node, "*/", kt__parse_value_atom);
+}
+
+static kt_status kt__parse_value_sum(kt__parser *ps, int *node) {
+    return kt__parse_value_binary(ps, node, "+-", kt__parse_value_product);
+}
+
+/* opaque(name, X[...], ...): a computation TDL cannot see into.  Only the
+   output variables its arguments are indexed by may be split (Tofu 4.1,
+   batch_cholesky). */
+static kt_status kt__parse_opaque(kt__parser *ps, int *node) {
+    kt_op *op = &ps->op;
+    kt_status s;
+    int v, a, root = -1;
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if ((s = kt__expect(ps, '(', "after opaque")) != KT_OK) return s;
+    if (ps->lx.tok != KT__TOK_NAME)
+        return kt__perr(ps, KT_ERR_PARSE, "opaque(...) starts with the name "
+                        "of the computation, e.g. opaque(cholesky, a[b,:,:])");
+    snprintf(op->opaque, sizeof op->opaque, "%s", ps->lx.name);
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    ps->in_opaque = 1;
+    while (kt__is_punct(ps, ',')) {
+        kt_expr e;
+        memset(&e, 0, sizeof e);
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if (ps->lx.tok != KT__TOK_NAME)
+            return kt__perr(ps, KT_ERR_PARSE, "opaque(...) arguments are "
+                            "tensor reads such as a[b,:,:]");
+        e.kind = KT_EXPR_ACCESS;
+        if ((s = kt__parse_access(ps, 0, &e.index)) != KT_OK) return s;
+        if ((s = kt__push_expr(ps, &e, &root)) != KT_OK) return s;
+    }
+    ps->in_opaque = 0;
+    if (op->naccess == 0)
+        return kt__perr(ps, KT_ERR_PARSE, "opaque(%s) has no tensor "
+                        "argument", op->opaque);
+    if ((s = kt__expect(ps, ')', "closing opaque(")) != KT_OK) return s;
+    for (v = 0; v < op->out_rank; v++) {
+        int used = 0;
+        for (a = 0; a < op->naccess; a++) {
+            int d;
+            for (d = 0; d < ps->g->tensor[op->access[a].tensor].rank; d++)
+                if (kt__sym_coef(&op->access[a].dim[d], v) != 0) used = 1;
+        }
+        op->var[v].splittable = used;
+    }
+    *node = root;
+    return KT_OK;
+}
+
+/* ------------------------------------------------------ shape inference */
+
+static void kt__set_extent(kt__parser *ps, int v, int64_t extent,
+                           const char *tensor, int dim) {
+    ps->op.var[v].extent = extent;
+    ps->src[v].known = 1;
+    snprintf(ps->src[v].from, sizeof ps->src[v].from, "%s dim %d", tensor,
+             dim);
+}
+
+/* Count the variables an index depends on; *only is the last of them. */
+static int kt__index_vars(const kt_sym_interval *s, int nvars, int *only) {
+    int v, n = 0;
+    for (v = 0; v < nvars; v++)
+        if (kt__sym_coef(s, v) != 0) {
+            n++;
+            *only = v;
+        }
+    return n;
+}
+
+/* A plain index x[..., v, ...] fixes v's extent to that dimension (a
+   padded read proposes it but may disagree). */
+static kt_status kt__infer_plain(kt__parser *ps, int *changed) {
+    kt_op *op = &ps->op;
+    int a, d, v = -1;
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *ac = &op->access[a];
+        const kt_tensor *t = &ps->g->tensor[ac->tensor];
+        for (d = 0; d < t->rank; d++) {
+            const kt_sym_interval *s = &ac->dim[d];
+            if (ac->whole[d] || kt__index_vars(s, op->nvars, &v) != 1 ||
+                kt__sym_coef(s, v) != 1 || s->lower.c != 0 || s->divisor != 1)
+                continue;
+            if (!ps->src[v].known) {
+                kt__set_extent(ps, v, t->shape[d], t->name, d);
+                *changed = 1;
+            } else if (op->var[v].extent != t->shape[d] && !ac->padded) {
+                /* a padded read may run past its tensor: no conflict */
+                return kt__perr(ps, KT_ERR_SHAPE, "index variable %s has "
+                                "extent %lld from %s but %lld from %s dim %d",
+                                op->var[v].name, (long long)op->var[v].extent,
+                                ps->src[v].from, (long long)t->shape[d],
+                                t->name, d);
+            }
+        }
+    }
+    return KT_OK;
+}
+
+/* An affine index with one variable of unknown extent: the largest extent
+   that keeps every read inside the dimension (a valid convolution's output
+   height H - KH + 1, a 2x2 pooling's H / 2). */
+static kt_status kt__infer_affine(kt__parser *ps, int *changed) {
+    kt_op *op = &ps->op;
+    int a, d, u;
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *ac = &op->access[a];
+        const kt_tensor *t = &ps->g->tensor[ac->tensor];
+        if (ac->padded) continue;
+        for (d = 0; d < t->rank; d++) {
+            const kt_sym_interval *s = &ac->dim[d];
+            int64_t rest_max = s->lower.c, rest_min = s->lower.c, coef = 0,
+                    room, extent;
+            int unknown = -1, nunknown = 0;
+            if (ac->whole[d]) continue;
+            for (u = 0; u < op->nvars; u++) {
+                int64_t k = kt__sym_coef(s, u);
+                if (k == 0) continue;
+                if (!ps->src[u].known) {
+                    unknown = u;
+                    coef = k;
+                    nunknown++;
+                } else if (k > 0) {
+                    rest_max += k * (op->var[u].extent - 1);
+                } else {
+                    rest_min += k * (op->var[u].extent - 1);
+                }
+            }
+            if (nunknown != 1) continue;
+            /* floor(x / div) <= D - 1  <=>  x <= div*D - 1 */
+            if (coef > 0)
+                room = kt__floor_div(s->divisor * t->shape[d] - 1 - rest_max,
+                                     coef);
+            else
+                room = kt__floor_div(rest_min, -coef);
+            extent = room + 1;
+            if (extent < 1)
+                return kt__perr(ps, KT_ERR_SHAPE, "tensor %s: dim %d (%lld) "
+                                "is too small for index variable %s in "
+                                "this read", t->name, d,
+                                (long long)t->shape[d], op->var[unknown].name);
+            kt__set_extent(ps, unknown, extent, t->name, d);
+            *changed = 1;
+            return KT_OK; /* plain indices get the next word */
+        }
+    }
+    return KT_OK;
+}
+
+static kt_status kt__infer_extents(kt__parser *ps, int out_tensor) {
+    kt_op *op = &ps->op;
+    kt_status s;
+    int v, changed = 1;
+    /* An existing output tensor (a declared activation or an in-place
+       update) fixes the extents of the output variables. */
+    if (out_tensor >= 0) {
+        const kt_tensor *t = &ps->g->tensor[out_tensor];
+        if (t->rank != op->out_rank)
+            return kt__perr(ps, KT_ERR_SHAPE, "tensor %s has rank %d but is "
+                            "written with %d ind%s", t->name, t->rank,
+                            op->out_rank, op->out_rank == 1 ? "ex" : "ices");
+        for (v = 0; v < op->out_rank; v++) {
+            if (ps->src[v].known && op->var[v].extent != t->shape[v])
+                return kt__perr(ps, KT_ERR_SHAPE, "index variable %s has "
+                                "extent %lld from %s but %lld from %s dim %d",
+                                op->var[v].name, (long long)op->var[v].extent,
+                                ps->src[v].from, (long long)t->shape[v],
+                                t->name, v);
+            kt__set_extent(ps, v, t->shape[v], t->name, v);
+        }
+    }
+    while (changed) {
+        changed = 0;
+        if ((s = kt__infer_plain(ps, &changed)) != KT_OK) return s;
+        if (!changed && (s = kt__infer_affine(ps, &changed)) != KT_OK)
+            return s;
+    }
+    /* Opaque: output variables its arguments do not index take the extents
+       of the ':' dimensions in order (batch_cholesky's i and j). */
+    if (op->opaque[0]) {
+        int a, d;
+        v = 0;
+        for (a = 0; a < op->naccess; a++) {
+            const kt_tensor *t = &ps->g->tensor[op->access[a].tensor];
+            for (d = 0; d < t->rank; d++) {
+                if (!op->access[a].whole[d]) continue;
+                while (v < op->out_rank && ps->src[v].known) v++;
+                if (v < op->out_rank) kt__set_extent(ps, v, t->shape[d],
+                                                     t->name, d);
+            }
+        }
+    }
+    for (v = 0; v < op->nvars; v++)
+        if (!ps->src[v].known)
+            return kt__perr(ps, KT_ERR_SHAPE, "the extent of index variable "
+                            "%s cannot be inferred; give it as %s:N in the "
+                            "%s list", op->var[v].name, op->var[v].name,
+                            op->var[v].reduction ? "reduction" : "output");
+    return KT_OK;
+}
+
+/* Every read must stay inside its tensor unless it is marked pad(...). */
+static kt_status kt__check_reads(kt__parser *ps) {
+    kt_op *op = &ps->op;
+    kt_range box[KT_MAX_VARS];
+    int a, d;
+    kt_op_var_box(op, box);
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *ac = &op->access[a];
+        const kt_tensor *t = &ps->g->tensor[ac->tensor];
+        if (ac->padded) continue;
+        for (d = 0; d < t->rank; d++) {
+            kt_range r;
+            if (ac->whole[d]) continue;
+            r = kt_sym_interval_eval(&ac->dim[d], op->nvars, box);
+            if (r.lo < 0 || r.hi > t->shape[d])
+                return kt__perr(ps, KT_ERR_SHAPE, "tensor %s: dim %d is read "
+                                "at indices %lld..%lld but has %lld elements; "
+                                "mark a zero-padded read as pad(%s[...])",
+                                t->name, d, (long long)r.lo,
+                                (long long)r.hi - 1, (long long)t->shape[d],
+                                t->name);
+        }
+    }
+    return KT_OK;
+}
+
+/* ------------------------------------------------------------- statements */
+
+static kt_status kt__parse_statement(kt__parser *ps, char *out_name) {
+    kt_op *op = &ps->op;
+    kt_status s;
+    int root = -1;
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if (ps->lx.tok != KT__TOK_NAME)
+        return kt__perr(ps, KT_ERR_PARSE, "a statement starts with the "
+                        "tensor it defines, e.g. y[i,k] = ...");
+    snprintf(out_name, KT_NAME_MAX, "%s", ps->lx.name);
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if ((s = kt__expect(ps, '[', "after the output tensor")) != KT_OK)
+        return s;
+    for (;;) {
+        if ((s = kt__parse_var_decl(ps, 0)) != KT_OK) return s;
+        if (kt__is_punct(ps, ']')) break;
+        if ((s = kt__expect(ps, ',', "between output variables")) != KT_OK)
+            return s;
+    }
+    op->out_rank = op->nvars;
+    if (op->out_rank > KT_MAX_DIMS)
+        return kt__perr(ps, KT_ERR_SHAPE, "output %s has more than %d "
+                        "dimensions", out_name, KT_MAX_DIMS);
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if ((s = kt__expect(ps, '=', "after the output")) != KT_OK) return s;
+    if (ps->lx.tok == KT__TOK_NAME && *ps->lx.p == '(') {
+        static const char *const red[] = {"sum", "max", "min", "prod"};
+        int r;
+        for (r = 0; r < 4; r++)
+            if (strcmp(ps->lx.name, red[r]) == 0) break;
+        if (r < 4) {
+            op->reducer = (kt_reducer)(KT_REDUCE_SUM + r);
+            if ((s = kt__next(ps)) != KT_OK) return s;
+            if ((s = kt__next(ps)) != KT_OK) return s; /* past '(' */
+            for (;;) {
+                if ((s = kt__parse_var_decl(ps, 1)) != KT_OK) return s;
+                if (kt__is_punct(ps, ')')) break;
+                if ((s = kt__expect(ps, ',', "between reduction variables"))
+                    != KT_OK)
+                    return s;
+            }
+            if ((s = kt__next(ps)) != KT_OK) return s;
+        } else if (strcmp(ps->lx.name, "opaque") == 0) {
+            if ((s = kt__parse_opaque(ps, &root)) != KT_OK) return s;
+        }
+    }
+    if (root < 0 && (s = kt__parse_value_sum(ps, &root)) != KT_OK) return s;
+    if (ps->lx.tok != KT__TOK_END)
+        return kt__perr(ps, KT_ERR_PARSE, "unexpected '%.20s' after the "
+                        "statement", ps->lx.at);
+    if (op->naccess == 0)
+        return kt__perr(ps, KT_ERR_PARSE, "%s reads no tensor", out_name);
+    /* The root must be the last node: move it there if a parenthesised
+       sub-expression left it earlier. */
+    if (root != op->nexpr - 1) {
+        kt_expr e = op->expr[root];
+        int dummy;
+        if ((s = kt__push_expr(ps, &e, &dummy)) != KT_OK) return s;
+    }
+    return KT_OK;
+}
+
+/* Wires the parsed op into the graph: creates, produces or updates its
+   output tensor. */
+static kt_status kt__commit_op(kt__parser *ps, const char *out_name,
+                               int out_tensor, const char *statement) {
+    kt_graph *g = ps->g;
+    kt_op *op = &ps->op;
+    int index = g->nop, v;
+    size_t n = strlen(statement);
+    if (g->nop == g->cap_op) {
+        int nc = g->cap_op ? 2 * g->cap_op : 16;
+        kt_op *no = (kt_op *)KT_REALLOC(g->op, (size_t)nc * sizeof *no);
+        if (!no) return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
+        g->op = no;
+        g->cap_op = nc;
+    }
+    op->text = (char *)KT_MALLOC(n + 1);
+    if (!op->text) return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
+    memcpy(op->text, statement, n + 1);
+    while (n > 0 && (op->text[n - 1] == '\n' || op->text[n - 1] == '\r'))
+        op->text[--n] = '\0';
+    if (out_tensor < 0) {
+        int64_t shape[KT_MAX_DIMS];
+        int elem = g->tensor[op->input[0]].elem_bytes;
+        kt_status s;
+        for (v = 0; v < op->out_rank; v++) shape[v] = op->var[v].extent;
+        s = kt__add_tensor(g, out_name, op->out_rank, shape, elem,
+                           KT_ACTIVATION, ps->line, ps->err);
+        if (s != KT_OK) return s;
+        out_tensor = g->ntensor - 1;
+    }
+    op->output = out_tensor;
+    if (g->tensor[out_tensor].producer < 0 &&
+        (g->tensor[out_tensor].kind == KT_ACTIVATION ||
+         g->tensor[out_tensor].kind == KT_GRADIENT)) {
+        g->tensor[out_tensor].producer = index;
+    } else {
+        op->in_place = 1;
+        g->tensor[out_tensor].updater = index;
+    }
+    g->op[g->nop++] = *op;
+    memset(op, 0, sizeof *op); /* ownership moved to the graph */
+    return KT_OK;
+}
+
+static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
+                            const kt__later_defs *later, kt_error *err) {
+    kt__parser ps;
+    char out_name[KT_NAME_MAX];
+    int out_tensor;
+    kt_status s;
+    memset(&ps, 0, sizeof ps);
+    ps.g = g;
+    ps.err = err;
+    ps.line = line;
+    ps.later = later;
+    ps.lx.p = statement ? statement : "";
+    out_name[0] = '\0';
+    s = kt__parse_statement(&ps, out_name);
+    out_tensor = s == KT_OK ? kt_graph_find_tensor(g, out_name) : -1;
+    if (s == KT_OK && out_tensor >= 0 && g->tensor[out_tensor].updater >= 0)
+        s = kt__perr(&ps, KT_ERR_GRAPH, "tensor %s is already updated in "
+                     "place on line %d", out_name,
+                     g->op[g->tensor[out_tensor].updater].line);
+    if (s == KT_OK) s = kt__infer_extents(&ps, out_tensor);
+    if (s == KT_OK) s = kt__check_reads(&ps);
+    if (s == KT_OK) s = kt__commit_op(&ps, out_name, out_tensor, statement);
+    if (s != KT_OK) {
+        kt__op_free(&ps.op);
+        return s;
+    }
+    ps.op.line = 0;
+    g->op[g->nop - 1].line = line;
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_graph_add_op(kt_graph *g, const char *statement, int line,
+                          kt_error *err) {
+    return kt__add_op(g, statement, line, NULL, err);
+}
+
+/* ---------------------------------------------------- ordering and checks */
+
+typedef struct kt__edges {
+    int *from, *to;
+    int count, cap;
+} kt__edges;
+
+static int kt__edge_add(kt__edges *e, int from, int to) {
+    if (e->count == e->cap) {
+        int nc = e->cap ? 2 * e->cap : 64;
+        int *nf = (int *)KT_REALLOC(e->from, (size_t)nc * sizeof(int));
+        int *nt;
+        if (!nf) return 0;
+        e->from = nf;
+        nt = (int *)KT_REALLOC(e->to, (size_t)nc * sizeof(int));
+        if (!nt) return 0;
+        e->to = nt;
+        e->cap = nc;
+    }
+    e->from[e->count] = from;
+    e->to[e->count] = to;
+    e->count++;
+    return 1;
+}
+
+/* The dependencies between ops: producer -> reader, and for an in-place
+   update of X, X's producer and every other reader of X -> the update (the
+   old value is read before it is overwritten). */
+static int kt__op_reads(const kt_op *op, int tensor) {
+    int j;
+    for (j = 0; j < op->ninputs; j++)
+        if (op->input[j] == tensor) return 1;
+    return 0;
+}
+
+static int kt__collect_edges(const kt_graph *g, kt__edges *e) {
+    int i, j, r;
+    for (i = 0; i < g->nop; i++) {
+        const kt_op *op = &g->op[i];
+        for (j = 0; j < op->ninputs; j++) {
+            int p = g->tensor[op->input[j]].producer;
+            if (p >= 0 && p != i && !kt__edge_add(e, p, i)) return 0;
+        }
+        if (op->in_place) {
+            int x = op->output, p = g->tensor[x].producer;
+            if (p >= 0 && p != i && !kt__edge_add(e, p, i)) return 0;
+            for (r = 0; r < g->nop; r++)
+                if (r != i && kt__op_reads(&g->op[r], x) &&
+                    !kt__edge_add(e, r, i))
+                    return 0;
+        }
+    }
+    return 1;
+}
+
+/* Names the tensors on one cycle among the ops Kahn's algorithm left. */
+static kt_status kt__report_cycle(const kt_graph *g, const kt__edges *e,
+                                  const int *indeg, kt_error *err) {
+    char msg[400];
+    size_t n = 0;
+    int *seen = (int *)kt__calloc((size_t)g->nop, sizeof(int));
+    int at = -1, i, step = 1;
+    if (!seen) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    for (i = 0; i < g->nop && at < 0; i++)
+        if (indeg[i] > 0) at = i;
+    /* Walk back along unresolved predecessors until an op repeats. */
+    while (at >= 0 && !seen[at]) {
+        seen[at] = step++;
+        for (i = 0; i < e->count; i++)
+            if (e->to[i] == at && indeg[e->from[i]] > 0) break;
+        at = i < e->count ? e->from[i] : -1;
+    }
+    if (at >= 0) {
+        /* at starts the cycle; print it forwards (reverse of the walk) */
+        int start = seen[at], k, cur;
+        int len = step - start;
+        int *order = (int *)kt__calloc((size_t)len + 1, sizeof(int));
+        if (!order) {
+            KT_FREE(seen);
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+        }
+        for (cur = 0; cur < g->nop; cur++)
+            if (seen[cur] >= start) order[seen[cur] - start] = cur;
+        for (k = len - 1; k >= 0 && n < sizeof msg - 80; k--)
+            n += (size_t)snprintf(msg + n, sizeof msg - n, "%s -> ",
+                                  g->tensor[g->op[order[k]].output].name);
+        snprintf(msg + n, sizeof msg - n, "%s",
+                 g->tensor[g->op[order[len - 1]].output].name);
+        KT_FREE(order);
+    } else {
+        snprintf(msg, sizeof msg, "(not located)");
+    }
+    KT_FREE(seen);
+    return kt__fail(err, KT_ERR_GRAPH, 0, "the graph has a cycle: %s", msg);
+}
+
+/* Kahn's algorithm, always taking the earliest ready op, so a graph whose
+   statements are already in order keeps that order. */
+static kt_status kt__topo_order(kt_graph *g, int *order, kt_error *err) {
+    kt__edges e;
+    int *indeg = (int *)kt__calloc((size_t)g->nop, sizeof(int));
+    int *first = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    int *succ = NULL, *heap = NULL;
+    int i, n = 0, nheap = 0;
+    kt_status s = KT_OK;
+    memset(&e, 0, sizeof e);
+    if (!indeg || !first || !kt__collect_edges(g, &e)) goto nomem;
+    succ = (int *)kt__calloc((size_t)e.count + 1, sizeof(int));
+    heap = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    if (!succ || !heap) goto nomem;
+    for (i = 0; i < e.count; i++) {
+        indeg[e.to[i]]++;
+        first[e.from[i] + 1]++;
+    }
+    for (i = 0; i < g->nop; i++) first[i + 1] += first[i];
+    {
+        int *fill = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+        if (!fill) goto nomem;
+        for (i = 0; i < e.count; i++)
+            succ[first[e.from[i]] + fill[e.from[i]]++] = e.to[i];
+        KT_FREE(fill);
+    }
+    for (i = 0; i < g->nop; i++)
+        if (indeg[i] == 0) heap[nheap++] = i; /* ascending: a valid heap */
+    while (nheap > 0) {
+        int top = heap[0], k, at;
+        /* pop the smallest */
+        heap[0] = heap[--nheap];
+        for (at = 0;;) {
+            int l = 2 * at + 1, r = l + 1, m = at, t;
+            if (l < nheap && heap[l] < heap[m]) m = l;
+            if (r < nheap && heap[r] < heap[m]) m = r;
+            if (m == at) break;
+            t = heap[m];
+            heap[m] = heap[at];
+            heap[at] = t;
+            at = m;
+        }
+        order[n++] = top;
+        for (k = first[top]; k < first[top + 1]; k++) {
+            int v = succ[k];
+            if (--indeg[v] == 0) {
+                /* push */
+                at = nheap++;
+                heap[at] = v;
+                while (at > 0 && heap[(at - 1) / 2] > heap[at]) {
+                    int t = heap[(at - 1) / 2];
+                    heap[(at - 1) / 2] = heap[at];
+                    heap[at] = t;
+                    at = (at - 1) / 2;
+                }
+            }
+        }
+    }
+    if (n < g->nop) s = kt__report_cycle(g, &e, indeg, err);
+    goto done;
+nomem:
+    s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory ordering the graph");
+done:
+    KT_FREE(indeg);
+    KT_FREE(first);
+    KT_FREE(succ);
+    KT_FREE(heap);
+    KT_FREE(e.from);
+    KT_FREE(e.to);
+    return s;
+}
+
+kt_status kt_graph_finalize(kt_graph *g, kt_error *err) {
+    int i, j, *order, *where;
+    kt_op *sorted;
+    kt_status s;
+    for (i = 0; i < g->nop; i++)
+        for (j = 0; j < g->op[i].ninputs; j++) {
+            const kt_tensor *t = &g->tensor[g->op[i].input[j]];
+            if ((t->kind == KT_ACTIVATION || t->kind == KT_GRADIENT) &&
+                t->producer < 0)
+                return kt__fail(err, KT_ERR_GRAPH, g->op[i].line,
+                                "tensor %s is read but no statement "
+                                "produces it", t->name);
+        }
+    if (g->nop == 0) {
+        kt__ok(err);
+        return KT_OK;
+    }
+    order = (int *)kt__calloc((size_t)g->nop, sizeof(int));
+    where = (int *)kt__calloc((size_t)g->nop, sizeof(int));
+    sorted = (kt_op *)kt__calloc((size_t)g->nop, sizeof(kt_op));
+    if (!order || !where || !sorted) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory ordering the graph");
+        goto done;
+    }
+    if ((s = kt__topo_order(g, order, err)) != KT_OK) goto done;
+    for (i = 0; i < g->nop; i++) {
+        sorted[i] = g->op[order[i]];
+        where[order[i]] = i;
+    }
+    memcpy(g->op, sorted, (size_t)g->nop * sizeof *sorted);
+    for (i = 0; i < g->ntensor; i++) {
+        if (g->tensor[i].producer >= 0)
+            g->tensor[i].producer = where[g->tensor[i].producer];
+        if (g->tensor[i].updater >= 0)
+            g->tensor[i].updater = where[g->tensor[i].updater];
+    }
+    kt__ok(err);
+done:
+    KT_FREE(order);
+    KT_FREE(where);
+    KT_FREE(sorted);
+    return s;
+}
+
+/* ------------------------------------------------------------ model files */
+
+static int kt__dtype_bytes(const char *name) {
+    static const struct { const char *name; int bytes; } types[] = {
+        {"f64", 8}, {"f32", 4}, {"f16", 2}, {"bf16", 2},
+        {"i64", 8}, {"i32", 4}, {"i8", 1},  {"u8", 1}};
+    size_t i;
+    for (i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(name, types[i].name) == 0) return types[i].bytes;
+    return 0;
+}
+
+/* `input NAME[d0,d1,...] [dtype]`, likewise `weight` and `state`. */
+static kt_status kt__parse_decl(kt__parser *ps, kt_tensor_kind kind) {
+    char name[KT_NAME_MAX];
+    int64_t shape[KT_MAX_DIMS];
+    int rank = 0, elem = 4;
+    kt_status s;
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if (ps->lx.tok != KT__TOK_NAME)
+        return kt__perr(ps, KT_ERR_PARSE, "expected a tensor name after the "
+                        "declaration keyword");
+    snprintf(name, sizeof name, "%s", ps->lx.name);
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if ((s = kt__expect(ps, '[', "after the tensor name")) != KT_OK) return s;
+    for (;;) {
+        if (rank == KT_MAX_DIMS)
+            return kt__perr(ps, KT_ERR_SHAPE, "tensor %s has more than %d "
+                            "dimensions", name, KT_MAX_DIMS);
+        if (ps->lx.tok != KT__TOK_NUM || !ps->lx.num_is_int || ps->lx.num < 1)
+            return kt__perr(ps, KT_ERR_SHAPE, "tensor %s: dim %d must be a "
+                            "positive integer, found '%.20s'", name, rank,
+                            ps->lx.at);
+        shape[rank++] = (int64_t)ps->lx.num;
+        if ((s = kt__next(ps)) != KT_OK) return s;
+        if (kt__is_punct(ps, ']')) break;
+        if ((s = kt__expect(ps, ',', "between dimensions")) != KT_OK) return s;
+    }
+    if ((s = kt__next(ps)) != KT_OK) return s;
+    if (ps->lx.tok == KT__TOK_NAME) {
+        elem = kt__dtype_bytes(ps->lx.name);
+        if (!elem)
+            return kt__perr(ps, KT_ERR_PARSE, "tensor %s: unknown element "
+                            "type %s (f64 f32 f16 bf16 i64 i32 i8 u8)", name,
+                            ps->lx.name);
+        if ((s = kt__next(ps)) != KT_OK) return s;
+    }
+    if (ps->lx.tok != KT__TOK_END)
+        return kt__perr(ps, KT_ERR_PARSE, "unexpected '%.20s' after the "
+                        "declaration of %s", ps->lx.at, name);
+    return kt__add_tensor(ps->g, name, rank, shape, elem, kind, ps->line,
+                          ps->err);
+}
+
+/* The name a line defines ("input x[..]" -> x, "y[i] = .." -> y), for the
+   read-before-defined message. */
+static int kt__defined_name(const char *line, char *name) {
+    const char *p = line, *q;
+    size_t n;
+    while (*p == ' ' || *p == '\t') p++;
+    for (q = p; kt__is_name_char((unsigned char)*q); q++) {}
+    n = (size_t)(q - p);
+    if (n == 0 || n >= KT_NAME_MAX || !kt__is_name_start((unsigned char)*p))
+        return 0;
+    if ((n == 5 && !strncmp(p, "input", 5)) ||
+        (n == 6 && !strncmp(p, "weight", 6)) ||
+        (n == 5 && !strncmp(p, "state", 5))) {
+        const char *r = q;
+        while (*r == ' ' || *r == '\t') r++;
+        if (*r != '[') {
+            for (q = r; kt__is_name_char((unsigned char)*q); q++) {}
+            n = (size_t)(q - r);
+            if (n == 0 || n >= KT_NAME_MAX) return 0;
+            memcpy(name, r, n);
+            name[n] = '\0';
+            return 1;
+        }
+    }
+    memcpy(name, p, n);
+    name[n] = '\0';
+    while (*q == ' ' || *q == '\t') q++;
+    return *q == '[';
+}
+
+/* Checks the whole file is text and no line is too long; counts lines. */
+static kt_status kt__check_text(const char *text, size_t len, int *nlines,
+                                kt_error *err) {
+    size_t i, line_start = 0;
+    int line = 1;
+    if (len == 0)
+        return kt__fail(err, KT_ERR_PARSE, 0, "the model file is empty");
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\n') {
+            line++;
+            line_start = i + 1;
+            continue;
+        }
+        if (c == 0)
+            return kt__fail(err, KT_ERR_PARSE, line, "NUL byte at offset "
+                            "%lu: this is not a text file", (unsigned long)i);
+        if ((c < 0x20 && c != '\t' && c != '\r' && c != '\f' && c != '\v') ||
+            c == 0x7f)
+            return kt__fail(err, KT_ERR_PARSE, line, "control byte 0x%02x: "
+                            "this is not a text file", c);
+        if (i - line_start >= KT_MAX_LINE)
+            return kt__fail(err, KT_ERR_LIMIT, line, "the line is longer "
+                            "than %d characters", KT_MAX_LINE);
+    }
+    *nlines = line;
+    return KT_OK;
+}
+
+kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
+                         kt_error *err) {
+    kt__later_defs later;
+    char *buf = NULL, loss_name[KT_NAME_MAX];
+    int nlines = 0, lineno, items = 0, loss_line = 0;
+    size_t at;
+    kt_status s;
+    memset(&later, 0, sizeof later);
+    loss_name[0] = '\0';
+    if ((s = kt__check_text(text, len, &nlines, err)) != KT_OK) return s;
+    later.name = (char(*)[KT_NAME_MAX])kt__calloc((size_t)nlines,
+                                                  KT_NAME_MAX);
+    later.line = (int *)kt__calloc((size_t)nlines, sizeof(int));
+    buf = (char *)KT_MALLOC(KT_MAX_LINE + 2);
+    if (!later.name || !later.line || !buf) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory parsing");
+        goto done;
+    }
+    /* Pass 1: what each line defines.  Pass 2: declarations, statements
+       and `loss`, one line at a time. */
+    for (at = 0, lineno = 1; at < len; lineno++) {
+        size_t end = at, n;
+        while (end < len && text[end] != '\n') end++;
+        n = end - at;
+        memcpy(buf, text + at, n);
+        buf[n] = '\0';
+        if (kt__defined_name(buf, later.name[later.count]))
+            later.line[later.count++] = lineno;
+        at = end + 1;
+    }
+    for (at = 0, lineno = 1; at < len && s == KT_OK; lineno++) {
+        size_t end = at, n;
+        kt__parser ps;
+        while (end < len && text[end] != '\n') end++;
+        n = end - at;
+        memcpy(buf, text + at, n);
+        buf[n] = '\0';
+        at = end + 1;
+        memset(&ps, 0, sizeof ps);
+        ps.g = g;
+        ps.err = err;
+        ps.line = lineno;
+        ps.lx.p = buf;
+        if ((s = kt__next(&ps)) != KT_OK) break;
+        if (ps.lx.tok == KT__TOK_END) continue;
+        items++;
+        if (ps.lx.tok == KT__TOK_NAME && *ps.lx.p != '[' &&
+            (!strcmp(ps.lx.name, "input") || !strcmp(ps.lx.name, "weight") ||
+             !strcmp(ps.lx.name, "state"))) {
+            kt_tensor_kind kind = !strcmp(ps.lx.name, "input")    ? KT_INPUT
+                                  : !strcmp(ps.lx.name, "weight") ? KT_WEIGHT
+                                                                  : KT_OPTSTATE;
+            s = kt__parse_decl(&ps, kind);
+        } else if (ps.lx.tok == KT__TOK_NAME && *ps.lx.p != '[' &&
+                   !strcmp(ps.lx.name, "loss")) {
+            if (loss_line)
+                s = kt__fail(err, KT_ERR_PARSE, lineno, "a second loss line "
+                             "(the first is line %d)", loss_line);
+            else if ((s = kt__next(&ps)) == KT_OK) {
+                if (ps.lx.tok != KT__TOK_NAME)
+                    s = kt__fail(err, KT_ERR_PARSE, lineno,
+                                 "loss takes a tensor name");
+                else {
+                    snprintf(loss_name, sizeof loss_name, "%s", ps.lx.name);
+                    loss_line = lineno;
+                    if ((s = kt__next(&ps)) == KT_OK &&
+                        ps.lx.tok != KT__TOK_END)
+                        s = kt__fail(err, KT_ERR_PARSE, lineno,
+                                     "unexpected '%.20s' after loss %s",
+                                     ps.lx.at, loss_name);
+                }
+            }
+        } else {
+            s = kt__add_op(g, buf, lineno, &later, err);
+        }
+    }
+    if (s != KT_OK) goto done;
+    if (items == 0) {
+        s = kt__fail(err, KT_ERR_PARSE, 0, "the model file is empty: no "
+                     "declarations or statements");
+        goto done;
+    }
+    if (loss_line) {
+        g->loss = kt_graph_find_tensor(g, loss_name);
+        if (g->loss < 0) {
+            s = kt__fail(err, KT_ERR_GRAPH, loss_line, "loss names unknown "
+                         "tensor %s", loss_name);
+            goto done;
+        }
+    }
+    s = kt_graph_finalize(g, err);
+done:
+    KT_FREE(later.name);
+    KT_FREE(later.line);
+    KT_FREE(buf);
+    return s;
+}
+
+kt_status kt_graph_load_file(kt_graph **out, const char *path, kt_error *err) {
+    FILE *f;
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    kt_status s;
+    *out = NULL;
+    f = fopen(path, "rb");
+    if (!f)
+        return kt__fail(err, KT_ERR_IO, 0, "cannot open model file %s", path);
+    for (;;) {
+        size_t got;
+        if (len == cap) {
+            size_t nc = cap ? 2 * cap : 65536;
+            char *nt = (char *)KT_REALLOC(text, nc);
+            if (!nt || nc > ((size_t)1 << 31)) {
+                KT_FREE(nt ? nt : text);
+                fclose(f);
+                return kt__fail(err, KT_ERR_NOMEM, 0,
+                                "model file %s is too large", path);
+            }
+            text = nt;
+            cap = nc;
+        }
+        got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        fclose(f);
+        KT_FREE(text);
+        return kt__fail(err, KT_ERR_IO, 0, "cannot read model file %s", path);
+    }
+    fclose(f);
+    if ((s = kt_graph_create(out, err)) == KT_OK)
+        s = kt_graph_parse(*out, text, len, err);
+    KT_FREE(text);
+    if (s != KT_OK) {
+        kt_graph_destroy(*out);
+        *out = NULL;
+        if (err) {
+            /* name the file in front of the line number */
+            char msg[sizeof err->message];
+            int n;
+            memcpy(msg, err->message, sizeof msg);
+            n = snprintf(err->message, sizeof err->message, "%.200s: ", path);
+            if (n > 0 && (size_t)n < sizeof err->message)
+                memcpy(err->message + n, msg, sizeof msg - (size_t)n - 1);
+            err->message[sizeof err->message - 1] = '\0';
+        }
+    }
+    return s;
+}
+
+/* --------------------------------------------------------------- analysis */
+
+void kt_op_var_box(const kt_op *op, kt_range *box) {
+    int v;
+    for (v = 0; v < op->nvars; v++) {
+        box[v].lo = 0;
+        box[v].hi = op->var[v].extent;
+    }
+}
+
+int kt_op_strategies(const kt_op *op, int k, const kt_range *box, int *vars) {
+    int v, n = 0;
+    for (v = 0; v < op->nvars; v++) {
+        int64_t extent = box ? box[v].hi - box[v].lo : op->var[v].extent;
+        if (op->var[v].splittable && extent >= k) vars[n++] = v;
+    }
+    return n;
+}
+
+void kt_op_input_box(const kt_graph *g, const kt_op *op, int input,
+                     const kt_range *box, kt_box *region, int *empty) {
+    const kt_tensor *t = &g->tensor[op->input[input]];
+    int a, d, any = 0;
+    memset(region, 0, sizeof *region);
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *ac = &op->access[a];
+        kt_box r;
+        int hit = 1;
+        if (ac->input != input) continue;
+        for (d = 0; d < t->rank; d++) {
+            if (ac->whole[d]) {
+                r.r[d].lo = 0;
+                r.r[d].hi = t->shape[d];
+            } else {
+                r.r[d] = kt_sym_interval_eval(&ac->dim[d], op->nvars, box);
+            }
+            /* a padded read needs only the part inside the tensor */
+            if (r.r[d].lo < 0) r.r[d].lo = 0;
+            if (r.r[d].hi > t->shape[d]) r.r[d].hi = t->shape[d];
+            if (r.r[d].hi <= r.r[d].lo) hit = 0;
+        }
+        if (!hit) continue;
+        for (d = 0; d < t->rank; d++) {
+            if (!any || r.r[d].lo < region->r[d].lo) region->r[d].lo = r.r[d].lo;
+            if (!any || r.r[d].hi > region->r[d].hi) region->r[d].hi = r.r[d].hi;
+        }
+        any = 1;
+    }
+    *empty = !any;
+}
+
+void kt_op_output_box(const kt_op *op, const kt_range *box, kt_box *region) {
+    int d;
+    memset(region, 0, sizeof *region);
+    for (d = 0; d < op->out_rank; d++) region->r[d] = box[d];
+}
+
+kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
+                           const kt_factors *f, const int *split_var,
+                           kt_placement *needed, kt_placement *produced,
+                           kt_error *err) {
+    int64_t ndev = kt_factors_devices(f), dev, parts[KT_MAX_VARS];
+    int i, j, v;
+    kt_status s;
+    for (v = 0; v < op->nvars; v++) parts[v] = 1;
+    for (i = 0; i < f->count; i++) {
+        v = split_var[i];
+        if (v < 0 || v >= op->nvars)
+            return kt__fail(err, KT_ERR_INVALID, op->line, "cut %d splits "
+                            "variable %d, but the statement has %d", i + 1,
+                            v, op->nvars);
+        if (!op->var[v].splittable)
+            return kt__fail(err, KT_ERR_INVALID, op->line, "cut %d: %s of "
+                            "opaque(%s) cannot be split", i + 1,
+                            op->var[v].name, op->opaque);
+        parts[v] *= f->k[i];
+        if (parts[v] > op->var[v].extent)
+            return kt__fail(err, KT_ERR_SHAPE, op->line, "index variable %s "
+                            "(%lld) has fewer elements than %lld parts",
+                            op->var[v].name, (long long)op->var[v].extent,
+                            (long long)parts[v]);
+    }
+    for (j = 0; j < op->ninputs; j++) memset(&needed[j], 0, sizeof needed[j]);
+    memset(produced, 0, sizeof *produced);
+    s = kt_placement_init(produced, op->out_rank, ndev, err);
+    for (j = 0; j < op->ninputs && s == KT_OK; j++)
+        s = kt_placement_init(&needed[j], g->tensor[op->input[j]].rank, ndev,
+                              err);
+    if (s != KT_OK) {
+        for (j = 0; j < op->ninputs; j++) kt_placement_free(&needed[j]);
+        kt_placement_free(produced);
+        return s;
+    }
+    for (i = 0; i < f->count; i++)
+        if (op->var[split_var[i]].reduction) produced->partials *= f->k[i];
+    for (dev = 0; dev < ndev; dev++) {
+        kt_range box[KT_MAX_VARS];
+        int coords[KT_MAX_CUTS], empty;
+        int64_t pc = 0;
+        kt_device_coords(f, dev, coords);
+        kt_op_var_box(op, box);
+        /* Partition-n-reduce at every cut (Tofu 4.2, 5.2): the cut's
+           variable range is split among its k groups; splitting a
+           reduction variable makes the output a partial sum whose class
+           numbers the reduction cuts mixed-radix. */
+        for (i = 0; i < f->count; i++) {
+            v = split_var[i];
+            box[v] = kt_split_range(box[v], f->k[i], coords[i]);
+            if (op->var[v].reduction) pc = pc * f->k[i] + coords[i];
+        }
+        kt_op_output_box(op, box, &produced->box[dev]);
+        produced->partial_class[dev] = pc;
+        for (j = 0; j < op->ninputs; j++) {
+            kt_op_input_box(g, op, j, box, &needed[j].box[dev], &empty);
+            if (empty) memset(&needed[j].box[dev], 0, sizeof(kt_box));
+        }
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
 #endif /* KT_TILING_IMPLEMENTED */
 #endif /* KT_IMPLEMENTATION */
