@@ -1004,6 +1004,16 @@ static void kt__attribute_received(const kt__grid *g, const kt_placement *from,
             int in_h = holds && kt__span_contains(g, hf, hl, c);
             if (!in_h) {
                 got += vol;
+                if (q > 1 && held[c] == 0) {
+                    /* no device holds a partial (a hand-made source with a
+                       gap): the needers share the q-1 reduction terms */
+                    kt_range all, mine;
+                    all.lo = 0;
+                    all.hi = vol;
+                    mine = kt_split_range(all, (int)need[c],
+                                          (int)roots_seen[c]++);
+                    got += (q - 1) * (mine.hi - mine.lo);
+                }
             } else if (q > 1) {
                 /* in T and H: one of the both[c] roots */
                 kt_range all, mine;
