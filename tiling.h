@@ -50,6 +50,7 @@
      KT_MAX_VARS    16     most index variables in one statement
      KT_MAX_LINE    65536  longest model-file line accepted
      KT_NAME_MAX    64     longest tensor or variable name + 1
+     KT_MAX_DEVICES 2^20   most devices a plan may have
 
    The library never prints, never exits, and reports every bad input as a
    kt_status with a kt_error message that names the line, tensor and
@@ -75,6 +76,9 @@
 #endif
 #ifndef KT_NAME_MAX
 #define KT_NAME_MAX 64
+#endif
+#ifndef KT_MAX_DEVICES
+#define KT_MAX_DEVICES (1 << 20)
 #endif
 
 #ifdef __cplusplus
@@ -140,7 +144,7 @@ typedef struct kt_flat {
     int64_t partials;
 } kt_flat;
 
-/* "2,2" or "3" -> factors; every factor >= 2, product <= 2^30. */
+/* "2,2" or "3" -> factors; every factor >= 2, product <= KT_MAX_DEVICES. */
 kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err);
 /* Prime factors of n, largest first (Tofu 5.2); n == 1 gives no cuts. */
 kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err);
@@ -246,6 +250,7 @@ typedef struct kt_tensor {
     kt_tensor_kind kind;
     int producer;   /* op that creates it, -1 for a leaf                   */
     int updater;    /* op that writes it in place afterwards, -1 if none   */
+    int of;         /* a gradient's or optimizer state's tensor, else -1   */
     int line;       /* where it was declared or first defined, 0 if API    */
 } kt_tensor;
 
@@ -311,6 +316,7 @@ enum {
 };
 
 typedef struct kt_op {
+    char name[KT_NAME_MAX + 8];     /* output name, "W.update" in place    */
     int line;
     char *text;                     /* the statement as written            */
     int output;                     /* tensor written                      */
@@ -326,6 +332,7 @@ typedef struct kt_op {
     kt_access *access;
     int nexpr;
     kt_expr *expr;                  /* root is expr[nexpr - 1]             */
+    int group;                      /* forward op it was generated for, -1 */
 } kt_op;
 
 typedef struct kt_graph kt_graph;
@@ -379,13 +386,72 @@ void kt_op_input_box(const kt_graph *g, const kt_op *op, int input,
                      const kt_range *box, kt_box *region, int *empty);
 void kt_op_output_box(const kt_op *op, const kt_range *box, kt_box *region);
 /* Placements of op run with factors f, splitting variable split_var[i] at
-   cut i: what each device needs of every input (needed[0..ninputs)) and
+   cut i (KT_SPLIT_REPLICATE: not split, each group computes all of it): what each device needs of every input (needed[0..ninputs)) and
    what it produces (produced, partial when a reduction variable is split).
    The caller frees them with kt_placement_free. */
 kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
                            const kt_factors *f, const int *split_var,
                            kt_placement *needed, kt_placement *produced,
                            kt_error *err);
+
+
+/* ------------------------------------------------------------------ plans */
+
+/* An operator that has no index variable left to split at a cut computes
+   that cut's share redundantly (every group computes all of it).  ktile
+   uses it only when no splittable variable has enough elements, e.g. a
+   10-element bias update on 16 devices. */
+#define KT_SPLIT_REPLICATE (-1)
+
+/* A plan: one tiling per tensor and, per operator, the variable each cut
+   splits. */
+typedef struct kt_plan {
+    kt_factors f;
+    int ntensors, nops;
+    kt_tiling *tiling;      /* ntensors                                    */
+    int *split;             /* nops * KT_MAX_CUTS, row per op              */
+    int64_t total_bytes;    /* exact cost over all devices                 */
+    int64_t cut_bytes[KT_MAX_CUTS]; /* what each cut adds (sums to total)  */
+    double search_seconds;
+} kt_plan;
+
+typedef enum kt_strategy {
+    KT_STRATEGY_DP = 0,      /* level DP at every cut (SOYBEAN 4.2, 4.3)   */
+    KT_STRATEGY_BRUTEFORCE,  /* enumerate every tiling at every cut        */
+    KT_STRATEGY_DATA,        /* data parallelism (SOYBEAN 4.1)             */
+    KT_STRATEGY_MODEL        /* model parallelism (SOYBEAN 4.1)            */
+} kt_strategy;
+
+typedef struct kt_search_options {
+    kt_strategy strategy;
+    int64_t bruteforce_limit; /* most assignments brute force tries; 0: 2^22 */
+    int64_t dp_state_limit;   /* largest DP table; 0: 2^24                  */
+} kt_search_options;
+
+kt_status kt_plan_init(kt_plan *p, const kt_graph *g, const kt_factors *f,
+                       kt_error *err);
+void kt_plan_free(kt_plan *p);
+/* Exact cost of a plan: every operator's inputs converted to what its
+   strategy needs and its output converted to the output tensor's tiling,
+   over all devices (DESIGN.md); cut_bytes[i] is what cut i+1 adds, i.e.
+   the cost of the plan truncated to cuts 1..i+1 minus that of 1..i. */
+kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err);
+/* The same for one operator of the plan, truncated to its first ncuts
+   cuts. */
+kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
+                          int ncuts, int64_t *bytes, kt_error *err);
+/* Bytes of tensor t on the device holding most of it. */
+int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t);
+/* Searches a plan for factors f; p is initialised by the call. */
+kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
+                         const kt_search_options *opt, kt_plan *p,
+                         kt_error *err);
+/* Writes op's strategy as variable names per cut ("i.j", "*" for a
+   replicated cut); returns the length needed. */
+int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
+                         char *buf, size_t cap);
+kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
+                              const char *text, kt_error *err);
 
 #ifdef __cplusplus
 }
@@ -404,6 +470,7 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(KT_MALLOC) && defined(KT_REALLOC) && defined(KT_FREE)
 /* all three given */
@@ -493,18 +560,23 @@ kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err) {
             return kt__fail(err, KT_ERR_INVALID, 0,
                             "factors '%s': expected a number at '%s'", text, p);
         v = strtol(p, &end, 10);
-        if (v < 2 || v > (1L << 30))
+        if (v < 2)
             return kt__fail(err, KT_ERR_INVALID, 0,
                             "factors '%s': factor %ld must be at least 2",
                             text, v);
+        if (v > KT_MAX_DEVICES || end - p > 9)
+            return kt__fail(err, KT_ERR_INVALID, 0,
+                            "factors '%s': factor %.*s exceeds %d devices",
+                            text, (int)(end - p), p, KT_MAX_DEVICES);
         if (out->count == KT_MAX_CUTS)
             return kt__fail(err, KT_ERR_LIMIT, 0,
                             "factors '%s': more than %d cuts", text,
                             KT_MAX_CUTS);
         product *= v;
-        if (product > (INT64_C(1) << 30))
+        if (product > KT_MAX_DEVICES)
             return kt__fail(err, KT_ERR_INVALID, 0,
-                            "factors '%s': more than 2^30 devices", text);
+                            "factors '%s': more than %d devices", text,
+                            KT_MAX_DEVICES);
         out->k[out->count++] = (int)v;
         p = end;
         if (*p == '\0') break;
@@ -521,10 +593,10 @@ kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err) {
     int64_t p, primes[64];
     int np = 0, i;
     memset(out, 0, sizeof *out);
-    if (n < 1 || n > (INT64_C(1) << 30))
+    if (n < 1 || n > KT_MAX_DEVICES)
         return kt__fail(err, KT_ERR_INVALID, 0,
-                        "device count %lld must be between 1 and 2^30",
-                        (long long)n);
+                        "device count %lld must be between 1 and %d",
+                        (long long)n, KT_MAX_DEVICES);
     for (p = 2; p * p <= n; p++)
         while (n % p == 0) { primes[np++] = p; n /= p; }
     if (n > 1) primes[np++] = n;
@@ -555,11 +627,16 @@ int64_t kt_device_index(const kt_factors *f, const int *coords) {
     return d;
 }
 
+/* floor(p*n/k) without overflowing p*n. */
+static int64_t kt__split_point(int64_t n, int k, int p) {
+    return (n / k) * p + ((n % k) * p) / k;
+}
+
 kt_range kt_split_range(kt_range r, int k, int p) {
     kt_range out;
     int64_t n = r.hi - r.lo;
-    out.lo = r.lo + (n * p) / k;
-    out.hi = r.lo + (n * (p + 1)) / k;
+    out.lo = r.lo + kt__split_point(n, k, p);
+    out.hi = r.lo + kt__split_point(n, k, p + 1);
     return out;
 }
 
@@ -568,6 +645,10 @@ kt_status kt_tiling_parse(const char *text, kt_tiling *out, kt_error *err) {
     memset(out, 0, sizeof *out);
     if (!text || !*text)
         return kt__fail(err, KT_ERR_INVALID, 0, "tiling: empty text");
+    if (strcmp(text, "-") == 0) { /* one device: no cuts */
+        kt__ok(err);
+        return KT_OK;
+    }
     for (;;) {
         int code;
         if (out->ncuts == KT_MAX_CUTS)
@@ -577,7 +658,8 @@ kt_status kt_tiling_parse(const char *text, kt_tiling *out, kt_error *err) {
         if (*p == 'R' || *p == 'P') {
             code = *p == 'R' ? KT_CUT_R : KT_CUT_P;
             p++;
-        } else if (*p == 'S' && isdigit((unsigned char)p[1])) {
+        } else if (*p == 'S' && isdigit((unsigned char)p[1]) &&
+                   !(p[1] == '0' && isdigit((unsigned char)p[2]))) {
             char *end;
             long d = strtol(p + 1, &end, 10);
             if (d >= KT_MAX_DIMS)
@@ -1273,7 +1355,7 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
     for (d = 0; d < rank; d++) t->shape[d] = shape[d];
     t->elem_bytes = elem_bytes;
     t->kind = kind;
-    t->producer = t->updater = -1;
+    t->producer = t->updater = t->of = -1;
     t->line = line;
     kt__ok(err);
     return KT_OK;
@@ -1287,66 +1369,88 @@ kt_status kt_graph_add_tensor(kt_graph *g, const char *name, int rank,
 
 /* --------------------------------------------- symbolic intervals (Tofu 4.2) */
 
-static void kt__sym_const(kt_sym_interval *s, int64_t c) {
-    memset(s, 0, sizeof *s);
-    s->lower.c = s->upper.c = c;
-    s->divisor = 1;
+/* Index expressions are computed as exact affine forms
+   sum_v a_v * v + c (Tofu's Figure 4 rules act on the forms term by term:
+   I + I', I - I', I * k, I / k), and only then turned into a symbolic
+   interval: v ranges over [LO_v, HI_v], so the lower bound takes LO_v
+   where a_v > 0 and HI_v where a_v < 0, and the upper bound the opposite.
+   Working on the forms keeps x[2*i - i] exact where naive interval
+   subtraction would widen it. */
+typedef struct kt__affine {
+    int64_t coef[KT_MAX_VARS];
+    int64_t c;
+    int64_t divisor; /* >= 1; a division is the last step */
+} kt__affine;
+
+/* Limits that keep every bound evaluation inside int64: |a_v| <= 2^16,
+   |c| <= 2^40, extents <= 2^40, at most KT_MAX_VARS terms. */
+#define KT__COEF_MAX (INT64_C(1) << 16)
+#define KT__CONST_MAX (INT64_C(1) << 40)
+
+static void kt__aff_const(kt__affine *a, int64_t c) {
+    memset(a, 0, sizeof *a);
+    a->c = c;
+    a->divisor = 1;
 }
 
-/* Index variable v alone: [LO_v, HI_v]  (Tofu's ZV[u_v = 1], with the lower
-   bound kept symbolic as well). */
-static void kt__sym_var(kt_sym_interval *s, int v) {
-    kt__sym_const(s, 0);
-    s->lower.lo_coef[v] = 1;
-    s->upper.hi_coef[v] = 1;
+/* Index variable v alone (Tofu's ZV[u_v = 1]). */
+static void kt__aff_var(kt__affine *a, int v) {
+    kt__aff_const(a, 0);
+    a->coef[v] = 1;
 }
 
-static int kt__sym_is_const(const kt_sym_interval *s) {
+static int kt__aff_is_const(const kt__affine *a) {
     int v;
     for (v = 0; v < KT_MAX_VARS; v++)
-        if (s->lower.lo_coef[v] || s->lower.hi_coef[v] ||
-            s->upper.lo_coef[v] || s->upper.hi_coef[v])
-            return 0;
-    return s->divisor == 1;
+        if (a->coef[v]) return 0;
+    return a->divisor == 1;
 }
 
-static void kt__bound_add(kt_sym_bound *a, const kt_sym_bound *b, int64_t k) {
+static int kt__aff_in_range(const kt__affine *a) {
     int v;
-    for (v = 0; v < KT_MAX_VARS; v++) {
-        a->lo_coef[v] += k * b->lo_coef[v];
-        a->hi_coef[v] += k * b->hi_coef[v];
-    }
-    a->c += k * b->c;
+    if (a->c > KT__CONST_MAX || a->c < -KT__CONST_MAX) return 0;
+    for (v = 0; v < KT_MAX_VARS; v++)
+        if (a->coef[v] > KT__COEF_MAX || a->coef[v] < -KT__COEF_MAX) return 0;
+    return 1;
 }
 
-static void kt__bound_scale(kt_sym_bound *a, int64_t k) {
+/* a += sign * b; 0 when a coefficient or constant leaves its range. */
+static int kt__aff_add(kt__affine *a, const kt__affine *b, int sign) {
     int v;
+    for (v = 0; v < KT_MAX_VARS; v++) a->coef[v] += sign * b->coef[v];
+    a->c += sign * b->c;
+    return kt__aff_in_range(a);
+}
+
+/* a *= k, with both already in range, so the product cannot overflow. */
+static int kt__aff_scale(kt__affine *a, int64_t k) {
+    int v;
+    if (k > KT__CONST_MAX || k < -KT__CONST_MAX) return 0;
     for (v = 0; v < KT_MAX_VARS; v++) {
-        a->lo_coef[v] *= k;
-        a->hi_coef[v] *= k;
+        if (a->coef[v] && (k > KT__COEF_MAX || k < -KT__COEF_MAX)) return 0;
+        a->coef[v] *= k;
     }
+    if (a->c && (k > KT__COEF_MAX || k < -KT__COEF_MAX) &&
+        (a->c > KT__COEF_MAX || a->c < -KT__COEF_MAX))
+        return 0;
     a->c *= k;
+    return kt__aff_in_range(a);
 }
 
-/* I + I' and I - I' (Figure 4): [l + l', u + u'] and [l - u', u - l']. */
-static void kt__sym_add(kt_sym_interval *a, const kt_sym_interval *b,
-                        int sign) {
-    kt_sym_bound lo = a->lower, hi = a->upper;
-    kt__bound_add(&lo, sign > 0 ? &b->lower : &b->upper, sign);
-    kt__bound_add(&hi, sign > 0 ? &b->upper : &b->lower, sign);
-    a->lower = lo;
-    a->upper = hi;
-}
-
-/* I * k: a negative constant swaps the bounds. */
-static void kt__sym_scale(kt_sym_interval *a, int64_t k) {
-    kt__bound_scale(&a->lower, k);
-    kt__bound_scale(&a->upper, k);
-    if (k < 0) {
-        kt_sym_bound t = a->lower;
-        a->lower = a->upper;
-        a->upper = t;
+static void kt__sym_from_affine(kt_sym_interval *s, const kt__affine *a) {
+    int v;
+    memset(s, 0, sizeof *s);
+    for (v = 0; v < KT_MAX_VARS; v++) {
+        if (a->coef[v] > 0) {
+            s->lower.lo_coef[v] = a->coef[v];
+            s->upper.hi_coef[v] = a->coef[v];
+        } else {
+            s->lower.hi_coef[v] = a->coef[v];
+            s->upper.lo_coef[v] = a->coef[v];
+        }
     }
+    s->lower.c = s->upper.c = a->c;
+    s->divisor = a->divisor;
 }
 
 static int64_t kt__floor_div(int64_t a, int64_t b) {
@@ -1443,7 +1547,8 @@ static kt_status kt__perr(kt__parser *ps, kt_status s, const char *fmt, ...) {
 static kt_status kt__next(kt__parser *ps) {
     kt__lexer *lx = &ps->lx;
     const char *p = lx->p;
-    while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\f' || *p == '\v')
+        p++;
     lx->at = p;
     if (*p == '\0' || *p == '\n' || *p == '#') {
         lx->tok = KT__TOK_END;
@@ -1467,7 +1572,8 @@ static kt_status kt__next(kt__parser *ps) {
         for (; q < end; q++)
             if (*q == '.' || *q == 'e' || *q == 'E') lx->num_is_int = 0;
         if (lx->num_is_int && lx->num > 1e15)
-            return kt__perr(ps, KT_ERR_PARSE, "number %.20s is too large", p);
+            return kt__perr(ps, KT_ERR_PARSE, "number %.*s is too large",
+                            (int)(end - p), p);
         lx->tok = KT__TOK_NUM;
         p = end;
     } else if (strchr("[](),:=+-*/", *p)) {
@@ -1482,6 +1588,13 @@ static kt_status kt__next(kt__parser *ps) {
     }
     lx->p = p;
     return KT_OK;
+}
+
+/* The first non-blank character after the current token. */
+static int kt__next_char(const kt__parser *ps) {
+    const char *p = ps->lx.p;
+    while (*p == ' ' || *p == '\t') p++;
+    return *p;
 }
 
 static int kt__is_punct(const kt__parser *ps, int c) {
@@ -1549,14 +1662,22 @@ static kt_status kt__parse_var_decl(kt__parser *ps, int reduction) {
    coefficients (Tofu 4.2): +, -, * and / by constants; the product of two
    intervals is not affine and is refused, as Tofu does; a division may only
    be the last step, so rounding happens once. */
-static kt_status kt__parse_index_sum(kt__parser *ps, kt_sym_interval *out);
+static kt_status kt__parse_index_sum(kt__parser *ps, kt__affine *out);
 
-static kt_status kt__parse_index_atom(kt__parser *ps, kt_sym_interval *out) {
+static kt_status kt__index_too_large(kt__parser *ps) {
+    return kt__perr(ps, KT_ERR_LIMIT, "an index expression has a coefficient "
+                    "above 2^16 or a constant above 2^40");
+}
+
+static kt_status kt__parse_index_atom(kt__parser *ps, kt__affine *out) {
     kt_status s;
     if (kt__is_punct(ps, '-')) {
         if ((s = kt__next(ps)) != KT_OK) return s;
         if ((s = kt__parse_index_atom(ps, out)) != KT_OK) return s;
-        kt__sym_scale(out, -1);
+        if (out->divisor != 1)
+            return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
+                            "step of an index expression");
+        kt__aff_scale(out, -1);
         return KT_OK;
     }
     if (kt__is_punct(ps, '(')) {
@@ -1568,7 +1689,8 @@ static kt_status kt__parse_index_atom(kt__parser *ps, kt_sym_interval *out) {
         if (!ps->lx.num_is_int)
             return kt__perr(ps, KT_ERR_PARSE, "index constants are integers, "
                             "found '%.20s'", ps->lx.at);
-        kt__sym_const(out, (int64_t)ps->lx.num);
+        kt__aff_const(out, (int64_t)ps->lx.num);
+        if (!kt__aff_in_range(out)) return kt__index_too_large(ps);
         return kt__next(ps);
     }
     if (ps->lx.tok == KT__TOK_NAME) {
@@ -1577,65 +1699,69 @@ static kt_status kt__parse_index_atom(kt__parser *ps, kt_sym_interval *out) {
             return kt__perr(ps, KT_ERR_PARSE, "index variable %s is neither "
                             "an output variable nor a reduction variable",
                             ps->lx.name);
-        kt__sym_var(out, v);
+        kt__aff_var(out, v);
         return kt__next(ps);
     }
     return kt__perr(ps, KT_ERR_PARSE, "expected an index expression at "
                     "'%.20s'", ps->lx.at);
 }
 
-static kt_status kt__parse_index_product(kt__parser *ps,
-                                         kt_sym_interval *out) {
+static kt_status kt__parse_index_product(kt__parser *ps, kt__affine *out) {
     kt_status s = kt__parse_index_atom(ps, out);
     while (s == KT_OK && (kt__is_punct(ps, '*') || kt__is_punct(ps, '/'))) {
         int op = ps->lx.punct;
-        kt_sym_interval rhs;
+        kt__affine rhs;
         if (out->divisor != 1)
             return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
                             "step of an index expression");
         if ((s = kt__next(ps)) != KT_OK) return s;
         if ((s = kt__parse_index_atom(ps, &rhs)) != KT_OK) return s;
+        if (rhs.divisor != 1)
+            return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
+                            "step of an index expression");
         if (op == '*') {
-            if (!kt__sym_is_const(out) && !kt__sym_is_const(&rhs))
+            int ok;
+            if (!kt__aff_is_const(out) && !kt__aff_is_const(&rhs))
                 return kt__perr(ps, KT_ERR_PARSE, "an index expression "
                                 "multiplies two index variables; only "
                                 "affine indices can be analysed "
                                 "(Tofu 4.2)");
-            if (kt__sym_is_const(out)) {
-                int64_t k = out->lower.c;
+            if (kt__aff_is_const(out)) {
+                int64_t k = out->c;
                 *out = rhs;
-                kt__sym_scale(out, k);
+                ok = kt__aff_scale(out, k);
             } else {
-                kt__sym_scale(out, rhs.lower.c);
+                ok = kt__aff_scale(out, rhs.c);
             }
+            if (!ok) return kt__index_too_large(ps);
         } else {
-            if (!kt__sym_is_const(&rhs))
+            if (!kt__aff_is_const(&rhs))
                 return kt__perr(ps, KT_ERR_PARSE, "an index expression "
                                 "divides by an index variable");
-            if (rhs.lower.c <= 0)
+            if (rhs.c <= 0)
                 return kt__perr(ps, KT_ERR_PARSE, "an index expression "
                                 "divides by %lld; divisors must be positive",
-                                (long long)rhs.lower.c);
-            if (kt__sym_is_const(out))
-                kt__sym_const(out, kt__floor_div(out->lower.c, rhs.lower.c));
+                                (long long)rhs.c);
+            if (kt__aff_is_const(out))
+                kt__aff_const(out, kt__floor_div(out->c, rhs.c));
             else
-                out->divisor = rhs.lower.c;
+                out->divisor = rhs.c;
         }
     }
     return s;
 }
 
-static kt_status kt__parse_index_sum(kt__parser *ps, kt_sym_interval *out) {
+static kt_status kt__parse_index_sum(kt__parser *ps, kt__affine *out) {
     kt_status s = kt__parse_index_product(ps, out);
     while (s == KT_OK && (kt__is_punct(ps, '+') || kt__is_punct(ps, '-'))) {
         int sign = ps->lx.punct == '+' ? 1 : -1;
-        kt_sym_interval rhs;
+        kt__affine rhs;
         if ((s = kt__next(ps)) != KT_OK) return s;
         if ((s = kt__parse_index_product(ps, &rhs)) != KT_OK) return s;
         if (out->divisor != 1 || rhs.divisor != 1)
             return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
                             "step of an index expression");
-        kt__sym_add(out, &rhs, sign);
+        if (!kt__aff_add(out, &rhs, sign)) return kt__index_too_large(ps);
     }
     return s;
 }
@@ -1665,6 +1791,18 @@ static kt_status kt__unknown_tensor(kt__parser *ps, const char *name) {
                                 "it is defined (line %d)", name,
                                 ps->later->line[i]);
     return kt__perr(ps, KT_ERR_GRAPH, "unknown tensor %s", name);
+}
+
+/* Appends which read an index error happened in. */
+static kt_status kt__name_read(kt__parser *ps, kt_status s, const char *tensor,
+                               int dim) {
+    if (ps->err) {
+        size_t n = strlen(ps->err->message);
+        if (n < sizeof ps->err->message - 1)
+            snprintf(ps->err->message + n, sizeof ps->err->message - n,
+                     " (in the index of %s dim %d)", tensor, dim);
+    }
+    return s;
 }
 
 /* NAME[index, ...] -- one access; `padded` when written inside pad(...). */
@@ -1711,13 +1849,17 @@ static kt_status kt__parse_access(kt__parser *ps, int padded, int *access) {
                             "than %d indices", tname, KT_MAX_DIMS);
         if (kt__is_punct(ps, ':')) {
             if (!ps->in_opaque)
-                return kt__perr(ps, KT_ERR_PARSE, "':' (a whole dimension) "
-                                "is only allowed in an opaque(...) argument");
+                return kt__perr(ps, KT_ERR_PARSE, "%s dim %d: ':' (a whole "
+                                "dimension) is only allowed in an "
+                                "opaque(...) argument", tname, d);
             a->whole[d] = 1;
-            kt__sym_const(&a->dim[d], 0);
+            a->dim[d].divisor = 1;
             if ((s = kt__next(ps)) != KT_OK) return s;
-        } else if ((s = kt__parse_index_sum(ps, &a->dim[d])) != KT_OK) {
-            return s;
+        } else {
+            kt__affine aff;
+            if ((s = kt__parse_index_sum(ps, &aff)) != KT_OK)
+                return kt__name_read(ps, s, tname, d);
+            kt__sym_from_affine(&a->dim[d], &aff);
         }
         d++;
         if (kt__is_punct(ps, ']')) break;
@@ -2086,7 +2228,7 @@ static kt_status kt__parse_statement(kt__parser *ps, char *out_name) {
                         "dimensions", out_name, KT_MAX_DIMS);
     if ((s = kt__next(ps)) != KT_OK) return s;
     if ((s = kt__expect(ps, '=', "after the output")) != KT_OK) return s;
-    if (ps->lx.tok == KT__TOK_NAME && *ps->lx.p == '(') {
+    if (ps->lx.tok == KT__TOK_NAME && kt__next_char(ps) == '(') {
         static const char *const red[] = {"sum", "max", "min", "prod"};
         int r;
         for (r = 0; r < 4; r++)
@@ -2154,12 +2296,15 @@ static kt_status kt__commit_op(kt__parser *ps, const char *out_name,
         out_tensor = g->ntensor - 1;
     }
     op->output = out_tensor;
+    op->group = -1;
+    snprintf(op->name, sizeof op->name, "%s", out_name);
     if (g->tensor[out_tensor].producer < 0 &&
         (g->tensor[out_tensor].kind == KT_ACTIVATION ||
          g->tensor[out_tensor].kind == KT_GRADIENT)) {
         g->tensor[out_tensor].producer = index;
     } else {
         op->in_place = 1;
+        snprintf(op->name, sizeof op->name, "%s.update", out_name);
         g->tensor[out_tensor].updater = index;
     }
     g->op[g->nop++] = *op;
@@ -2402,6 +2547,8 @@ kt_status kt_graph_finalize(kt_graph *g, kt_error *err) {
         where[order[i]] = i;
     }
     memcpy(g->op, sorted, (size_t)g->nop * sizeof *sorted);
+    for (i = 0; i < g->nop; i++)
+        if (g->op[i].group >= 0) g->op[i].group = where[g->op[i].group];
     for (i = 0; i < g->ntensor; i++) {
         if (g->tensor[i].producer >= 0)
             g->tensor[i].producer = where[g->tensor[i].producer];
@@ -2747,6 +2894,7 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
     for (v = 0; v < op->nvars; v++) parts[v] = 1;
     for (i = 0; i < f->count; i++) {
         v = split_var[i];
+        if (v == KT_SPLIT_REPLICATE) continue;
         if (v < 0 || v >= op->nvars)
             return kt__fail(err, KT_ERR_INVALID, op->line, "cut %d splits "
                             "variable %d, but the statement has %d", i + 1,
@@ -2774,7 +2922,8 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
         return s;
     }
     for (i = 0; i < f->count; i++)
-        if (op->var[split_var[i]].reduction) produced->partials *= f->k[i];
+        if (split_var[i] >= 0 && op->var[split_var[i]].reduction)
+            produced->partials *= f->k[i];
     for (dev = 0; dev < ndev; dev++) {
         kt_range box[KT_MAX_VARS];
         int coords[KT_MAX_CUTS], empty;
@@ -2787,6 +2936,7 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
            numbers the reduction cuts mixed-radix. */
         for (i = 0; i < f->count; i++) {
             v = split_var[i];
+            if (v == KT_SPLIT_REPLICATE) continue; /* every group: all */
             box[v] = kt_split_range(box[v], f->k[i], coords[i]);
             if (op->var[v].reduction) pc = pc * f->k[i] + coords[i];
         }
@@ -2800,6 +2950,862 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
     kt__ok(err);
     return KT_OK;
 }
+
+/* ------------------------------------------------------------------ plans */
+
+kt_status kt_plan_init(kt_plan *p, const kt_graph *g, const kt_factors *f,
+                       kt_error *err) {
+    int t, o, i;
+    memset(p, 0, sizeof *p);
+    p->f = *f;
+    p->ntensors = g->ntensor;
+    p->nops = g->nop;
+    p->tiling = (kt_tiling *)kt__calloc((size_t)g->ntensor + 1,
+                                        sizeof *p->tiling);
+    p->split = (int *)kt__calloc((size_t)(g->nop + 1) * KT_MAX_CUTS,
+                                 sizeof(int));
+    if (!p->tiling || !p->split) {
+        kt_plan_free(p);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for a plan");
+    }
+    for (t = 0; t < g->ntensor; t++) {
+        p->tiling[t].ncuts = f->count;
+        for (i = 0; i < f->count; i++) p->tiling[t].cut[i] = KT_CUT_R;
+    }
+    for (o = 0; o < g->nop; o++)
+        for (i = 0; i < KT_MAX_CUTS; i++)
+            p->split[o * KT_MAX_CUTS + i] = KT_SPLIT_REPLICATE;
+    kt__ok(err);
+    return KT_OK;
+}
+
+void kt_plan_free(kt_plan *p) {
+    if (!p) return;
+    KT_FREE(p->tiling);
+    KT_FREE(p->split);
+    p->tiling = NULL;
+    p->split = NULL;
+}
+
+static kt_factors kt__prefix_factors(const kt_factors *f, int ncuts) {
+    kt_factors fp = *f;
+    fp.count = ncuts;
+    return fp;
+}
+
+static kt_tiling kt__prefix_tiling(const kt_tiling *t, int ncuts) {
+    kt_tiling tp = *t;
+    tp.ncuts = ncuts;
+    return tp;
+}
+
+/* Cost of converting tensor x, tiled `tiling` over the first ncuts cuts,
+   to (or from) a placement. */
+static kt_status kt__tensor_conversion(const kt_graph *g, int x,
+                                       const kt_tiling *tiling,
+                                       const kt_factors *fp,
+                                       const kt_placement *other, int to_tensor,
+                                       int64_t *bytes, kt_error *err) {
+    const kt_tensor *t = &g->tensor[x];
+    kt_placement tp;
+    kt_status s = kt_placement_from_tiling(&tp, tiling, t->rank, t->shape, fp,
+                                           err);
+    if (s != KT_OK) return s;
+    if (to_tensor)
+        s = kt_conversion_cost(t->rank, t->shape, t->elem_bytes, other, &tp,
+                               bytes, NULL, err);
+    else
+        s = kt_conversion_cost(t->rank, t->shape, t->elem_bytes, &tp, other,
+                               bytes, NULL, err);
+    kt_placement_free(&tp);
+    return s;
+}
+
+static void kt__free_op_placements(const kt_op *op, kt_placement *needed,
+                                   kt_placement *produced) {
+    int j;
+    for (j = 0; j < op->ninputs; j++) kt_placement_free(&needed[j]);
+    kt_placement_free(produced);
+}
+
+/* DESIGN.md "the cost of a plan is the sum over operators of the cost of
+   converting each input to what the chosen strategy needs plus the
+   strategy's output to the output tensor's tiling". */
+static kt_status kt__op_cost(const kt_graph *g, int o, const kt_factors *fp,
+                             const kt_tiling *tilings, const int *split,
+                             int64_t *bytes, kt_error *err) {
+    const kt_op *op = &g->op[o];
+    kt_placement needed[KT_MAX_VARS], produced;
+    int64_t part;
+    int j;
+    kt_status s;
+    *bytes = 0;
+    if (fp->count == 0) return KT_OK;
+    s = kt_op_placements(g, op, fp, split, needed, &produced, err);
+    if (s != KT_OK) return s;
+    for (j = 0; j < op->ninputs && s == KT_OK; j++) {
+        kt_tiling tp = kt__prefix_tiling(&tilings[op->input[j]], fp->count);
+        s = kt__tensor_conversion(g, op->input[j], &tp, fp, &needed[j], 0,
+                                  &part, err);
+        *bytes += part;
+    }
+    if (s == KT_OK) {
+        kt_tiling tp = kt__prefix_tiling(&tilings[op->output], fp->count);
+        s = kt__tensor_conversion(g, op->output, &tp, fp, &produced, 1, &part,
+                                  err);
+        *bytes += part;
+    }
+    kt__free_op_placements(op, needed, &produced);
+    return s;
+}
+
+kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
+                          int ncuts, int64_t *bytes, kt_error *err) {
+    kt_factors fp = kt__prefix_factors(&p->f, ncuts);
+    if (op < 0 || op >= g->nop || ncuts < 0 || ncuts > p->f.count)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d or cut count %d out "
+                        "of range", op, ncuts);
+    return kt__op_cost(g, op, &fp, p->tiling, &p->split[op * KT_MAX_CUTS],
+                       bytes, err);
+}
+
+static kt_status kt__plan_check(const kt_graph *g, const kt_plan *p,
+                                kt_error *err) {
+    int t;
+    if (p->ntensors != g->ntensor || p->nops != g->nop)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the plan has %d tensors and "
+                        "%d ops, the graph %d and %d", p->ntensors, p->nops,
+                        g->ntensor, g->nop);
+    for (t = 0; t < g->ntensor; t++) {
+        const kt_tensor *x = &g->tensor[t];
+        kt_status s = kt_tiling_check(&p->tiling[t], x->name, x->rank,
+                                      x->shape, &p->f, 0, err);
+        if (s != KT_OK) return s;
+    }
+    return KT_OK;
+}
+
+kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err) {
+    int64_t before = 0;
+    int i, o;
+    kt_status s = kt__plan_check(g, p, err);
+    if (s != KT_OK) return s;
+    p->total_bytes = 0;
+    memset(p->cut_bytes, 0, sizeof p->cut_bytes);
+    /* The plan truncated to cuts 1..i is a plan for k_1*..*k_i groups; what
+       cut i adds is the difference, so the per-cut figures sum to the
+       exact total. */
+    for (i = 1; i <= p->f.count; i++) {
+        int64_t total = 0, bytes;
+        for (o = 0; o < g->nop; o++) {
+            if ((s = kt_plan_op_cost(g, p, o, i, &bytes, err)) != KT_OK)
+                return s;
+            total += bytes;
+        }
+        p->cut_bytes[i - 1] = total - before;
+        before = total;
+    }
+    p->total_bytes = before;
+    kt__ok(err);
+    return KT_OK;
+}
+
+int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t) {
+    const kt_tensor *x = &g->tensor[t];
+    int64_t ndev = kt_factors_devices(&p->f), d, best = 0;
+    for (d = 0; d < ndev; d++) {
+        kt_box b;
+        int64_t v = x->elem_bytes;
+        int k;
+        kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f, d, &b,
+                             NULL);
+        for (k = 0; k < x->rank; k++) v *= b.r[k].hi - b.r[k].lo;
+        if (v > best) best = v;
+    }
+    return best;
+}
+
+int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
+                         char *buf, size_t cap) {
+    char tmp[KT_MAX_CUTS * (KT_NAME_MAX + 1) + 2];
+    size_t n = 0;
+    int i;
+    for (i = 0; i < p->f.count; i++) {
+        int v = p->split[op * KT_MAX_CUTS + i];
+        n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s%s", i ? "." : "",
+                              v < 0 ? "*" : g->op[op].var[v].name);
+    }
+    if (p->f.count == 0) n += (size_t)snprintf(tmp, sizeof tmp, "-");
+    if (cap) snprintf(buf, cap, "%s", tmp);
+    return (int)n;
+}
+
+kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
+                              const char *text, kt_error *err) {
+    const kt_op *o = &g->op[op];
+    const char *q = text;
+    int i;
+    for (i = 0; i < p->f.count; i++) {
+        char name[KT_NAME_MAX];
+        size_t n = 0;
+        int v;
+        while (q[n] && q[n] != '.') n++;
+        if (n == 0 || n >= sizeof name)
+            return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' "
+                            "needs %d variable names joined by dots", o->name,
+                            text, p->f.count);
+        memcpy(name, q, n);
+        name[n] = '\0';
+        if (strcmp(name, "*") == 0) v = KT_SPLIT_REPLICATE;
+        else if ((v = kt__find_var(o, name)) < 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s': "
+                            "%s is not one of its index variables", o->name,
+                            text, name);
+        p->split[op * KT_MAX_CUTS + i] = v;
+        q += n;
+        if (*q == '.') q++;
+        else if (i + 1 < p->f.count)
+            return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' "
+                            "has %d cuts, the plan %d", o->name, text, i + 1,
+                            p->f.count);
+    }
+    if (*q)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' has "
+                        "more cuts than the plan's %d", o->name, text,
+                        p->f.count);
+    return KT_OK;
+}
+
+/* ------------------------------------------------- one cut: the factor graph */
+
+/* At one cut every tensor picks S<d> or R and every operator a variable to
+   split.  An operator's cost depends only on its own tensors' picks, so
+   minimising over its strategies turns it into a factor over those
+   tensors; the level DP and brute force then search tensor picks only. */
+typedef struct kt__factor {
+    int nt;                      /* distinct tensors the op touches      */
+    int tensor[KT_MAX_VARS + 1];
+    int64_t size;                /* product of their choice counts       */
+    double *cost;                /* min over strategies, per assignment  */
+    signed char *best;           /* index into the op's strategies       */
+} kt__factor;
+
+typedef struct kt__cut {
+    const kt_graph *g;
+    kt_plan *p;
+    int cut;                                 /* 0-based                    */
+    int *nchoice;                            /* per tensor                 */
+    signed char (*choice)[KT_MAX_DIMS + 1];  /* per tensor: cut codes      */
+    int *nstrat;                             /* per op                     */
+    int (*strat)[KT_MAX_VARS + 1];           /* per op: variables          */
+    kt__factor *factor;                      /* per op                     */
+    int *pick;                               /* per tensor: chosen index   */
+} kt__cut;
+
+static void kt__cut_free(kt__cut *c) {
+    int o;
+    if (c->factor)
+        for (o = 0; o < c->g->nop; o++) {
+            KT_FREE(c->factor[o].cost);
+            KT_FREE(c->factor[o].best);
+        }
+    KT_FREE(c->factor);
+    KT_FREE(c->nchoice);
+    KT_FREE(c->choice);
+    KT_FREE(c->nstrat);
+    KT_FREE(c->strat);
+    KT_FREE(c->pick);
+}
+
+/* Parts dimension d (or variable v) already has from the earlier cuts. */
+static int64_t kt__dim_parts(const kt_tiling *t, const kt_factors *f, int cut,
+                             int d) {
+    int64_t parts = 1;
+    int i;
+    for (i = 0; i < cut; i++)
+        if (t->cut[i] == d) parts *= f->k[i];
+    return parts;
+}
+
+static int64_t kt__var_parts(const int *split, const kt_factors *f, int cut,
+                             int v) {
+    int64_t parts = 1;
+    int i;
+    for (i = 0; i < cut; i++)
+        if (split[i] == v) parts *= f->k[i];
+    return parts;
+}
+
+/* Choices at this cut: a dimension may be split while it keeps at least
+   one element per part; R always. */
+static void kt__cut_choices_of(kt__cut *c) {
+    const kt_graph *g = c->g;
+    int k = c->p->f.k[c->cut], t, o, d, v;
+    for (t = 0; t < g->ntensor; t++) {
+        const kt_tensor *x = &g->tensor[t];
+        int n = 0;
+        for (d = 0; d < x->rank; d++)
+            if (kt__dim_parts(&c->p->tiling[t], &c->p->f, c->cut, d) * k <=
+                x->shape[d])
+                c->choice[t][n++] = (signed char)d;
+        c->choice[t][n++] = KT_CUT_R;
+        c->nchoice[t] = n;
+    }
+    for (o = 0; o < g->nop; o++) {
+        const kt_op *op = &g->op[o];
+        const int *split = &c->p->split[o * KT_MAX_CUTS];
+        int n = 0;
+        for (v = 0; v < op->nvars; v++)
+            if (op->var[v].splittable &&
+                kt__var_parts(split, &c->p->f, c->cut, v) * k <=
+                    op->var[v].extent)
+                c->strat[o][n++] = v;
+        if (n == 0) c->strat[o][n++] = KT_SPLIT_REPLICATE;
+        c->nstrat[o] = n;
+    }
+}
+
+static int kt__factor_slot(const kt__factor *fa, int tensor) {
+    int i;
+    for (i = 0; i < fa->nt; i++)
+        if (fa->tensor[i] == tensor) return i;
+    return -1;
+}
+
+/* Builds op o's factor: for every strategy s, the prefix cost (cuts
+   1..cut+1) of each input conversion and of the output conversion, for
+   every choice of the tensor concerned; then the minimum over s for every
+   joint choice of the op's tensors. */
+static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
+    const kt_graph *g = c->g;
+    const kt_op *op = &g->op[o];
+    kt__factor *fa = &c->factor[o];
+    kt_factors fp = kt__prefix_factors(&c->p->f, c->cut + 1);
+    int roles = op->ninputs + 1, ns = c->nstrat[o], r, s, j;
+    int split[KT_MAX_CUTS];
+    int64_t *cost = NULL, a;
+    kt_status st = KT_OK;
+    /* distinct tensors: inputs, then the output if new */
+    fa->nt = 0;
+    for (j = 0; j < op->ninputs; j++) fa->tensor[fa->nt++] = op->input[j];
+    if (kt__factor_slot(fa, op->output) < 0) fa->tensor[fa->nt++] = op->output;
+    fa->size = 1;
+    for (j = 0; j < fa->nt; j++) fa->size *= c->nchoice[fa->tensor[j]];
+    /* cost[(role * ns + s) * (KT_MAX_DIMS+1) + choice] */
+    cost = (int64_t *)kt__calloc((size_t)roles * ns * (KT_MAX_DIMS + 1),
+                                 sizeof(int64_t));
+    fa->cost = (double *)kt__calloc((size_t)fa->size, sizeof(double));
+    fa->best = (signed char *)kt__calloc((size_t)fa->size, 1);
+    if (!cost || !fa->cost || !fa->best) {
+        KT_FREE(cost);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for op %s",
+                        op->name);
+    }
+    memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
+    for (s = 0; s < ns && st == KT_OK; s++) {
+        kt_placement needed[KT_MAX_VARS], produced;
+        split[c->cut] = c->strat[o][s];
+        st = kt_op_placements(g, op, &fp, split, needed, &produced, err);
+        if (st != KT_OK) break;
+        for (r = 0; r < roles && st == KT_OK; r++) {
+            int x = r < op->ninputs ? op->input[r] : op->output, ch;
+            for (ch = 0; ch < c->nchoice[x] && st == KT_OK; ch++) {
+                kt_tiling t = kt__prefix_tiling(&c->p->tiling[x], c->cut + 1);
+                t.cut[c->cut] = c->choice[x][ch];
+                st = kt__tensor_conversion(
+                    g, x, &t, &fp, r < op->ninputs ? &needed[r] : &produced,
+                    r == op->ninputs,
+                    &cost[(r * ns + s) * (KT_MAX_DIMS + 1) + ch], err);
+            }
+        }
+        kt__free_op_placements(op, needed, &produced);
+    }
+    if (st != KT_OK) {
+        KT_FREE(cost);
+        return st;
+    }
+    for (a = 0; a < fa->size; a++) {
+        int pickc[KT_MAX_VARS + 1];
+        int64_t rest = a;
+        double best = -1;
+        for (j = 0; j < fa->nt; j++) {
+            pickc[j] = (int)(rest % c->nchoice[fa->tensor[j]]);
+            rest /= c->nchoice[fa->tensor[j]];
+        }
+        for (s = 0; s < ns; s++) {
+            int64_t total = 0;
+            for (r = 0; r < roles; r++) {
+                int x = r < op->ninputs ? op->input[r] : op->output;
+                total += cost[(r * ns + s) * (KT_MAX_DIMS + 1) +
+                              pickc[kt__factor_slot(fa, x)]];
+            }
+            if (best < 0 || (double)total < best) {
+                best = (double)total;
+                fa->best[a] = (signed char)s;
+            }
+        }
+        fa->cost[a] = best;
+    }
+    KT_FREE(cost);
+    return KT_OK;
+}
+
+static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
+                               int cut, kt_error *err) {
+    int o;
+    kt_status s;
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->p = p;
+    c->cut = cut;
+    c->nchoice = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    c->choice = (signed char(*)[KT_MAX_DIMS + 1])kt__calloc(
+        (size_t)g->ntensor + 1, KT_MAX_DIMS + 1);
+    c->nstrat = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    c->strat = (int(*)[KT_MAX_VARS + 1])kt__calloc(
+        (size_t)g->nop + 1, sizeof(int) * (KT_MAX_VARS + 1));
+    c->factor = (kt__factor *)kt__calloc((size_t)g->nop + 1,
+                                         sizeof(kt__factor));
+    c->pick = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    if (!c->nchoice || !c->choice || !c->nstrat || !c->strat || !c->factor ||
+        !c->pick) {
+        kt__cut_free(c);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    kt__cut_choices_of(c);
+    for (o = 0; o < g->nop; o++)
+        if ((s = kt__build_factor(c, o, err)) != KT_OK) {
+            kt__cut_free(c);
+            return s;
+        }
+    return KT_OK;
+}
+
+static int64_t kt__factor_index(const kt__cut *c, const kt__factor *fa) {
+    int64_t idx = 0, stride = 1;
+    int j;
+    for (j = 0; j < fa->nt; j++) {
+        idx += c->pick[fa->tensor[j]] * stride;
+        stride *= c->nchoice[fa->tensor[j]];
+    }
+    return idx;
+}
+
+/* Writes the picks of this cut into the plan: tensor tilings, and every
+   op's best strategy for its tensors' picks.  Returns the cut's prefix
+   cost. */
+static double kt__cut_apply(kt__cut *c) {
+    const kt_graph *g = c->g;
+    double total = 0;
+    int t, o;
+    for (t = 0; t < g->ntensor; t++)
+        c->p->tiling[t].cut[c->cut] = c->choice[t][c->pick[t]];
+    for (o = 0; o < g->nop; o++) {
+        int64_t a = kt__factor_index(c, &c->factor[o]);
+        c->p->split[o * KT_MAX_CUTS + c->cut] =
+            c->strat[o][(int)c->factor[o].best[a]];
+        total += c->factor[o].cost[a];
+    }
+    return total;
+}
+
+/* ----------------------------------------------------------- brute force */
+
+static kt_status kt__cut_bruteforce(kt__cut *c, int64_t limit, kt_error *err) {
+    const kt_graph *g = c->g;
+    int *best = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    double best_cost = -1, space = 1;
+    int t, o;
+    if (!best) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    for (t = 0; t < g->ntensor; t++) space *= c->nchoice[t];
+    if (space > (double)limit) {
+        KT_FREE(best);
+        return kt__fail(err, KT_ERR_LIMIT, 0, "brute force: %.0f tiling "
+                        "assignments at cut %d exceed the limit of %lld; use "
+                        "it on graphs of at most about 20 small tensors",
+                        space, c->cut + 1, (long long)limit);
+    }
+    memset(c->pick, 0, sizeof(int) * (size_t)g->ntensor);
+    for (;;) {
+        double total = 0;
+        for (o = 0; o < g->nop; o++)
+            total += c->factor[o].cost[kt__factor_index(c, &c->factor[o])];
+        if (best_cost < 0 || total < best_cost) {
+            best_cost = total;
+            memcpy(best, c->pick, sizeof(int) * (size_t)g->ntensor);
+        }
+        for (t = 0; t < g->ntensor; t++) {
+            if (++c->pick[t] < c->nchoice[t]) break;
+            c->pick[t] = 0;
+        }
+        if (t == g->ntensor) break;
+    }
+    memcpy(c->pick, best, sizeof(int) * (size_t)g->ntensor);
+    KT_FREE(best);
+    return KT_OK;
+}
+
+/* ------------------------------------------------------------- level DP */
+
+/* The order in which the DP visits operators (SOYBEAN 4.2 with Tofu 5.1's
+   coarsening): operators are coarsened into groups -- a forward operator
+   with the backward and update operators generated for it (kt_op.group) --
+   and the groups are ordered by BFS levels over the undirected graph in
+   which two groups are adjacent when they touch the same tensor or its
+   gradient.  Tensors shared by adjacent levels are the DP state. */
+static int kt__tensor_root(const kt_graph *g, int t) {
+    int guard = 0;
+    while (g->tensor[t].of >= 0 && guard++ < 8) t = g->tensor[t].of;
+    return t;
+}
+
+static kt_status kt__dp_order(const kt_graph *g, int *order, kt_error *err) {
+    int n = g->nop, i, j, head = 0, tail = 0, placed = 0;
+    int *grp = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *level = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *queue = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *troot_first = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    if (!grp || !level || !queue || !troot_first) {
+        KT_FREE(grp);
+        KT_FREE(level);
+        KT_FREE(queue);
+        KT_FREE(troot_first);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        grp[i] = g->op[i].group >= 0 ? g->op[i].group : i;
+        level[i] = -1;
+    }
+    /* BFS over groups; a group's level is that of its representative.
+       Adjacency is found by scanning ops (graphs are sparse and this runs
+       once per cut). */
+    for (i = 0; i < n; i++) {
+        int start = grp[i];
+        if (level[start] >= 0) continue;
+        level[start] = 0;
+        queue[tail++] = start;
+        while (head < tail) {
+            int gcur = queue[head++], a, b;
+            for (a = 0; a < n; a++) {
+                if (grp[a] != gcur) continue;
+                for (b = 0; b < n; b++) {
+                    int shared = 0, x, y;
+                    if (level[grp[b]] >= 0) continue;
+                    for (x = 0; x <= g->op[a].ninputs && !shared; x++) {
+                        int ta = x < g->op[a].ninputs ? g->op[a].input[x]
+                                                      : g->op[a].output;
+                        ta = kt__tensor_root(g, ta);
+                        for (y = 0; y <= g->op[b].ninputs && !shared; y++) {
+                            int tb = y < g->op[b].ninputs ? g->op[b].input[y]
+                                                          : g->op[b].output;
+                            shared = kt__tensor_root(g, tb) == ta;
+                        }
+                    }
+                    if (shared) {
+                        level[grp[b]] = level[gcur] + 1;
+                        queue[tail++] = grp[b];
+                    }
+                }
+            }
+        }
+    }
+    /* Stable order by (level of the group, group, op). */
+    for (i = 0; i < n; i++) order[i] = i;
+    for (i = 1; i < n; i++) {
+        int x = order[i];
+        for (j = i - 1; j >= 0; j--) {
+            int y = order[j];
+            int ly = level[grp[y]], lx = level[grp[x]];
+            if (ly < lx || (ly == lx && (grp[y] < grp[x] ||
+                                         (grp[y] == grp[x] && y < x))))
+                break;
+            order[j + 1] = y;
+        }
+        order[j + 1] = x;
+        placed++;
+    }
+    (void)placed;
+    KT_FREE(grp);
+    KT_FREE(level);
+    KT_FREE(queue);
+    KT_FREE(troot_first);
+    return KT_OK;
+}
+
+typedef struct kt__elim {
+    int var;
+    int nothers;
+    int *others;
+    unsigned char *argmin;
+} kt__elim;
+
+typedef struct kt__frontier {
+    int n;
+    int var[64];
+    int dom[64];
+    int64_t size;
+    double *table;
+} kt__frontier;
+
+static kt_status kt__frontier_add(kt__frontier *F, int var, int dom,
+                                  int64_t limit, const kt_graph *g,
+                                  kt_error *err) {
+    double *nt;
+    int v;
+    if (F->n == 64 || (double)F->size * dom > (double)limit) {
+        char names[200];
+        size_t len = 0;
+        int q;
+        for (q = 0; q < F->n && len < sizeof names - 40; q++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                    q ? " " : "", g->tensor[F->var[q]].name);
+        return kt__fail(err, KT_ERR_LIMIT, 0, "level DP: %d tensors (%s ...) "
+                        "are live at once and need more than %lld states; "
+                        "the graph is too wide for the DP", F->n + 1, names,
+                        (long long)limit);
+    }
+    nt = (double *)KT_MALLOC((size_t)(F->size * dom) * sizeof(double));
+    if (!nt) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+    for (v = 0; v < dom; v++)
+        memcpy(nt + v * F->size, F->table, (size_t)F->size * sizeof(double));
+    KT_FREE(F->table);
+    F->table = nt;
+    F->var[F->n] = var;
+    F->dom[F->n] = dom;
+    F->n++;
+    F->size *= dom;
+    return KT_OK;
+}
+
+static void kt__frontier_add_factor(kt__frontier *F, const kt__cut *c,
+                                    const kt__factor *fa) {
+    int64_t fstride[KT_MAX_VARS + 1], tstride[KT_MAX_VARS + 1], idx, s = 1;
+    int dom[KT_MAX_VARS + 1], j, q;
+    for (j = 0; j < fa->nt; j++) {
+        int64_t st = 1;
+        fstride[j] = s;
+        dom[j] = c->nchoice[fa->tensor[j]];
+        s *= dom[j];
+        for (q = 0; q < F->n && F->var[q] != fa->tensor[j]; q++)
+            st *= F->dom[q];
+        tstride[j] = st;
+    }
+    for (idx = 0; idx < F->size; idx++) {
+        int64_t fi = 0;
+        for (j = 0; j < fa->nt; j++)
+            fi += ((idx / tstride[j]) % dom[j]) * fstride[j];
+        F->table[idx] += fa->cost[fi];
+    }
+}
+
+static kt_status kt__frontier_eliminate(kt__frontier *F, int pos,
+                                        kt__elim *e, kt_error *err) {
+    int64_t stride = 1, n, newsize;
+    int dom = F->dom[pos], q, v;
+    double *nt;
+    for (q = 0; q < pos; q++) stride *= F->dom[q];
+    newsize = F->size / dom;
+    nt = (double *)KT_MALLOC((size_t)newsize * sizeof(double));
+    e->argmin = (unsigned char *)KT_MALLOC((size_t)newsize);
+    e->others = (int *)KT_MALLOC(sizeof(int) * (size_t)(F->n + 1));
+    if (!nt || !e->argmin || !e->others) {
+        KT_FREE(nt);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+    }
+    for (n = 0; n < newsize; n++) {
+        int64_t low = n % stride, high = n / stride;
+        int64_t base = low + high * stride * dom;
+        double best = F->table[base];
+        int arg = 0;
+        for (v = 1; v < dom; v++) {
+            double x = F->table[base + v * stride];
+            if (x < best) {
+                best = x;
+                arg = v;
+            }
+        }
+        nt[n] = best;
+        e->argmin[n] = (unsigned char)arg;
+    }
+    e->var = F->var[pos];
+    e->nothers = 0;
+    for (q = 0; q < F->n; q++)
+        if (q != pos) e->others[e->nothers++] = F->var[q];
+    for (q = pos; q + 1 < F->n; q++) {
+        F->var[q] = F->var[q + 1];
+        F->dom[q] = F->dom[q + 1];
+    }
+    F->n--;
+    F->size = newsize;
+    KT_FREE(F->table);
+    F->table = nt;
+    return KT_OK;
+}
+
+/* Variable elimination along the coarsened BFS order: a tensor joins the
+   state when its first operator is visited and is minimised out after its
+   last one, remembering the best choice for every state of the others
+   (the DP's g_l tables, SOYBEAN equations 4-5). */
+static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
+    const kt_graph *g = c->g;
+    int n = g->nop, i, j, t, ne = 0;
+    int *order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *last = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    int *in = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    kt__elim *el = (kt__elim *)kt__calloc((size_t)g->ntensor + 1,
+                                          sizeof(kt__elim));
+    kt__frontier F;
+    kt_status s = KT_OK;
+    memset(&F, 0, sizeof F);
+    F.size = 1;
+    F.table = (double *)kt__calloc(1, sizeof(double));
+    if (!order || !last || !in || !el || !F.table) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+        goto done;
+    }
+    if ((s = kt__dp_order(g, order, err)) != KT_OK) goto done;
+    for (t = 0; t < g->ntensor; t++) last[t] = -1;
+    for (i = 0; i < n; i++) {
+        const kt__factor *fa = &c->factor[order[i]];
+        for (j = 0; j < fa->nt; j++) last[fa->tensor[j]] = i;
+    }
+    for (i = 0; i < n && s == KT_OK; i++) {
+        const kt__factor *fa = &c->factor[order[i]];
+        for (j = 0; j < fa->nt && s == KT_OK; j++)
+            if (!in[fa->tensor[j]]) {
+                in[fa->tensor[j]] = 1;
+                s = kt__frontier_add(&F, fa->tensor[j],
+                                     c->nchoice[fa->tensor[j]], limit, g, err);
+            }
+        if (s != KT_OK) break;
+        kt__frontier_add_factor(&F, c, fa);
+        for (j = 0; j < fa->nt && s == KT_OK; j++) {
+            int q, x = fa->tensor[j];
+            if (last[x] != i) continue;
+            for (q = 0; q < F.n && F.var[q] != x; q++) {}
+            if (q < F.n) s = kt__frontier_eliminate(&F, q, &el[ne++], err);
+        }
+    }
+    if (s != KT_OK) goto done;
+    /* Walk the eliminations backwards: each one's argmin is indexed by the
+       choices of the tensors still live then, all decided later. */
+    for (t = 0; t < g->ntensor; t++) c->pick[t] = 0;
+    for (i = ne - 1; i >= 0; i--) {
+        int64_t idx = 0, stride = 1;
+        for (j = 0; j < el[i].nothers; j++) {
+            idx += c->pick[el[i].others[j]] * stride;
+            stride *= c->nchoice[el[i].others[j]];
+        }
+        c->pick[el[i].var] = el[i].argmin[idx];
+    }
+done:
+    for (i = 0; i < ne; i++) {
+        KT_FREE(el[i].argmin);
+        KT_FREE(el[i].others);
+    }
+    KT_FREE(el);
+    KT_FREE(order);
+    KT_FREE(last);
+    KT_FREE(in);
+    KT_FREE(F.table);
+    return s;
+}
+
+/* --------------------------------------------------------------- baselines */
+
+/* SOYBEAN 4.1: data parallelism splits every activation (and its gradient)
+   along the batch dimension 0 and replicates weights; model parallelism
+   splits weights by rows (dim 0), activations by columns (last dim) and
+   replicates the rest (activation gradients). */
+static int kt__is_weightlike(const kt_graph *g, int t) {
+    kt_tensor_kind k = g->tensor[kt__tensor_root(g, t)].kind;
+    return k == KT_WEIGHT || k == KT_OPTSTATE;
+}
+
+static kt_status kt__cut_baseline(kt__cut *c, kt_strategy which,
+                                  kt_error *err) {
+    const kt_graph *g = c->g;
+    int t, q;
+    for (t = 0; t < g->ntensor; t++) {
+        const kt_tensor *x = &g->tensor[t];
+        int want;
+        if (which == KT_STRATEGY_DATA)
+            want = kt__is_weightlike(g, t) ? KT_CUT_R : 0;
+        else if (kt__is_weightlike(g, t))
+            want = 0;
+        else if (x->kind == KT_GRADIENT)
+            want = KT_CUT_R;
+        else
+            want = x->rank - 1;
+        for (q = 0; q < c->nchoice[t] && c->choice[t][q] != want; q++) {}
+        if (q == c->nchoice[t])
+            return kt__fail(err, KT_ERR_SHAPE, 0, "%s parallelism: tensor "
+                            "%s: dim %d (%lld) cannot be split into %lld "
+                            "parts", which == KT_STRATEGY_DATA ? "data"
+                                                               : "model",
+                            x->name, want, (long long)x->shape[want],
+                            (long long)(kt__dim_parts(&c->p->tiling[t],
+                                                      &c->p->f, c->cut,
+                                                      want) *
+                                        c->p->f.k[c->cut]));
+        c->pick[t] = q;
+    }
+    return KT_OK;
+}
+
+/* ------------------------------------------------------ recursive k-cuts */
+
+static double kt__now(void);
+
+/* SOYBEAN Algorithm 1 / Tofu 5.2: one cut at a time, largest factor first,
+   each solved over the whole graph given the earlier cuts.  A cut's
+   factors price the plan truncated to cuts 1..i, so what the DP minimises
+   at cut i is exactly what that cut adds, uneven tiles included. */
+kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
+                         const kt_search_options *opt, kt_plan *p,
+                         kt_error *err) {
+    kt_search_options o;
+    double start = kt__now(), before = 0;
+    int i;
+    kt_status s;
+    memset(&o, 0, sizeof o);
+    if (opt) o = *opt;
+    if (o.bruteforce_limit <= 0) o.bruteforce_limit = INT64_C(1) << 22;
+    if (o.dp_state_limit <= 0) o.dp_state_limit = INT64_C(1) << 24;
+    if ((s = kt_plan_init(p, g, f, err)) != KT_OK) return s;
+    for (i = 0; i < f->count; i++) {
+        kt__cut c;
+        double total;
+        if ((s = kt__cut_setup(&c, g, p, i, err)) != KT_OK) break;
+        switch (o.strategy) {
+        case KT_STRATEGY_DP: s = kt__cut_dp(&c, o.dp_state_limit, err); break;
+        case KT_STRATEGY_BRUTEFORCE:
+            s = kt__cut_bruteforce(&c, o.bruteforce_limit, err);
+            break;
+        case KT_STRATEGY_DATA:
+        case KT_STRATEGY_MODEL: s = kt__cut_baseline(&c, o.strategy, err); break;
+        default: s = kt__fail(err, KT_ERR_INVALID, 0, "unknown strategy %d",
+                              (int)o.strategy);
+        }
+        if (s == KT_OK) {
+            total = kt__cut_apply(&c);
+            p->cut_bytes[i] = (int64_t)(total - before);
+            before = total;
+        }
+        kt__cut_free(&c);
+        if (s != KT_OK) break;
+    }
+    if (s != KT_OK) {
+        kt_plan_free(p);
+        return s;
+    }
+    p->total_bytes = (int64_t)before;
+    p->search_seconds = kt__now() - start;
+    kt__ok(err);
+    return KT_OK;
+}
+
+static double kt__now(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
 #endif /* KT_TILING_IMPLEMENTED */
 #endif /* KT_IMPLEMENTATION */

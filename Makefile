@@ -1,0 +1,136 @@
+# Makefile -- build, test, install ktile (GNU make).
+#
+#   make            build/ktile, build/examples/*, build/test/*, build/bench/*
+#   make test       everything that needs no GPU; ends with "N passed, M failed"
+#   make sanitize   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make valgrind   the tests under valgrind (leaks and memory errors fail)
+#   make demo       print a few conversion costs
+#   make bench      run the benchmarks
+#   make install    PREFIX=/usr/local: headers to $(PREFIX)/include/ktile/,
+#                   the ktile tool to $(PREFIX)/bin/
+#   make clean
+#
+# The repository root is never on the include path (no -I.): sched.h would
+# shadow the POSIX <sched.h> that <pthread.h> includes (DESIGN.md "Include
+# hazard").  Sources include the headers by relative path ("../tiling.h").
+
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
+
+CC      ?= cc
+# With CC=clang the C++ include test is built by the matching clang++.
+ifeq ($(origin CXX),default)
+  ifneq ($(findstring clang,$(CC)),)
+    CXX := $(subst clang,clang++,$(CC))
+  endif
+endif
+WARN     = -Wall -Wextra -Wpedantic -Werror
+CFLAGS   = -std=c99 $(WARN) -O2 -g
+CXXFLAGS = -std=c++11 $(WARN) -O2 -g
+LDLIBS   = -lm -lpthread
+SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=all
+SAN_CFLAGS   = -std=c99 $(WARN) -O1 -g $(SAN)
+SAN_CXXFLAGS = -std=c++11 $(WARN) -O1 -g $(SAN)
+VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect \
+           --error-exitcode=99 -q
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+# Headers in dependency order; those that exist are installed.
+HEADERS         := $(wildcard *.h)
+INSTALL_HEADERS := $(wildcard tiling.h sched.h swap.h backend_cpu.h backend_cuda.h)
+TEST_DEPS       := $(HEADERS) test/kt_test.h
+
+# New files are picked up by these wildcards.  GPU tests (test_cuda*) are
+# built and run by their own rules, not by `make test`.
+EXAMPLES     := $(filter-out examples/ktile.c,$(wildcard examples/*.c))
+TESTS_C      := $(filter-out test/test_cuda%,$(wildcard test/test_*.c))
+TESTS_CXX    := $(filter-out test/test_cuda%,$(wildcard test/test_*.cpp))
+TEST_SCRIPTS := $(filter-out test/test_cuda%,$(wildcard test/test_*.sh))
+BENCHES      := $(wildcard bench/*.c)
+
+KTILE        := build/ktile
+EXAMPLE_BINS := $(patsubst examples/%.c,build/examples/%,$(EXAMPLES))
+TEST_BINS    := $(patsubst test/%.c,build/test/%,$(TESTS_C)) \
+                $(patsubst test/%.cpp,build/test/%,$(TESTS_CXX))
+BENCH_BINS   := $(patsubst bench/%.c,build/bench/%,$(BENCHES))
+SAN_BINS     := $(patsubst build/test/%,build/sanitize/%,$(TEST_BINS))
+
+# Scripts under test/ find the programs and tools through these.
+MAKE_PROG := $(MAKE)
+TEST_ENV = KT_CC="$(CC)" KT_CXX="$(CXX)" KT_MAKE="$(MAKE_PROG)"
+RUNNER   = sh test/run.sh
+
+.PHONY: all test sanitize valgrind cxx-check demo bench install uninstall clean
+
+all: $(KTILE) $(EXAMPLE_BINS) $(TEST_BINS) $(BENCH_BINS)
+
+$(KTILE): examples/ktile.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+build/examples/%: examples/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+build/test/%: test/%.c $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+build/test/%: test/%.cpp $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(CXXFLAGS) -o $@ $< $(LDLIBS)
+
+build/bench/%: bench/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+build/sanitize/ktile: examples/ktile.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $< $(LDLIBS)
+
+build/sanitize/%: test/%.c $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) -o $@ $< $(LDLIBS)
+
+build/sanitize/%: test/%.cpp $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CXX) $(SAN_CXXFLAGS) -o $@ $< $(LDLIBS)
+
+test: all
+	@$(TEST_ENV) KTILE=$(KTILE) $(RUNNER) $(TEST_BINS) $(TEST_SCRIPTS)
+
+sanitize: $(SAN_BINS) build/sanitize/ktile
+	@$(TEST_ENV) KTILE=build/sanitize/ktile $(RUNNER) $(SAN_BINS) $(TEST_SCRIPTS)
+
+valgrind: all
+	@$(TEST_ENV) KTILE=$(KTILE) KT_WRAP="$(VALGRIND)" \
+	    $(RUNNER) $(TEST_BINS) $(TEST_SCRIPTS)
+
+# The headers compile as C++ (DESIGN.md "Conventions"); `make test` runs it.
+cxx-check: build/test/test_include_cpp
+	build/test/test_include_cpp
+
+demo: all
+	build/examples/conversion_table
+	$(KTILE) cost --shape 8x6 --factors 2,2 --from S0.S1 --to R.S0
+	$(KTILE) cost --shape 300x400 --devices 4 --from P.S0 --to R.R --json
+	$(KTILE) cost --shape 13x11x7x9 --devices 16 --from S0.S1.S2.S3 \
+	    --to S3.R.S1.S0 --json
+
+bench: $(BENCH_BINS)
+	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done
+
+install: $(KTILE)
+	install -d $(DESTDIR)$(PREFIX)/include/ktile $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(INSTALL_HEADERS) $(DESTDIR)$(PREFIX)/include/ktile/
+	install -m 755 $(KTILE) $(DESTDIR)$(PREFIX)/bin/ktile
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/include/ktile/,$(notdir $(INSTALL_HEADERS)))
+	-rmdir $(DESTDIR)$(PREFIX)/include/ktile
+	rm -f $(DESTDIR)$(PREFIX)/bin/ktile
+
+clean:
+	rm -rf build

@@ -1,0 +1,164 @@
+#!/bin/sh
+# test_cli.sh -- the `ktile cost` contract of DESIGN.md "The ktile command
+# line": exact JSON on stdout, nothing on stderr on success; "ktile: ..." on
+# stderr, nothing on stdout and exit status 2 on bad input.
+#
+# Environment: KTILE (default build/ktile), KT_WRAP (a command put in front
+# of every ktile run, e.g. valgrind).  Ends with "N passed, M failed".
+
+KTILE=${KTILE:-build/ktile}
+pass=0
+fail=0
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ktile-cli.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+out=$dir/out
+err=$dir/err
+
+run() {
+    # KT_WRAP is a command line: split it into words on purpose.
+    # shellcheck disable=SC2086
+    ${KT_WRAP:-} "$KTILE" "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: ktile $*"
+    echo "  exit status $rc; stdout:"
+    sed 's/^/    /' "$out"
+    echo "  stderr:"
+    sed 's/^/    /' "$err"
+}
+
+# expect_json 'EXACT STDOUT LINE' ARGS...
+expect_json() {
+    want=$1
+    shift
+    run "$@"
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] &&
+        printf '%s\n' "$want" | cmp -s - "$out"; then
+        ok
+    else
+        echo "expected exactly: $want"
+        bad "$@"
+    fi
+}
+
+# expect_text 'GREP PATTERN' ARGS...: exit 0, stdout matches, stderr empty
+expect_text() {
+    pattern=$1
+    shift
+    run "$@"
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && grep -q -- "$pattern" "$out"; then
+        ok
+    else
+        echo "expected output matching: $pattern"
+        bad "$@"
+    fi
+}
+
+# expect_bad ARGS...: exit 2, one "ktile: " line on stderr, empty stdout
+expect_bad() {
+    run "$@"
+    if [ "$rc" -eq 2 ] && [ ! -s "$out" ] &&
+        [ "$(wc -l <"$err")" -eq 1 ] && grep -q '^ktile: ..*' "$err"; then
+        ok
+    else
+        echo "expected exit status 2 and one 'ktile: ...' line on stderr"
+        bad "$@"
+    fi
+}
+
+if [ ! -x "$KTILE" ]; then
+    echo "FAIL: $KTILE is not built"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# P -> R of a 4x4 float32 over 2 devices is an all-reduce: 2(k-1)S, S = 64.
+expect_json '{"bytes": 128}' cost --shape 4x4 --factors 2 --from P --to R --json
+expect_json '{"bytes": 128}' cost --json --to=R --from=P --factors=2 --shape=4x4
+
+# 8x6 float32 on factors 2,2 (device d = (d/2, d%2)), S0.S1 -> R.S0.
+# S0.S1: device (a,b) holds rows [4a,4a+4) x cols [3b,3b+3), 12 elements.
+# R.S0:  device (a,b) needs rows [4b,4b+4) x all 6 cols, 24 elements.
+# Device 0 (0,0) has 12 of its 24 and lacks 12; device 3 (1,1) likewise;
+# devices 1 (0,1) and 2 (1,0) hold none of the rows they need: 24 each.
+# Total 12+24+24+12 = 72 elements = 288 bytes at 4 bytes each.
+expect_json '{"bytes": 288}' cost --shape 8x6 --factors 2,2 --from S0.S1 --to R.S0 --json
+expect_json '{"bytes": 576}' cost --shape 8x6 --factors 2,2 --from S0.S1 --to R.S0 --dtype-bytes 8 --json
+# --devices 4 without --factors: prime factors 2,2.
+expect_json '{"bytes": 288}' cost --shape 8x6 --devices 4 --from S0.S1 --to R.S0 --json
+expect_json '{"bytes": 288}' cost --shape 8x6 --devices 4 --factors 2,2 --from S0.S1 --to R.S0 --json
+# Back again is not free: R.S0 puts rows [4b,4b+4) on device (a,b), but
+# S0.S1 wants rows [4a,4a+4) there, so devices 1 (0,1) and 2 (1,0) each
+# lack a 4x3 block: 24 elements, 96 bytes.  R.S0 -> S1.S0 only keeps a
+# part of what each device holds (cols [3a,3a+3) of rows [4b,4b+4)): free.
+expect_json '{"bytes": 96}' cost --shape 8x6 --factors 2,2 --from R.S0 --to S0.S1 --json
+expect_json '{"bytes": 0}' cost --shape 8x6 --factors 2,2 --from R.S0 --to S1.S0 --json
+# Same grid, other devices (DESIGN.md "Tilings"): not free.  S0.S1 -> S1.S0
+# on 4x4 / 2,2: device (a,b) holds rows 2a.., cols 2b.. and needs rows 2b..,
+# cols 2a..: devices 0 and 3 keep theirs, 1 and 2 swap 4 elements: 8 x 4.
+expect_json '{"bytes": 32}' cost --shape 4x4 --factors 2,2 --from S0.S1 --to S1.S0 --json
+# Uneven: 5 elements over 2 devices, S0 -> R: device 0 holds 2 and lacks
+# 3, device 1 holds 3 and lacks 2: 5 elements, 1 byte each.
+expect_json '{"bytes": 5}' cost --shape 5 --factors 2 --from S0 --to R --dtype-bytes 1 --json
+# Sizes take K/M/G suffixes: 1Kx4 split over 2 -> R moves the whole tensor
+# once: 4096 elements of 4 bytes.
+expect_json '{"bytes": 16384}' cost --shape 1Kx4 --factors 2 --from S0 --to R --json
+# One device has no cuts; "-" is its tiling.
+expect_json '{"bytes": 0}' cost --shape 3x3 --devices 1 --from - --to - --json
+
+expect_text '288 bytes' cost --shape 8x6 --factors 2,2 --from S0.S1 --to R.S0
+expect_text '(0,1)' cost --shape 8x6 --factors 2,2 --from S0.S1 --to R.S0
+expect_text 'cost' help
+expect_text 'cost' --help
+expect_text '--shape' help cost
+expect_text '--shape' cost --help
+
+# Bad input: exit status 2 and a message.
+expect_bad
+expect_bad frobnicate
+expect_bad help frobnicate
+expect_bad cost --shape 4x4 --factors 2 --from P --to R --bogus
+expect_bad cost --shape 4x4 --factors 2 --from P --to R extra
+expect_bad cost --shape 4x4 --factors 2 --from P --to R --json=yes
+expect_bad cost --factors 2 --from P --to R
+expect_bad cost --shape 4x4 --factors 2 --from P
+expect_bad cost --shape 4x4 --factors 2 --to R
+expect_bad cost --shape 4x4 --from P --to R
+expect_bad cost --shape --factors 2 --from P --to R
+expect_bad cost --shape 4x --factors 2 --from P --to R
+expect_bad cost --shape 0x3 --factors 2 --from P --to R
+expect_bad cost --shape 4xa --factors 2 --from P --to R
+expect_bad cost --shape x4 --factors 2 --from P --to R
+expect_bad cost --shape 4X4 --factors 2 --from P --to R
+expect_bad cost --shape -4 --factors 2 --from P --to R
+expect_bad cost --shape 2x2x2x2x2x2x2x2x2 --factors 2 --from P --to R
+expect_bad cost --shape 99999999999999999999 --factors 2 --from P --to R
+expect_bad cost --shape 4x4 --factors 1 --from P --to R
+expect_bad cost --shape 4x4 --factors 2,1 --from P.R --to R.R
+expect_bad cost --shape 4x4 --factors 2,,2 --from P.R --to R.R
+expect_bad cost --shape 4x4 --factors 2,2 --from S0 --to R
+expect_bad cost --shape 4x4 --factors 2 --from S0.S1 --to R
+expect_bad cost --shape 4x4 --factors 2 --from S0 --to R.R
+expect_bad cost --shape 4x4 --factors 2 --from S2 --to R
+expect_bad cost --shape 4x4 --factors 2 --from S0 --to S2
+expect_bad cost --shape 1x4 --factors 2 --from S0 --to R
+expect_bad cost --shape 4x4 --factors 2,2 --from S0,S1 --to R.R
+expect_bad cost --shape 4x4 --factors 2 --from Q --to R
+expect_bad cost --shape 4x4 --factors 2,2 --from S0. --to R.R
+expect_bad cost --shape 4x4 --factors 2 --from s0 --to R
+expect_bad cost --shape 4x4 --factors 2 --from R --to P
+expect_bad cost --shape 4x4 --factors 2,2 --from S0.S1 --to R.P
+expect_bad cost --shape 4x4 --devices 6 --factors 2,2 --from S0.S1 --to R.R
+expect_bad cost --shape 4x4 --devices 0 --from S0 --to R
+expect_bad cost --shape 4x4 --devices x --from S0 --to R
+expect_bad cost --shape 4x4 --factors 2 --from P --to R --dtype-bytes 0
+expect_bad cost --shape 4x4 --factors 2 --from P --to R --dtype-bytes 9
+expect_bad cost --shape 4x4 --factors 2 --from P --to R --dtype-bytes 4K
+expect_bad cost --shape 4Gx4Gx4G --factors 2 --from P --to R
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
