@@ -412,7 +412,9 @@ typedef struct kt_plan {
     int *split;             /* nops * KT_MAX_CUTS, row per op              */
     int64_t total_bytes;    /* exact cost over all devices                 */
     int64_t cut_bytes[KT_MAX_CUTS]; /* what each cut adds (sums to total)  */
-    double search_seconds;
+    double search_seconds;  /* CPU seconds the search took                  */
+    double step_seconds;    /* modelled step time (kt_plan_step_seconds)    */
+    int64_t memory_bytes;   /* tensor bytes on the fullest device           */
 } kt_plan;
 
 typedef enum kt_strategy {
@@ -422,10 +424,30 @@ typedef enum kt_strategy {
     KT_STRATEGY_MODEL        /* model parallelism (SOYBEAN 4.1)            */
 } kt_strategy;
 
+typedef enum kt_objective {
+    KT_OBJECTIVE_BYTES = 0, /* bytes moved (the papers')                     */
+    KT_OBJECTIVE_TIME       /* seconds: bytes over link bandwidth + compute  */
+} kt_objective;
+
+/* What `time` is measured on: the bandwidth (bytes/s, per device and
+   direction) of each interconnect level, slowest first, and how many
+   groups each level joins; plus a roofline of one device.  SOYBEAN 5.1:
+   cut 1 goes on the slowest level. */
+typedef struct kt_machine {
+    int nlevels;
+    double level_bw[KT_MAX_CUTS];   /* bytes/s, slowest level first         */
+    int64_t level_fanout[KT_MAX_CUTS]; /* groups a level joins (0: any)     */
+    double peak_flops;              /* per device, flop/s                   */
+    double mem_bw;                  /* per device, bytes/s                  */
+} kt_machine;
+
 typedef struct kt_search_options {
     kt_strategy strategy;
-    int64_t bruteforce_limit; /* most assignments brute force tries; 0: 2^22 */
-    int64_t dp_state_limit;   /* largest DP table; 0: 2^24                  */
+    kt_objective objective;
+    const kt_machine *machine;  /* NULL: kt_machine_default()               */
+    int64_t memory_cap;         /* bytes per device for tensors; 0: none    */
+    int64_t bruteforce_limit;   /* most assignments brute force tries; 0: 2^22 */
+    int64_t dp_state_limit;     /* largest DP table; 0: 2^24                */
 } kt_search_options;
 
 kt_status kt_plan_init(kt_plan *p, const kt_graph *g, const kt_factors *f,
@@ -446,12 +468,61 @@ int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t);
 kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
                          const kt_search_options *opt, kt_plan *p,
                          kt_error *err);
+/* Per-device tensor memory of the plan: the sum over tensors of
+   kt_plan_tensor_bytes (a bound: the fullest device of each tensor). */
+int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p);
+/* Modelled step time: cut i's bytes spread over all devices at the
+   bandwidth of the level it maps to, plus every op's compute time on its
+   largest tile (max of flops/peak and bytes/mem_bw). */
+double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
+                            const kt_machine *m);
+/* A single-level machine of one H200-class GPU per device (450 GB/s links,
+   67 TFLOP/s fp32, 4.8 TB/s HBM). */
+kt_machine kt_machine_default(void);
+/* "flat:N:BW" or "nodes:MxG:INTRA_BW:INTER_BW" (BW in bytes/s with K, M,
+   G suffixes, powers of 1000, or bits/s with a trailing b: 400Gb). */
+kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err);
+/* The interconnect level cut i (0-based) is mapped to. */
+int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f, int cut);
+
 /* Writes op's strategy as variable names per cut ("i.j", "*" for a
    replicated cut); returns the length needed. */
 int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
                          char *buf, size_t cap);
 kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
                               const char *text, kt_error *err);
+
+/* ---------------------------------------------------- training graphs */
+
+typedef struct kt_autodiff_options {
+    double learning_rate;   /* 0: 0.01                                       */
+    int adam;               /* 1: Adam (two state tensors per weight)       */
+} kt_autodiff_options;
+
+/* Generates the backward pass of the loss tensor (kt_graph_loss, or `loss`)
+   and the in-place update of every weight, for the built-in forms:
+   product-sums with affine indices (matrix products, convolutions, with
+   strides), element-wise functions, broadcasts, max/min pooling and
+   opaque(softmax_xent, ...).  Gradients are KT_GRADIENT tensors named
+   d<name>; every generated op records the forward op it belongs to in
+   kt_op.group (Tofu 5.1 coarsening).  The loss gradient is an input. */
+kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
+                            kt_error *err);
+
+/* ---------------------------------------------------------------- model zoo */
+
+/* Builds a zoo model from a spec "name:key=value,...", e.g.
+   "mlp:layers=5,hidden=300,batch=400" (training graph unless infer=1). */
+kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err);
+/* The model file text of a spec (what kt_zoo_build parses before
+   autodiff); the caller frees it with KT_FREE. */
+kt_status kt_zoo_text(const char *spec, char **text, int *training,
+                      kt_error *err);
+/* Name, parameters with defaults, and a line of description of zoo model
+   i; NULL past the end. */
+const char *kt_zoo_name(int i);
+const char *kt_zoo_params(int i);
+const char *kt_zoo_about(int i);
 
 #ifdef __cplusplus
 }
@@ -3176,6 +3247,185 @@ kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
     return KT_OK;
 }
 
+/* ----------------------------------------------------- machine and time */
+
+kt_machine kt_machine_default(void) {
+    kt_machine m;
+    memset(&m, 0, sizeof m);
+    m.nlevels = 1;
+    m.level_bw[0] = 450e9;
+    m.level_fanout[0] = 0;
+    m.peak_flops = 67e12;
+    m.mem_bw = 4.8e12;
+    return m;
+}
+
+/* "300G" -> 3e11 bytes/s; "400Gb" -> 5e10 bytes/s (bits). */
+static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
+    char buf[64], *end;
+    double v, scale = 1;
+    if (len == 0 || len >= sizeof buf) return 0;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    v = strtod(buf, &end);
+    if (end == buf || v <= 0) return 0;
+    if (*end == 'K') { scale = 1e3; end++; }
+    else if (*end == 'M') { scale = 1e6; end++; }
+    else if (*end == 'G') { scale = 1e9; end++; }
+    else if (*end == 'T') { scale = 1e12; end++; }
+    if (*end == 'b') { scale /= 8; end++; }
+    else if (*end == 'B') end++;
+    if (*end) return 0;
+    *out = v * scale;
+    return 1;
+}
+
+kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
+    const char *f[5];
+    size_t flen[5];
+    int nf = 0;
+    const char *p = spec;
+    *m = kt_machine_default();
+    if (!spec || !*spec)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology: empty spec");
+    while (nf < 5) {
+        const char *q = strchr(p, ':');
+        f[nf] = p;
+        flen[nf] = q ? (size_t)(q - p) : strlen(p);
+        nf++;
+        if (!q) break;
+        p = q + 1;
+    }
+    if (nf == 3 && flen[0] == 4 && !strncmp(f[0], "flat", 4)) {
+        char *end;
+        long n = strtol(f[1], &end, 10);
+        if (end != f[1] + flen[1] || n < 1)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': device "
+                            "count must be a positive integer", spec);
+        if (!kt__parse_bandwidth(f[2], flen[2], &m->level_bw[0]))
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
+                            "bandwidth '%.*s' (e.g. 300G, 400Gb)", spec,
+                            (int)flen[2], f[2]);
+        m->nlevels = 1;
+        m->level_fanout[0] = n;
+    } else if (nf == 4 && flen[0] == 5 && !strncmp(f[0], "nodes", 5)) {
+        char *end;
+        long nodes = strtol(f[1], &end, 10), gpus;
+        if (end == f[1] || *end != 'x' || nodes < 1)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "
+                            "nodes:MxG:INTRA_BW:INTER_BW", spec);
+        gpus = strtol(end + 1, &end, 10);
+        if (end != f[1] + flen[1] || gpus < 1)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "
+                            "MxG such as 4x8", spec);
+        m->nlevels = 2;
+        m->level_fanout[0] = nodes;
+        m->level_fanout[1] = gpus;
+        if (!kt__parse_bandwidth(f[3], flen[3], &m->level_bw[0]) ||
+            !kt__parse_bandwidth(f[2], flen[2], &m->level_bw[1]))
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
+                            "bandwidth (e.g. 450G, 400Gb)", spec);
+    } else {
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "
+                        "flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW", spec);
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+/* SOYBEAN 5.1: cuts are laid on the levels in order, slowest first; a cut
+   belongs to the first level that still has groups to divide. */
+int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f,
+                            int cut) {
+    int level = 0, i;
+    int64_t used = 1;
+    for (i = 0; i <= cut && i < f->count; i++) {
+        while (level + 1 < m->nlevels && m->level_fanout[level] > 0 &&
+               used >= m->level_fanout[level]) {
+            level++;
+            used = 1;
+        }
+        used *= f->k[i];
+    }
+    return level;
+}
+
+/* Multiply-adds (or element operations) of op on the largest device tile
+   and the bytes it touches there. */
+static void kt__op_work(const kt_graph *g, int o, const kt_factors *f,
+                        const int *split, double *flops, double *bytes) {
+    const kt_op *op = &g->op[o];
+    int64_t ndev = kt_factors_devices(f), dev;
+    *flops = *bytes = 0;
+    for (dev = 0; dev < ndev; dev++) {
+        kt_range box[KT_MAX_VARS];
+        int coords[KT_MAX_CUTS], i, v, j;
+        double points = 1, touched = 0;
+        kt_device_coords(f, dev, coords);
+        kt_op_var_box(op, box);
+        for (i = 0; i < f->count; i++) {
+            v = split[i];
+            if (v >= 0) box[v] = kt_split_range(box[v], f->k[i], coords[i]);
+        }
+        for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
+        for (j = 0; j < op->ninputs; j++) {
+            kt_box r;
+            int empty, d;
+            double vol = g->tensor[op->input[j]].elem_bytes;
+            kt_op_input_box(g, op, j, box, &r, &empty);
+            if (empty) continue;
+            for (d = 0; d < g->tensor[op->input[j]].rank; d++)
+                vol *= (double)(r.r[d].hi - r.r[d].lo);
+            touched += vol;
+        }
+        {
+            kt_box r;
+            int d;
+            double vol = g->tensor[op->output].elem_bytes;
+            kt_op_output_box(op, box, &r);
+            for (d = 0; d < op->out_rank; d++)
+                vol *= (double)(r.r[d].hi - r.r[d].lo);
+            touched += vol;
+        }
+        /* a product-sum does a multiply and an add per point */
+        points *= op->reducer != KT_REDUCE_NONE ? 2 : 1;
+        if (points > *flops) *flops = points;
+        if (touched > *bytes) *bytes = touched;
+    }
+}
+
+/* Roofline: the slower of compute and memory traffic on the largest
+   tile. */
+static double kt__op_seconds(const kt_graph *g, int o, const kt_factors *f,
+                             const int *split, const kt_machine *m) {
+    double flops, bytes, a, b;
+    kt__op_work(g, o, f, split, &flops, &bytes);
+    a = flops / m->peak_flops;
+    b = bytes / m->mem_bw;
+    return a > b ? a : b;
+}
+
+double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
+                            const kt_machine *m) {
+    kt_machine def = kt_machine_default();
+    double t = 0, ndev = (double)kt_factors_devices(&p->f);
+    int i, o;
+    if (!m) m = &def;
+    for (i = 0; i < p->f.count; i++)
+        t += (double)p->cut_bytes[i] /
+             (ndev * m->level_bw[kt_machine_level_of_cut(m, &p->f, i)]);
+    for (o = 0; o < g->nop; o++)
+        t += kt__op_seconds(g, o, &p->f, &p->split[o * KT_MAX_CUTS], m);
+    return t;
+}
+
+int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p) {
+    int64_t total = 0;
+    int t;
+    for (t = 0; t < g->ntensor; t++) total += kt_plan_tensor_bytes(g, p, t);
+    return total;
+}
+
 /* ------------------------------------------------- one cut: the factor graph */
 
 /* At one cut every tensor picks S<d> or R and every operator a variable to
@@ -3200,6 +3450,9 @@ typedef struct kt__cut {
     int (*strat)[KT_MAX_VARS + 1];           /* per op: variables          */
     kt__factor *factor;                      /* per op                     */
     int *pick;                               /* per tensor: chosen index   */
+    double byte_weight;   /* objective units per byte moved at this cut    */
+    const kt_machine *machine; /* with time: op compute at the last cut    */
+    double lambda;        /* memory penalty per byte of tensor per device  */
 } kt__cut;
 
 static void kt__cut_free(kt__cut *c) {
@@ -3283,6 +3536,7 @@ static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
     kt_factors fp = kt__prefix_factors(&c->p->f, c->cut + 1);
     int roles = op->ninputs + 1, ns = c->nstrat[o], r, s, j;
     int split[KT_MAX_CUTS];
+    double compute[KT_MAX_VARS + 1];
     int64_t *cost = NULL, a;
     kt_status st = KT_OK;
     /* distinct tensors: inputs, then the output if new */
@@ -3305,6 +3559,9 @@ static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
     for (s = 0; s < ns && st == KT_OK; s++) {
         kt_placement needed[KT_MAX_VARS], produced;
         split[c->cut] = c->strat[o][s];
+        compute[s] = 0;
+        if (c->machine && c->cut + 1 == c->p->f.count)
+            compute[s] = kt__op_seconds(g, o, &c->p->f, split, c->machine);
         st = kt_op_placements(g, op, &fp, split, needed, &produced, err);
         if (st != KT_OK) break;
         for (r = 0; r < roles && st == KT_OK; r++) {
@@ -3334,13 +3591,15 @@ static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
         }
         for (s = 0; s < ns; s++) {
             int64_t total = 0;
+            double value;
             for (r = 0; r < roles; r++) {
                 int x = r < op->ninputs ? op->input[r] : op->output;
                 total += cost[(r * ns + s) * (KT_MAX_DIMS + 1) +
                               pickc[kt__factor_slot(fa, x)]];
             }
-            if (best < 0 || (double)total < best) {
-                best = (double)total;
+            value = (double)total * c->byte_weight + compute[s];
+            if (best < 0 || value < best) {
+                best = value;
                 fa->best[a] = (signed char)s;
             }
         }
@@ -3350,14 +3609,61 @@ static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
     return KT_OK;
 }
 
+/* Bytes tensor t would occupy on its fullest device with `code` at this
+   cut (the later cuts not yet known). */
+static double kt__tile_bytes(const kt__cut *c, int t, int code) {
+    const kt_tensor *x = &c->g->tensor[t];
+    double bytes = x->elem_bytes;
+    int d;
+    for (d = 0; d < x->rank; d++) {
+        int64_t parts = kt__dim_parts(&c->p->tiling[t], &c->p->f, c->cut, d);
+        if (code == d) parts *= c->p->f.k[c->cut];
+        bytes *= (double)((x->shape[d] + parts - 1) / parts);
+    }
+    return bytes;
+}
+
+/* A memory cap is met by a Lagrangian penalty: every tensor's tile bytes
+   times lambda join the factor of the first op that touches it. */
+static void kt__add_memory_penalty(kt__cut *c) {
+    const kt_graph *g = c->g;
+    int t, o, j;
+    for (t = 0; t < g->ntensor; t++) {
+        for (o = 0; o < g->nop; o++)
+            if (kt__factor_slot(&c->factor[o], t) >= 0) break;
+        if (o == g->nop) continue;
+        {
+            kt__factor *fa = &c->factor[o];
+            int slot = kt__factor_slot(fa, t);
+            int64_t a, stride = 1;
+            for (j = 0; j < slot; j++) stride *= c->nchoice[fa->tensor[j]];
+            for (a = 0; a < fa->size; a++) {
+                int ch = (int)((a / stride) % c->nchoice[t]);
+                fa->cost[a] += c->lambda * kt__tile_bytes(c, t, c->choice[t][ch]);
+            }
+        }
+    }
+}
+
 static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
-                               int cut, kt_error *err) {
+                               int cut, const kt_search_options *opt,
+                               double lambda, kt_error *err) {
     int o;
     kt_status s;
     memset(c, 0, sizeof *c);
     c->g = g;
     c->p = p;
     c->cut = cut;
+    c->lambda = lambda;
+    c->byte_weight = 1;
+    if (opt->objective == KT_OBJECTIVE_TIME) {
+        /* bytes of this cut cross its level's links, all devices at once */
+        c->machine = opt->machine;
+        c->byte_weight =
+            1.0 / ((double)kt_factors_devices(&p->f) *
+                   opt->machine->level_bw[kt_machine_level_of_cut(
+                       opt->machine, &p->f, cut)]);
+    }
     c->nchoice = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
     c->choice = (signed char(*)[KT_MAX_DIMS + 1])kt__calloc(
         (size_t)g->ntensor + 1, KT_MAX_DIMS + 1);
@@ -3378,6 +3684,7 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
             kt__cut_free(c);
             return s;
         }
+    if (lambda > 0) kt__add_memory_penalty(c);
     return KT_OK;
 }
 
@@ -3761,31 +4068,29 @@ static double kt__now(void);
    each solved over the whole graph given the earlier cuts.  A cut's
    factors price the plan truncated to cuts 1..i, so what the DP minimises
    at cut i is exactly what that cut adds, uneven tiles included. */
-kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
-                         const kt_search_options *opt, kt_plan *p,
-                         kt_error *err) {
-    kt_search_options o;
-    double start = kt__now(), before = 0;
+static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
+                                 const kt_search_options *o, double lambda,
+                                 kt_plan *p, kt_error *err) {
+    double before = 0;
     int i;
     kt_status s;
-    memset(&o, 0, sizeof o);
-    if (opt) o = *opt;
-    if (o.bruteforce_limit <= 0) o.bruteforce_limit = INT64_C(1) << 22;
-    if (o.dp_state_limit <= 0) o.dp_state_limit = INT64_C(1) << 24;
     if ((s = kt_plan_init(p, g, f, err)) != KT_OK) return s;
     for (i = 0; i < f->count; i++) {
         kt__cut c;
         double total;
-        if ((s = kt__cut_setup(&c, g, p, i, err)) != KT_OK) break;
-        switch (o.strategy) {
-        case KT_STRATEGY_DP: s = kt__cut_dp(&c, o.dp_state_limit, err); break;
+        if ((s = kt__cut_setup(&c, g, p, i, o, lambda, err)) != KT_OK) break;
+        switch (o->strategy) {
+        case KT_STRATEGY_DP: s = kt__cut_dp(&c, o->dp_state_limit, err); break;
         case KT_STRATEGY_BRUTEFORCE:
-            s = kt__cut_bruteforce(&c, o.bruteforce_limit, err);
+            s = kt__cut_bruteforce(&c, o->bruteforce_limit, err);
             break;
         case KT_STRATEGY_DATA:
-        case KT_STRATEGY_MODEL: s = kt__cut_baseline(&c, o.strategy, err); break;
-        default: s = kt__fail(err, KT_ERR_INVALID, 0, "unknown strategy %d",
-                              (int)o.strategy);
+        case KT_STRATEGY_MODEL:
+            s = kt__cut_baseline(&c, o->strategy, err);
+            break;
+        default:
+            s = kt__fail(err, KT_ERR_INVALID, 0, "unknown strategy %d",
+                         (int)o->strategy);
         }
         if (s == KT_OK) {
             total = kt__cut_apply(&c);
@@ -3800,12 +4105,104 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
         return s;
     }
     p->total_bytes = (int64_t)before;
+    /* With a penalty or the time objective the DP's totals are not bytes:
+       price the plan exactly. */
+    if (lambda > 0 || o->objective == KT_OBJECTIVE_TIME)
+        s = kt_plan_eval(g, p, err);
+    if (s != KT_OK) {
+        kt_plan_free(p);
+        return s;
+    }
+    p->memory_bytes = kt_plan_memory(g, p);
+    p->step_seconds = kt_plan_step_seconds(g, p, o->machine);
+    return KT_OK;
+}
+
+kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
+                         const kt_search_options *opt, kt_plan *p,
+                         kt_error *err) {
+    kt_search_options o;
+    kt_machine def = kt_machine_default();
+    double start = kt__now();
+    kt_status s;
+    memset(&o, 0, sizeof o);
+    if (opt) o = *opt;
+    if (!o.machine) o.machine = &def;
+    if (o.bruteforce_limit <= 0) o.bruteforce_limit = INT64_C(1) << 22;
+    if (o.dp_state_limit <= 0) o.dp_state_limit = INT64_C(1) << 24;
+    memset(p, 0, sizeof *p);
+    if ((s = kt__search_once(g, f, &o, 0, p, err)) != KT_OK) return s;
+    if (o.memory_cap > 0 && p->memory_bytes > o.memory_cap) {
+        /* Memory cap: a Lagrangian penalty on tensor bytes per device.
+           Raise it until a plan fits, then bisect towards the smallest
+           penalty that fits and keep the cheapest fitting plan (the best
+           of this family, not a proven constrained optimum). */
+        double lo = 0, hi = 1e-9;
+        int64_t smallest = p->memory_bytes;
+        int fits = 0, step;
+        for (step = 0; step < 80 && !fits; step++, hi *= 4) {
+            kt_plan q;
+            if ((s = kt__search_once(g, f, &o, hi, &q, err)) != KT_OK) break;
+            if (q.memory_bytes < smallest) smallest = q.memory_bytes;
+            fits = q.memory_bytes <= o.memory_cap;
+            if (fits) {
+                kt_plan_free(p);
+                *p = q;
+                break;
+            }
+            kt_plan_free(&q);
+            lo = hi;
+        }
+        for (step = 0; fits && s == KT_OK && step < 16; step++) {
+            double mid = (lo + hi) / 2;
+            kt_plan q;
+            if ((s = kt__search_once(g, f, &o, mid, &q, err)) != KT_OK) break;
+            if (q.memory_bytes <= o.memory_cap) {
+                hi = mid;
+                if (q.total_bytes < p->total_bytes) {
+                    kt_plan_free(p);
+                    *p = q;
+                    continue;
+                }
+            } else {
+                lo = mid;
+            }
+            kt_plan_free(&q);
+        }
+        if (s == KT_OK && !fits)
+            s = kt__fail(err, KT_ERR_SHAPE, 0, "no plan fits in %lld bytes "
+                         "per device: the smallest found needs %lld",
+                         (long long)o.memory_cap, (long long)smallest);
+        if (s != KT_OK) {
+            kt_plan_free(p);
+            return s;
+        }
+    }
     p->search_seconds = kt__now() - start;
     kt__ok(err);
     return KT_OK;
 }
 
 static double kt__now(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+/* ---- placeholders replaced below in this session ---- */
+kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
+                            kt_error *err) {
+    (void)g; (void)opt;
+    return kt__fail(err, KT_ERR_INVALID, 0, "autodiff: not yet built");
+}
+kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err) {
+    (void)spec; *out = NULL;
+    return kt__fail(err, KT_ERR_INVALID, 0, "zoo: not yet built");
+}
+kt_status kt_zoo_text(const char *spec, char **text, int *training,
+                      kt_error *err) {
+    (void)spec; *text = NULL; *training = 0;
+    return kt__fail(err, KT_ERR_INVALID, 0, "zoo: not yet built");
+}
+const char *kt_zoo_name(int i) { (void)i; return NULL; }
+const char *kt_zoo_params(int i) { (void)i; return NULL; }
+const char *kt_zoo_about(int i) { (void)i; return NULL; }
 
 #endif /* KT_TILING_IMPLEMENTED */
 #endif /* KT_IMPLEMENTATION */
