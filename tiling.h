@@ -4346,18 +4346,6 @@ static void kt__expr_print(kt__str *b, const kt__dctx *x, int node) {
     }
 }
 
-static int kt__expr_uses(const kt_op *op, int node, int wrt) {
-    const kt_expr *e = &op->expr[node];
-    switch (e->kind) {
-    case KT_EXPR_CONST: return 0;
-    case KT_EXPR_ACCESS: return e->index == wrt;
-    case KT_EXPR_UNARY: return kt__expr_uses(op, e->a, wrt);
-    case KT_EXPR_BINARY:
-        return kt__expr_uses(op, e->a, wrt) || kt__expr_uses(op, e->b, wrt);
-    }
-    return 0;
-}
-
 /* Derivative text with the constants 0 and 1 folded away: returns
    KT__D_ZERO, KT__D_ONE or KT__D_TEXT (text appended to b). */
 enum { KT__D_ZERO = 0, KT__D_ONE, KT__D_TEXT };

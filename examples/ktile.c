@@ -4,6 +4,13 @@
        ktile help [COMMAND]        ktile --help        ktile COMMAND --help
        ktile cost --shape 8x6 --factors 2,2 --from S0.S1 --to R.S0
                   [--devices N] [--dtype-bytes 4] [--json]
+       ktile zoo [--print SPEC] [--json]
+       ktile plan (--model SPEC | --model-file F) --devices N [--factors a,b]
+                  [--strategy NAME] [--objective bytes|time] [--topology SPEC]
+                  [--memory-cap SIZE] [--svg FILE] [--json]
+       ktile eval (--model SPEC | --model-file F) --plan PLAN.json
+                  [--devices N] [--factors a,b] [--objective bytes|time]
+                  [--topology SPEC] [--svg FILE] [--json]
 
    With --json a command prints exactly one JSON object on stdout.  Errors
    go to stderr as "ktile: <message>"; the exit status is 2 for bad input
@@ -12,8 +19,11 @@
    A subcommand is a function `int cmd_NAME(int argc, char **argv)` (argv[0]
    is the command name) that returns the exit status, plus one row in
    `commands` below.  The helpers in "options" and "values" (option
-   parsing, shapes, sizes with K/M/G suffixes, factors/devices) are shared
-   by all of them. */
+   parsing, shapes, sizes with K/M/G suffixes, factors/devices), "models"
+   (--model/--model-file) and "plan reports" (the JSON and text every
+   plan-shaped result prints) are shared by all of them. */
+#include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
