@@ -446,6 +446,7 @@ typedef struct kt_search_options {
     kt_objective objective;
     const kt_machine *machine;  /* NULL: kt_machine_default()               */
     int64_t memory_cap;         /* bytes per device for tensors; 0: none    */
+    int coalesce;               /* 1: tie element-wise operands (Tofu 5.1) */
     int64_t bruteforce_limit;   /* most assignments brute force tries; 0: 2^22 */
     int64_t dp_state_limit;     /* largest DP table; 0: 2^24                */
 } kt_search_options;
@@ -538,6 +539,7 @@ const char *kt_zoo_about(int i);
 
 #include <ctype.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -3216,6 +3218,10 @@ kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
     const kt_op *o = &g->op[op];
     const char *q = text;
     int i;
+    if (p->f.count == 0 && strcmp(text, "-") == 0) {
+        kt__ok(err);
+        return KT_OK;
+    }
     for (i = 0; i < p->f.count; i++) {
         char name[KT_NAME_MAX];
         size_t n = 0;
@@ -3234,7 +3240,7 @@ kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
                             text, name);
         p->split[op * KT_MAX_CUTS + i] = v;
         q += n;
-        if (*q == '.') q++;
+        if (*q == '.' && i + 1 < p->f.count) q++;
         else if (i + 1 < p->f.count)
             return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' "
                             "has %d cuts, the plan %d", o->name, text, i + 1,
@@ -3244,6 +3250,7 @@ kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
         return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' has "
                         "more cuts than the plan's %d", o->name, text,
                         p->f.count);
+    kt__ok(err);
     return KT_OK;
 }
 
@@ -3426,30 +3433,172 @@ int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p) {
     return total;
 }
 
+static int kt__tensor_root(const kt_graph *g, int t) {
+    int guard = 0;
+    while (g->tensor[t].of >= 0 && guard++ < 8) t = g->tensor[t].of;
+    return t;
+}
+
 /* ------------------------------------------------- one cut: the factor graph */
+
+/* Tofu 5.1 coalescing of unrolled time steps: tensors named NAME_t<k> are
+   one tensor over the steps and share a tiling; the partial gradients
+   d<X>__k that such steps produce are one tensor too; operators whose
+   outputs are tied share a strategy ("one strategy for all steps").
+   kt__tie_key writes the class name of tensor t. */
+/* Removes every "_t<digits>" that ends the name or precedes "__". */
+static void kt__strip_step(char *name) {
+    char *p = name;
+    while ((p = strstr(p, "_t")) != NULL) {
+        char *q = p + 2;
+        while (isdigit((unsigned char)*q)) q++;
+        if (q > p + 2 && (*q == '\0' || (q[0] == '_' && q[1] == '_')))
+            memmove(p, q, strlen(q) + 1);
+        else
+            p += 2;
+    }
+}
+
+static void kt__tie_key(const kt_graph *g, int t, char *key, size_t cap) {
+    const kt_tensor *x = &g->tensor[t];
+    const char *parts = strstr(x->name, "__");
+    char base[KT_NAME_MAX];
+    snprintf(base, sizeof base, "%s", x->name);
+    if (parts && x->kind == KT_GRADIENT && x->producer >= 0) {
+        /* the partial gradients of one tensor (summed by the chain rule)
+           are one class: Tofu 5.1 groups them with the tensor */
+        base[parts - x->name] = '\0';
+        kt__strip_step(base);
+        snprintf(key, cap, "%s__", base);
+        return;
+    }
+    kt__strip_step(base);
+    snprintf(key, cap, "%s", base);
+}
+
+static int kt__same_tensor_shape(const kt_tensor *a, const kt_tensor *b) {
+    int d;
+    if (a->rank != b->rank || a->elem_bytes != b->elem_bytes) return 0;
+    for (d = 0; d < a->rank; d++)
+        if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+
+static int kt__same_op_shape(const kt_op *a, const kt_op *b) {
+    int v;
+    if (a->nvars != b->nvars || a->in_place != b->in_place ||
+        a->reducer != b->reducer)
+        return 0;
+    for (v = 0; v < a->nvars; v++)
+        if (a->var[v].extent != b->var[v].extent ||
+            a->var[v].splittable != b->var[v].splittable ||
+            a->var[v].reduction != b->var[v].reduction)
+            return 0;
+    return 1;
+}
+
+/* An element-wise operand: read with exactly the output's index list. */
+static int kt__elementwise_operand(const kt_graph *g, const kt_op *op,
+                                   const kt_access *ac) {
+    const kt_tensor *x = &g->tensor[ac->tensor];
+    int d, v;
+    if (x->rank != op->out_rank || ac->padded) return 0;
+    for (d = 0; d < x->rank; d++) {
+        const kt_sym_interval *si = &ac->dim[d];
+        if (ac->whole[d] || si->divisor != 1 || si->lower.c != 0 ||
+            x->shape[d] != op->var[d].extent)
+            return 0;
+        for (v = 0; v < op->nvars; v++)
+            if (kt__sym_coef(si, v) != (v == d ? 1 : 0)) return 0;
+    }
+    return 1;
+}
+
+static int kt__find(int *parent, int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+}
+
+/* The smaller index represents a class, so classes are deterministic. */
+static void kt__union(int *parent, int a, int b) {
+    a = kt__find(parent, a);
+    b = kt__find(parent, b);
+    if (a < b) parent[b] = a;
+    else if (b < a) parent[a] = b;
+}
+
+/* tcls[t]: representative of t's class; ocls[o] likewise for ops.  With
+   coalesce, an element-wise operator's output and its element-wise
+   operands are one class too (Tofu 5.1: consecutive element-wise
+   operators, optimizer updates, a tensor with its gradient and state). */
+static kt_status kt__tie_classes(const kt_graph *g, int coalesce, int *tcls,
+                                 int *ocls, kt_error *err) {
+    char (*key)[2 * KT_NAME_MAX + 4] = (char(*)[2 * KT_NAME_MAX + 4])kt__calloc(
+        (size_t)g->ntensor + 1, 2 * KT_NAME_MAX + 4);
+    int t, u, o, q, a;
+    if (!key) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    for (t = 0; t < g->ntensor; t++) {
+        kt__tie_key(g, t, key[t], sizeof key[t]);
+        tcls[t] = t;
+        for (u = 0; u < t; u++)
+            if (strcmp(key[u], key[t]) == 0 &&
+                kt__same_tensor_shape(&g->tensor[u], &g->tensor[t]) &&
+                g->tensor[u].kind == g->tensor[t].kind) {
+                kt__union(tcls, u, t);
+                break;
+            }
+    }
+    for (o = 0; coalesce && o < g->nop; o++) {
+        const kt_op *op = &g->op[o];
+        if (op->reducer != KT_REDUCE_NONE || op->opaque[0]) continue;
+        for (a = 0; a < op->naccess; a++)
+            if (kt__elementwise_operand(g, op, &op->access[a]))
+                kt__union(tcls, op->access[a].tensor, op->output);
+    }
+    for (t = 0; t < g->ntensor; t++) tcls[t] = kt__find(tcls, t);
+    /* Ops are tied only as steps of one unrolled computation: their outputs
+       have the same name up to the step suffix. */
+    for (t = 0; t < g->ntensor; t++) {
+        snprintf(key[t], sizeof key[t], "%s", g->tensor[t].name);
+        kt__strip_step(key[t]);
+    }
+    for (o = 0; o < g->nop; o++) {
+        ocls[o] = o;
+        for (q = 0; q < o; q++)
+            if (ocls[q] == q && g->op[q].output != g->op[o].output &&
+                strcmp(key[g->op[q].output], key[g->op[o].output]) == 0 &&
+                kt__same_op_shape(&g->op[q], &g->op[o])) {
+                ocls[o] = q;
+                break;
+            }
+    }
+    KT_FREE(key);
+    return KT_OK;
+}
 
 /* At one cut every tensor picks S<d> or R and every operator a variable to
    split.  An operator's cost depends only on its own tensors' picks, so
    minimising over its strategies turns it into a factor over those
    tensors; the level DP and brute force then search tensor picks only. */
 typedef struct kt__factor {
-    int nt;                      /* distinct tensors the op touches      */
-    int tensor[KT_MAX_VARS + 1];
-    int64_t size;                /* product of their choice counts       */
-    double *cost;                /* min over strategies, per assignment  */
-    signed char *best;           /* index into the op's strategies       */
+    int nt;                      /* distinct tensor classes it touches    */
+    int tensor[64];
+    int64_t size;                /* product of their choice counts        */
+    double *cost;                /* min over strategies, per assignment   */
+    signed char *best;           /* index into the op's strategies        */
 } kt__factor;
 
 typedef struct kt__cut {
     const kt_graph *g;
     kt_plan *p;
     int cut;                                 /* 0-based                    */
+    const int *tcls, *ocls;                  /* tie classes                */
     int *nchoice;                            /* per tensor                 */
     signed char (*choice)[KT_MAX_DIMS + 1];  /* per tensor: cut codes      */
     int *nstrat;                             /* per op                     */
     int (*strat)[KT_MAX_VARS + 1];           /* per op: variables          */
-    kt__factor *factor;                      /* per op                     */
-    int *pick;                               /* per tensor: chosen index   */
+    kt__factor *factor;                      /* per op class (its rep)     */
+    int *pick;                               /* per tensor class           */
     double byte_weight;   /* objective units per byte moved at this cut    */
     const kt_machine *machine; /* with time: op compute at the last cut    */
     double lambda;        /* memory penalty per byte of tensor per device  */
@@ -3525,64 +3674,91 @@ static int kt__factor_slot(const kt__factor *fa, int tensor) {
     return -1;
 }
 
-/* Builds op o's factor: for every strategy s, the prefix cost (cuts
-   1..cut+1) of each input conversion and of the output conversion, for
-   every choice of the tensor concerned; then the minimum over s for every
-   joint choice of the op's tensors. */
-static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
+/* Adds one member op's prefix costs (cuts 1..cut+1) to its class factor's
+   separable table: cost[(slot*ns + s)*(KT_MAX_DIMS+1) + choice]. */
+static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
+                                  int64_t *cost, double *compute,
+                                  kt_error *err) {
     const kt_graph *g = c->g;
     const kt_op *op = &g->op[o];
-    kt__factor *fa = &c->factor[o];
     kt_factors fp = kt__prefix_factors(&c->p->f, c->cut + 1);
-    int roles = op->ninputs + 1, ns = c->nstrat[o], r, s, j;
+    int ns = c->nstrat[o], r, s;
     int split[KT_MAX_CUTS];
-    double compute[KT_MAX_VARS + 1];
-    int64_t *cost = NULL, a;
     kt_status st = KT_OK;
-    /* distinct tensors: inputs, then the output if new */
+    memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
+    for (s = 0; s < ns && st == KT_OK; s++) {
+        kt_placement needed[KT_MAX_VARS], produced;
+        split[c->cut] = c->strat[o][s];
+        if (c->machine && c->cut + 1 == c->p->f.count)
+            compute[s] += kt__op_seconds(g, o, &c->p->f, split, c->machine);
+        st = kt_op_placements(g, op, &fp, split, needed, &produced, err);
+        if (st != KT_OK) break;
+        for (r = 0; r <= op->ninputs && st == KT_OK; r++) {
+            int x = r < op->ninputs ? op->input[r] : op->output, ch;
+            int slot = kt__factor_slot(fa, c->tcls[x]);
+            for (ch = 0; ch < c->nchoice[x] && st == KT_OK; ch++) {
+                kt_tiling t = kt__prefix_tiling(&c->p->tiling[x], c->cut + 1);
+                int64_t bytes;
+                t.cut[c->cut] = c->choice[x][ch];
+                st = kt__tensor_conversion(
+                    g, x, &t, &fp, r < op->ninputs ? &needed[r] : &produced,
+                    r == op->ninputs, &bytes, err);
+                cost[(slot * ns + s) * (KT_MAX_DIMS + 1) + ch] += bytes;
+            }
+        }
+        kt__free_op_placements(op, needed, &produced);
+    }
+    return st;
+}
+
+/* Builds the factor of op class `rep`: the tensor classes its members
+   touch, and for every joint choice of them the cheapest shared strategy. */
+static kt_status kt__build_factor(kt__cut *c, int rep, kt_error *err) {
+    const kt_graph *g = c->g;
+    kt__factor *fa = &c->factor[rep];
+    int ns = c->nstrat[rep], s, j, o, r;
+    int64_t *cost = NULL, a;
+    double compute[KT_MAX_VARS + 1];
+    kt_status st = KT_OK;
     fa->nt = 0;
-    for (j = 0; j < op->ninputs; j++) fa->tensor[fa->nt++] = op->input[j];
-    if (kt__factor_slot(fa, op->output) < 0) fa->tensor[fa->nt++] = op->output;
+    for (o = rep; o < g->nop; o++) {
+        if (c->ocls[o] != rep) continue;
+        for (r = 0; r <= g->op[o].ninputs; r++) {
+            int x = c->tcls[r < g->op[o].ninputs ? g->op[o].input[r]
+                                                  : g->op[o].output];
+            if (kt__factor_slot(fa, x) >= 0) continue;
+            if (fa->nt == 64)
+                return kt__fail(err, KT_ERR_LIMIT, 0, "op %s: its tied steps "
+                                "touch more than 64 tensors", g->op[rep].name);
+            fa->tensor[fa->nt++] = x;
+        }
+    }
     fa->size = 1;
-    for (j = 0; j < fa->nt; j++) fa->size *= c->nchoice[fa->tensor[j]];
-    /* cost[(role * ns + s) * (KT_MAX_DIMS+1) + choice] */
-    cost = (int64_t *)kt__calloc((size_t)roles * ns * (KT_MAX_DIMS + 1),
+    for (j = 0; j < fa->nt; j++) {
+        fa->size *= c->nchoice[fa->tensor[j]];
+        if (fa->size > (INT64_C(1) << 26))
+            return kt__fail(err, KT_ERR_LIMIT, 0, "op %s touches too many "
+                            "tensors for one factor", g->op[rep].name);
+    }
+    cost = (int64_t *)kt__calloc((size_t)fa->nt * ns * (KT_MAX_DIMS + 1),
                                  sizeof(int64_t));
     fa->cost = (double *)kt__calloc((size_t)fa->size, sizeof(double));
     fa->best = (signed char *)kt__calloc((size_t)fa->size, 1);
     if (!cost || !fa->cost || !fa->best) {
         KT_FREE(cost);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for op %s",
-                        op->name);
+                        g->op[rep].name);
     }
-    memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
-    for (s = 0; s < ns && st == KT_OK; s++) {
-        kt_placement needed[KT_MAX_VARS], produced;
-        split[c->cut] = c->strat[o][s];
-        compute[s] = 0;
-        if (c->machine && c->cut + 1 == c->p->f.count)
-            compute[s] = kt__op_seconds(g, o, &c->p->f, split, c->machine);
-        st = kt_op_placements(g, op, &fp, split, needed, &produced, err);
-        if (st != KT_OK) break;
-        for (r = 0; r < roles && st == KT_OK; r++) {
-            int x = r < op->ninputs ? op->input[r] : op->output, ch;
-            for (ch = 0; ch < c->nchoice[x] && st == KT_OK; ch++) {
-                kt_tiling t = kt__prefix_tiling(&c->p->tiling[x], c->cut + 1);
-                t.cut[c->cut] = c->choice[x][ch];
-                st = kt__tensor_conversion(
-                    g, x, &t, &fp, r < op->ninputs ? &needed[r] : &produced,
-                    r == op->ninputs,
-                    &cost[(r * ns + s) * (KT_MAX_DIMS + 1) + ch], err);
-            }
-        }
-        kt__free_op_placements(op, needed, &produced);
-    }
+    for (s = 0; s < ns; s++) compute[s] = 0;
+    for (o = rep; o < g->nop && st == KT_OK; o++)
+        if (c->ocls[o] == rep)
+            st = kt__member_costs(c, o, fa, cost, compute, err);
     if (st != KT_OK) {
         KT_FREE(cost);
         return st;
     }
     for (a = 0; a < fa->size; a++) {
-        int pickc[KT_MAX_VARS + 1];
+        int pickc[64];
         int64_t rest = a;
         double best = -1;
         for (j = 0; j < fa->nt; j++) {
@@ -3592,11 +3768,8 @@ static kt_status kt__build_factor(kt__cut *c, int o, kt_error *err) {
         for (s = 0; s < ns; s++) {
             int64_t total = 0;
             double value;
-            for (r = 0; r < roles; r++) {
-                int x = r < op->ninputs ? op->input[r] : op->output;
-                total += cost[(r * ns + s) * (KT_MAX_DIMS + 1) +
-                              pickc[kt__factor_slot(fa, x)]];
-            }
+            for (j = 0; j < fa->nt; j++)
+                total += cost[(j * ns + s) * (KT_MAX_DIMS + 1) + pickc[j]];
             value = (double)total * c->byte_weight + compute[s];
             if (best < 0 || value < best) {
                 best = value;
@@ -3624,36 +3797,42 @@ static double kt__tile_bytes(const kt__cut *c, int t, int code) {
 }
 
 /* A memory cap is met by a Lagrangian penalty: every tensor's tile bytes
-   times lambda join the factor of the first op that touches it. */
+   times lambda join the factor of the first op class touching it. */
 static void kt__add_memory_penalty(kt__cut *c) {
     const kt_graph *g = c->g;
     int t, o, j;
     for (t = 0; t < g->ntensor; t++) {
+        int rep = c->tcls[t];
         for (o = 0; o < g->nop; o++)
-            if (kt__factor_slot(&c->factor[o], t) >= 0) break;
+            if (c->ocls[o] == o && kt__factor_slot(&c->factor[o], rep) >= 0)
+                break;
         if (o == g->nop) continue;
         {
             kt__factor *fa = &c->factor[o];
-            int slot = kt__factor_slot(fa, t);
+            int slot = kt__factor_slot(fa, rep);
             int64_t a, stride = 1;
             for (j = 0; j < slot; j++) stride *= c->nchoice[fa->tensor[j]];
             for (a = 0; a < fa->size; a++) {
-                int ch = (int)((a / stride) % c->nchoice[t]);
-                fa->cost[a] += c->lambda * kt__tile_bytes(c, t, c->choice[t][ch]);
+                int ch = (int)((a / stride) % c->nchoice[rep]);
+                fa->cost[a] +=
+                    c->lambda * kt__tile_bytes(c, t, c->choice[rep][ch]);
             }
         }
     }
 }
 
 static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
-                               int cut, const kt_search_options *opt,
-                               double lambda, kt_error *err) {
+                               int cut, const int *tcls, const int *ocls,
+                               const kt_search_options *opt, double lambda,
+                               kt_error *err) {
     int o;
     kt_status s;
     memset(c, 0, sizeof *c);
     c->g = g;
     c->p = p;
     c->cut = cut;
+    c->tcls = tcls;
+    c->ocls = ocls;
     c->lambda = lambda;
     c->byte_weight = 1;
     if (opt->objective == KT_OBJECTIVE_TIME) {
@@ -3680,7 +3859,7 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
     }
     kt__cut_choices_of(c);
     for (o = 0; o < g->nop; o++)
-        if ((s = kt__build_factor(c, o, err)) != KT_OK) {
+        if (ocls[o] == o && (s = kt__build_factor(c, o, err)) != KT_OK) {
             kt__cut_free(c);
             return s;
         }
@@ -3698,20 +3877,21 @@ static int64_t kt__factor_index(const kt__cut *c, const kt__factor *fa) {
     return idx;
 }
 
-/* Writes the picks of this cut into the plan: tensor tilings, and every
-   op's best strategy for its tensors' picks.  Returns the cut's prefix
-   cost. */
+/* Writes the picks of this cut into the plan: every tensor takes its
+   class's pick, every op its class's best strategy.  Returns the objective
+   of the cut (the prefix cost in bytes for the bytes objective). */
 static double kt__cut_apply(kt__cut *c) {
     const kt_graph *g = c->g;
     double total = 0;
     int t, o;
     for (t = 0; t < g->ntensor; t++)
-        c->p->tiling[t].cut[c->cut] = c->choice[t][c->pick[t]];
+        c->p->tiling[t].cut[c->cut] = c->choice[t][c->pick[c->tcls[t]]];
     for (o = 0; o < g->nop; o++) {
-        int64_t a = kt__factor_index(c, &c->factor[o]);
+        int rep = c->ocls[o];
+        int64_t a = kt__factor_index(c, &c->factor[rep]);
         c->p->split[o * KT_MAX_CUTS + c->cut] =
-            c->strat[o][(int)c->factor[o].best[a]];
-        total += c->factor[o].cost[a];
+            c->strat[rep][(int)c->factor[rep].best[a]];
+        if (rep == o) total += c->factor[o].cost[a];
     }
     return total;
 }
@@ -3724,7 +3904,8 @@ static kt_status kt__cut_bruteforce(kt__cut *c, int64_t limit, kt_error *err) {
     double best_cost = -1, space = 1;
     int t, o;
     if (!best) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-    for (t = 0; t < g->ntensor; t++) space *= c->nchoice[t];
+    for (t = 0; t < g->ntensor; t++)
+        if (c->tcls[t] == t) space *= c->nchoice[t];
     if (space > (double)limit) {
         KT_FREE(best);
         return kt__fail(err, KT_ERR_LIMIT, 0, "brute force: %.0f tiling "
@@ -3736,12 +3917,14 @@ static kt_status kt__cut_bruteforce(kt__cut *c, int64_t limit, kt_error *err) {
     for (;;) {
         double total = 0;
         for (o = 0; o < g->nop; o++)
-            total += c->factor[o].cost[kt__factor_index(c, &c->factor[o])];
+            if (c->ocls[o] == o)
+                total += c->factor[o].cost[kt__factor_index(c, &c->factor[o])];
         if (best_cost < 0 || total < best_cost) {
             best_cost = total;
             memcpy(best, c->pick, sizeof(int) * (size_t)g->ntensor);
         }
         for (t = 0; t < g->ntensor; t++) {
+            if (c->tcls[t] != t) continue;
             if (++c->pick[t] < c->nchoice[t]) break;
             c->pick[t] = 0;
         }
@@ -3755,89 +3938,102 @@ static kt_status kt__cut_bruteforce(kt__cut *c, int64_t limit, kt_error *err) {
 /* ------------------------------------------------------------- level DP */
 
 /* The order in which the DP visits operators (SOYBEAN 4.2 with Tofu 5.1's
-   coarsening): operators are coarsened into groups -- a forward operator
-   with the backward and update operators generated for it (kt_op.group) --
-   and the groups are ordered by BFS levels over the undirected graph in
-   which two groups are adjacent when they touch the same tensor or its
-   gradient.  Tensors shared by adjacent levels are the DP state. */
-static int kt__tensor_root(const kt_graph *g, int t) {
-    int guard = 0;
-    while (g->tensor[t].of >= 0 && guard++ < 8) t = g->tensor[t].of;
-    return t;
-}
-
-static kt_status kt__dp_order(const kt_graph *g, int *order, kt_error *err) {
-    int n = g->nop, i, j, head = 0, tail = 0, placed = 0;
+   coarsening): a forward operator, the backward and update operators
+   generated for it (kt_op.group) and its tied steps form one group; the
+   groups are ordered by BFS levels over the undirected graph in which two
+   groups are adjacent when they touch the same tensor class. */
+static kt_status kt__dp_rank(const kt__cut *c, int *rank, kt_error *err) {
+    const kt_graph *g = c->g;
+    int n = g->nop, i, j, head = 0, tail = 0, next = 0;
     int *grp = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *level = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *queue = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *troot_first = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-    if (!grp || !level || !queue || !troot_first) {
+    int *first = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    int *order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    if (!grp || !level || !queue || !first || !order) {
         KT_FREE(grp);
         KT_FREE(level);
         KT_FREE(queue);
-        KT_FREE(troot_first);
+        KT_FREE(first);
+        KT_FREE(order);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     }
     for (i = 0; i < n; i++) {
-        grp[i] = g->op[i].group >= 0 ? g->op[i].group : i;
+        int f = g->op[i].group >= 0 ? g->op[i].group : i;
+        grp[i] = c->ocls[f];
         level[i] = -1;
     }
-    /* BFS over groups; a group's level is that of its representative.
-       Adjacency is found by scanning ops (graphs are sparse and this runs
-       once per cut). */
+    /* tensor class -> the first group touching it; BFS walks groups
+       through the tensors they share */
+    for (i = 0; i < g->ntensor; i++) first[i] = -1;
     for (i = 0; i < n; i++) {
-        int start = grp[i];
-        if (level[start] >= 0) continue;
-        level[start] = 0;
-        queue[tail++] = start;
+        const kt_op *op = &g->op[i];
+        for (j = 0; j <= op->ninputs; j++) {
+            int x = kt__tensor_root(g, j < op->ninputs ? op->input[j]
+                                                       : op->output);
+            x = c->tcls[x];
+            if (first[x] < 0) first[x] = grp[i];
+        }
+    }
+    for (i = 0; i < n; i++) {
+        if (level[grp[i]] >= 0) continue;
+        level[grp[i]] = 0;
+        queue[tail++] = grp[i];
         while (head < tail) {
-            int gcur = queue[head++], a, b;
+            int gc = queue[head++], a, b;
             for (a = 0; a < n; a++) {
-                if (grp[a] != gcur) continue;
-                for (b = 0; b < n; b++) {
-                    int shared = 0, x, y;
-                    if (level[grp[b]] >= 0) continue;
-                    for (x = 0; x <= g->op[a].ninputs && !shared; x++) {
-                        int ta = x < g->op[a].ninputs ? g->op[a].input[x]
-                                                      : g->op[a].output;
-                        ta = kt__tensor_root(g, ta);
-                        for (y = 0; y <= g->op[b].ninputs && !shared; y++) {
-                            int tb = y < g->op[b].ninputs ? g->op[b].input[y]
-                                                          : g->op[b].output;
-                            shared = kt__tensor_root(g, tb) == ta;
+                if (grp[a] != gc) continue;
+                for (j = 0; j <= g->op[a].ninputs; j++) {
+                    int x = c->tcls[kt__tensor_root(
+                        g, j < g->op[a].ninputs ? g->op[a].input[j]
+                                                : g->op[a].output)];
+                    for (b = 0; b < n; b++) {
+                        int k, touches = 0;
+                        if (level[grp[b]] >= 0) continue;
+                        for (k = 0; k <= g->op[b].ninputs && !touches; k++)
+                            touches = c->tcls[kt__tensor_root(
+                                          g, k < g->op[b].ninputs
+                                                 ? g->op[b].input[k]
+                                                 : g->op[b].output)] == x;
+                        if (touches) {
+                            level[grp[b]] = level[gc] + 1;
+                            queue[tail++] = grp[b];
                         }
-                    }
-                    if (shared) {
-                        level[grp[b]] = level[gcur] + 1;
-                        queue[tail++] = grp[b];
                     }
                 }
             }
         }
     }
-    /* Stable order by (level of the group, group, op). */
+    /* rank: position in (level, group, op) order */
     for (i = 0; i < n; i++) order[i] = i;
     for (i = 1; i < n; i++) {
         int x = order[i];
         for (j = i - 1; j >= 0; j--) {
-            int y = order[j];
-            int ly = level[grp[y]], lx = level[grp[x]];
+            int y = order[j], ly = level[grp[y]], lx = level[grp[x]];
             if (ly < lx || (ly == lx && (grp[y] < grp[x] ||
                                          (grp[y] == grp[x] && y < x))))
                 break;
             order[j + 1] = y;
         }
         order[j + 1] = x;
-        placed++;
     }
-    (void)placed;
+    for (i = 0; i < n; i++) rank[order[i]] = next++;
     KT_FREE(grp);
     KT_FREE(level);
     KT_FREE(queue);
-    KT_FREE(troot_first);
+    KT_FREE(first);
+    KT_FREE(order);
     return KT_OK;
 }
+
+/* A factor of the elimination: a table over some tensor classes. */
+typedef struct kt__table {
+    int nv;
+    int *var;
+    int64_t size;
+    double *t;
+    int alive;
+} kt__table;
 
 typedef struct kt__elim {
     int var;
@@ -3846,157 +4042,259 @@ typedef struct kt__elim {
     unsigned char *argmin;
 } kt__elim;
 
-typedef struct kt__frontier {
-    int n;
-    int var[64];
-    int dom[64];
-    int64_t size;
-    double *table;
-} kt__frontier;
-
-static kt_status kt__frontier_add(kt__frontier *F, int var, int dom,
-                                  int64_t limit, const kt_graph *g,
-                                  kt_error *err) {
-    double *nt;
-    int v;
-    if (F->n == 64 || (double)F->size * dom > (double)limit) {
-        char names[200];
-        size_t len = 0;
-        int q;
-        for (q = 0; q < F->n && len < sizeof names - 40; q++)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
-                                    q ? " " : "", g->tensor[F->var[q]].name);
-        return kt__fail(err, KT_ERR_LIMIT, 0, "level DP: %d tensors (%s ...) "
-                        "are live at once and need more than %lld states; "
-                        "the graph is too wide for the DP", F->n + 1, names,
-                        (long long)limit);
+/* Size of the table left when v is eliminated: the product of the domains
+   of every variable sharing a factor with v, v excepted. */
+static double kt__elim_size(const kt__table *tab, int ntab, const int *dom,
+                            int v, int *mark, int stamp) {
+    double size = 1;
+    int f, j;
+    for (f = 0; f < ntab; f++) {
+        int has = 0;
+        if (!tab[f].alive) continue;
+        for (j = 0; j < tab[f].nv && !has; j++) has = tab[f].var[j] == v;
+        if (!has) continue;
+        for (j = 0; j < tab[f].nv; j++) {
+            int x = tab[f].var[j];
+            if (x == v || mark[x] == stamp) continue;
+            mark[x] = stamp;
+            size *= dom[x];
+        }
     }
-    nt = (double *)KT_MALLOC((size_t)(F->size * dom) * sizeof(double));
-    if (!nt) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
-    for (v = 0; v < dom; v++)
-        memcpy(nt + v * F->size, F->table, (size_t)F->size * sizeof(double));
-    KT_FREE(F->table);
-    F->table = nt;
-    F->var[F->n] = var;
-    F->dom[F->n] = dom;
-    F->n++;
-    F->size *= dom;
-    return KT_OK;
+    return size;
 }
 
-static void kt__frontier_add_factor(kt__frontier *F, const kt__cut *c,
-                                    const kt__factor *fa) {
-    int64_t fstride[KT_MAX_VARS + 1], tstride[KT_MAX_VARS + 1], idx, s = 1;
-    int dom[KT_MAX_VARS + 1], j, q;
-    for (j = 0; j < fa->nt; j++) {
-        int64_t st = 1;
-        fstride[j] = s;
-        dom[j] = c->nchoice[fa->tensor[j]];
-        s *= dom[j];
-        for (q = 0; q < F->n && F->var[q] != fa->tensor[j]; q++)
-            st *= F->dom[q];
-        tstride[j] = st;
+/* Eliminates v: multiplies (adds, in cost terms) every factor containing
+   it, minimises v out, and remembers the minimiser for every assignment of
+   the rest (the g_l tables of SOYBEAN equations 4-5). */
+static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
+                               const int *dom, int v, kt__elim *e,
+                               int *mark, int stamp, kt_error *err) {
+    kt__table *tab = *ptab, nt;
+    int f, j, nin = 0, *in = NULL, *vars = NULL, nv = 0;
+    int64_t idx, size = 1;
+    in = (int *)kt__calloc((size_t)*ntab + 1, sizeof(int));
+    vars = (int *)kt__calloc((size_t)(*ntab + 1) * 64 + 1, sizeof(int));
+    if (!in || !vars) goto nomem;
+    for (f = 0; f < *ntab; f++) {
+        int has = 0;
+        if (!tab[f].alive) continue;
+        for (j = 0; j < tab[f].nv && !has; j++) has = tab[f].var[j] == v;
+        if (!has) continue;
+        in[nin++] = f;
+        for (j = 0; j < tab[f].nv; j++) {
+            int x = tab[f].var[j];
+            if (x == v || mark[x] == stamp) continue;
+            mark[x] = stamp;
+            vars[nv++] = x;
+            size *= dom[x];
+        }
     }
-    for (idx = 0; idx < F->size; idx++) {
-        int64_t fi = 0;
-        for (j = 0; j < fa->nt; j++)
-            fi += ((idx / tstride[j]) % dom[j]) * fstride[j];
-        F->table[idx] += fa->cost[fi];
+    memset(&nt, 0, sizeof nt);
+    nt.nv = nv;
+    nt.var = (int *)kt__calloc((size_t)nv + 1, sizeof(int));
+    nt.size = size;
+    nt.t = (double *)KT_MALLOC((size_t)size * sizeof(double));
+    nt.alive = 1;
+    e->var = v;
+    e->nothers = nv;
+    e->others = (int *)kt__calloc((size_t)nv + 1, sizeof(int));
+    e->argmin = (unsigned char *)KT_MALLOC((size_t)size);
+    if (!nt.var || !nt.t || !e->others || !e->argmin) {
+        KT_FREE(nt.var);
+        KT_FREE(nt.t);
+        goto nomem;
     }
-}
-
-static kt_status kt__frontier_eliminate(kt__frontier *F, int pos,
-                                        kt__elim *e, kt_error *err) {
-    int64_t stride = 1, n, newsize;
-    int dom = F->dom[pos], q, v;
-    double *nt;
-    for (q = 0; q < pos; q++) stride *= F->dom[q];
-    newsize = F->size / dom;
-    nt = (double *)KT_MALLOC((size_t)newsize * sizeof(double));
-    e->argmin = (unsigned char *)KT_MALLOC((size_t)newsize);
-    e->others = (int *)KT_MALLOC(sizeof(int) * (size_t)(F->n + 1));
-    if (!nt || !e->argmin || !e->others) {
-        KT_FREE(nt);
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
-    }
-    for (n = 0; n < newsize; n++) {
-        int64_t low = n % stride, high = n / stride;
-        int64_t base = low + high * stride * dom;
-        double best = F->table[base];
-        int arg = 0;
-        for (v = 1; v < dom; v++) {
-            double x = F->table[base + v * stride];
-            if (x < best) {
-                best = x;
-                arg = v;
+    memcpy(nt.var, vars, sizeof(int) * (size_t)nv);
+    memcpy(e->others, vars, sizeof(int) * (size_t)nv);
+    {
+        /* per input factor: its stride for each new variable and for v */
+        int64_t *stride = (int64_t *)kt__calloc((size_t)nin * (nv + 1) + 1,
+                                                sizeof(int64_t));
+        int digit[1024];
+        if (!stride || nv > 1024) {
+            KT_FREE(stride);
+            KT_FREE(nt.var);
+            KT_FREE(nt.t);
+            goto nomem;
+        }
+        for (j = 0; j < nin; j++) {
+            const kt__table *a = &tab[in[j]];
+            int64_t s = 1;
+            int q, x;
+            for (q = 0; q < a->nv; q++) {
+                int col = nv; /* v */
+                for (x = 0; x < nv; x++)
+                    if (vars[x] == a->var[q]) col = x;
+                stride[j * (nv + 1) + col] = s;
+                s *= dom[a->var[q]];
             }
         }
-        nt[n] = best;
-        e->argmin[n] = (unsigned char)arg;
+        /* odometer over the new table; base[q] follows each input
+           factor's index for the current digits */
+        int64_t *base = (int64_t *)kt__calloc((size_t)nin + 1, sizeof(int64_t));
+        if (!base) {
+            KT_FREE(stride);
+            KT_FREE(nt.var);
+            KT_FREE(nt.t);
+            goto nomem;
+        }
+        for (j = 0; j < nv; j++) digit[j] = 0;
+        for (idx = 0; idx < size; idx++) {
+            double best = 0;
+            int arg = 0, val, q;
+            for (val = 0; val < dom[v]; val++) {
+                double sum = 0;
+                for (q = 0; q < nin; q++)
+                    sum += tab[in[q]].t[base[q] + stride[q * (nv + 1) + nv] * val];
+                if (val == 0 || sum < best) {
+                    best = sum;
+                    arg = val;
+                }
+            }
+            nt.t[idx] = best;
+            e->argmin[idx] = (unsigned char)arg;
+            for (j = 0; j < nv; j++) {
+                int d = dom[vars[j]];
+                if (++digit[j] < d) {
+                    for (q = 0; q < nin; q++) base[q] += stride[q * (nv + 1) + j];
+                    break;
+                }
+                digit[j] = 0;
+                for (q = 0; q < nin; q++)
+                    base[q] -= stride[q * (nv + 1) + j] * (d - 1);
+            }
+        }
+        KT_FREE(base);
+        KT_FREE(stride);
     }
-    e->var = F->var[pos];
-    e->nothers = 0;
-    for (q = 0; q < F->n; q++)
-        if (q != pos) e->others[e->nothers++] = F->var[q];
-    for (q = pos; q + 1 < F->n; q++) {
-        F->var[q] = F->var[q + 1];
-        F->dom[q] = F->dom[q + 1];
+    for (j = 0; j < nin; j++) {
+        tab[in[j]].alive = 0;
+        KT_FREE(tab[in[j]].var);
+        KT_FREE(tab[in[j]].t);
+        tab[in[j]].var = NULL;
+        tab[in[j]].t = NULL;
     }
-    F->n--;
-    F->size = newsize;
-    KT_FREE(F->table);
-    F->table = nt;
+    if (*ntab == *cap) {
+        int nc = *cap * 2;
+        kt__table *nt2 = (kt__table *)KT_REALLOC(tab, (size_t)nc * sizeof *tab);
+        if (!nt2) {
+            KT_FREE(nt.var);
+            KT_FREE(nt.t);
+            goto nomem;
+        }
+        tab = *ptab = nt2;
+        *cap = nc;
+    }
+    tab[(*ntab)++] = nt;
+    KT_FREE(in);
+    KT_FREE(vars);
     return KT_OK;
+nomem:
+    KT_FREE(in);
+    KT_FREE(vars);
+    KT_FREE(e->others);
+    KT_FREE(e->argmin);
+    e->others = NULL;
+    e->argmin = NULL;
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
 }
 
-/* Variable elimination along the coarsened BFS order: a tensor joins the
-   state when its first operator is visited and is minimised out after its
-   last one, remembering the best choice for every state of the others
-   (the DP's g_l tables, SOYBEAN equations 4-5). */
+/* The DP over one cut as variable elimination on the factor graph of
+   tensor classes.  SOYBEAN 4.2 eliminates level by level along BFS levels,
+   keeping the tensors shared by adjacent levels as the state; ktile
+   eliminates one tensor at a time, always the one whose elimination leaves
+   the smallest table (BFS order breaks ties), which keeps the state small
+   on branchy graphs (attention, residual blocks) where whole BFS levels
+   are wide.  The optimum is the same exact minimum. */
 static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
     const kt_graph *g = c->g;
-    int n = g->nop, i, j, t, ne = 0;
-    int *order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *last = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-    int *in = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-    kt__elim *el = (kt__elim *)kt__calloc((size_t)g->ntensor + 1,
-                                          sizeof(kt__elim));
-    kt__frontier F;
+    int nt = g->ntensor, i, j, ne = 0, ntab = 0, cap = 16, stamp = 0, left;
+    int *rank = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    int *vrank = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    int *active = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    int *mark = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    double *score = (double *)kt__calloc((size_t)nt + 1, sizeof(double));
+    int *dirty = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    kt__elim *el = (kt__elim *)kt__calloc((size_t)nt + 1, sizeof(kt__elim));
+    kt__table *tab = (kt__table *)kt__calloc((size_t)cap, sizeof(kt__table));
     kt_status s = KT_OK;
-    memset(&F, 0, sizeof F);
-    F.size = 1;
-    F.table = (double *)kt__calloc(1, sizeof(double));
-    if (!order || !last || !in || !el || !F.table) {
+    if (!rank || !vrank || !active || !mark || !score || !dirty || !el || !tab) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
         goto done;
     }
-    if ((s = kt__dp_order(g, order, err)) != KT_OK) goto done;
-    for (t = 0; t < g->ntensor; t++) last[t] = -1;
-    for (i = 0; i < n; i++) {
-        const kt__factor *fa = &c->factor[order[i]];
-        for (j = 0; j < fa->nt; j++) last[fa->tensor[j]] = i;
-    }
-    for (i = 0; i < n && s == KT_OK; i++) {
-        const kt__factor *fa = &c->factor[order[i]];
-        for (j = 0; j < fa->nt && s == KT_OK; j++)
-            if (!in[fa->tensor[j]]) {
-                in[fa->tensor[j]] = 1;
-                s = kt__frontier_add(&F, fa->tensor[j],
-                                     c->nchoice[fa->tensor[j]], limit, g, err);
-            }
-        if (s != KT_OK) break;
-        kt__frontier_add_factor(&F, c, fa);
-        for (j = 0; j < fa->nt && s == KT_OK; j++) {
-            int q, x = fa->tensor[j];
-            if (last[x] != i) continue;
-            for (q = 0; q < F.n && F.var[q] != x; q++) {}
-            if (q < F.n) s = kt__frontier_eliminate(&F, q, &el[ne++], err);
+    if ((s = kt__dp_rank(c, rank, err)) != KT_OK) goto done;
+    for (i = 0; i < nt; i++) vrank[i] = g->nop;
+    /* the initial factors: one per op class */
+    for (i = 0; i < g->nop && s == KT_OK; i++) {
+        const kt__factor *fa = &c->factor[i];
+        kt__table t;
+        if (c->ocls[i] != i) continue;
+        memset(&t, 0, sizeof t);
+        t.nv = fa->nt;
+        t.size = fa->size;
+        t.alive = 1;
+        t.var = (int *)kt__calloc((size_t)fa->nt + 1, sizeof(int));
+        t.t = (double *)KT_MALLOC((size_t)fa->size * sizeof(double));
+        if (!t.var || !t.t) {
+            KT_FREE(t.var);
+            KT_FREE(t.t);
+            s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+            break;
         }
+        memcpy(t.var, fa->tensor, sizeof(int) * (size_t)fa->nt);
+        memcpy(t.t, fa->cost, sizeof(double) * (size_t)fa->size);
+        for (j = 0; j < fa->nt; j++) {
+            active[fa->tensor[j]] = 1;
+            dirty[fa->tensor[j]] = 1;
+            if (rank[i] < vrank[fa->tensor[j]]) vrank[fa->tensor[j]] = rank[i];
+        }
+        if (ntab == cap) {
+            kt__table *n2 = (kt__table *)KT_REALLOC(tab, (size_t)cap * 2 *
+                                                             sizeof *tab);
+            if (!n2) {
+                KT_FREE(t.var);
+                KT_FREE(t.t);
+                s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+                break;
+            }
+            tab = n2;
+            cap *= 2;
+        }
+        tab[ntab++] = t;
+    }
+    for (left = 0, i = 0; i < nt; i++) left += active[i];
+    while (s == KT_OK && left > 0) {
+        int best = -1;
+        for (i = 0; i < nt; i++) {
+            if (!active[i]) continue;
+            if (dirty[i]) {
+                score[i] = kt__elim_size(tab, ntab, c->nchoice, i, mark,
+                                         ++stamp);
+                dirty[i] = 0;
+            }
+            if (best < 0 || score[i] < score[best] ||
+                (score[i] == score[best] && vrank[i] < vrank[best]))
+                best = i;
+        }
+        if (score[best] > (double)limit) {
+            s = kt__fail(err, KT_ERR_LIMIT, 0, "level DP: eliminating tensor "
+                         "%s needs a table of %.0f states, above the limit of "
+                         "%lld", g->tensor[best].name, score[best],
+                         (long long)limit);
+            break;
+        }
+        s = kt__eliminate(&tab, &ntab, &cap, c->nchoice, best, &el[ne], mark,
+                          ++stamp, err);
+        if (s != KT_OK) break;
+        for (j = 0; j < el[ne].nothers; j++) dirty[el[ne].others[j]] = 1;
+        ne++;
+        active[best] = 0;
+        left--;
     }
     if (s != KT_OK) goto done;
     /* Walk the eliminations backwards: each one's argmin is indexed by the
-       choices of the tensors still live then, all decided later. */
-    for (t = 0; t < g->ntensor; t++) c->pick[t] = 0;
+       choices of the tensors eliminated after it. */
+    for (i = 0; i < nt; i++) c->pick[i] = 0;
     for (i = ne - 1; i >= 0; i--) {
         int64_t idx = 0, stride = 1;
         for (j = 0; j < el[i].nothers; j++) {
@@ -4010,11 +4308,18 @@ done:
         KT_FREE(el[i].argmin);
         KT_FREE(el[i].others);
     }
+    for (i = 0; tab && i < ntab; i++) {
+        KT_FREE(tab[i].var);
+        KT_FREE(tab[i].t);
+    }
+    KT_FREE(tab);
     KT_FREE(el);
-    KT_FREE(order);
-    KT_FREE(last);
-    KT_FREE(in);
-    KT_FREE(F.table);
+    KT_FREE(rank);
+    KT_FREE(vrank);
+    KT_FREE(active);
+    KT_FREE(mark);
+    KT_FREE(score);
+    KT_FREE(dirty);
     return s;
 }
 
@@ -4044,6 +4349,7 @@ static kt_status kt__cut_baseline(kt__cut *c, kt_strategy which,
             want = KT_CUT_R;
         else
             want = x->rank - 1;
+        if (c->tcls[t] != t) continue; /* a tied step follows its class */
         for (q = 0; q < c->nchoice[t] && c->choice[t][q] != want; q++) {}
         if (q == c->nchoice[t])
             return kt__fail(err, KT_ERR_SHAPE, 0, "%s parallelism: tensor "
@@ -4073,12 +4379,26 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
                                  kt_plan *p, kt_error *err) {
     double before = 0;
     int i;
+    int *tcls = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    int *ocls = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     kt_status s;
-    if ((s = kt_plan_init(p, g, f, err)) != KT_OK) return s;
+    if (!tcls || !ocls) {
+        KT_FREE(tcls);
+        KT_FREE(ocls);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    if ((s = kt__tie_classes(g, o->coalesce, tcls, ocls, err)) != KT_OK ||
+        (s = kt_plan_init(p, g, f, err)) != KT_OK) {
+        KT_FREE(tcls);
+        KT_FREE(ocls);
+        return s;
+    }
     for (i = 0; i < f->count; i++) {
         kt__cut c;
         double total;
-        if ((s = kt__cut_setup(&c, g, p, i, o, lambda, err)) != KT_OK) break;
+        if ((s = kt__cut_setup(&c, g, p, i, tcls, ocls, o, lambda, err)) !=
+            KT_OK)
+            break;
         switch (o->strategy) {
         case KT_STRATEGY_DP: s = kt__cut_dp(&c, o->dp_state_limit, err); break;
         case KT_STRATEGY_BRUTEFORCE:
@@ -4093,18 +4413,24 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
                          (int)o->strategy);
         }
         if (s == KT_OK) {
+            /* bytes only for the plain bytes objective; otherwise the plan
+               is priced exactly below */
             total = kt__cut_apply(&c);
-            p->cut_bytes[i] = (int64_t)(total - before);
+            if (lambda == 0 && o->objective == KT_OBJECTIVE_BYTES)
+                p->cut_bytes[i] = (int64_t)(total - before);
             before = total;
         }
         kt__cut_free(&c);
         if (s != KT_OK) break;
     }
+    KT_FREE(tcls);
+    KT_FREE(ocls);
     if (s != KT_OK) {
         kt_plan_free(p);
         return s;
     }
-    p->total_bytes = (int64_t)before;
+    if (lambda == 0 && o->objective == KT_OBJECTIVE_BYTES)
+        p->total_bytes = (int64_t)before;
     /* With a penalty or the time objective the DP's totals are not bytes:
        price the plan exactly. */
     if (lambda > 0 || o->objective == KT_OBJECTIVE_TIME)
@@ -4655,6 +4981,7 @@ static kt_status kt__grad_statement(const kt_graph *g, int o, int wrt,
                     f->coef[h] = 0;
                     f->coef[p] = 1;
                     f->over = gv.extent[w];
+                    touched[a] = 1;
                 }
             }
             memset(e, 0, sizeof *e);
@@ -4819,20 +5146,40 @@ static void kt__fresh_name(const kt_graph *g, const char *prefix,
 }
 
 /* dX = dX__1 + dX__2 + ... (the chain rule's sum over X's readers; Tofu
-   5.1 groups it with X). */
+   5.1 groups it with X).  A statement reads at most KT_MAX_VARS tensors,
+   so long sums (a weight shared by many unrolled steps) go in stages
+   through dX__s1, dX__s2, ... */
 static kt_status kt__emit_grad_sum(kt_graph *g, int x, const char *gname,
                                    int parts, int group, kt__str *b,
                                    kt_error *err) {
-    int k, rank = g->tensor[x].rank;
-    kt__plain_index(b, gname, rank);
-    kt__str_add(b, " = ");
-    for (k = 1; k <= parts; k++) {
-        char part[KT_NAME_MAX + 8];
-        snprintf(part, sizeof part, "%s__%d", gname, k);
-        if (k > 1) kt__str_add(b, " + ");
-        kt__plain_index(b, part, rank);
+    int rank = g->tensor[x].rank, first = 1, stage = 0, k;
+    char prev[KT_NAME_MAX + 16];
+    kt_status s;
+    prev[0] = '\0';
+    while (first <= parts) {
+        int room = KT_MAX_VARS - (prev[0] ? 1 : 0), last;
+        char target[KT_NAME_MAX + 16];
+        last = first + room - 1;
+        if (last >= parts) {
+            last = parts;
+            snprintf(target, sizeof target, "%s", gname);
+        } else {
+            snprintf(target, sizeof target, "%s__s%d", gname, ++stage);
+        }
+        kt__plain_index(b, target, rank);
+        kt__str_add(b, " = ");
+        if (prev[0]) kt__plain_index(b, prev, rank);
+        for (k = first; k <= last; k++) {
+            char part[KT_NAME_MAX + 16];
+            snprintf(part, sizeof part, "%s__%d", gname, k);
+            if (k > first || prev[0]) kt__str_add(b, " + ");
+            kt__plain_index(b, part, rank);
+        }
+        if ((s = kt__emit(g, b, group, err)) != KT_OK) return s;
+        snprintf(prev, sizeof prev, "%s", target);
+        first = last + 1;
     }
-    return kt__emit(g, b, group, err);
+    return KT_OK;
 }
 
 static kt_status kt__emit_update(kt_graph *g, int w, const char *gname,
@@ -5016,19 +5363,487 @@ done:
     return s;
 }
 
-/* ---- placeholders replaced below in this session ---- */
-kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err) {
-    (void)spec; *out = NULL;
-    return kt__fail(err, KT_ERR_INVALID, 0, "zoo: not yet built");
+/* ---------------------------------------------------------------- model zoo */
+
+/* Zoo models are written as model files (kt_zoo_text) and parsed like any
+   other, so `ktile zoo --print SPEC` shows exactly what is planned. */
+
+typedef struct kt__zoo_param {
+    char key[16];
+    int64_t value;
+} kt__zoo_param;
+
+typedef struct kt__zoo_args {
+    int n;
+    kt__zoo_param p[12];
+} kt__zoo_args;
+
+static int64_t kt__zoo_get(const kt__zoo_args *a, const char *key) {
+    int i;
+    for (i = 0; i < a->n; i++)
+        if (strcmp(a->p[i].key, key) == 0) return a->p[i].value;
+    return -1;
 }
+
+/* A convolution (with stride and zero padding) followed by relu. */
+static void kt__zoo_conv(kt__str *b, const char *out, const char *in,
+                         const char *w, int64_t cin, int64_t cout,
+                         int64_t size, int64_t k, int64_t stride, int64_t pad,
+                         int relu, int64_t *out_size) {
+    int64_t o = (size + 2 * pad - k) / stride + 1;
+    kt__str_add(b, "weight %s[%lld,%lld,%lld,%lld]\n", w, (long long)cout,
+                (long long)cin, (long long)k, (long long)k);
+    kt__str_add(b, "%s%s[n,co,h:%lld,w:%lld] = sum(ci,kh,kw) ", relu ? "c_" : "",
+                out, (long long)o, (long long)o);
+    if (pad)
+        kt__str_add(b, "pad(%s[n,ci,h*%lld+kh-%lld,w*%lld+kw-%lld])", in,
+                    (long long)stride, (long long)pad, (long long)stride,
+                    (long long)pad);
+    else
+        kt__str_add(b, "%s[n,ci,h*%lld+kh,w*%lld+kw]", in, (long long)stride,
+                    (long long)stride);
+    kt__str_add(b, " * %s[co,ci,kh,kw]\n", w);
+    if (relu)
+        kt__str_add(b, "%s[n,c,h,w] = relu(c_%s[n,c,h,w])\n", out, out);
+    *out_size = o;
+}
+
+/* 2x2 max pooling with stride 2 (non-overlapping windows). */
+static void kt__zoo_pool(kt__str *b, const char *out, const char *in,
+                         int64_t *size) {
+    kt__str_add(b, "%s[n,c,h,w] = max(dh:2,dw:2) %s[n,c,h*2+dh,w*2+dw]\n", out,
+                in);
+    *size /= 2;
+}
+
+static void kt__zoo_fc(kt__str *b, const char *out, const char *in,
+                       const char *w, int64_t nin, int64_t nout, int relu) {
+    kt__str_add(b, "weight %s[%lld,%lld]\n", w, (long long)nin, (long long)nout);
+    kt__str_add(b, "%s%s[n,k] = sum(j) %s[n,j] * %s[j,k]\n", relu ? "f_" : "",
+                out, in, w);
+    if (relu) kt__str_add(b, "%s[n,k] = relu(f_%s[n,k])\n", out, out);
+}
+
+/* A classifier head: softmax cross-entropy against one-hot labels. */
+static void kt__zoo_loss(kt__str *b, const char *logits, int64_t batch,
+                         int64_t classes) {
+    kt__str_add(b, "input labels[%lld,%lld]\n", (long long)batch,
+                (long long)classes);
+    kt__str_add(b, "xent[n] = opaque(softmax_xent, %s[n,:], labels[n,:])\n",
+                logits);
+    kt__str_add(b, "loss xent\n");
+}
+
+static void kt__zoo_mlp(kt__str *b, const kt__zoo_args *a) {
+    int64_t L = kt__zoo_get(a, "layers"), H = kt__zoo_get(a, "hidden"),
+            B = kt__zoo_get(a, "batch");
+    int64_t l;
+    kt__str_add(b, "# SOYBEAN 2.2 / Figure 8: %lld fully connected layers of "
+                "%lld, batch %lld\ninput x0[%lld,%lld]\n", (long long)L,
+                (long long)H, (long long)B, (long long)B, (long long)H);
+    for (l = 1; l <= L; l++) {
+        kt__str_add(b, "weight W%lld[%lld,%lld]\n", (long long)l, (long long)H,
+                    (long long)H);
+        kt__str_add(b, "%sx%lld[i,k] = sum(j) x%lld[i,j] * W%lld[j,k]\n",
+                    l < L ? "h" : "", (long long)l, (long long)(l - 1),
+                    (long long)l);
+        if (l < L)
+            kt__str_add(b, "x%lld[i,k] = relu(hx%lld[i,k])\n", (long long)l,
+                        (long long)l);
+    }
+    kt__str_add(b, "loss x%lld\n", (long long)L);
+}
+
+static void kt__zoo_alexnet(kt__str *b, const kt__zoo_args *a) {
+    int64_t B = kt__zoo_get(a, "batch"), s = 227;
+    kt__str_add(b, "# AlexNet (Krizhevsky et al.), 2x2 pooling, no biases\n"
+                "input x[%lld,3,227,227]\n", (long long)B);
+    kt__zoo_conv(b, "a1", "x", "f1", 3, 96, s, 11, 4, 0, 1, &s);
+    kt__zoo_pool(b, "p1", "a1", &s);
+    kt__zoo_conv(b, "a2", "p1", "f2", 96, 256, s, 5, 1, 2, 1, &s);
+    kt__zoo_pool(b, "p2", "a2", &s);
+    kt__zoo_conv(b, "a3", "p2", "f3", 256, 384, s, 3, 1, 1, 1, &s);
+    kt__zoo_conv(b, "a4", "a3", "f4", 384, 384, s, 3, 1, 1, 1, &s);
+    kt__zoo_conv(b, "a5", "a4", "f5", 384, 256, s, 3, 1, 1, 1, &s);
+    kt__zoo_pool(b, "p5", "a5", &s);
+    kt__str_add(b, "weight W6[256,%lld,%lld,4096]\n", (long long)s,
+                (long long)s);
+    kt__str_add(b, "f_a6[n,k] = sum(c,y,z) p5[n,c,y,z] * W6[c,y,z,k]\n"
+                "a6[n,k] = relu(f_a6[n,k])\n");
+    kt__zoo_fc(b, "a7", "a6", "W7", 4096, 4096, 1);
+    kt__zoo_fc(b, "a8", "a7", "W8", 4096, 1000, 0);
+    kt__zoo_loss(b, "a8", B, 1000);
+}
+
+static void kt__zoo_vgg16(kt__str *b, const kt__zoo_args *a) {
+    static const int cfg[] = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0,
+                              512, 512, 512, 0, 512, 512, 512, 0};
+    int64_t B = kt__zoo_get(a, "batch"), s = 224, cin = 3;
+    char in[32] = "x", out[32], w[32];
+    int i, n = 0;
+    kt__str_add(b, "# VGG-16 (Simonyan and Zisserman), no biases\n"
+                "input x[%lld,3,224,224]\n", (long long)B);
+    for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++) {
+        if (cfg[i] == 0) {
+            snprintf(out, sizeof out, "p%d", n);
+            kt__zoo_pool(b, out, in, &s);
+        } else {
+            n++;
+            snprintf(out, sizeof out, "a%d", n);
+            snprintf(w, sizeof w, "f%d", n);
+            kt__zoo_conv(b, out, in, w, cin, cfg[i], s, 3, 1, 1, 1, &s);
+            cin = cfg[i];
+        }
+        snprintf(in, sizeof in, "%s", out);
+    }
+    kt__str_add(b, "weight W14[512,%lld,%lld,4096]\n", (long long)s,
+                (long long)s);
+    kt__str_add(b, "f_a14[n,k] = sum(c,y,z) %s[n,c,y,z] * W14[c,y,z,k]\n"
+                "a14[n,k] = relu(f_a14[n,k])\n", in);
+    kt__zoo_fc(b, "a15", "a14", "W15", 4096, 4096, 1);
+    kt__zoo_fc(b, "a16", "a15", "W16", 4096, 1000, 0);
+    kt__zoo_loss(b, "a16", B, 1000);
+}
+
+/* Wide ResNet as in Tofu's evaluation: ResNet bottleneck blocks with every
+   channel count multiplied by the widening factor. */
+static void kt__zoo_wresnet(kt__str *b, const kt__zoo_args *a) {
+    int64_t depth = kt__zoo_get(a, "depth"), wf = kt__zoo_get(a, "widen"),
+            B = kt__zoo_get(a, "batch"), s = kt__zoo_get(a, "image");
+    int64_t blocks[4], cin, stage, blk, cmid;
+    char in[32];
+    int id = 0;
+    if (depth == 50) { blocks[0] = 3; blocks[1] = 4; blocks[2] = 6; blocks[3] = 3; }
+    else if (depth == 101) { blocks[0] = 3; blocks[1] = 4; blocks[2] = 23; blocks[3] = 3; }
+    else { blocks[0] = 3; blocks[1] = 8; blocks[2] = 36; blocks[3] = 3; }
+    kt__str_add(b, "# Wide ResNet-%lld, widening factor %lld (bottleneck "
+                "blocks, every width x%lld), no batch norm\n"
+                "input x[%lld,3,%lld,%lld]\n", (long long)depth, (long long)wf,
+                (long long)wf, (long long)B, (long long)s, (long long)s);
+    kt__zoo_conv(b, "stem", "x", "fstem", 3, 64 * wf, s, 7, 2, 3, 1, &s);
+    kt__zoo_pool(b, "pool", "stem", &s);
+    snprintf(in, sizeof in, "pool");
+    cin = 64 * wf;
+    for (stage = 0; stage < 4; stage++) {
+        cmid = (64 << stage) * wf;
+        for (blk = 0; blk < blocks[stage]; blk++) {
+            int64_t stride = (stage > 0 && blk == 0) ? 2 : 1, s1, s2, s3;
+            char n1[32], n2[32], n3[32], f1[32], f2[32], f3[32], sc[32],
+                fs[32], out[32];
+            id++;
+            snprintf(n1, sizeof n1, "b%da", id);
+            snprintf(n2, sizeof n2, "b%db", id);
+            snprintf(n3, sizeof n3, "b%dc", id);
+            snprintf(f1, sizeof f1, "w%da", id);
+            snprintf(f2, sizeof f2, "w%db", id);
+            snprintf(f3, sizeof f3, "w%dc", id);
+            snprintf(out, sizeof out, "r%d", id);
+            kt__zoo_conv(b, n1, in, f1, cin, cmid, s, 1, 1, 0, 1, &s1);
+            kt__zoo_conv(b, n2, n1, f2, cmid, cmid, s1, 3, stride, 1, 1, &s2);
+            kt__zoo_conv(b, n3, n2, f3, cmid, 4 * cmid, s2, 1, 1, 0, 0, &s3);
+            if (stride != 1 || cin != 4 * cmid) {
+                int64_t ss;
+                snprintf(sc, sizeof sc, "s%d", id);
+                snprintf(fs, sizeof fs, "ws%d", id);
+                kt__zoo_conv(b, sc, in, fs, cin, 4 * cmid, s, 1, stride, 0, 0,
+                             &ss);
+            } else {
+                snprintf(sc, sizeof sc, "%s", in);
+            }
+            kt__str_add(b, "%s[n,c,h,w] = relu(%s[n,c,h,w] + %s[n,c,h,w])\n",
+                        out, n3, sc);
+            snprintf(in, sizeof in, "%s", out);
+            cin = 4 * cmid;
+            s = s3;
+        }
+    }
+    kt__str_add(b, "gap[n,c] = sum(h,w) %s[n,c,h,w] * %.17g\n", in,
+                1.0 / (double)(s * s));
+    kt__zoo_fc(b, "logits", "gap", "Wfc", cin, 1000, 0);
+    kt__zoo_loss(b, "logits", B, 1000);
+}
+
+/* Stacked LSTM unrolled over `steps`; a layer's weights are shared by its
+   steps, and its per-step tensors are named NAME_t<step> so the planner
+   coalesces the steps (Tofu 5.1). */
+static void kt__zoo_rnn(kt__str *b, const kt__zoo_args *a) {
+    int64_t L = kt__zoo_get(a, "layers"), H = kt__zoo_get(a, "hidden"),
+            T = kt__zoo_get(a, "steps"), B = kt__zoo_get(a, "batch"), l, t;
+    static const char gate[4] = {'i', 'f', 'o', 'g'};
+    int q;
+    kt__str_add(b, "# %lld-layer LSTM, hidden %lld, %lld steps, batch %lld\n",
+                (long long)L, (long long)H, (long long)T, (long long)B);
+    for (t = 0; t < T; t++)
+        kt__str_add(b, "input x_l0_t%lld[%lld,%lld]\n", (long long)t,
+                    (long long)B, (long long)H);
+    for (l = 1; l <= L; l++) {
+        kt__str_add(b, "input h_l%lld_init[%lld,%lld]\ninput c_l%lld_init"
+                    "[%lld,%lld]\n", (long long)l, (long long)B, (long long)H,
+                    (long long)l, (long long)B, (long long)H);
+        for (q = 0; q < 4; q++)
+            kt__str_add(b, "weight W%c_l%lld[%lld,%lld]\nweight U%c_l%lld"
+                        "[%lld,%lld]\n", gate[q], (long long)l, (long long)H,
+                        (long long)H, gate[q], (long long)l, (long long)H,
+                        (long long)H);
+        for (t = 0; t < T; t++) {
+            char hp[48], cp[48], xin[48];
+            if (t == 0) {
+                snprintf(hp, sizeof hp, "h_l%lld_init", (long long)l);
+                snprintf(cp, sizeof cp, "c_l%lld_init", (long long)l);
+            } else {
+                snprintf(hp, sizeof hp, "x_l%lld_t%lld", (long long)l,
+                         (long long)(t - 1));
+                snprintf(cp, sizeof cp, "c_l%lld_t%lld", (long long)l,
+                         (long long)(t - 1));
+            }
+            snprintf(xin, sizeof xin, "x_l%lld_t%lld", (long long)(l - 1),
+                     (long long)t);
+            for (q = 0; q < 4; q++) {
+                kt__str_add(b, "z%c_l%lld_t%lld[n,k] = sum(j) %s[n,j] * "
+                            "W%c_l%lld[j,k] + %s[n,j] * U%c_l%lld[j,k]\n",
+                            gate[q], (long long)l, (long long)t, xin, gate[q],
+                            (long long)l, hp, gate[q], (long long)l);
+                kt__str_add(b, "%c_l%lld_t%lld[n,k] = %s(z%c_l%lld_t%lld"
+                            "[n,k])\n", gate[q], (long long)l, (long long)t,
+                            q == 3 ? "tanh" : "sigmoid", gate[q], (long long)l,
+                            (long long)t);
+            }
+            kt__str_add(b, "c_l%lld_t%lld[n,k] = f_l%lld_t%lld[n,k] * %s[n,k] "
+                        "+ i_l%lld_t%lld[n,k] * g_l%lld_t%lld[n,k]\n",
+                        (long long)l, (long long)t, (long long)l, (long long)t,
+                        cp, (long long)l, (long long)t, (long long)l,
+                        (long long)t);
+            kt__str_add(b, "x_l%lld_t%lld[n,k] = o_l%lld_t%lld[n,k] * "
+                        "tanh(c_l%lld_t%lld[n,k])\n", (long long)l,
+                        (long long)t, (long long)l, (long long)t, (long long)l,
+                        (long long)t);
+        }
+    }
+    kt__str_add(b, "loss x_l%lld_t%lld\n", (long long)L, (long long)(T - 1));
+}
+
+/* A GPT-style decoder layer stack.  Per-head weights such as
+   Wq[dmodel,heads,hdim] let heads be split without reshapes (Megatron's
+   column/row split is then just a choice of the planner).  No layer norm,
+   no causal mask; the loss is taken on the last layer's output. */
+static void kt__zoo_transformer(kt__str *b, const kt__zoo_args *a) {
+    int64_t L = kt__zoo_get(a, "layers"), D = kt__zoo_get(a, "dmodel"),
+            Hh = kt__zoo_get(a, "heads"), F = kt__zoo_get(a, "ffn"),
+            S = kt__zoo_get(a, "seq"), B = kt__zoo_get(a, "batch"), E, l;
+    char x[32];
+    E = D / Hh;
+    kt__str_add(b, "# GPT-style transformer: %lld layers, dmodel %lld, %lld "
+                "heads of %lld, ffn %lld, seq %lld, batch %lld\n"
+                "input x0[%lld,%lld,%lld]\n", (long long)L, (long long)D,
+                (long long)Hh, (long long)E, (long long)F, (long long)S,
+                (long long)B, (long long)B, (long long)S, (long long)D);
+    snprintf(x, sizeof x, "x0");
+    for (l = 1; l <= L; l++) {
+        long long n = (long long)l;
+        kt__str_add(b, "weight Wq%lld[%lld,%lld,%lld]\nweight Wk%lld[%lld,%lld,"
+                    "%lld]\nweight Wv%lld[%lld,%lld,%lld]\nweight Wo%lld[%lld,"
+                    "%lld,%lld]\nweight W1_%lld[%lld,%lld]\nweight W2_%lld"
+                    "[%lld,%lld]\n", n, (long long)D, (long long)Hh,
+                    (long long)E, n, (long long)D, (long long)Hh, (long long)E,
+                    n, (long long)D, (long long)Hh, (long long)E, n,
+                    (long long)Hh, (long long)E, (long long)D, n, (long long)D,
+                    (long long)F, n, (long long)F, (long long)D);
+        kt__str_add(b, "q%lld[b,s,h,e] = sum(d) %s[b,s,d] * Wq%lld[d,h,e]\n"
+                    "k%lld[b,s,h,e] = sum(d) %s[b,s,d] * Wk%lld[d,h,e]\n"
+                    "v%lld[b,s,h,e] = sum(d) %s[b,s,d] * Wv%lld[d,h,e]\n",
+                    n, x, n, n, x, n, n, x, n);
+        kt__str_add(b, "sc%lld[b,h,s,t] = sum(e) q%lld[b,s,h,e] * "
+                    "k%lld[b,t,h,e] * %.17g\n", n, n, n,
+                    1.0 / sqrt((double)E));
+        kt__str_add(b, "mx%lld[b,h,s] = max(t) sc%lld[b,h,s,t]\n"
+                    "ex%lld[b,h,s,t] = exp(sc%lld[b,h,s,t] - mx%lld[b,h,s])\n"
+                    "den%lld[b,h,s] = sum(t) ex%lld[b,h,s,t]\n"
+                    "pr%lld[b,h,s,t] = ex%lld[b,h,s,t] / den%lld[b,h,s]\n",
+                    n, n, n, n, n, n, n, n, n, n);
+        kt__str_add(b, "at%lld[b,s,h,e] = sum(t) pr%lld[b,h,s,t] * "
+                    "v%lld[b,t,h,e]\n"
+                    "o%lld[b,s,d] = sum(h,e) at%lld[b,s,h,e] * Wo%lld[h,e,d]\n"
+                    "r%lld[b,s,d] = %s[b,s,d] + o%lld[b,s,d]\n",
+                    n, n, n, n, n, n, n, x, n);
+        kt__str_add(b, "f%lld[b,s,f] = sum(d) r%lld[b,s,d] * W1_%lld[d,f]\n"
+                    "g%lld[b,s,f] = relu(f%lld[b,s,f])\n"
+                    "m%lld[b,s,d] = sum(f) g%lld[b,s,f] * W2_%lld[f,d]\n"
+                    "x%lld[b,s,d] = r%lld[b,s,d] + m%lld[b,s,d]\n",
+                    n, n, n, n, n, n, n, n, n, n, n);
+        snprintf(x, sizeof x, "x%lld", n);
+    }
+    kt__str_add(b, "loss %s\n", x);
+}
+
+typedef struct kt__zoo_model {
+    const char *name, *params, *about;
+    void (*build)(kt__str *b, const kt__zoo_args *a);
+} kt__zoo_model;
+
+static const kt__zoo_model kt__zoo[] = {
+    {"mlp", "layers=5,hidden=300,batch=400",
+     "fully connected layers with relu (SOYBEAN 2.2)", kt__zoo_mlp},
+    {"alexnet", "batch=128", "AlexNet, 5 convolutions and 3 fully connected",
+     kt__zoo_alexnet},
+    {"vgg16", "batch=32", "VGG-16, 13 convolutions and 3 fully connected",
+     kt__zoo_vgg16},
+    {"wresnet", "depth=50,widen=4,batch=8,image=224",
+     "Wide ResNet 50/101/152 with bottleneck blocks (Tofu 7)",
+     kt__zoo_wresnet},
+    {"rnn", "layers=2,hidden=1024,steps=10,batch=64",
+     "stacked LSTM unrolled over steps, weights shared (Tofu 7)", kt__zoo_rnn},
+    {"transformer", "layers=2,dmodel=1024,heads=16,ffn=4096,seq=512,batch=8",
+     "GPT-style layers with per-head weights", kt__zoo_transformer},
+};
+
+#define KT__NZOO ((int)(sizeof kt__zoo / sizeof kt__zoo[0]))
+
+const char *kt_zoo_name(int i) { return i >= 0 && i < KT__NZOO ? kt__zoo[i].name : NULL; }
+const char *kt_zoo_params(int i) { return i >= 0 && i < KT__NZOO ? kt__zoo[i].params : NULL; }
+const char *kt_zoo_about(int i) { return i >= 0 && i < KT__NZOO ? kt__zoo[i].about : NULL; }
+
+/* "key=value,..." into args; keys must be known to the model (its
+   defaults) or `infer`. */
+static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
+                                    int known_only, const char *model,
+                                    const char *known, kt_error *err) {
+    const char *p = text;
+    while (p && *p) {
+        char key[16];
+        const char *eq = strchr(p, '='), *end;
+        size_t kl;
+        char *numend;
+        long long v;
+        int i;
+        if (!eq)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: expected "
+                            "key=value at '%s'", model, p);
+        kl = (size_t)(eq - p);
+        if (kl == 0 || kl >= sizeof key)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: bad key at '%s'",
+                            model, p);
+        memcpy(key, p, kl);
+        key[kl] = '\0';
+        v = strtoll(eq + 1, &numend, 10);
+        if (numend == eq + 1 || (*numend && *numend != ',') || v < 0 ||
+            v > (INT64_C(1) << 40))
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s needs a "
+                            "non-negative integer", model, key);
+        end = numend;
+        if (known_only && strcmp(key, "infer") != 0) {
+            /* the key must appear in the defaults as "key=" */
+            const char *k = known;
+            int found = 0;
+            while ((k = strstr(k, key)) != NULL) {
+                if ((k == known || k[-1] == ',') && k[kl] == '=') found = 1;
+                k += kl;
+            }
+            if (!found)
+                return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: unknown "
+                                "parameter %s (known: %s, infer)", model, key,
+                                known);
+        }
+        for (i = 0; i < a->n && strcmp(a->p[i].key, key) != 0; i++) {}
+        if (i == a->n) {
+            if (a->n == 12)
+                return kt__fail(err, KT_ERR_LIMIT, 0, "zoo %s: too many "
+                                "parameters", model);
+            a->n++;
+        }
+        snprintf(a->p[i].key, sizeof a->p[i].key, "%s", key);
+        a->p[i].value = v;
+        p = *end ? end + 1 : end;
+    }
+    return KT_OK;
+}
+
+static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
+                               kt_error *err) {
+    int i;
+    for (i = 0; i < a->n; i++)
+        if (a->p[i].value < 1 && strcmp(a->p[i].key, "infer") != 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s must be at "
+                            "least 1", model, a->p[i].key);
+    if (!strcmp(model, "wresnet")) {
+        int64_t d = kt__zoo_get(a, "depth"), s = kt__zoo_get(a, "image");
+        if (d != 50 && d != 101 && d != 152)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: depth %lld "
+                            "is not 50, 101 or 152", (long long)d);
+        if (s < 64)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: image %lld "
+                            "is below 64", (long long)s);
+    }
+    if (!strcmp(model, "transformer") &&
+        kt__zoo_get(a, "dmodel") % kt__zoo_get(a, "heads") != 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "zoo transformer: dmodel "
+                        "%lld is not a multiple of heads %lld",
+                        (long long)kt__zoo_get(a, "dmodel"),
+                        (long long)kt__zoo_get(a, "heads"));
+    return KT_OK;
+}
+
 kt_status kt_zoo_text(const char *spec, char **text, int *training,
                       kt_error *err) {
-    (void)spec; *text = NULL; *training = 0;
-    return kt__fail(err, KT_ERR_INVALID, 0, "zoo: not yet built");
+    char name[32];
+    const char *colon;
+    size_t nl;
+    int i;
+    kt__zoo_args args;
+    kt__str b;
+    kt_status s;
+    *text = NULL;
+    *training = 0;
+    if (!spec || !*spec)
+        return kt__fail(err, KT_ERR_INVALID, 0, "zoo: empty model spec");
+    colon = strchr(spec, ':');
+    nl = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (nl >= sizeof name) nl = sizeof name - 1;
+    memcpy(name, spec, nl);
+    name[nl] = '\0';
+    for (i = 0; i < KT__NZOO && strcmp(kt__zoo[i].name, name) != 0; i++) {}
+    if (i == KT__NZOO)
+        return kt__fail(err, KT_ERR_INVALID, 0, "zoo: unknown model '%s' "
+                        "(mlp alexnet vgg16 wresnet rnn transformer)", name);
+    memset(&args, 0, sizeof args);
+    s = kt__zoo_parse_args(kt__zoo[i].params, &args, 0, name, "", err);
+    if (s == KT_OK && colon)
+        s = kt__zoo_parse_args(colon + 1, &args, 1, name, kt__zoo[i].params,
+                               err);
+    if (s == KT_OK) s = kt__zoo_check(name, &args, err);
+    if (s != KT_OK) return s;
+    memset(&b, 0, sizeof b);
+    kt__zoo[i].build(&b, &args);
+    if (b.oom) {
+        KT_FREE(b.s);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    *training = kt__zoo_get(&args, "infer") > 0 ? 0 : 1;
+    if (!*training) {
+        /* inference: the same graph planned as written */
+        char *l = strstr(b.s, "\nloss ");
+        if (l) l[1] = '\0';
+    }
+    *text = b.s;
+    kt__ok(err);
+    return KT_OK;
 }
-const char *kt_zoo_name(int i) { (void)i; return NULL; }
-const char *kt_zoo_params(int i) { (void)i; return NULL; }
-const char *kt_zoo_about(int i) { (void)i; return NULL; }
+
+kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err) {
+    char *text;
+    int training;
+    kt_status s = kt_zoo_text(spec, &text, &training, err);
+    *out = NULL;
+    if (s != KT_OK) return s;
+    if ((s = kt_graph_create(out, err)) == KT_OK)
+        s = kt_graph_parse(*out, text, strlen(text), err);
+    if (s == KT_OK && training) s = kt_graph_autodiff(*out, NULL, err);
+    KT_FREE(text);
+    if (s != KT_OK) {
+        kt_graph_destroy(*out);
+        *out = NULL;
+    }
+    return s;
+}
 
 #endif /* KT_TILING_IMPLEMENTED */
 #endif /* KT_IMPLEMENTATION */
