@@ -781,7 +781,8 @@ kt_status kt_tiling_check(const kt_tiling *t, const char *name, int rank,
     char text[8 * KT_MAX_CUTS + 8];
     int i;
     const char *who = name ? name : "tensor";
-    kt_tiling_format(t, text, sizeof text);
+    text[0] = '\0';
+    if (err) kt_tiling_format(t, text, sizeof text); /* only for messages */
     if (t->ncuts != f->count)
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "%s: tiling %s has %d cut%s but there are %d factors",
@@ -964,8 +965,10 @@ kt_status kt_placement_from_tiling(kt_placement *p, const kt_tiling *t,
                                    int rank, const int64_t *shape,
                                    const kt_factors *f, kt_error *err) {
     int64_t d, ndev = kt_factors_devices(f);
-    kt_status s = kt_tiling_check(t, NULL, rank, shape, f, 1, err);
-    if (s != KT_OK) return s;
+    /* check quietly first: formatting the message costs more than the
+       check, and the search calls this in its inner loop */
+    kt_status s = kt_tiling_check(t, NULL, rank, shape, f, 1, NULL);
+    if (s != KT_OK) return kt_tiling_check(t, NULL, rank, shape, f, 1, err);
     s = kt_placement_init(p, rank, ndev, err);
     if (s != KT_OK) return s;
     p->partials = kt_tiling_flatten(t, rank, f).partials;
@@ -1309,6 +1312,8 @@ kt_status kt_tiling_conversion_cost(int rank, const int64_t *shape,
 struct kt_graph {
     kt_tensor *tensor;
     int ntensor, cap_tensor;
+    int *index;      /* open-addressing name -> tensor, cap_index slots */
+    int cap_index;
     kt_op *op;
     int nop, cap_op;
     int loss;
@@ -1339,14 +1344,47 @@ void kt_graph_destroy(kt_graph *g) {
     for (i = 0; i < g->nop; i++) kt__op_free(&g->op[i]);
     KT_FREE(g->op);
     KT_FREE(g->tensor);
+    KT_FREE(g->index);
     KT_FREE(g);
 }
 
+static size_t kt__name_hash(const char *name) {
+    size_t h = 5381;
+    while (*name) h = h * 33 + (unsigned char)*name++;
+    return h;
+}
+
 int kt_graph_find_tensor(const kt_graph *g, const char *name) {
-    int i;
-    for (i = 0; i < g->ntensor; i++)
-        if (strcmp(g->tensor[i].name, name) == 0) return i;
+    size_t i;
+    if (!g->cap_index) return -1;
+    for (i = kt__name_hash(name) % (size_t)g->cap_index; g->index[i] >= 0;
+         i = (i + 1) % (size_t)g->cap_index)
+        if (strcmp(g->tensor[g->index[i]].name, name) == 0) return g->index[i];
     return -1;
+}
+
+/* Keeps the name index at most half full; 0 when out of memory. */
+static int kt__index_tensor(kt_graph *g, int t) {
+    size_t i;
+    if (2 * (g->ntensor + 1) > g->cap_index) {
+        int nc = g->cap_index ? 2 * g->cap_index : 64, k;
+        int *ni = (int *)KT_MALLOC(sizeof(int) * (size_t)nc);
+        if (!ni) return 0;
+        for (k = 0; k < nc; k++) ni[k] = -1;
+        KT_FREE(g->index);
+        g->index = ni;
+        g->cap_index = nc;
+        for (k = 0; k < g->ntensor; k++)
+            if (k != t) {
+                for (i = kt__name_hash(g->tensor[k].name) % (size_t)nc;
+                     ni[i] >= 0; i = (i + 1) % (size_t)nc) {}
+                ni[i] = k;
+            }
+    }
+    for (i = kt__name_hash(g->tensor[t].name) % (size_t)g->cap_index;
+         g->index[i] >= 0; i = (i + 1) % (size_t)g->cap_index) {}
+    g->index[i] = t;
+    return 1;
 }
 int kt_graph_tensor_count(const kt_graph *g) { return g->ntensor; }
 const kt_tensor *kt_graph_tensor(const kt_graph *g, int i) {
@@ -1430,6 +1468,11 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
     t->kind = kind;
     t->producer = t->updater = t->of = -1;
     t->line = line;
+    if (!kt__index_tensor(g, g->ntensor - 1)) {
+        g->ntensor--;
+        return kt__fail(err, KT_ERR_NOMEM, line,
+                        "out of memory adding tensor %s", name);
+    }
     kt__ok(err);
     return KT_OK;
 }
@@ -3531,49 +3574,101 @@ static void kt__union(int *parent, int a, int b) {
    coalesce, an element-wise operator's output and its element-wise
    operands are one class too (Tofu 5.1: consecutive element-wise
    operators, optimizer updates, a tensor with its gradient and state). */
+typedef char kt__tie_name[2 * KT_NAME_MAX + 4];
+
+/* Indices 0..n-1 sorted by key, ties by index: a merge sort (qsort has no
+   context argument, and the library keeps no global state). */
+static int kt__sort_by_key(int *idx, int n, kt__tie_name *key) {
+    int *tmp = (int *)kt__calloc((size_t)n + 1, sizeof(int)), width, i;
+    if (!tmp) return 0;
+    for (i = 0; i < n; i++) idx[i] = i;
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            int lo = i, mid = i + width < n ? i + width : n,
+                hi = i + 2 * width < n ? i + 2 * width : n, a = lo, b = mid,
+                k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = strcmp(key[idx[b]], key[idx[a]]) < 0 ? idx[b++]
+                                                                : idx[a++];
+            while (a < mid) tmp[k++] = idx[a++];
+            while (b < hi) tmp[k++] = idx[b++];
+        }
+        memcpy(idx, tmp, sizeof(int) * (size_t)n);
+    }
+    KT_FREE(tmp);
+    return 1;
+}
+
 static kt_status kt__tie_classes(const kt_graph *g, int coalesce, int *tcls,
                                  int *ocls, kt_error *err) {
-    char (*key)[2 * KT_NAME_MAX + 4] = (char(*)[2 * KT_NAME_MAX + 4])kt__calloc(
-        (size_t)g->ntensor + 1, 2 * KT_NAME_MAX + 4);
-    int t, u, o, q, a;
-    if (!key) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-    for (t = 0; t < g->ntensor; t++) {
+    int nt = g->ntensor, n = g->nop, t, o, a, i, j;
+    kt__tie_name *key = (kt__tie_name *)kt__calloc(
+        (size_t)(nt > n ? nt : n) + 1, sizeof(kt__tie_name));
+    kt__tie_name *okey = (kt__tie_name *)kt__calloc((size_t)n + 1,
+                                                    sizeof(kt__tie_name));
+    int *idx = (int *)kt__calloc((size_t)(nt > n ? nt : n) + 1, sizeof(int));
+    if (!key || !okey || !idx) {
+        KT_FREE(key);
+        KT_FREE(okey);
+        KT_FREE(idx);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    /* tensors with one step-free name (and shape and kind) are one class */
+    for (t = 0; t < nt; t++) {
         kt__tie_key(g, t, key[t], sizeof key[t]);
         tcls[t] = t;
-        for (u = 0; u < t; u++)
-            if (strcmp(key[u], key[t]) == 0 &&
-                kt__same_tensor_shape(&g->tensor[u], &g->tensor[t]) &&
-                g->tensor[u].kind == g->tensor[t].kind) {
-                kt__union(tcls, u, t);
-                break;
-            }
     }
-    for (o = 0; coalesce && o < g->nop; o++) {
+    if (!kt__sort_by_key(idx, nt, key)) goto nomem;
+    for (i = 0; i < nt; i = j) {
+        for (j = i + 1; j < nt && strcmp(key[idx[i]], key[idx[j]]) == 0; j++) {
+            int k;
+            for (k = i; k < j; k++)
+                if (kt__same_tensor_shape(&g->tensor[idx[k]],
+                                          &g->tensor[idx[j]]) &&
+                    g->tensor[idx[k]].kind == g->tensor[idx[j]].kind) {
+                    kt__union(tcls, idx[k], idx[j]);
+                    break;
+                }
+        }
+    }
+    for (o = 0; coalesce && o < n; o++) {
         const kt_op *op = &g->op[o];
         if (op->reducer != KT_REDUCE_NONE || op->opaque[0]) continue;
         for (a = 0; a < op->naccess; a++)
             if (kt__elementwise_operand(g, op, &op->access[a]))
                 kt__union(tcls, op->access[a].tensor, op->output);
     }
-    for (t = 0; t < g->ntensor; t++) tcls[t] = kt__find(tcls, t);
+    for (t = 0; t < nt; t++) tcls[t] = kt__find(tcls, t);
     /* Ops are tied only as steps of one unrolled computation: their outputs
        have the same name up to the step suffix. */
-    for (t = 0; t < g->ntensor; t++) {
-        snprintf(key[t], sizeof key[t], "%s", g->tensor[t].name);
-        kt__strip_step(key[t]);
-    }
-    for (o = 0; o < g->nop; o++) {
+    for (o = 0; o < n; o++) {
+        snprintf(okey[o], sizeof okey[o], "%s%s", g->op[o].in_place ? "!" : "",
+                 g->tensor[g->op[o].output].name);
+        kt__strip_step(okey[o]);
         ocls[o] = o;
-        for (q = 0; q < o; q++)
-            if (ocls[q] == q && g->op[q].output != g->op[o].output &&
-                strcmp(key[g->op[q].output], key[g->op[o].output]) == 0 &&
-                kt__same_op_shape(&g->op[q], &g->op[o])) {
-                ocls[o] = q;
-                break;
-            }
+    }
+    if (!kt__sort_by_key(idx, n, okey)) goto nomem;
+    for (i = 0; i < n; i = j) {
+        for (j = i + 1; j < n && strcmp(okey[idx[i]], okey[idx[j]]) == 0; j++) {
+            int k;
+            for (k = i; k < j; k++)
+                if (ocls[idx[k]] == idx[k] &&
+                    g->op[idx[k]].output != g->op[idx[j]].output &&
+                    kt__same_op_shape(&g->op[idx[k]], &g->op[idx[j]])) {
+                    ocls[idx[j]] = idx[k];
+                    break;
+                }
+        }
     }
     KT_FREE(key);
+    KT_FREE(okey);
+    KT_FREE(idx);
     return KT_OK;
+nomem:
+    KT_FREE(key);
+    KT_FREE(okey);
+    KT_FREE(idx);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
 }
 
 /* At one cut every tensor picks S<d> or R and every operator a variable to
@@ -3588,7 +3683,129 @@ typedef struct kt__factor {
     signed char *best;           /* index into the op's strategies        */
 } kt__factor;
 
+/* Conversion costs met while searching, keyed by everything they depend
+   on (tensor shape, its tiling so far, the factors, and the op's variable
+   extents, accesses and splits): repeated layers and tied steps price each
+   distinct conversion once. */
+typedef struct kt__memo_entry {
+    uint64_t k1, k2;
+    int64_t bytes;
+} kt__memo_entry;
+
+typedef struct kt__memo {
+    kt__memo_entry *e;
+    size_t cap, used;
+} kt__memo;
+
+typedef struct kt__hash {
+    uint64_t a, b;
+} kt__hash;
+
+static void kt__hash_bytes(kt__hash *h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h->a = (h->a ^ p[i]) * UINT64_C(0x100000001b3);
+        h->b = (h->b ^ p[i]) * UINT64_C(0x9e3779b97f4a7c15) + 0x7f;
+    }
+}
+
+static void kt__hash_i64(kt__hash *h, int64_t v) {
+    kt__hash_bytes(h, &v, sizeof v);
+}
+
+static int kt__memo_get(const kt__memo *m, kt__hash h, int64_t *bytes) {
+    size_t i;
+    if (!m->cap) return 0;
+    for (i = (size_t)(h.a % m->cap);; i = (i + 1) % m->cap) {
+        if (m->e[i].k1 == 0 && m->e[i].k2 == 0) return 0;
+        if (m->e[i].k1 == h.a && m->e[i].k2 == h.b) {
+            *bytes = m->e[i].bytes;
+            return 1;
+        }
+    }
+}
+
+static void kt__memo_put(kt__memo *m, kt__hash h, int64_t bytes) {
+    size_t i;
+    if (h.a == 0 && h.b == 0) h.b = 1;
+    if (2 * (m->used + 1) > m->cap) {
+        size_t nc = m->cap ? 2 * m->cap : 4096, j;
+        kt__memo_entry *ne =
+            (kt__memo_entry *)kt__calloc(nc, sizeof(kt__memo_entry));
+        if (!ne) return; /* a cache: losing an entry is harmless */
+        for (j = 0; j < m->cap; j++)
+            if (m->e[j].k1 || m->e[j].k2) {
+                size_t k = (size_t)(m->e[j].k1 % nc);
+                while (ne[k].k1 || ne[k].k2) k = (k + 1) % nc;
+                ne[k] = m->e[j];
+            }
+        KT_FREE(m->e);
+        m->e = ne;
+        m->cap = nc;
+    }
+    for (i = (size_t)(h.a % m->cap); m->e[i].k1 || m->e[i].k2;
+         i = (i + 1) % m->cap)
+        if (m->e[i].k1 == h.a && m->e[i].k2 == h.b) return;
+    m->e[i].k1 = h.a;
+    m->e[i].k2 = h.b;
+    m->e[i].bytes = bytes;
+    m->used++;
+}
+
+/* The key of converting role r of op o (an input index, or ninputs for the
+   output) with tensor tiling t and op split `split`, over factors fp. */
+static kt__hash kt__conversion_key(const kt_graph *g, int o, int r,
+                                   const kt_tiling *t, const int *split,
+                                   const kt_factors *fp) {
+    const kt_op *op = &g->op[o];
+    int x = r < op->ninputs ? op->input[r] : op->output, i, a, d, v;
+    const kt_tensor *tx = &g->tensor[x];
+    kt__hash h;
+    h.a = UINT64_C(0xcbf29ce484222325);
+    h.b = UINT64_C(0x84222325cbf29ce4);
+    kt__hash_i64(&h, r < op->ninputs ? 1 : 2);
+    kt__hash_i64(&h, tx->rank);
+    kt__hash_i64(&h, tx->elem_bytes);
+    kt__hash_bytes(&h, tx->shape, sizeof(int64_t) * (size_t)tx->rank);
+    kt__hash_i64(&h, fp->count);
+    for (i = 0; i < fp->count; i++) {
+        kt__hash_i64(&h, fp->k[i]);
+        kt__hash_i64(&h, t->cut[i]);
+        kt__hash_i64(&h, split[i]);
+    }
+    kt__hash_i64(&h, op->nvars);
+    for (v = 0; v < op->nvars; v++) {
+        kt__hash_i64(&h, op->var[v].extent);
+        kt__hash_i64(&h, op->var[v].reduction);
+    }
+    if (r == op->ninputs) {
+        kt__hash_i64(&h, op->out_rank);
+        return h;
+    }
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *ac = &op->access[a];
+        if (ac->input != r) continue;
+        kt__hash_i64(&h, ac->padded);
+        for (d = 0; d < tx->rank; d++) {
+            kt__hash_i64(&h, ac->whole[d]);
+            kt__hash_bytes(&h, ac->dim[d].lower.lo_coef,
+                           sizeof(int64_t) * (size_t)op->nvars);
+            kt__hash_bytes(&h, ac->dim[d].lower.hi_coef,
+                           sizeof(int64_t) * (size_t)op->nvars);
+            kt__hash_bytes(&h, ac->dim[d].upper.lo_coef,
+                           sizeof(int64_t) * (size_t)op->nvars);
+            kt__hash_bytes(&h, ac->dim[d].upper.hi_coef,
+                           sizeof(int64_t) * (size_t)op->nvars);
+            kt__hash_i64(&h, ac->dim[d].lower.c);
+            kt__hash_i64(&h, ac->dim[d].divisor);
+        }
+    }
+    return h;
+}
+
 typedef struct kt__cut {
+    kt__memo *memo;
     const kt_graph *g;
     kt_plan *p;
     int cut;                                 /* 0-based                    */
@@ -3602,6 +3819,7 @@ typedef struct kt__cut {
     double byte_weight;   /* objective units per byte moved at this cut    */
     const kt_machine *machine; /* with time: op compute at the last cut    */
     double lambda;        /* memory penalty per byte of tensor per device  */
+    int *mfirst, *members; /* op class -> its member ops (CSR)             */
 } kt__cut;
 
 static void kt__cut_free(kt__cut *c) {
@@ -3612,6 +3830,8 @@ static void kt__cut_free(kt__cut *c) {
             KT_FREE(c->factor[o].best);
         }
     KT_FREE(c->factor);
+    KT_FREE(c->mfirst);
+    KT_FREE(c->members);
     KT_FREE(c->nchoice);
     KT_FREE(c->choice);
     KT_FREE(c->nstrat);
@@ -3688,25 +3908,37 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
     memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
     for (s = 0; s < ns && st == KT_OK; s++) {
         kt_placement needed[KT_MAX_VARS], produced;
+        int placed = 0;
         split[c->cut] = c->strat[o][s];
         if (c->machine && c->cut + 1 == c->p->f.count)
             compute[s] += kt__op_seconds(g, o, &c->p->f, split, c->machine);
-        st = kt_op_placements(g, op, &fp, split, needed, &produced, err);
-        if (st != KT_OK) break;
         for (r = 0; r <= op->ninputs && st == KT_OK; r++) {
             int x = r < op->ninputs ? op->input[r] : op->output, ch;
             int slot = kt__factor_slot(fa, c->tcls[x]);
             for (ch = 0; ch < c->nchoice[x] && st == KT_OK; ch++) {
                 kt_tiling t = kt__prefix_tiling(&c->p->tiling[x], c->cut + 1);
                 int64_t bytes;
+                kt__hash key;
                 t.cut[c->cut] = c->choice[x][ch];
-                st = kt__tensor_conversion(
-                    g, x, &t, &fp, r < op->ninputs ? &needed[r] : &produced,
-                    r == op->ninputs, &bytes, err);
+                key = kt__conversion_key(g, o, r, &t, split, &fp);
+                if (!kt__memo_get(c->memo, key, &bytes)) {
+                    /* the op's placements only when a price is missing */
+                    if (!placed) {
+                        st = kt_op_placements(g, op, &fp, split, needed,
+                                              &produced, err);
+                        if (st != KT_OK) break;
+                        placed = 1;
+                    }
+                    st = kt__tensor_conversion(
+                        g, x, &t, &fp,
+                        r < op->ninputs ? &needed[r] : &produced,
+                        r == op->ninputs, &bytes, err);
+                    if (st == KT_OK) kt__memo_put(c->memo, key, bytes);
+                }
                 cost[(slot * ns + s) * (KT_MAX_DIMS + 1) + ch] += bytes;
             }
         }
-        kt__free_op_placements(op, needed, &produced);
+        if (placed) kt__free_op_placements(op, needed, &produced);
     }
     return st;
 }
@@ -3720,9 +3952,10 @@ static kt_status kt__build_factor(kt__cut *c, int rep, kt_error *err) {
     int64_t *cost = NULL, a;
     double compute[KT_MAX_VARS + 1];
     kt_status st = KT_OK;
+    int m;
     fa->nt = 0;
-    for (o = rep; o < g->nop; o++) {
-        if (c->ocls[o] != rep) continue;
+    for (m = c->mfirst[rep]; m < c->mfirst[rep + 1]; m++) {
+        o = c->members[m];
         for (r = 0; r <= g->op[o].ninputs; r++) {
             int x = c->tcls[r < g->op[o].ninputs ? g->op[o].input[r]
                                                   : g->op[o].output];
@@ -3750,9 +3983,8 @@ static kt_status kt__build_factor(kt__cut *c, int rep, kt_error *err) {
                         g->op[rep].name);
     }
     for (s = 0; s < ns; s++) compute[s] = 0;
-    for (o = rep; o < g->nop && st == KT_OK; o++)
-        if (c->ocls[o] == rep)
-            st = kt__member_costs(c, o, fa, cost, compute, err);
+    for (m = c->mfirst[rep]; m < c->mfirst[rep + 1] && st == KT_OK; m++)
+        st = kt__member_costs(c, c->members[m], fa, cost, compute, err);
     if (st != KT_OK) {
         KT_FREE(cost);
         return st;
@@ -3801,12 +4033,18 @@ static double kt__tile_bytes(const kt__cut *c, int t, int code) {
 static void kt__add_memory_penalty(kt__cut *c) {
     const kt_graph *g = c->g;
     int t, o, j;
+    int *owner = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    if (!owner) return; /* without the penalty the search still runs */
+    for (t = 0; t < g->ntensor; t++) owner[t] = -1;
+    for (o = 0; o < g->nop; o++)
+        if (c->ocls[o] == o)
+            for (j = 0; j < c->factor[o].nt; j++)
+                if (owner[c->factor[o].tensor[j]] < 0)
+                    owner[c->factor[o].tensor[j]] = o;
     for (t = 0; t < g->ntensor; t++) {
         int rep = c->tcls[t];
-        for (o = 0; o < g->nop; o++)
-            if (c->ocls[o] == o && kt__factor_slot(&c->factor[o], rep) >= 0)
-                break;
-        if (o == g->nop) continue;
+        o = owner[rep];
+        if (o < 0) continue;
         {
             kt__factor *fa = &c->factor[o];
             int slot = kt__factor_slot(fa, rep);
@@ -3819,15 +4057,17 @@ static void kt__add_memory_penalty(kt__cut *c) {
             }
         }
     }
+    KT_FREE(owner);
 }
 
 static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
                                int cut, const int *tcls, const int *ocls,
                                const kt_search_options *opt, double lambda,
-                               kt_error *err) {
+                               kt__memo *memo, kt_error *err) {
     int o;
     kt_status s;
     memset(c, 0, sizeof *c);
+    c->memo = memo;
     c->g = g;
     c->p = p;
     c->cut = cut;
@@ -3856,6 +4096,24 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
         !c->pick) {
         kt__cut_free(c);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    c->mfirst = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
+    c->members = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    if (!c->mfirst || !c->members) {
+        kt__cut_free(c);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    for (o = 0; o < g->nop; o++) c->mfirst[ocls[o] + 1]++;
+    for (o = 0; o < g->nop; o++) c->mfirst[o + 1] += c->mfirst[o];
+    {
+        int *fill = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+        if (!fill) {
+            kt__cut_free(c);
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+        }
+        for (o = 0; o < g->nop; o++)
+            c->members[c->mfirst[ocls[o]] + fill[ocls[o]]++] = o;
+        KT_FREE(fill);
     }
     kt__cut_choices_of(c);
     for (o = 0; o < g->nop; o++)
@@ -3942,88 +4200,103 @@ static kt_status kt__cut_bruteforce(kt__cut *c, int64_t limit, kt_error *err) {
    generated for it (kt_op.group) and its tied steps form one group; the
    groups are ordered by BFS levels over the undirected graph in which two
    groups are adjacent when they touch the same tensor class. */
+typedef struct kt__rank_key {
+    int level, grp, op;
+} kt__rank_key;
+
+static int kt__cmp_rank(const void *x, const void *y) {
+    const kt__rank_key *a = (const kt__rank_key *)x, *b = (const kt__rank_key *)y;
+    if (a->level != b->level) return a->level < b->level ? -1 : 1;
+    if (a->grp != b->grp) return a->grp < b->grp ? -1 : 1;
+    return (a->op > b->op) - (a->op < b->op);
+}
+
+static int kt__op_class_of_role(const kt__cut *c, int o, int j) {
+    const kt_op *op = &c->g->op[o];
+    return c->tcls[kt__tensor_root(c->g, j < op->ninputs ? op->input[j]
+                                                        : op->output)];
+}
+
 static kt_status kt__dp_rank(const kt__cut *c, int *rank, kt_error *err) {
     const kt_graph *g = c->g;
-    int n = g->nop, i, j, head = 0, tail = 0, next = 0;
+    int n = g->nop, nt = g->ntensor, i, j, head = 0, tail = 0, nedge = 0;
     int *grp = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *level = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *queue = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *first = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-    int *order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    if (!grp || !level || !queue || !first || !order) {
-        KT_FREE(grp);
-        KT_FREE(level);
-        KT_FREE(queue);
-        KT_FREE(first);
-        KT_FREE(order);
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-    }
+    int *gfirst = (int *)kt__calloc((size_t)n + 2, sizeof(int));
+    int *gops = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *tfirst = (int *)kt__calloc((size_t)nt + 2, sizeof(int));
+    int *tops = NULL, *fill = NULL;
+    kt__rank_key *keys = (kt__rank_key *)kt__calloc((size_t)n + 1,
+                                                    sizeof(kt__rank_key));
+    kt_status s = KT_OK;
+    if (!grp || !level || !queue || !gfirst || !gops || !tfirst || !keys)
+        goto nomem;
     for (i = 0; i < n; i++) {
         int f = g->op[i].group >= 0 ? g->op[i].group : i;
         grp[i] = c->ocls[f];
         level[i] = -1;
+        nedge += g->op[i].ninputs + 1;
     }
-    /* tensor class -> the first group touching it; BFS walks groups
-       through the tensors they share */
-    for (i = 0; i < g->ntensor; i++) first[i] = -1;
-    for (i = 0; i < n; i++) {
-        const kt_op *op = &g->op[i];
-        for (j = 0; j <= op->ninputs; j++) {
-            int x = kt__tensor_root(g, j < op->ninputs ? op->input[j]
-                                                       : op->output);
-            x = c->tcls[x];
-            if (first[x] < 0) first[x] = grp[i];
+    /* group -> its ops, tensor class -> the ops touching it (CSR) */
+    for (i = 0; i < n; i++) gfirst[grp[i] + 1]++;
+    for (i = 0; i < n; i++) gfirst[i + 1] += gfirst[i];
+    fill = (int *)kt__calloc((size_t)(n > nt ? n : nt) + 1, sizeof(int));
+    tops = (int *)kt__calloc((size_t)nedge + 1, sizeof(int));
+    if (!fill || !tops) goto nomem;
+    for (i = 0; i < n; i++) gops[gfirst[grp[i]] + fill[grp[i]]++] = i;
+    for (i = 0; i < n; i++)
+        for (j = 0; j <= g->op[i].ninputs; j++)
+            tfirst[kt__op_class_of_role(c, i, j) + 1]++;
+    for (i = 0; i < nt; i++) tfirst[i + 1] += tfirst[i];
+    memset(fill, 0, sizeof(int) * (size_t)(n > nt ? n : nt));
+    for (i = 0; i < n; i++)
+        for (j = 0; j <= g->op[i].ninputs; j++) {
+            int x = kt__op_class_of_role(c, i, j);
+            tops[tfirst[x] + fill[x]++] = i;
         }
-    }
+    /* BFS over groups: adjacent when they touch one tensor class */
     for (i = 0; i < n; i++) {
         if (level[grp[i]] >= 0) continue;
         level[grp[i]] = 0;
         queue[tail++] = grp[i];
         while (head < tail) {
-            int gc = queue[head++], a, b;
-            for (a = 0; a < n; a++) {
-                if (grp[a] != gc) continue;
-                for (j = 0; j <= g->op[a].ninputs; j++) {
-                    int x = c->tcls[kt__tensor_root(
-                        g, j < g->op[a].ninputs ? g->op[a].input[j]
-                                                : g->op[a].output)];
-                    for (b = 0; b < n; b++) {
-                        int k, touches = 0;
-                        if (level[grp[b]] >= 0) continue;
-                        for (k = 0; k <= g->op[b].ninputs && !touches; k++)
-                            touches = c->tcls[kt__tensor_root(
-                                          g, k < g->op[b].ninputs
-                                                 ? g->op[b].input[k]
-                                                 : g->op[b].output)] == x;
-                        if (touches) {
-                            level[grp[b]] = level[gc] + 1;
-                            queue[tail++] = grp[b];
-                        }
+            int gc = queue[head++], a;
+            for (a = gfirst[gc]; a < gfirst[gc + 1]; a++) {
+                int op = gops[a];
+                for (j = 0; j <= g->op[op].ninputs; j++) {
+                    int x = kt__op_class_of_role(c, op, j), b;
+                    for (b = tfirst[x]; b < tfirst[x + 1]; b++) {
+                        int gb = grp[tops[b]];
+                        if (level[gb] >= 0) continue;
+                        level[gb] = level[gc] + 1;
+                        queue[tail++] = gb;
                     }
                 }
             }
         }
     }
-    /* rank: position in (level, group, op) order */
-    for (i = 0; i < n; i++) order[i] = i;
-    for (i = 1; i < n; i++) {
-        int x = order[i];
-        for (j = i - 1; j >= 0; j--) {
-            int y = order[j], ly = level[grp[y]], lx = level[grp[x]];
-            if (ly < lx || (ly == lx && (grp[y] < grp[x] ||
-                                         (grp[y] == grp[x] && y < x))))
-                break;
-            order[j + 1] = y;
-        }
-        order[j + 1] = x;
+    for (i = 0; i < n; i++) {
+        keys[i].level = level[grp[i]];
+        keys[i].grp = grp[i];
+        keys[i].op = i;
     }
-    for (i = 0; i < n; i++) rank[order[i]] = next++;
+    qsort(keys, (size_t)n, sizeof *keys, kt__cmp_rank);
+    for (i = 0; i < n; i++) rank[keys[i].op] = i;
+    goto done;
+nomem:
+    s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+done:
     KT_FREE(grp);
     KT_FREE(level);
     KT_FREE(queue);
-    KT_FREE(first);
-    KT_FREE(order);
-    return KT_OK;
+    KT_FREE(gfirst);
+    KT_FREE(gops);
+    KT_FREE(tfirst);
+    KT_FREE(tops);
+    KT_FREE(fill);
+    KT_FREE(keys);
+    return s;
 }
 
 /* A factor of the elimination: a table over some tensor classes. */
@@ -4379,6 +4652,7 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
                                  kt_plan *p, kt_error *err) {
     double before = 0;
     int i;
+    kt__memo memo;
     int *tcls = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
     int *ocls = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     kt_status s;
@@ -4387,6 +4661,7 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
         KT_FREE(ocls);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     }
+    memset(&memo, 0, sizeof memo);
     if ((s = kt__tie_classes(g, o->coalesce, tcls, ocls, err)) != KT_OK ||
         (s = kt_plan_init(p, g, f, err)) != KT_OK) {
         KT_FREE(tcls);
@@ -4396,8 +4671,8 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
     for (i = 0; i < f->count; i++) {
         kt__cut c;
         double total;
-        if ((s = kt__cut_setup(&c, g, p, i, tcls, ocls, o, lambda, err)) !=
-            KT_OK)
+        if ((s = kt__cut_setup(&c, g, p, i, tcls, ocls, o, lambda, &memo,
+                               err)) != KT_OK)
             break;
         switch (o->strategy) {
         case KT_STRATEGY_DP: s = kt__cut_dp(&c, o->dp_state_limit, err); break;
@@ -4423,6 +4698,7 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
         kt__cut_free(&c);
         if (s != KT_OK) break;
     }
+    KT_FREE(memo.e);
     KT_FREE(tcls);
     KT_FREE(ocls);
     if (s != KT_OK) {

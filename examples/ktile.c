@@ -383,6 +383,1777 @@ static int cmd_cost(int argc, char **argv) {
     return 0;
 }
 
+/* -------------------------------------------------------------- JSON out */
+
+/* s as a JSON string: quotes, backslashes and control characters escaped,
+   other bytes (UTF-8) as they are. */
+static void json_string(FILE *out, const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    for (; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '\b': fputs("\\b", out); break;
+        case '\f': fputs("\\f", out); break;
+        default:
+            if (*p < 0x20) fprintf(out, "\\u%04x", (unsigned)*p);
+            else fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+/* JSON has no infinity or NaN: such a figure is printed as 0. */
+static void json_double(FILE *out, double v) {
+    fprintf(out, "%.9g", isfinite(v) ? v : 0.0);
+}
+
+/* --------------------------------------------------------------- JSON in */
+
+/* A small JSON reader for the plans `eval` takes (RFC 8259: objects,
+   arrays, strings with every escape, numbers, true, false, null).  It
+   builds a tree; a malformed text is refused with the line and column of
+   the first fault.  Not supported: "\u0000" inside a string (the values
+   are C strings), nesting deeper than JSON_MAX_DEPTH. */
+
+typedef enum jv_type {
+    JV_NULL, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT
+} jv_type;
+
+typedef struct jv {
+    jv_type type;
+    size_t pos;        /* byte offset of the value in the text          */
+    char *text;        /* STRING: decoded; NUMBER: the literal          */
+    size_t n;          /* ARRAY, OBJECT: members                        */
+    struct jv *item;   /* ARRAY, OBJECT: n values                       */
+    char **key;        /* OBJECT: n keys                                */
+} jv;
+
+#define JSON_MAX_DEPTH 128
+
+typedef struct jparser {
+    const char *s;
+    size_t len, pos;
+    int depth;
+    size_t err_pos;
+    char msg[160];     /* the first fault; empty while there is none */
+} jparser;
+
+static int jfail(jparser *p, size_t at, const char *fmt, ...) {
+    va_list ap;
+    if (p->msg[0]) return -1;
+    p->err_pos = at;
+    va_start(ap, fmt);
+    vsnprintf(p->msg, sizeof p->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static void jv_free(jv *v) {
+    size_t i;
+    for (i = 0; i < v->n; i++) {
+        jv_free(&v->item[i]);
+        if (v->key) free(v->key[i]);
+    }
+    free(v->item);
+    free(v->key);
+    free(v->text);
+    memset(v, 0, sizeof *v);
+}
+
+static void jskip(jparser *p) {
+    while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
+                               p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
+        p->pos++;
+}
+
+/* "'x'" for a printable byte, "byte 0xNN" otherwise, "end of input". */
+static const char *jwhat(const jparser *p, char *buf, size_t cap) {
+    unsigned char c;
+    if (p->pos >= p->len) return "the end of the input";
+    c = (unsigned char)p->s[p->pos];
+    if (c >= 0x20 && c < 0x7f) snprintf(buf, cap, "'%c'", c);
+    else snprintf(buf, cap, "byte 0x%02x", (unsigned)c);
+    return buf;
+}
+
+typedef struct jbuf {
+    char *b;
+    size_t n, cap;
+} jbuf;
+
+static int jbuf_put(jbuf *b, char c) {
+    if (b->n + 1 >= b->cap) {
+        size_t nc = b->cap ? 2 * b->cap : 32;
+        char *nb = (char *)realloc(b->b, nc);
+        if (!nb) return -1;
+        b->b = nb;
+        b->cap = nc;
+    }
+    b->b[b->n++] = c;
+    b->b[b->n] = '\0';
+    return 0;
+}
+
+static int jhex4(jparser *p, unsigned *out) {
+    unsigned v = 0;
+    int i;
+    for (i = 0; i < 4; i++) {
+        char c = p->pos < p->len ? p->s[p->pos] : '\0';
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+        else return jfail(p, p->pos, "\\u needs four hexadecimal digits");
+        p->pos++;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A string at p->pos (the opening quote); *out is malloc'ed. */
+static int jstring(jparser *p, char **out) {
+    size_t start = p->pos;
+    jbuf b = {NULL, 0, 0};
+    p->pos++;
+    if (jbuf_put(&b, '\0') != 0) goto nomem; /* "" needs a buffer too */
+    b.n = 0;
+    for (;;) {
+        unsigned char c;
+        if (p->pos >= p->len) {
+            free(b.b);
+            return jfail(p, start, "unterminated string");
+        }
+        c = (unsigned char)p->s[p->pos];
+        if (c == '"') {
+            p->pos++;
+            *out = b.b;
+            return 0;
+        }
+        if (c < 0x20) {
+            free(b.b);
+            return jfail(p, p->pos, "control character 0x%02x inside a "
+                         "string (write it as an escape)", (unsigned)c);
+        }
+        if (c != '\\') {
+            if (jbuf_put(&b, (char)c) != 0) goto nomem;
+            p->pos++;
+            continue;
+        }
+        p->pos++;
+        c = p->pos < p->len ? (unsigned char)p->s[p->pos] : 0;
+        p->pos++;
+        switch (c) {
+        case '"': case '\\': case '/':
+            if (jbuf_put(&b, (char)c) != 0) goto nomem;
+            break;
+        case 'b': if (jbuf_put(&b, '\b') != 0) goto nomem; break;
+        case 'f': if (jbuf_put(&b, '\f') != 0) goto nomem; break;
+        case 'n': if (jbuf_put(&b, '\n') != 0) goto nomem; break;
+        case 'r': if (jbuf_put(&b, '\r') != 0) goto nomem; break;
+        case 't': if (jbuf_put(&b, '\t') != 0) goto nomem; break;
+        case 'u': {
+            unsigned cp, lo;
+            size_t at = p->pos - 2;
+            int k;
+            char u[4];
+            if (jhex4(p, &cp) != 0) {
+                free(b.b);
+                return -1;
+            }
+            if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                free(b.b);
+                return jfail(p, at, "\\u%04X is a lone low surrogate", cp);
+            }
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (p->pos + 1 >= p->len || p->s[p->pos] != '\\' ||
+                    p->s[p->pos + 1] != 'u') {
+                    free(b.b);
+                    return jfail(p, at, "\\u%04X (a high surrogate) must be "
+                                 "followed by a \\u low surrogate", cp);
+                }
+                p->pos += 2;
+                if (jhex4(p, &lo) != 0) {
+                    free(b.b);
+                    return -1;
+                }
+                if (lo < 0xDC00 || lo > 0xDFFF) {
+                    free(b.b);
+                    return jfail(p, at, "\\u%04X\\u%04X is not a surrogate "
+                                 "pair", cp, lo);
+                }
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            if (cp == 0) {
+                free(b.b);
+                return jfail(p, at, "\\u0000 inside a string is not "
+                             "supported");
+            }
+            /* UTF-8 */
+            if (cp < 0x80) {
+                u[0] = (char)cp;
+                k = 1;
+            } else if (cp < 0x800) {
+                u[0] = (char)(0xC0 | (cp >> 6));
+                u[1] = (char)(0x80 | (cp & 0x3F));
+                k = 2;
+            } else if (cp < 0x10000) {
+                u[0] = (char)(0xE0 | (cp >> 12));
+                u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                u[2] = (char)(0x80 | (cp & 0x3F));
+                k = 3;
+            } else {
+                u[0] = (char)(0xF0 | (cp >> 18));
+                u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                u[3] = (char)(0x80 | (cp & 0x3F));
+                k = 4;
+            }
+            {
+                int i;
+                for (i = 0; i < k; i++)
+                    if (jbuf_put(&b, u[i]) != 0) goto nomem;
+            }
+            break;
+        }
+        default:
+            free(b.b);
+            return jfail(p, p->pos - 2, "unknown escape in a string (use "
+                         "\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)");
+        }
+    }
+nomem:
+    free(b.b);
+    return jfail(p, start, "out of memory");
+}
+
+static int jdigits(jparser *p) {
+    size_t at = p->pos;
+    while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
+        p->pos++;
+    return p->pos > at;
+}
+
+static int jnumber(jparser *p, jv *v) {
+    size_t start = p->pos, n;
+    if (p->s[p->pos] == '-') p->pos++;
+    if (p->pos < p->len && p->s[p->pos] == '0') p->pos++;
+    else if (!jdigits(p))
+        return jfail(p, start, "malformed number (expected a digit after "
+                     "'-')");
+    if (p->pos < p->len && p->s[p->pos] == '.') {
+        p->pos++;
+        if (!jdigits(p))
+            return jfail(p, start, "malformed number (expected a digit after "
+                         "'.')");
+    }
+    if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
+        p->pos++;
+        if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
+            p->pos++;
+        if (!jdigits(p))
+            return jfail(p, start, "malformed number (expected a digit in "
+                         "the exponent)");
+    }
+    n = p->pos - start;
+    if (!(v->text = (char *)malloc(n + 1)))
+        return jfail(p, start, "out of memory");
+    memcpy(v->text, p->s + start, n);
+    v->text[n] = '\0';
+    v->type = JV_NUMBER;
+    return 0;
+}
+
+static int jvalue(jparser *p, jv *v);
+
+/* Makes room for one more member and returns it, zeroed. */
+static jv *jgrow(jparser *p, jv *v, size_t *cap, int with_key) {
+    if (v->n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 8;
+        jv *ni = (jv *)realloc(v->item, nc * sizeof *ni);
+        if (!ni) {
+            jfail(p, p->pos, "out of memory");
+            return NULL;
+        }
+        v->item = ni;
+        if (with_key) {
+            char **nk = (char **)realloc(v->key, nc * sizeof *nk);
+            if (!nk) {
+                jfail(p, p->pos, "out of memory");
+                return NULL;
+            }
+            v->key = nk;
+        }
+        *cap = nc;
+    }
+    memset(&v->item[v->n], 0, sizeof v->item[0]);
+    if (with_key) v->key[v->n] = NULL;
+    return &v->item[v->n++];
+}
+
+static int jarray(jparser *p, jv *v) {
+    size_t cap = 0;
+    char w[16];
+    v->type = JV_ARRAY;
+    p->pos++;
+    jskip(p);
+    if (p->pos < p->len && p->s[p->pos] == ']') {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        jv *item = jgrow(p, v, &cap, 0);
+        if (!item || jvalue(p, item) != 0) return -1;
+        jskip(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->pos < p->len && p->s[p->pos] == ']') {
+            p->pos++;
+            return 0;
+        }
+        return jfail(p, p->pos, "expected ',' or ']' in an array, found %s",
+                     jwhat(p, w, sizeof w));
+    }
+}
+
+static int jobject(jparser *p, jv *v) {
+    size_t cap = 0, i;
+    char w[16];
+    v->type = JV_OBJECT;
+    p->pos++;
+    jskip(p);
+    if (p->pos < p->len && p->s[p->pos] == '}') {
+        p->pos++;
+        return 0;
+    }
+    for (;;) {
+        char *key = NULL;
+        size_t at;
+        jv *item;
+        jskip(p);
+        at = p->pos;
+        if (p->pos >= p->len || p->s[p->pos] != '"')
+            return jfail(p, p->pos, "expected a string key in an object, "
+                         "found %s", jwhat(p, w, sizeof w));
+        if (jstring(p, &key) != 0) return -1;
+        for (i = 0; i < v->n; i++)
+            if (strcmp(v->key[i], key) == 0) {
+                jfail(p, at, "key \"%.60s\" appears twice in one object",
+                      key);
+                free(key);
+                return -1;
+            }
+        if (!(item = jgrow(p, v, &cap, 1))) {
+            free(key);
+            return -1;
+        }
+        v->key[v->n - 1] = key;
+        jskip(p);
+        if (p->pos >= p->len || p->s[p->pos] != ':')
+            return jfail(p, p->pos, "expected ':' after a key, found %s",
+                         jwhat(p, w, sizeof w));
+        p->pos++;
+        if (jvalue(p, item) != 0) return -1;
+        jskip(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->pos < p->len && p->s[p->pos] == '}') {
+            p->pos++;
+            return 0;
+        }
+        return jfail(p, p->pos, "expected ',' or '}' in an object, found %s",
+                     jwhat(p, w, sizeof w));
+    }
+}
+
+static int jliteral(jparser *p, jv *v, const char *word, jv_type type) {
+    size_t n = strlen(word);
+    if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0)
+        return jfail(p, p->pos, "unexpected %.*s (a value is an object, "
+                     "array, string, number, true, false or null)",
+                     (int)(p->len - p->pos < 12 ? p->len - p->pos : 12),
+                     p->s + p->pos);
+    p->pos += n;
+    v->type = type;
+    return 0;
+}
+
+static int jvalue(jparser *p, jv *v) {
+    char w[16];
+    int rc;
+    jskip(p);
+    v->pos = p->pos;
+    if (p->pos >= p->len)
+        return jfail(p, p->pos, "unexpected end of the input, expected a "
+                     "value");
+    if (++p->depth > JSON_MAX_DEPTH)
+        return jfail(p, p->pos, "nested deeper than %d levels",
+                     JSON_MAX_DEPTH);
+    switch (p->s[p->pos]) {
+    case '{': rc = jobject(p, v); break;
+    case '[': rc = jarray(p, v); break;
+    case '"':
+        v->type = JV_STRING;
+        rc = jstring(p, &v->text);
+        break;
+    case 't': rc = jliteral(p, v, "true", JV_TRUE); break;
+    case 'f': rc = jliteral(p, v, "false", JV_FALSE); break;
+    case 'n': rc = jliteral(p, v, "null", JV_NULL); break;
+    default:
+        if (p->s[p->pos] == '-' ||
+            (p->s[p->pos] >= '0' && p->s[p->pos] <= '9'))
+            rc = jnumber(p, v);
+        else
+            rc = jfail(p, p->pos, "unexpected %s, expected a value",
+                       jwhat(p, w, sizeof w));
+    }
+    p->depth--;
+    return rc;
+}
+
+/* Parses the whole text into *root.  On a fault writes "line L, column C:
+   what" to msg and returns -1 (root is then empty). */
+static int json_parse(const char *text, size_t len, jv *root, char *msg,
+                      size_t cap) {
+    jparser p;
+    memset(&p, 0, sizeof p);
+    memset(root, 0, sizeof *root);
+    p.s = text;
+    p.len = len;
+    if (jvalue(&p, root) == 0) {
+        jskip(&p);
+        if (p.pos < p.len)
+            jfail(&p, p.pos, "unexpected text after the JSON value");
+    }
+    if (p.msg[0]) {
+        size_t i, line = 1, col = 1;
+        for (i = 0; i < p.err_pos && i < len; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        snprintf(msg, cap, "line %lu, column %lu: %s", (unsigned long)line,
+                 (unsigned long)col, p.msg);
+        jv_free(root);
+        return -1;
+    }
+    return 0;
+}
+
+static const jv *jv_get(const jv *obj, const char *key) {
+    size_t i;
+    if (obj->type != JV_OBJECT) return NULL;
+    for (i = 0; i < obj->n; i++)
+        if (strcmp(obj->key[i], key) == 0) return &obj->item[i];
+    return NULL;
+}
+
+/* An integral number (no fraction or exponent) that fits int64. */
+static int jv_int64(const jv *v, int64_t *out) {
+    const char *q;
+    char *end;
+    long long x;
+    if (v->type != JV_NUMBER) return -1;
+    for (q = v->text; *q; q++)
+        if (*q == '.' || *q == 'e' || *q == 'E') return -1;
+    errno = 0;
+    x = strtoll(v->text, &end, 10);
+    if (errno != 0 || *end) return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+static const char *jv_type_name(jv_type t) {
+    static const char *const names[] = {"null",   "false", "true",  "a number",
+                                        "a string", "an array", "an object"};
+    return names[t];
+}
+
+/* ----------------------------------------------------------------- files */
+
+/* Reads a whole file into a NUL-terminated buffer (1 GiB at most). */
+static int read_text_file(const char *option, const char *path, char **text,
+                          size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    *text = NULL;
+    *len = 0;
+    if (!f)
+        return fail(EXIT_BAD_INPUT, "%s %s: cannot open: %s", option, path,
+                    strerror(errno));
+    for (;;) {
+        size_t got;
+        if (cap - n < 2) {
+            size_t nc = cap ? 2 * cap : 65536;
+            char *nb;
+            if (nc > ((size_t)1 << 30)) {
+                free(buf);
+                fclose(f);
+                return fail(EXIT_BAD_INPUT, "%s %s: larger than 1 GiB",
+                            option, path);
+            }
+            if (!(nb = (char *)realloc(buf, nc))) {
+                free(buf);
+                fclose(f);
+                return fail(EXIT_INTERNAL, "%s %s: out of memory", option,
+                            path);
+            }
+            buf = nb;
+            cap = nc;
+        }
+        got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return fail(EXIT_BAD_INPUT, "%s %s: cannot read", option, path);
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- models */
+
+/* --model SPEC / --model-file FILE, shared by every command that plans. */
+typedef struct model_args {
+    const char *spec, *file;
+} model_args;
+
+static const char model_options_help[] =
+    "  --model SPEC        a built-in model, name:key=value,... (see 'ktile "
+    "zoo')\n"
+    "  --model-file FILE   a model file (README.md \"Model files and TDL\");"
+    " with a\n"
+    "                      `loss` line the backward pass and the weight "
+    "updates\n"
+    "                      are generated, without one it is used as written\n";
+
+static int load_model(const char *cmd, const model_args *a, kt_graph **g) {
+    kt_error err;
+    *g = NULL;
+    if (a->spec && a->file)
+        return fail(EXIT_BAD_INPUT, "%s: give --model or --model-file, not "
+                    "both", cmd);
+    if (!a->spec && !a->file)
+        return fail(EXIT_BAD_INPUT, "%s: missing --model SPEC or --model-file "
+                    "FILE (see 'ktile help %s')", cmd, cmd);
+    if (a->spec) {
+        kt_graph *m = NULL;
+        if (kt_zoo_build(a->spec, &m, &err) != KT_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "--model '%.100s'", a->spec);
+            return fail_kt(what, &err);
+        }
+        if (!m) return fail(EXIT_INTERNAL, "--model '%s': no graph", a->spec);
+        *g = m;
+        return 0;
+    }
+    if (kt_graph_load_file(g, a->file, &err) != KT_OK) {
+        *g = NULL;
+        return fail_kt(NULL, &err); /* the message names the file */
+    }
+    /* DESIGN.md "Graph and operator descriptions": a `loss` line asks for
+       the backward pass and the update; without it the file is planned
+       exactly as written. */
+    if (kt_graph_loss(*g) >= 0 && kt_graph_autodiff(*g, NULL, &err) != KT_OK) {
+        kt_graph_destroy(*g);
+        *g = NULL;
+        return fail_kt(a->file, &err);
+    }
+    return 0;
+}
+
+/* What the plan reports call the model. */
+static void model_label(const model_args *a, char *buf, size_t cap) {
+    if (a->spec) snprintf(buf, cap, "%s", a->spec);
+    else snprintf(buf, cap, "%s", a->file);
+}
+
+/* Devices a topology describes: the product of its levels' fan-outs, or
+   0 when a level joins "any" number. */
+static int64_t machine_devices(const kt_machine *m) {
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < m->nlevels; i++) {
+        if (m->level_fanout[i] <= 0) return 0;
+        if (n > KTILE_MAX_DEVICES) return n;
+        n *= m->level_fanout[i];
+    }
+    return n;
+}
+
+/* --objective and --topology (plan and eval).  *machine_set says whether
+   *m holds a parsed topology. */
+static int parse_time_options(const char *objective, const char *topology,
+                              const kt_factors *f, kt_objective *obj,
+                              kt_machine *m, int *machine_set) {
+    kt_error err;
+    *obj = KT_OBJECTIVE_BYTES;
+    *machine_set = 0;
+    if (objective) {
+        if (strcmp(objective, "bytes") == 0) *obj = KT_OBJECTIVE_BYTES;
+        else if (strcmp(objective, "time") == 0) *obj = KT_OBJECTIVE_TIME;
+        else
+            return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
+                        "time", objective);
+    }
+    if (topology) {
+        int64_t n;
+        int i;
+        if (kt_machine_parse(topology, m, &err) != KT_OK)
+            return fail_kt(NULL, &err); /* it names the spec */
+        /* kt_machine_parse reads bandwidths with strtod, which also takes
+           "nan" and "inf". */
+        for (i = 0; i < m->nlevels; i++)
+            if (!isfinite(m->level_bw[i]) || m->level_bw[i] <= 0)
+                return fail(EXIT_BAD_INPUT, "--topology '%s': bandwidths "
+                            "must be finite and positive (e.g. 300G, 400Gb)",
+                            topology);
+        n = machine_devices(m);
+        if (f && n > 0 && n != kt_factors_devices(f))
+            return fail(EXIT_BAD_INPUT, "--topology '%s' has %lld devices but "
+                        "the plan is for %lld", topology, (long long)n,
+                        (long long)kt_factors_devices(f));
+        *machine_set = 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- plan reports */
+
+/* 1536 -> "1.50 KiB": powers of 1024, like the K/M/G of sizes. */
+static void format_bytes(int64_t b, char *buf, size_t cap) {
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB",
+                                       "PiB", "EiB"};
+    double v = (double)b;
+    int u = 0;
+    while ((v >= 1024 || v <= -1024) && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0) snprintf(buf, cap, "%lld B", (long long)b);
+    else if (v >= 100) snprintf(buf, cap, "%.0f %s", v, unit[u]);
+    else if (v >= 10) snprintf(buf, cap, "%.1f %s", v, unit[u]);
+    else snprintf(buf, cap, "%.2f %s", v, unit[u]);
+}
+
+static void format_seconds(double s, char *buf, size_t cap) {
+    if (!isfinite(s)) snprintf(buf, cap, "?");
+    else if (s >= 1 || s == 0) snprintf(buf, cap, "%.4g s", s);
+    else if (s >= 1e-3) snprintf(buf, cap, "%.4g ms", s * 1e3);
+    else if (s >= 1e-6) snprintf(buf, cap, "%.4g us", s * 1e6);
+    else snprintf(buf, cap, "%.4g ns", s * 1e9);
+}
+
+static const char *kind_name(kt_tensor_kind k) {
+    switch (k) {
+    case KT_INPUT: return "input";
+    case KT_WEIGHT: return "weight";
+    case KT_ACTIVATION: return "activation";
+    case KT_GRADIENT: return "gradient";
+    case KT_OPTSTATE: return "state";
+    }
+    return "?";
+}
+
+/* What a plan-shaped result prints besides the plan itself. */
+typedef struct plan_report {
+    const char *cmd;       /* "plan" or "eval"                          */
+    const char *model;     /* the spec or the model file                 */
+    const char *strategy;  /* NULL for a given plan                      */
+    kt_objective objective;
+    const char *topology;  /* NULL: kt_machine_default()                 */
+    int show_time;         /* --objective time or --topology: step time  */
+} plan_report;
+
+/* DESIGN.md "The ktile command line": the keys of `plan --json`, in this
+   order; "step_seconds" follows "memory_bytes" when time is asked for. */
+static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
+                            int show_time) {
+    int i, t, o, d;
+    fprintf(out, "{\"devices\": %lld, \"factors\": [",
+            (long long)kt_factors_devices(&p->f));
+    for (i = 0; i < p->f.count; i++)
+        fprintf(out, "%s%d", i ? ", " : "", p->f.k[i]);
+    fprintf(out, "], \"total_bytes\": %lld, \"cut_bytes\": [",
+            (long long)p->total_bytes);
+    for (i = 0; i < p->f.count; i++)
+        fprintf(out, "%s%lld", i ? ", " : "", (long long)p->cut_bytes[i]);
+    fputs("], \"search_seconds\": ", out);
+    json_double(out, p->search_seconds);
+    fprintf(out, ", \"memory_bytes\": %lld", (long long)p->memory_bytes);
+    if (show_time) {
+        fputs(", \"step_seconds\": ", out);
+        json_double(out, p->step_seconds);
+    }
+    fputs(", \"tensors\": [", out);
+    for (t = 0; t < kt_graph_tensor_count(g); t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        char tiling[8 * KT_MAX_CUTS + 8];
+        kt_tiling_format(&p->tiling[t], tiling, sizeof tiling);
+        fputs(t ? ", {\"name\": " : "{\"name\": ", out);
+        json_string(out, x->name);
+        fputs(", \"shape\": [", out);
+        for (d = 0; d < x->rank; d++)
+            fprintf(out, "%s%lld", d ? ", " : "", (long long)x->shape[d]);
+        fputs("], \"tiling\": ", out);
+        json_string(out, tiling);
+        fprintf(out, ", \"bytes_per_device\": %lld}",
+                (long long)kt_plan_tensor_bytes(g, p, t));
+    }
+    fputs("], \"ops\": [", out);
+    for (o = 0; o < kt_graph_op_count(g); o++) {
+        char split[KT_MAX_CUTS * (KT_NAME_MAX + 1) + 2];
+        kt_plan_format_split(g, p, o, split, sizeof split);
+        fputs(o ? ", {\"name\": " : "{\"name\": ", out);
+        json_string(out, kt_graph_op(g, o)->name);
+        fputs(", \"strategy\": ", out);
+        json_string(out, split);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
+}
+
+static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
+                            const plan_report *r) {
+    char b1[64], b2[64], fa[KT_MAX_CUTS * 12];
+    int64_t ndev = kt_factors_devices(&p->f);
+    int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g);
+    int i, t, o, wname = 8, wshape = 5, wtiling = 6;
+
+    format_factors(&p->f, fa, sizeof fa);
+    fprintf(out, "model     %s (%d tensors, %d operators)\n", r->model, nt,
+            no);
+    if (r->strategy)
+        fprintf(out, "strategy  %s, objective %s\n", r->strategy,
+                r->objective == KT_OBJECTIVE_TIME ? "time" : "bytes");
+    else
+        fprintf(out, "plan      given (%s)\n", r->cmd);
+    fprintf(out, "devices   %lld (factors %s)\n", (long long)ndev, fa);
+    format_bytes(p->total_bytes, b1, sizeof b1);
+    fprintf(out, "total     %s moved per step (%lld bytes)\n", b1,
+            (long long)p->total_bytes);
+    for (i = 0; i < p->f.count; i++) {
+        format_bytes(p->cut_bytes[i], b1, sizeof b1);
+        fprintf(out, "  cut %-2d  %-10s (factor %d, %lld bytes)\n", i + 1, b1,
+                p->f.k[i], (long long)p->cut_bytes[i]);
+    }
+    if (r->strategy) {
+        format_seconds(p->search_seconds, b1, sizeof b1);
+        fprintf(out, "search    %s\n", b1);
+    }
+    format_bytes(p->memory_bytes, b1, sizeof b1);
+    fprintf(out, "memory    %s per device (each tensor's fullest device, "
+            "summed)\n", b1);
+    if (r->show_time) {
+        format_seconds(p->step_seconds, b1, sizeof b1);
+        fprintf(out, "step      %s modelled on %s\n", b1,
+                r->topology ? r->topology : "the default machine (450 GB/s "
+                                            "links)");
+    }
+
+    for (t = 0; t < nt; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        int n = (int)strlen(x->name);
+        if (n > wname) wname = n;
+        format_shape(x->rank, x->shape, b2, sizeof b2);
+        if ((n = (int)strlen(b2)) > wshape) wshape = n;
+        if ((n = kt_tiling_format(&p->tiling[t], NULL, 0)) > wtiling)
+            wtiling = n;
+    }
+    for (o = 0; o < no; o++) {
+        int n = (int)strlen(kt_graph_op(g, o)->name);
+        if (n > wname) wname = n;
+    }
+    fprintf(out, "\n%-*s  %-10s  %-*s  %-*s  %s\n", wname, "tensor", "kind",
+            wshape, "shape", wtiling, "tiling", "bytes/device");
+    for (t = 0; t < nt; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        char tiling[8 * KT_MAX_CUTS + 8];
+        int64_t bytes = kt_plan_tensor_bytes(g, p, t);
+        format_shape(x->rank, x->shape, b2, sizeof b2);
+        if (x->rank == 0) snprintf(b2, sizeof b2, "scalar");
+        kt_tiling_format(&p->tiling[t], tiling, sizeof tiling);
+        format_bytes(bytes, b1, sizeof b1);
+        fprintf(out, "%-*s  %-10s  %-*s  %-*s  %lld (%s)\n", wname, x->name,
+                kind_name(x->kind), wshape, b2, wtiling, tiling,
+                (long long)bytes, b1);
+    }
+    fprintf(out, "\n%-*s  %s\n", wname, "operator", "strategy (variable "
+            "split at each cut; * computes the cut's share redundantly)");
+    for (o = 0; o < no; o++) {
+        char split[KT_MAX_CUTS * (KT_NAME_MAX + 1) + 2];
+        kt_plan_format_split(g, p, o, split, sizeof split);
+        fprintf(out, "%-*s  %s\n", wname, kt_graph_op(g, o)->name, split);
+    }
+}
+
+/* ------------------------------------------------------------------- svg */
+
+/* Tofu Figure 11: every input, weight and activation drawn as its grid of
+   tiles, each tile coloured by the device that holds it.  Gradients and
+   optimizer state are left out: they would double the picture and a
+   gradient is usually tiled like its tensor.
+
+   Each tensor is one 2-D box with dimension 0 running down and the other
+   dimensions across.  For rank > 2, dimensions 1..r-1 are folded into the
+   horizontal axis in tile order, dimension 1 major: a column is one
+   combination of tiles of those dimensions, as wide as its share of their
+   elements, so every tile is exactly one rectangle whatever the rank.  A
+   rank-1 tensor is one row, a scalar one cell.  Box proportions follow
+   the square root of the extents' ratio, clamped to 1:3, so that thin
+   tensors keep room for their tiles.
+
+   A tile held by several devices (an R cut) has the colour of the lowest
+   of them, a hatch, and the label "xN" for N copies; its <title> lists
+   the devices.  Colours step around the hue circle by the golden angle,
+   so neighbouring devices differ clearly for up to ~64 devices. */
+
+#define SVG_MAX_DEVICES 4096
+#define SVG_COLS 6
+#define SVG_MARGIN 20
+#define SVG_PANEL_W 200
+#define SVG_PANEL_H 200
+#define SVG_BOX_W 176.0
+#define SVG_BOX_H 120.0
+#define SVG_LEGEND_PER_ROW 16
+#define SVG_LEGEND_MAX 256
+
+/* XML character data / attribute value; bytes XML cannot hold and
+   non-ASCII bytes (which may not be UTF-8) become '?'. */
+static void svg_text(FILE *out, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default: fputc(c < 0x20 || c >= 0x7f ? '?' : (int)c, out);
+        }
+    }
+}
+
+static void device_colour(int64_t d, char *buf, size_t cap) {
+    double h = fmod((double)d * 137.50776, 360.0) / 60.0;
+    double s = 0.65, l = d % 2 ? 0.72 : 0.55;
+    double c = (1 - fabs(2 * l - 1)) * s;
+    double x = c * (1 - fabs(fmod(h, 2.0) - 1)), m = l - c / 2;
+    double rgb[3] = {0, 0, 0};
+    int sector = (int)h, i;
+    unsigned v[3];
+    switch (sector) {
+    case 0: rgb[0] = c; rgb[1] = x; break;
+    case 1: rgb[0] = x; rgb[1] = c; break;
+    case 2: rgb[1] = c; rgb[2] = x; break;
+    case 3: rgb[1] = x; rgb[2] = c; break;
+    case 4: rgb[0] = x; rgb[2] = c; break;
+    default: rgb[0] = c; rgb[2] = x; break;
+    }
+    for (i = 0; i < 3; i++) {
+        double q = (rgb[i] + m) * 255 + 0.5;
+        v[i] = q < 0 ? 0 : q > 255 ? 255 : (unsigned)q;
+    }
+    snprintf(buf, cap, "#%02x%02x%02x", v[0], v[1], v[2]);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int svg_drawn(const kt_tensor *x) {
+    return x->kind == KT_INPUT || x->kind == KT_WEIGHT ||
+           x->kind == KT_ACTIVATION;
+}
+
+typedef struct svg_scratch {
+    kt_box *box;      /* ndev: the region each device holds          */
+    int64_t *lo;      /* KT_MAX_DIMS * ndev: tile starts per dim     */
+    int64_t *head;    /* ndev: first device of each tile, -1: none   */
+    int64_t *next;    /* ndev: next device holding the same tile     */
+    int64_t *count;   /* ndev: devices holding each tile             */
+} svg_scratch;
+
+static void svg_tensor(FILE *out, const kt_graph *g, const kt_plan *p, int t,
+                       double px, double py, const svg_scratch *sc) {
+    const kt_tensor *x = kt_graph_tensor(g, t);
+    int64_t ndev = kt_factors_devices(&p->f), dev, nd[KT_MAX_DIMS], ntiles = 1;
+    int d, c0 = x->rank >= 2 ? 1 : 0;
+    double rows = x->rank >= 2 ? (double)x->shape[0] : 1, cols = 1, aspect;
+    double bw, bh, bx = px, by = py + 20;
+    char sh[KT_MAX_DIMS * 24], tiling[8 * KT_MAX_CUTS + 8], bytes[64];
+    char name[40];
+    int64_t i;
+
+    for (d = c0; d < x->rank; d++) cols *= (double)x->shape[d];
+    aspect = sqrt(rows / cols);
+    if (aspect > 3) aspect = 3;
+    if (aspect < 1.0 / 3) aspect = 1.0 / 3;
+    if (SVG_BOX_W * aspect <= SVG_BOX_H) {
+        bw = SVG_BOX_W;
+        bh = SVG_BOX_W * aspect;
+    } else {
+        bh = SVG_BOX_H;
+        bw = SVG_BOX_H / aspect;
+    }
+
+    /* Tiles: distinct block starts per dimension give the grid; a device's
+       tile is its block index per dimension, mixed-radix. */
+    for (dev = 0; dev < ndev; dev++)
+        kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f, dev,
+                             &sc->box[dev], NULL);
+    for (d = 0; d < x->rank; d++) {
+        int64_t *lo = sc->lo + (size_t)d * (size_t)ndev, n = 0;
+        for (dev = 0; dev < ndev; dev++) lo[dev] = sc->box[dev].r[d].lo;
+        qsort(lo, (size_t)ndev, sizeof *lo, cmp_i64);
+        for (dev = 0; dev < ndev; dev++)
+            if (n == 0 || lo[dev] != lo[n - 1]) lo[n++] = lo[dev];
+        nd[d] = n;
+        ntiles *= n; /* <= ndev: a tile grid has ndev / replicas tiles */
+    }
+    for (i = 0; i < ntiles && i < ndev; i++) {
+        sc->head[i] = -1;
+        sc->count[i] = 0;
+    }
+    for (dev = ndev - 1; dev >= 0; dev--) {
+        int64_t idx = 0;
+        for (d = 0; d < x->rank; d++) {
+            const int64_t *lo = sc->lo + (size_t)d * (size_t)ndev;
+            const int64_t *at = (const int64_t *)bsearch(
+                &sc->box[dev].r[d].lo, lo, (size_t)nd[d], sizeof *lo,
+                cmp_i64);
+            idx = idx * nd[d] + (at ? at - lo : 0);
+        }
+        if (idx >= ndev) idx = ndev - 1; /* cannot happen; stay in bounds */
+        sc->next[dev] = sc->head[idx];
+        sc->head[idx] = dev;
+        sc->count[idx]++;
+    }
+
+    /* name, box, tiles, captions */
+    if (strlen(x->name) < sizeof name) {
+        memcpy(name, x->name, strlen(x->name) + 1);
+    } else {
+        memcpy(name, x->name, sizeof name - 4);
+        memcpy(name + sizeof name - 4, "...", 4);
+    }
+    fprintf(out, "<g><title>");
+    svg_text(out, x->name);
+    fprintf(out, "</title>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
+            "font-weight=\"bold\">", px, py + 13);
+    svg_text(out, name);
+    fputs("</text>\n", out);
+    for (i = 0; i < ntiles && i < ndev; i++) {
+        const kt_box *b;
+        double fx = 0, fw = 1, fy = 0, fh = 1, rx, ry, rw, rh;
+        char col[8], label[48];
+        int64_t dv, k;
+        if (sc->head[i] < 0) continue;
+        b = &sc->box[sc->head[i]];
+        if (x->rank >= 2) {
+            fy = (double)b->r[0].lo / (double)x->shape[0];
+            fh = (double)(b->r[0].hi - b->r[0].lo) / (double)x->shape[0];
+        }
+        for (d = c0; d < x->rank; d++) {
+            fx += fw * (double)b->r[d].lo / (double)x->shape[d];
+            fw *= (double)(b->r[d].hi - b->r[d].lo) / (double)x->shape[d];
+        }
+        rx = bx + fx * bw;
+        ry = by + fy * bh;
+        rw = fw * bw;
+        rh = fh * bh;
+        device_colour(sc->head[i], col, sizeof col);
+        fprintf(out, "<rect class=\"tile\" x=\"%.2f\" y=\"%.2f\" "
+                "width=\"%.2f\" height=\"%.2f\" fill=\"%s\" stroke=\"#ffffff\" "
+                "stroke-width=\"0.6\"><title>", rx, ry, rw, rh, col);
+        svg_text(out, x->name);
+        for (d = 0; d < x->rank; d++)
+            fprintf(out, "%s%lld:%lld", d ? ", " : " [",
+                    (long long)b->r[d].lo, (long long)b->r[d].hi);
+        fputs(x->rank ? "] on device" : " on device", out);
+        if (sc->count[i] > 1) fputc('s', out);
+        for (dv = sc->head[i], k = 0; dv >= 0 && k < 16;
+             dv = sc->next[dv], k++)
+            fprintf(out, "%s%lld", k ? ", " : " ", (long long)dv);
+        if (sc->count[i] > 16) fputs(", ...", out);
+        fputs("</title></rect>\n", out);
+        if (sc->count[i] > 1)
+            fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                    "height=\"%.2f\" fill=\"url(#hatch)\"/>\n", rx, ry, rw,
+                    rh);
+        if (sc->count[i] > 1)
+            snprintf(label, sizeof label, "d%lld x%lld",
+                     (long long)sc->head[i], (long long)sc->count[i]);
+        else
+            snprintf(label, sizeof label, "d%lld", (long long)sc->head[i]);
+        if (rw < 5.6 * (double)strlen(label) + 3 && sc->count[i] > 1)
+            snprintf(label, sizeof label, "x%lld", (long long)sc->count[i]);
+        if (rw >= 5.6 * (double)strlen(label) + 3 && rh >= 11)
+            fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"9\" "
+                    "text-anchor=\"middle\">%s</text>\n", rx + rw / 2,
+                    ry + rh / 2 + 3, label);
+    }
+    fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+            "fill=\"none\" stroke=\"#222222\" stroke-width=\"1\"/>\n", bx, by,
+            bw, bh);
+    format_shape(x->rank, x->shape, sh, sizeof sh);
+    if (x->rank == 0) snprintf(sh, sizeof sh, "scalar");
+    kt_tiling_format(&p->tiling[t], tiling, sizeof tiling);
+    format_bytes(kt_plan_tensor_bytes(g, p, t), bytes, sizeof bytes);
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">%s  %s</text>"
+            "\n", px, by + bh + 14, sh, tiling);
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+            "fill=\"#555555\">%s, %s/device</text>\n</g>\n", px,
+            by + bh + 27, kind_name(x->kind), bytes);
+}
+
+static int write_svg(const char *path, const kt_graph *g, const kt_plan *p,
+                     const plan_report *r) {
+    int64_t ndev = kt_factors_devices(&p->f), d, shown;
+    int nt = kt_graph_tensor_count(g), t, drawn = 0, legend_rows, rows;
+    double width = 2 * SVG_MARGIN + SVG_COLS * SVG_PANEL_W, height, top;
+    double entry_w = (width - 2 * SVG_MARGIN) / SVG_LEGEND_PER_ROW;
+    char fa[KT_MAX_CUTS * 12], b1[64], b2[64];
+    svg_scratch sc;
+    FILE *out;
+    int bad;
+
+    if (ndev > SVG_MAX_DEVICES)
+        return fail(EXIT_BAD_INPUT, "--svg: a drawing shows at most %d "
+                    "devices, the plan has %lld", SVG_MAX_DEVICES,
+                    (long long)ndev);
+    for (t = 0; t < nt; t++) drawn += svg_drawn(kt_graph_tensor(g, t));
+    shown = ndev < SVG_LEGEND_MAX ? ndev : SVG_LEGEND_MAX;
+    legend_rows = (int)((shown + SVG_LEGEND_PER_ROW - 1) / SVG_LEGEND_PER_ROW);
+    rows = (drawn + SVG_COLS - 1) / SVG_COLS;
+    top = 76 + legend_rows * 18 + (shown < ndev ? 18 : 0) + 12;
+    height = top + rows * SVG_PANEL_H + SVG_MARGIN;
+
+    memset(&sc, 0, sizeof sc);
+    sc.box = (kt_box *)calloc((size_t)ndev, sizeof *sc.box);
+    sc.lo = (int64_t *)calloc((size_t)ndev * KT_MAX_DIMS, sizeof *sc.lo);
+    sc.head = (int64_t *)calloc((size_t)ndev, sizeof *sc.head);
+    sc.next = (int64_t *)calloc((size_t)ndev, sizeof *sc.next);
+    sc.count = (int64_t *)calloc((size_t)ndev, sizeof *sc.count);
+    if (!sc.box || !sc.lo || !sc.head || !sc.next || !sc.count) {
+        free(sc.box); free(sc.lo);
+        free(sc.head); free(sc.next); free(sc.count);
+        return fail(EXIT_INTERNAL, "--svg: out of memory");
+    }
+    if (!(out = fopen(path, "w"))) {
+        int e = errno;
+        free(sc.box); free(sc.lo);
+        free(sc.head); free(sc.next); free(sc.count);
+        return fail(EXIT_BAD_INPUT, "--svg %s: cannot write: %s", path,
+                    strerror(e));
+    }
+
+    format_factors(&p->f, fa, sizeof fa);
+    format_bytes(p->total_bytes, b1, sizeof b1);
+    format_bytes(p->memory_bytes, b2, sizeof b2);
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>"
+            "\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+            "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+            "font-family=\"Helvetica, Arial, sans-serif\">\n<title>ktile %s: ",
+            width, height, width, height, r->cmd);
+    svg_text(out, r->model);
+    fprintf(out, " on %lld devices</title>\n", (long long)ndev);
+    fputs("<defs><pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" "
+          "width=\"6\" height=\"6\" patternTransform=\"rotate(45)\">"
+          "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#000000\" "
+          "stroke-opacity=\"0.35\" stroke-width=\"1.5\"/></pattern></defs>\n",
+          out);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+            "fill=\"#ffffff\"/>\n", width, height);
+    fprintf(out, "<text x=\"%d\" y=\"28\" font-size=\"16\" "
+            "font-weight=\"bold\">", SVG_MARGIN);
+    svg_text(out, r->model);
+    fprintf(out, ": %lld device%s, factors %s%s%s</text>\n", (long long)ndev,
+            ndev == 1 ? "" : "s", fa, r->strategy ? ", strategy " : "",
+            r->strategy ? r->strategy : "");
+    fprintf(out, "<text x=\"%d\" y=\"48\" font-size=\"12\">%s moved per "
+            "step, %s of tensors per device. Each tile has the colour of the "
+            "device holding it; hatched tiles are held by several (xN: N "
+            "copies).</text>\n", SVG_MARGIN, b1, b2);
+    fprintf(out, "<text x=\"%d\" y=\"68\" font-size=\"12\" "
+            "font-weight=\"bold\">devices</text>\n", SVG_MARGIN);
+    for (d = 0; d < shown; d++) {
+        char col[8];
+        double lx = SVG_MARGIN + (double)(d % SVG_LEGEND_PER_ROW) * entry_w;
+        double ly = 76 + (double)(d / SVG_LEGEND_PER_ROW) * 18;
+        device_colour(d, col, sizeof col);
+        fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
+                "fill=\"%s\" stroke=\"#222222\" stroke-width=\"0.5\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">d%lld</text>\n",
+                lx, ly, col, lx + 16, ly + 10, (long long)d);
+    }
+    if (shown < ndev)
+        fprintf(out, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\">... and "
+                "%lld more devices (colours by golden-angle hue steps)</text>"
+                "\n", SVG_MARGIN, 76 + legend_rows * 18.0 + 10,
+                (long long)(ndev - shown));
+    for (t = 0, drawn = 0; t < nt; t++) {
+        if (!svg_drawn(kt_graph_tensor(g, t))) continue;
+        svg_tensor(out, g, p, t,
+                   SVG_MARGIN + (double)(drawn % SVG_COLS) * SVG_PANEL_W,
+                   top + (double)(drawn / SVG_COLS) * SVG_PANEL_H, &sc);
+        drawn++;
+    }
+    fputs("</svg>\n", out);
+    bad = ferror(out);
+    if (fclose(out) != 0) bad = 1;
+    free(sc.box); free(sc.lo);
+    free(sc.head); free(sc.next); free(sc.count);
+    if (bad) return fail(EXIT_INTERNAL, "--svg %s: write failed", path);
+    return 0;
+}
+
+/* Writes the SVG when asked and prints the plan; the exit status. */
+static int finish_plan(const kt_graph *g, const kt_plan *p,
+                       const plan_report *r, const char *svg, int json) {
+    int rc;
+    if (svg && (rc = write_svg(svg, g, p, r)) != 0) return rc;
+    if (json) print_plan_json(stdout, g, p, r->show_time);
+    else print_plan_text(stdout, g, p, r);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return fail(EXIT_INTERNAL, "cannot write the result");
+    return 0;
+}
+
+/* ------------------------------------------------------------ strategies */
+
+/* --strategy names (DESIGN.md "Search") and the kt_strategy each runs.
+   A search tiling.h does not offer yet is STRATEGY_MISSING and refused;
+   when it lands, its enum value goes here and nothing else changes. */
+#define STRATEGY_MISSING (-1)
+
+static const struct strategy_name {
+    const char *name;
+    int strategy;        /* a kt_strategy, or STRATEGY_MISSING */
+    const char *about;
+} strategies[] = {
+    {"dp", KT_STRATEGY_DP, "level DP at every cut (SOYBEAN 4.2-4.3, Tofu 5)"},
+    {"data", KT_STRATEGY_DATA, "data parallelism (SOYBEAN 4.1)"},
+    {"model", KT_STRATEGY_MODEL, "model parallelism (SOYBEAN 4.1)"},
+    {"greedy", STRATEGY_MISSING, "AllRow-greedy"},
+    {"spartan", STRATEGY_MISSING, "Spartan greedy tiling"},
+    {"equalchop", STRATEGY_MISSING, "equal chop of every tensor"},
+    {"bruteforce", KT_STRATEGY_BRUTEFORCE,
+     "every tiling at every cut (small graphs only)"},
+    {"mcmc", STRATEGY_MISSING, "FlexFlow MCMC search"},
+};
+
+static const int nstrategies =
+    (int)(sizeof strategies / sizeof strategies[0]);
+
+static void print_strategies(FILE *out) {
+    int i;
+    fputs("\nstrategies:\n", out);
+    for (i = 0; i < nstrategies; i++)
+        fprintf(out, "  %-11s %s%s\n", strategies[i].name,
+                strategies[i].about,
+                strategies[i].strategy == STRATEGY_MISSING
+                    ? " (not implemented yet)" : "");
+}
+
+/* ------------------------------------------------------------------- zoo */
+
+static const char zoo_usage[] =
+    "usage: ktile zoo [--json]\n"
+    "       ktile zoo --print SPEC [--json]\n"
+    "\n"
+    "Lists the built-in models, their parameters with defaults and what they\n"
+    "are.  A spec is name:key=value,... (e.g. mlp:layers=5,hidden=300,\n"
+    "batch=400); it is what --model takes.\n"
+    "\n"
+    "  --print SPEC   print the model file text of a spec (what --model "
+    "builds,\n"
+    "                 before the backward pass is generated)\n"
+    "  --json         {\"models\": [{\"name\", \"params\", \"about\"}]}; with "
+    "--print\n"
+    "                 {\"spec\", \"training\", \"text\"}\n";
+
+static int cmd_zoo(int argc, char **argv) {
+    enum { O_PRINT, O_JSON, O_N };
+    cli_opt o[O_N] = {{"print", 1, NULL}, {"json", 0, NULL}};
+    int rc, i, json, width = 4;
+    rc = cli_parse("zoo", argc, argv, o, O_N);
+    if (rc == CLI_HELP) {
+        fputs(zoo_usage, stdout);
+        return 0;
+    }
+    if (rc != CLI_OK) return rc;
+    json = o[O_JSON].value != NULL;
+    if (o[O_PRINT].value) {
+        char *text = NULL, what[160];
+        int training = 0;
+        size_t n;
+        kt_error err;
+        if (kt_zoo_text(o[O_PRINT].value, &text, &training, &err) != KT_OK) {
+            snprintf(what, sizeof what, "--print '%.100s'", o[O_PRINT].value);
+            return fail_kt(what, &err);
+        }
+        if (!text)
+            return fail(EXIT_INTERNAL, "--print '%s': no text",
+                        o[O_PRINT].value);
+        if (json) {
+            fputs("{\"spec\": ", stdout);
+            json_string(stdout, o[O_PRINT].value);
+            printf(", \"training\": %s, \"text\": ",
+                   training ? "true" : "false");
+            json_string(stdout, text);
+            fputs("}\n", stdout);
+        } else {
+            fputs(text, stdout);
+            n = strlen(text);
+            if (n && text[n - 1] != '\n') fputc('\n', stdout);
+        }
+        KT_FREE(text);
+    } else if (json) {
+        fputs("{\"models\": [", stdout);
+        for (i = 0; kt_zoo_name(i); i++) {
+            const char *params = kt_zoo_params(i), *about = kt_zoo_about(i);
+            fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+            json_string(stdout, kt_zoo_name(i));
+            fputs(", \"params\": ", stdout);
+            json_string(stdout, params ? params : "");
+            fputs(", \"about\": ", stdout);
+            json_string(stdout, about ? about : "");
+            fputc('}', stdout);
+        }
+        fputs("]}\n", stdout);
+    } else {
+        for (i = 0; kt_zoo_name(i); i++)
+            if ((int)strlen(kt_zoo_name(i)) > width)
+                width = (int)strlen(kt_zoo_name(i));
+        if (!kt_zoo_name(0)) puts("no built-in models in this build");
+        else printf("%-*s  parameters (defaults)\n", width, "name");
+        for (i = 0; kt_zoo_name(i); i++) {
+            const char *params = kt_zoo_params(i), *about = kt_zoo_about(i);
+            printf("%-*s  %s\n", width, kt_zoo_name(i),
+                   params && *params ? params : "(none)");
+            if (about && *about) printf("%-*s  %s\n", width, "", about);
+        }
+        if (kt_zoo_name(0))
+            puts("\nuse as --model name:key=value,... e.g. --model "
+                 "mlp:layers=5,hidden=300,batch=400");
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return fail(EXIT_INTERNAL, "cannot write the result");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ plan */
+
+static const char plan_usage[] =
+    "usage: ktile plan (--model SPEC | --model-file FILE)\n"
+    "                  (--devices N [--factors K1,K2,...] | --factors "
+    "K1,K2,...)\n"
+    "                  [--strategy NAME] [--objective bytes|time] "
+    "[--topology SPEC]\n"
+    "                  [--memory-cap SIZE] [--svg FILE] [--json]\n"
+    "\n"
+    "Searches a tiling of every tensor and a strategy for every operator on\n"
+    "N devices and prints what the plan costs (DESIGN.md \"Search\").\n"
+    "\n"
+    "%s"
+    "  --devices N         device count; the cut factors are its prime "
+    "factors,\n"
+    "                      largest first, unless --factors gives them\n"
+    "  --factors LIST      cut factors, cut 1 first: 4,2 (product = "
+    "--devices)\n"
+    "  --strategy NAME     the search (default dp; list below)\n"
+    "  --objective OBJ     bytes (default): bytes moved per step;\n"
+    "                      time: modelled step time on the topology\n"
+    "  --topology SPEC     flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW, "
+    "bandwidths\n"
+    "                      in bytes/s with K, M, G, T (powers of 1000) or "
+    "bits/s\n"
+    "                      with a trailing b (400Gb); its device count must "
+    "be N.\n"
+    "                      Cut 1 goes on the slowest level.  Default: one "
+    "level of\n"
+    "                      450 GB/s links.  With --objective time or "
+    "--topology\n"
+    "                      the result includes step_seconds\n"
+    "  --memory-cap SIZE   most tensor bytes per device (K, M, G: powers of "
+    "1024);\n"
+    "                      exit status 2 when no plan fits\n"
+    "  --svg FILE          draw the tiles of every input, weight and "
+    "activation,\n"
+    "                      coloured by device (Tofu Figure 11)\n"
+    "  --json              print one JSON object:\n"
+    "      {\"devices\", \"factors\", \"total_bytes\", \"cut_bytes\", "
+    "\"search_seconds\",\n"
+    "       \"memory_bytes\", [\"step_seconds\",] \"tensors\": [{\"name\", "
+    "\"shape\",\n"
+    "       \"tiling\", \"bytes_per_device\"}], \"ops\": [{\"name\", "
+    "\"strategy\"}]}\n"
+    "      memory_bytes sums each tensor's bytes on its fullest device; an "
+    "op's\n"
+    "      strategy names the variable split at each cut (\"i.j\"), \"*\" "
+    "for a cut\n"
+    "      it computes redundantly, \"-\" on one device\n"
+    "\n"
+    "example: ktile plan --model-file mlp.txt --devices 4 --json > "
+    "plan.json\n";
+
+static void plan_help(FILE *out) {
+    fprintf(out, plan_usage, model_options_help);
+    print_strategies(out);
+}
+
+static int cmd_plan(int argc, char **argv) {
+    enum {
+        O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
+        O_TOPOLOGY, O_MEMCAP, O_SVG, O_JSON, O_N
+    };
+    cli_opt o[O_N] = {
+        {"model", 1, NULL},     {"model-file", 1, NULL},
+        {"devices", 1, NULL},   {"factors", 1, NULL},
+        {"strategy", 1, NULL},  {"objective", 1, NULL},
+        {"topology", 1, NULL},  {"memory-cap", 1, NULL},
+        {"svg", 1, NULL},       {"json", 0, NULL}};
+    const char *sname;
+    model_args ma;
+    kt_search_options opt;
+    kt_machine machine;
+    kt_factors f;
+    kt_graph *g = NULL;
+    kt_plan p;
+    kt_error err;
+    plan_report r;
+    char label[512];
+    int rc, i, machine_set = 0, strategy = -2;
+    int64_t cap = 0;
+
+    rc = cli_parse("plan", argc, argv, o, O_N);
+    if (rc == CLI_HELP) {
+        plan_help(stdout);
+        return 0;
+    }
+    if (rc != CLI_OK) return rc;
+    sname = o[O_STRATEGY].value ? o[O_STRATEGY].value : "dp";
+    for (i = 0; i < nstrategies; i++)
+        if (strcmp(strategies[i].name, sname) == 0)
+            strategy = strategies[i].strategy;
+    if (strategy == -2)
+        return fail(EXIT_BAD_INPUT, "--strategy '%s': unknown (dp, data, "
+                    "model, greedy, spartan, equalchop, bruteforce or mcmc)",
+                    sname);
+    if (strategy == STRATEGY_MISSING)
+        return fail(EXIT_BAD_INPUT, "strategy %s is not implemented yet",
+                    sname);
+    if (o[O_MEMCAP].value &&
+        (parse_size(o[O_MEMCAP].value, INT64_MAX, &cap) != 0 || cap < 1))
+        return fail(EXIT_BAD_INPUT, "--memory-cap '%s': expected a size of "
+                    "at least 1 byte such as 512M or 16G", o[O_MEMCAP].value);
+    if (!o[O_DEVICES].value && !o[O_FACTORS].value)
+        return fail(EXIT_BAD_INPUT, "plan: missing --devices N (or --factors "
+                    "K1,K2,...)");
+    if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value, &f)) != 0)
+        return rc;
+    memset(&opt, 0, sizeof opt);
+    if ((rc = parse_time_options(o[O_OBJECTIVE].value, o[O_TOPOLOGY].value,
+                                 &f, &opt.objective, &machine,
+                                 &machine_set)) != 0)
+        return rc;
+    ma.spec = o[O_MODEL].value;
+    ma.file = o[O_MODEL_FILE].value;
+    if ((rc = load_model("plan", &ma, &g)) != 0) return rc;
+
+    opt.strategy = (kt_strategy)strategy;
+    opt.machine = machine_set ? &machine : NULL;
+    opt.memory_cap = cap;
+    if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
+        kt_graph_destroy(g);
+        return fail_kt("plan", &err);
+    }
+    p.memory_bytes = kt_plan_memory(g, &p);
+    p.step_seconds = kt_plan_step_seconds(g, &p, opt.machine);
+
+    model_label(&ma, label, sizeof label);
+    r.cmd = "plan";
+    r.model = label;
+    r.strategy = sname;
+    r.objective = opt.objective;
+    r.topology = o[O_TOPOLOGY].value;
+    r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set;
+    rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ eval */
+
+static const char eval_usage[] =
+    "usage: ktile eval (--model SPEC | --model-file FILE) --plan PLAN.json\n"
+    "                  [--devices N] [--factors K1,K2,...] "
+    "[--objective bytes|time]\n"
+    "                  [--topology SPEC] [--svg FILE] [--json]\n"
+    "\n"
+    "Prices a given plan exactly (DESIGN.md \"Conversion cost\") and prints "
+    "the\n"
+    "same keys as 'ktile plan', with search_seconds 0.\n"
+    "\n"
+    "%s"
+    "  --plan FILE         a plan in the form 'ktile plan --json' prints, "
+    "possibly\n"
+    "                      edited.  Read from it: \"factors\" (they define "
+    "the cuts;\n"
+    "                      \"devices\", when present, must be their "
+    "product),\n"
+    "                      \"tensors\": [{\"name\", \"tiling\"}] and "
+    "\"ops\": [{\"name\",\n"
+    "                      \"strategy\"}]; \"shape\", when present, must "
+    "match the\n"
+    "                      model; other keys are ignored.  Every tensor and "
+    "every\n"
+    "                      operator of the model must appear exactly once: "
+    "an\n"
+    "                      unknown, repeated or missing name is an error\n"
+    "  --devices N         when given, must equal the plan's device count\n"
+    "  --factors LIST      when given, must equal the plan's factors\n"
+    "  --objective OBJ     time: also report step_seconds\n"
+    "  --topology SPEC     as for plan; step_seconds on that machine\n"
+    "  --svg FILE          draw the plan's tiles (see 'ktile help plan')\n"
+    "  --json              print one JSON object (see 'ktile help plan')\n"
+    "\n"
+    "example: ktile plan --model-file m.txt --devices 4 --json > p.json\n"
+    "         ktile eval --model-file m.txt --plan p.json --json\n";
+
+static void eval_help(FILE *out) {
+    fprintf(out, eval_usage, model_options_help);
+}
+
+/* Up to 8 names for a message, then a count. */
+typedef struct name_list {
+    char text[600];
+    int count;
+} name_list;
+
+static void name_list_add(name_list *l, const char *name) {
+    size_t n = strlen(l->text);
+    if (l->count < 8)
+        snprintf(l->text + n, sizeof l->text - n, "%s%.60s",
+                 l->count ? ", " : "", name);
+    else if (l->count == 8)
+        snprintf(l->text + n, sizeof l->text - n, ", ...");
+    l->count++;
+}
+
+/* The plan's factors from the file: "factors" (required) and "devices". */
+static int plan_file_factors(const char *path, const jv *root, kt_factors *f) {
+    const jv *fa = jv_get(root, "factors"), *dv = jv_get(root, "devices");
+    int64_t ndev = 1, k, n;
+    size_t i;
+    memset(f, 0, sizeof *f);
+    if (!fa || fa->type != JV_ARRAY)
+        return fail(EXIT_BAD_INPUT, "--plan %s: needs \"factors\": an array "
+                    "of cut factors such as [2, 2]", path);
+    if (fa->n > KT_MAX_CUTS)
+        return fail(EXIT_BAD_INPUT, "--plan %s: %lu factors, more than %d "
+                    "cuts", path, (unsigned long)fa->n, KT_MAX_CUTS);
+    for (i = 0; i < fa->n; i++) {
+        if (jv_int64(&fa->item[i], &k) != 0 || k < 2 ||
+            k > KTILE_MAX_DEVICES || ndev * k > KTILE_MAX_DEVICES)
+            return fail(EXIT_BAD_INPUT, "--plan %s: factor %lu is not a whole "
+                        "number from 2 up, or the device count exceeds %lld",
+                        path, (unsigned long)i + 1,
+                        (long long)KTILE_MAX_DEVICES);
+        f->k[f->count++] = (int)k;
+        ndev *= k;
+    }
+    if (dv && (jv_int64(dv, &n) != 0 || n != ndev))
+        return fail(EXIT_BAD_INPUT, "--plan %s: \"devices\" must be %lld, the "
+                    "product of its factors", path, (long long)ndev);
+    return 0;
+}
+
+static int factors_equal(const kt_factors *a, const kt_factors *b) {
+    int i;
+    if (a->count != b->count) return 0;
+    for (i = 0; i < a->count; i++)
+        if (a->k[i] != b->k[i]) return 0;
+    return 1;
+}
+
+/* A member of "tensors" or "ops": an object with string `name` and
+   string `field`. */
+static int plan_entry(const char *path, const char *list, size_t i,
+                      const jv *e, const char *field, const char **name,
+                      const char **value) {
+    const jv *n = jv_get(e, "name"), *v = jv_get(e, field);
+    if (e->type != JV_OBJECT || !n || n->type != JV_STRING || !v ||
+        v->type != JV_STRING)
+        return fail(EXIT_BAD_INPUT, "--plan %s: \"%s\" entry %lu must be an "
+                    "object with string \"name\" and \"%s\"", path, list,
+                    (unsigned long)i + 1, field);
+    *name = n->text;
+    *value = v->text;
+    return 0;
+}
+
+/* Fills p (initialised for g and the file's factors) from the plan file's
+   "tensors" and "ops". */
+static int plan_from_json(const char *path, const jv *root, const kt_graph *g,
+                          kt_plan *p) {
+    const jv *ts = jv_get(root, "tensors"), *os = jv_get(root, "ops");
+    int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g), t, o, d;
+    char *seen;
+    name_list unknown, missing, twice;
+    kt_error err;
+    size_t i;
+    int rc = 0;
+
+    if (!ts || ts->type != JV_ARRAY)
+        return fail(EXIT_BAD_INPUT, "--plan %s: needs \"tensors\": an array "
+                    "of {\"name\", \"tiling\"}", path);
+    if (!os || os->type != JV_ARRAY)
+        return fail(EXIT_BAD_INPUT, "--plan %s: needs \"ops\": an array of "
+                    "{\"name\", \"strategy\"}", path);
+    if (!(seen = (char *)calloc((size_t)(nt > no ? nt : no) + 1, 1)))
+        return fail(EXIT_INTERNAL, "out of memory");
+
+    /* tensors */
+    memset(&unknown, 0, sizeof unknown);
+    memset(&twice, 0, sizeof twice);
+    for (i = 0; i < ts->n && rc == 0; i++) {
+        const char *name, *tiling;
+        const jv *shape;
+        if ((rc = plan_entry(path, "tensors", i, &ts->item[i], "tiling",
+                             &name, &tiling)) != 0)
+            break;
+        if ((t = kt_graph_find_tensor(g, name)) < 0) {
+            name_list_add(&unknown, name);
+            continue;
+        }
+        if (seen[t]++) {
+            name_list_add(&twice, name);
+            continue;
+        }
+        if ((shape = jv_get(&ts->item[i], "shape")) != NULL) {
+            const kt_tensor *x = kt_graph_tensor(g, t);
+            int same = shape->type == JV_ARRAY && shape->n == (size_t)x->rank;
+            for (d = 0; same && d < x->rank; d++) {
+                int64_t e;
+                same = jv_int64(&shape->item[d], &e) == 0 && e == x->shape[d];
+            }
+            if (!same) {
+                char sh[KT_MAX_DIMS * 24];
+                format_shape(x->rank, x->shape, sh, sizeof sh);
+                rc = fail(EXIT_BAD_INPUT, "--plan %s: tensor %s: \"shape\" "
+                          "does not match the model's %s", path, name,
+                          x->rank ? sh : "scalar");
+                break;
+            }
+        }
+        if (kt_tiling_parse(tiling, &p->tiling[t], &err) != KT_OK) {
+            char what[600];
+            snprintf(what, sizeof what, "--plan %s: tensor %s", path, name);
+            rc = fail_kt(what, &err);
+        }
+    }
+    if (rc == 0 && unknown.count)
+        rc = fail(EXIT_BAD_INPUT, "--plan %s: %d tensor%s not in the model: "
+                  "%s", path, unknown.count, unknown.count == 1 ? "" : "s",
+                  unknown.text);
+    if (rc == 0 && twice.count)
+        rc = fail(EXIT_BAD_INPUT, "--plan %s: tensor%s listed more than "
+                  "once: %s", path, twice.count == 1 ? "" : "s", twice.text);
+    if (rc == 0) {
+        memset(&missing, 0, sizeof missing);
+        for (t = 0; t < nt; t++)
+            if (!seen[t]) name_list_add(&missing, kt_graph_tensor(g, t)->name);
+        if (missing.count)
+            rc = fail(EXIT_BAD_INPUT, "--plan %s: %d tensor%s of the model "
+                      "%s missing from the plan: %s", path, missing.count,
+                      missing.count == 1 ? "" : "s",
+                      missing.count == 1 ? "is" : "are", missing.text);
+    }
+
+    /* ops */
+    memset(seen, 0, (size_t)(nt > no ? nt : no) + 1);
+    memset(&unknown, 0, sizeof unknown);
+    memset(&twice, 0, sizeof twice);
+    for (i = 0; i < os->n && rc == 0; i++) {
+        const char *name, *split;
+        if ((rc = plan_entry(path, "ops", i, &os->item[i], "strategy", &name,
+                             &split)) != 0)
+            break;
+        for (o = 0; o < no && strcmp(kt_graph_op(g, o)->name, name); o++) {}
+        if (o == no) {
+            name_list_add(&unknown, name);
+            continue;
+        }
+        if (seen[o]++) {
+            name_list_add(&twice, name);
+            continue;
+        }
+        /* one device: no cuts, written "-" as kt_plan_format_split does */
+        if (p->f.count == 0 && strcmp(split, "-") == 0) continue;
+        if (kt_plan_parse_split(g, p, o, split, &err) != KT_OK) {
+            char what[600];
+            snprintf(what, sizeof what, "--plan %s", path);
+            rc = fail_kt(what, &err); /* the message names the op */
+        }
+    }
+    if (rc == 0 && unknown.count)
+        rc = fail(EXIT_BAD_INPUT, "--plan %s: %d op%s not in the model: %s",
+                  path, unknown.count, unknown.count == 1 ? "" : "s",
+                  unknown.text);
+    if (rc == 0 && twice.count)
+        rc = fail(EXIT_BAD_INPUT, "--plan %s: op%s listed more than once: %s",
+                  path, twice.count == 1 ? "" : "s", twice.text);
+    if (rc == 0) {
+        memset(&missing, 0, sizeof missing);
+        for (o = 0; o < no; o++)
+            if (!seen[o]) name_list_add(&missing, kt_graph_op(g, o)->name);
+        if (missing.count)
+            rc = fail(EXIT_BAD_INPUT, "--plan %s: %d op%s of the model "
+                      "%s missing from the plan: %s", path, missing.count,
+                      missing.count == 1 ? "" : "s",
+                      missing.count == 1 ? "is" : "are", missing.text);
+    }
+    free(seen);
+    return rc;
+}
+
+static int cmd_eval(int argc, char **argv) {
+    enum {
+        O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
+        O_TOPOLOGY, O_SVG, O_JSON, O_N
+    };
+    cli_opt o[O_N] = {
+        {"model", 1, NULL},     {"model-file", 1, NULL},
+        {"devices", 1, NULL},   {"factors", 1, NULL},
+        {"plan", 1, NULL},      {"objective", 1, NULL},
+        {"topology", 1, NULL},  {"svg", 1, NULL},
+        {"json", 0, NULL}};
+    const char *path;
+    model_args ma;
+    kt_objective objective;
+    kt_machine machine;
+    kt_factors f;
+    kt_graph *g = NULL;
+    kt_plan p;
+    kt_error err;
+    plan_report r;
+    jv root;
+    char *text = NULL, msg[256], label[512];
+    size_t len = 0;
+    int rc, machine_set = 0;
+
+    rc = cli_parse("eval", argc, argv, o, O_N);
+    if (rc == CLI_HELP) {
+        eval_help(stdout);
+        return 0;
+    }
+    if (rc != CLI_OK) return rc;
+    if (!(path = o[O_PLAN].value))
+        return fail(EXIT_BAD_INPUT, "eval: missing --plan PLAN.json (the "
+                    "output of 'ktile plan --json')");
+    if (!o[O_MODEL].value && !o[O_MODEL_FILE].value)
+        return fail(EXIT_BAD_INPUT, "eval: missing --model SPEC or "
+                    "--model-file FILE (see 'ktile help eval')");
+
+    if ((rc = read_text_file("--plan", path, &text, &len)) != 0) return rc;
+    if (json_parse(text, len, &root, msg, sizeof msg) != 0) {
+        free(text);
+        return fail(EXIT_BAD_INPUT, "--plan %s: not valid JSON: %s", path,
+                    msg);
+    }
+    free(text);
+    if (root.type != JV_OBJECT) {
+        rc = fail(EXIT_BAD_INPUT, "--plan %s: expected a JSON object (the "
+                  "output of 'ktile plan --json'), found %s", path,
+                  jv_type_name(root.type));
+        goto done;
+    }
+    if ((rc = plan_file_factors(path, &root, &f)) != 0) goto done;
+    if (o[O_DEVICES].value || o[O_FACTORS].value) {
+        kt_factors given;
+        char a[KT_MAX_CUTS * 12], b[KT_MAX_CUTS * 12];
+        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value,
+                                &given)) != 0)
+            goto done;
+        format_factors(&f, a, sizeof a);
+        format_factors(&given, b, sizeof b);
+        if (kt_factors_devices(&given) != kt_factors_devices(&f)) {
+            rc = fail(EXIT_BAD_INPUT, "--plan %s is for %lld devices "
+                      "(factors %s), not %lld", path,
+                      (long long)kt_factors_devices(&f), a,
+                      (long long)kt_factors_devices(&given));
+            goto done;
+        }
+        if (o[O_FACTORS].value && !factors_equal(&f, &given)) {
+            rc = fail(EXIT_BAD_INPUT, "--plan %s has factors %s, not %s",
+                      path, a, b);
+            goto done;
+        }
+    }
+    if ((rc = parse_time_options(o[O_OBJECTIVE].value, o[O_TOPOLOGY].value,
+                                 &f, &objective, &machine,
+                                 &machine_set)) != 0)
+        goto done;
+    ma.spec = o[O_MODEL].value;
+    ma.file = o[O_MODEL_FILE].value;
+    if ((rc = load_model("eval", &ma, &g)) != 0) goto done;
+    if (kt_plan_init(&p, g, &f, &err) != KT_OK) {
+        rc = fail_kt("eval", &err);
+        goto done;
+    }
+    if ((rc = plan_from_json(path, &root, g, &p)) != 0) {
+        kt_plan_free(&p);
+        goto done;
+    }
+    if (kt_plan_eval(g, &p, &err) != KT_OK) {
+        char what[600];
+        snprintf(what, sizeof what, "--plan %s", path);
+        kt_plan_free(&p);
+        rc = fail_kt(what, &err);
+        goto done;
+    }
+    p.search_seconds = 0;
+    p.memory_bytes = kt_plan_memory(g, &p);
+    p.step_seconds =
+        kt_plan_step_seconds(g, &p, machine_set ? &machine : NULL);
+
+    model_label(&ma, label, sizeof label);
+    r.cmd = "eval";
+    r.model = label;
+    r.strategy = NULL;
+    r.objective = objective;
+    r.topology = o[O_TOPOLOGY].value;
+    r.show_time = objective == KT_OBJECTIVE_TIME || machine_set;
+    rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
+    kt_plan_free(&p);
+done:
+    jv_free(&root);
+    if (g) kt_graph_destroy(g);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ help */
 
 static int cmd_help(int argc, char **argv);
@@ -392,12 +2163,19 @@ typedef struct command {
     int (*run)(int argc, char **argv);
     const char *summary;
     const char *usage; /* full text for `ktile help NAME`, NULL: summary */
+    void (*print_usage)(FILE *out); /* instead of usage when not NULL */
 } command;
 
 static const command commands[] = {
     {"cost", cmd_cost, "bytes to convert a tensor between two tilings",
-     cost_usage},
-    {"help", cmd_help, "this text, or the usage of one command", NULL},
+     cost_usage, NULL},
+    {"zoo", cmd_zoo, "list the built-in models, or print one's model file",
+     zoo_usage, NULL},
+    {"plan", cmd_plan, "search a plan for a model on N devices", NULL,
+     plan_help},
+    {"eval", cmd_eval, "price a given plan (the JSON plan prints)", NULL,
+     eval_help},
+    {"help", cmd_help, "this text, or the usage of one command", NULL, NULL},
 };
 
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
@@ -432,7 +2210,8 @@ static int cmd_help(int argc, char **argv) {
     if (!(c = find_command(argv[1])))
         return fail(EXIT_BAD_INPUT, "help: unknown command '%s' (try 'ktile "
                     "help')", argv[1]);
-    if (c->usage) fputs(c->usage, stdout);
+    if (c->print_usage) c->print_usage(stdout);
+    else if (c->usage) fputs(c->usage, stdout);
     else printf("ktile %s: %s\n", c->name, c->summary);
     return 0;
 }
