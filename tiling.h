@@ -3753,13 +3753,12 @@ static void kt__memo_put(kt__memo *m, kt__hash h, int64_t bytes) {
     m->used++;
 }
 
-/* The key of converting role r of op o (an input index, or ninputs for the
-   output) with tensor tiling t and op split `split`, over factors fp. */
-static kt__hash kt__conversion_key(const kt_graph *g, int o, int r,
-                                   const kt_tiling *t, const int *split,
-                                   const kt_factors *fp) {
+/* What a conversion's price depends on besides the cuts: the tensor's
+   shape and element size, the op's variable extents and, for an input, how
+   the op reads it.  Hashed once per op and role. */
+static kt__hash kt__role_hash(const kt_graph *g, int o, int r) {
     const kt_op *op = &g->op[o];
-    int x = r < op->ninputs ? op->input[r] : op->output, i, a, d, v;
+    int x = r < op->ninputs ? op->input[r] : op->output, a, d, v;
     const kt_tensor *tx = &g->tensor[x];
     kt__hash h;
     h.a = UINT64_C(0xcbf29ce484222325);
@@ -3768,12 +3767,6 @@ static kt__hash kt__conversion_key(const kt_graph *g, int o, int r,
     kt__hash_i64(&h, tx->rank);
     kt__hash_i64(&h, tx->elem_bytes);
     kt__hash_bytes(&h, tx->shape, sizeof(int64_t) * (size_t)tx->rank);
-    kt__hash_i64(&h, fp->count);
-    for (i = 0; i < fp->count; i++) {
-        kt__hash_i64(&h, fp->k[i]);
-        kt__hash_i64(&h, t->cut[i]);
-        kt__hash_i64(&h, split[i]);
-    }
     kt__hash_i64(&h, op->nvars);
     for (v = 0; v < op->nvars; v++) {
         kt__hash_i64(&h, op->var[v].extent);
@@ -3804,8 +3797,30 @@ static kt__hash kt__conversion_key(const kt_graph *g, int o, int r,
     return h;
 }
 
+/* Mixes one word into a hash (a multiply-xorshift step on each half). */
+static void kt__hash_word(kt__hash *h, uint64_t w) {
+    h->a = (h->a ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+    h->a ^= h->a >> 29;
+    h->b = (h->b + w) * UINT64_C(0xbf58476d1ce4e5b9);
+    h->b ^= h->b >> 31;
+}
+
+/* The key of converting a role whose structure hashes to `role`, with
+   tensor tiling t and op split `split` over factors fp. */
+static kt__hash kt__conversion_key(kt__hash role, const kt_tiling *t,
+                                   const int *split, const kt_factors *fp) {
+    int i;
+    kt__hash_word(&role, (uint64_t)fp->count);
+    for (i = 0; i < fp->count; i++)
+        kt__hash_word(&role, (uint64_t)(uint32_t)fp->k[i] |
+                                 ((uint64_t)(uint8_t)t->cut[i] << 32) |
+                                 ((uint64_t)(uint16_t)split[i] << 40));
+    return role;
+}
+
 typedef struct kt__cut {
     kt__memo *memo;
+    const kt__hash *role;  /* per op, per role (KT_MAX_VARS + 1 each)    */
     const kt_graph *g;
     kt_plan *p;
     int cut;                                 /* 0-based                    */
@@ -3920,7 +3935,8 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
                 int64_t bytes;
                 kt__hash key;
                 t.cut[c->cut] = c->choice[x][ch];
-                key = kt__conversion_key(g, o, r, &t, split, &fp);
+                key = kt__conversion_key(c->role[o * (KT_MAX_VARS + 1) + r],
+                                         &t, split, &fp);
                 if (!kt__memo_get(c->memo, key, &bytes)) {
                     /* the op's placements only when a price is missing */
                     if (!placed) {
@@ -4063,11 +4079,13 @@ static void kt__add_memory_penalty(kt__cut *c) {
 static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
                                int cut, const int *tcls, const int *ocls,
                                const kt_search_options *opt, double lambda,
-                               kt__memo *memo, kt_error *err) {
+                               kt__memo *memo, const kt__hash *role,
+                               kt_error *err) {
     int o;
     kt_status s;
     memset(c, 0, sizeof *c);
     c->memo = memo;
+    c->role = role;
     c->g = g;
     c->p = p;
     c->cut = cut;
@@ -4655,24 +4673,33 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
     kt__memo memo;
     int *tcls = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
     int *ocls = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    kt__hash *role = (kt__hash *)kt__calloc(
+        (size_t)(g->nop + 1) * (KT_MAX_VARS + 1), sizeof(kt__hash));
     kt_status s;
-    if (!tcls || !ocls) {
+    if (!tcls || !ocls || !role) {
         KT_FREE(tcls);
         KT_FREE(ocls);
+        KT_FREE(role);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    for (i = 0; i < g->nop; i++) {
+        int r;
+        for (r = 0; r <= g->op[i].ninputs; r++)
+            role[i * (KT_MAX_VARS + 1) + r] = kt__role_hash(g, i, r);
     }
     memset(&memo, 0, sizeof memo);
     if ((s = kt__tie_classes(g, o->coalesce, tcls, ocls, err)) != KT_OK ||
         (s = kt_plan_init(p, g, f, err)) != KT_OK) {
         KT_FREE(tcls);
         KT_FREE(ocls);
+        KT_FREE(role);
         return s;
     }
     for (i = 0; i < f->count; i++) {
         kt__cut c;
         double total;
         if ((s = kt__cut_setup(&c, g, p, i, tcls, ocls, o, lambda, &memo,
-                               err)) != KT_OK)
+                               role, err)) != KT_OK)
             break;
         switch (o->strategy) {
         case KT_STRATEGY_DP: s = kt__cut_dp(&c, o->dp_state_limit, err); break;
@@ -4699,6 +4726,7 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
         if (s != KT_OK) break;
     }
     KT_FREE(memo.e);
+    KT_FREE(role);
     KT_FREE(tcls);
     KT_FREE(ocls);
     if (s != KT_OK) {
