@@ -993,10 +993,6 @@ typedef struct kt__grid {
     int64_t ncells;
 } kt__grid;
 
-static int kt__cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 static void kt__grid_free(kt__grid *g) {
     int d;
@@ -1011,7 +1007,7 @@ static kt_status kt__grid_build(kt__grid *g, int rank, const int64_t *shape,
     g->rank = rank;
     g->ncells = 1;
     for (d = rank - 1; d >= 0; d--) {
-        size_t n = 0, m = 0, i;
+        size_t m = 0, i;
         int64_t dev, *c = (int64_t *)kt__calloc(
             (size_t)(a->ndev + b->ndev) * 2 + 2, sizeof(int64_t));
         if (!c) {
@@ -1020,23 +1016,34 @@ static kt_status kt__grid_build(kt__grid *g, int rank, const int64_t *shape,
                             "out of memory compressing coordinates");
         }
         g->cut[d] = c;
-        c[n++] = 0;
-        c[n++] = shape[d];
+        c[m++] = 0;
+        c[m++] = shape[d];
         /* Boxes are clipped to the tensor: what lies outside (padding) is
-           neither held nor sent. */
-        for (dev = 0; dev < a->ndev; dev++) {
-            kt_range r = a->box[dev].r[d];
-            if (r.lo > 0 && r.lo < shape[d]) c[n++] = r.lo;
-            if (r.hi > 0 && r.hi < shape[d]) c[n++] = r.hi;
+           neither held nor sent.  Devices share few distinct boundaries, so
+           each is inserted into the sorted distinct list directly. */
+        for (i = 0; i < 2; i++) {
+            const kt_placement *pl = i ? b : a;
+            for (dev = 0; dev < pl->ndev; dev++) {
+                int64_t x[2];
+                int e;
+                x[0] = pl->box[dev].r[d].lo;
+                x[1] = pl->box[dev].r[d].hi;
+                for (e = 0; e < 2; e++) {
+                    size_t lo = 0, hi = m;
+                    if (x[e] <= 0 || x[e] >= shape[d]) continue;
+                    while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (c[mid] < x[e]) lo = mid + 1;
+                        else hi = mid;
+                    }
+                    if (lo < m && c[lo] == x[e]) continue;
+                    memmove(c + lo + 1, c + lo, (m - lo) * sizeof *c);
+                    c[lo] = x[e];
+                    m++;
+                }
+            }
         }
-        for (dev = 0; dev < b->ndev; dev++) {
-            kt_range r = b->box[dev].r[d];
-            if (r.lo > 0 && r.lo < shape[d]) c[n++] = r.lo;
-            if (r.hi > 0 && r.hi < shape[d]) c[n++] = r.hi;
-        }
-        qsort(c, n, sizeof *c, kt__cmp_i64);
-        for (i = 0; i < n; i++)
-            if (m == 0 || c[m - 1] != c[i]) c[m++] = c[i];
+
         g->ncut[d] = (int)m;
         g->stride[d] = g->ncells;
         g->ncells *= (int64_t)(m - 1);
@@ -3917,9 +3924,12 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
     const kt_graph *g = c->g;
     const kt_op *op = &g->op[o];
     kt_factors fp = kt__prefix_factors(&c->p->f, c->cut + 1);
-    int ns = c->nstrat[o], r, s;
+    int ns = c->nstrat[o], r, s, ch;
     int split[KT_MAX_CUTS];
+    /* each tensor placement is built at most once, on the first miss */
+    kt_placement tp[KT_MAX_VARS + 1][KT_MAX_DIMS + 1];
     kt_status st = KT_OK;
+    memset(tp, 0, sizeof tp);
     memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
     for (s = 0; s < ns && st == KT_OK; s++) {
         kt_placement needed[KT_MAX_VARS], produced;
@@ -3928,7 +3938,8 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
         if (c->machine && c->cut + 1 == c->p->f.count)
             compute[s] += kt__op_seconds(g, o, &c->p->f, split, c->machine);
         for (r = 0; r <= op->ninputs && st == KT_OK; r++) {
-            int x = r < op->ninputs ? op->input[r] : op->output, ch;
+            int x = r < op->ninputs ? op->input[r] : op->output;
+            const kt_tensor *tx = &g->tensor[x];
             int slot = kt__factor_slot(fa, c->tcls[x]);
             for (ch = 0; ch < c->nchoice[x] && st == KT_OK; ch++) {
                 kt_tiling t = kt__prefix_tiling(&c->p->tiling[x], c->cut + 1);
@@ -3938,17 +3949,26 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
                 key = kt__conversion_key(c->role[o * (KT_MAX_VARS + 1) + r],
                                          &t, split, &fp);
                 if (!kt__memo_get(c->memo, key, &bytes)) {
-                    /* the op's placements only when a price is missing */
+                    /* placements only when a price is missing */
                     if (!placed) {
                         st = kt_op_placements(g, op, &fp, split, needed,
                                               &produced, err);
                         if (st != KT_OK) break;
                         placed = 1;
                     }
-                    st = kt__tensor_conversion(
-                        g, x, &t, &fp,
-                        r < op->ninputs ? &needed[r] : &produced,
-                        r == op->ninputs, &bytes, err);
+                    if (!tp[r][ch].box) {
+                        st = kt_placement_from_tiling(&tp[r][ch], &t, tx->rank,
+                                                      tx->shape, &fp, err);
+                        if (st != KT_OK) break;
+                    }
+                    if (r < op->ninputs)
+                        st = kt_conversion_cost(tx->rank, tx->shape,
+                                                tx->elem_bytes, &tp[r][ch],
+                                                &needed[r], &bytes, NULL, err);
+                    else
+                        st = kt_conversion_cost(tx->rank, tx->shape,
+                                                tx->elem_bytes, &produced,
+                                                &tp[r][ch], &bytes, NULL, err);
                     if (st == KT_OK) kt__memo_put(c->memo, key, bytes);
                 }
                 cost[(slot * ns + s) * (KT_MAX_DIMS + 1) + ch] += bytes;
@@ -3956,6 +3976,8 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
         }
         if (placed) kt__free_op_placements(op, needed, &produced);
     }
+    for (r = 0; r <= op->ninputs; r++)
+        for (ch = 0; ch <= KT_MAX_DIMS; ch++) kt_placement_free(&tp[r][ch]);
     return st;
 }
 
@@ -5640,20 +5662,33 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
             s = kt__emit_update(g, i, gname[i], &o, first_reader[i], &b, err);
     }
     if (s != KT_OK) goto done;
-    /* Gradient tensors belong to their forward tensor (Tofu 5.1). */
-    for (i = 0; i < g->ntensor; i++) {
-        int x;
-        if (g->tensor[i].producer < 0) continue;
-        for (x = 0; x < nt; x++) {
-            size_t n = strlen(gname[x]);
-            if (need[x] && strncmp(g->tensor[i].name, gname[x], n) == 0 &&
-                (g->tensor[i].name[n] == '\0' ||
-                 strncmp(g->tensor[i].name + n, "__", 2) == 0)) {
-                g->tensor[i].kind = KT_GRADIENT;
-                g->tensor[i].of = x;
-                break;
-            }
+    /* Gradient tensors (and their partial sums) belong to their forward
+       tensor (Tofu 5.1): every tensor created since nt is one. */
+    {
+        int *owner = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+        if (!owner) {
+            s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+            goto done;
         }
+        for (i = 0; i < g->ntensor; i++) owner[i] = -1;
+        for (i = 0; i < nt; i++) {
+            int t = need[i] ? kt_graph_find_tensor(g, gname[i]) : -1;
+            if (t >= 0) owner[t] = i;
+        }
+        for (i = nt; i < g->ntensor; i++) {
+            char base[KT_NAME_MAX];
+            char *cut;
+            int t;
+            if (g->tensor[i].kind != KT_ACTIVATION) continue;
+            snprintf(base, sizeof base, "%s", g->tensor[i].name);
+            cut = strstr(base, "__");
+            if (cut) *cut = '\0';
+            t = kt_graph_find_tensor(g, base);
+            if (t < 0 || owner[t] < 0) continue;
+            g->tensor[i].kind = KT_GRADIENT;
+            g->tensor[i].of = owner[t];
+        }
+        KT_FREE(owner);
     }
     s = kt_graph_finalize(g, err);
 done:
