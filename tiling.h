@@ -421,7 +421,12 @@ typedef enum kt_strategy {
     KT_STRATEGY_DP = 0,      /* level DP at every cut (SOYBEAN 4.2, 4.3)   */
     KT_STRATEGY_BRUTEFORCE,  /* enumerate every tiling at every cut        */
     KT_STRATEGY_DATA,        /* data parallelism (SOYBEAN 4.1)             */
-    KT_STRATEGY_MODEL        /* model parallelism (SOYBEAN 4.1)            */
+    KT_STRATEGY_MODEL,       /* model parallelism (SOYBEAN 4.1)            */
+    KT_STRATEGY_GREEDY,      /* AllRow-greedy: every tensor on dim 0 (Tofu 7.3) */
+    KT_STRATEGY_SPARTAN,     /* largest tensor first, cheapest given its
+                                neighbours (Spartan, thesis Fig. 2.8)      */
+    KT_STRATEGY_EQUALCHOP    /* DP, each tensor cut along one dimension
+                                only (Tofu 7.3)                            */
 } kt_strategy;
 
 typedef enum kt_objective {
@@ -3842,6 +3847,7 @@ typedef struct kt__cut {
     const kt_machine *machine; /* with time: op compute at the last cut    */
     double lambda;        /* memory penalty per byte of tensor per device  */
     int *mfirst, *members; /* op class -> its member ops (CSR)             */
+    int one_dim;          /* EqualChop: one dimension per tensor            */
 } kt__cut;
 
 static void kt__cut_free(kt__cut *c) {
@@ -3890,9 +3896,13 @@ static void kt__cut_choices_of(kt__cut *c) {
         int n = 0;
         for (d = 0; d < x->rank; d++)
             if (kt__dim_parts(&c->p->tiling[t], &c->p->f, c->cut, d) * k <=
-                x->shape[d])
+                    x->shape[d] &&
+                /* EqualChop: later cuts keep cutting the first cut's dim */
+                (!c->one_dim || c->cut == 0 || c->p->tiling[t].cut[0] == d))
                 c->choice[t][n++] = (signed char)d;
-        c->choice[t][n++] = KT_CUT_R;
+        if (!c->one_dim || c->cut == 0 || n == 0 ||
+            c->p->tiling[t].cut[0] == KT_CUT_R)
+            c->choice[t][n++] = KT_CUT_R;
         c->nchoice[t] = n;
     }
     for (o = 0; o < g->nop; o++) {
@@ -4108,6 +4118,7 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
     memset(c, 0, sizeof *c);
     c->memo = memo;
     c->role = role;
+    c->one_dim = opt->strategy == KT_STRATEGY_EQUALCHOP;
     c->g = g;
     c->p = p;
     c->cut = cut;
@@ -4640,8 +4651,9 @@ done:
 
 /* SOYBEAN 4.1: data parallelism splits every activation (and its gradient)
    along the batch dimension 0 and replicates weights; model parallelism
-   splits weights by rows (dim 0), activations by columns (last dim) and
-   replicates the rest (activation gradients). */
+   splits weights by rows (dim 0), activations by columns (dim 1: an MLP's
+   features, a CNN's channels) and replicates the rest (activation
+   gradients).  AllRow-greedy (Tofu 7.3) splits every tensor on dim 0. */
 static int kt__is_weightlike(const kt_graph *g, int t) {
     kt_tensor_kind k = g->tensor[kt__tensor_root(g, t)].kind;
     return k == KT_WEIGHT || k == KT_OPTSTATE;
@@ -4654,16 +4666,20 @@ static kt_status kt__cut_baseline(kt__cut *c, kt_strategy which,
     for (t = 0; t < g->ntensor; t++) {
         const kt_tensor *x = &g->tensor[t];
         int want;
-        if (which == KT_STRATEGY_DATA)
+        if (which == KT_STRATEGY_GREEDY)
+            want = 0; /* AllRow: dim 0, or R once dim 0 is used up */
+        else if (which == KT_STRATEGY_DATA)
             want = kt__is_weightlike(g, t) ? KT_CUT_R : 0;
         else if (kt__is_weightlike(g, t))
             want = 0;
         else if (x->kind == KT_GRADIENT)
             want = KT_CUT_R;
-        else
-            want = x->rank - 1;
+        else /* features: an MLP's columns, a CNN's channels */
+            want = x->rank > 1 ? 1 : 0;
         if (c->tcls[t] != t) continue; /* a tied step follows its class */
         for (q = 0; q < c->nchoice[t] && c->choice[t][q] != want; q++) {}
+        if (q == c->nchoice[t] && which == KT_STRATEGY_GREEDY)
+            q = c->nchoice[t] - 1; /* R */
         if (q == c->nchoice[t])
             return kt__fail(err, KT_ERR_SHAPE, 0, "%s parallelism: tensor "
                             "%s: dim %d (%lld) cannot be split into %lld "
@@ -4676,6 +4692,73 @@ static kt_status kt__cut_baseline(kt__cut *c, kt_strategy which,
                                         c->p->f.k[c->cut]));
         c->pick[t] = q;
     }
+    return KT_OK;
+}
+
+/* Spartan (Huang thesis Fig. 2.8, as Tofu 7.3 describes it): tensors in
+   decreasing size; each takes the choice that is cheapest given the
+   choices already made, its undecided neighbours at their best. */
+static kt_status kt__cut_spartan(kt__cut *c, kt_error *err) {
+    const kt_graph *g = c->g;
+    int nt = g->ntensor, i, j, o;
+    int *order = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    int *decided = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    double *size = (double *)kt__calloc((size_t)nt + 1, sizeof(double));
+    if (!order || !decided || !size) {
+        KT_FREE(order);
+        KT_FREE(decided);
+        KT_FREE(size);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    for (i = 0; i < nt; i++) {
+        int d;
+        size[i] = g->tensor[i].elem_bytes;
+        for (d = 0; d < g->tensor[i].rank; d++) size[i] *= (double)g->tensor[i].shape[d];
+        order[i] = i;
+    }
+    for (i = 1; i < nt; i++) { /* stable insertion sort, largest first */
+        int x = order[i];
+        for (j = i - 1; j >= 0 && size[order[j]] < size[x]; j--)
+            order[j + 1] = order[j];
+        order[j + 1] = x;
+    }
+    for (i = 0; i < nt; i++) {
+        int t = order[i], ch, best = 0;
+        double best_cost = -1;
+        if (c->tcls[t] != t) continue;
+        for (ch = 0; ch < c->nchoice[t]; ch++) {
+            double total = 0;
+            for (o = 0; o < g->nop; o++) {
+                const kt__factor *fa = &c->factor[o];
+                int slot, q;
+                int64_t a;
+                double m = -1;
+                if (c->ocls[o] != o || (slot = kt__factor_slot(fa, t)) < 0)
+                    continue;
+                for (a = 0; a < fa->size; a++) {
+                    int64_t rest = a;
+                    int ok = 1;
+                    for (q = 0; q < fa->nt && ok; q++) {
+                        int x = fa->tensor[q], pick = (int)(rest % c->nchoice[x]);
+                        rest /= c->nchoice[x];
+                        if (q == slot) ok = pick == ch;
+                        else if (decided[x]) ok = pick == c->pick[x];
+                    }
+                    if (ok && (m < 0 || fa->cost[a] < m)) m = fa->cost[a];
+                }
+                total += m;
+            }
+            if (best_cost < 0 || total < best_cost) {
+                best_cost = total;
+                best = ch;
+            }
+        }
+        c->pick[t] = best;
+        decided[t] = 1;
+    }
+    KT_FREE(order);
+    KT_FREE(decided);
+    KT_FREE(size);
     return KT_OK;
 }
 
@@ -4730,7 +4813,12 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
             break;
         case KT_STRATEGY_DATA:
         case KT_STRATEGY_MODEL:
+        case KT_STRATEGY_GREEDY:
             s = kt__cut_baseline(&c, o->strategy, err);
+            break;
+        case KT_STRATEGY_SPARTAN: s = kt__cut_spartan(&c, err); break;
+        case KT_STRATEGY_EQUALCHOP:
+            s = kt__cut_dp(&c, o->dp_state_limit, err);
             break;
         default:
             s = kt__fail(err, KT_ERR_INVALID, 0, "unknown strategy %d",

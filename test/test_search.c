@@ -144,6 +144,9 @@ static const char *strategy_name(kt_strategy s) {
     case KT_STRATEGY_BRUTEFORCE: return "bruteforce";
     case KT_STRATEGY_DATA: return "data";
     case KT_STRATEGY_MODEL: return "model";
+    case KT_STRATEGY_GREEDY: return "greedy";
+    case KT_STRATEGY_SPARTAN: return "spartan";
+    case KT_STRATEGY_EQUALCHOP: return "equalchop";
     }
     return "?";
 }
