@@ -4678,8 +4678,8 @@ static kt_status kt__cut_baseline(kt__cut *c, kt_strategy which,
             want = x->rank > 1 ? 1 : 0;
         if (c->tcls[t] != t) continue; /* a tied step follows its class */
         for (q = 0; q < c->nchoice[t] && c->choice[t][q] != want; q++) {}
-        if (q == c->nchoice[t] && which == KT_STRATEGY_GREEDY)
-            q = c->nchoice[t] - 1; /* R */
+        if (q == c->nchoice[t] && which != KT_STRATEGY_DATA)
+            q = c->nchoice[t] - 1; /* R where the dimension is used up */
         if (q == c->nchoice[t])
             return kt__fail(err, KT_ERR_SHAPE, 0, "%s parallelism: tensor "
                             "%s: dim %d (%lld) cannot be split into %lld "
