@@ -15,7 +15,11 @@
        - the tiling algebra of SOYBEAN section 4.1/4.4 (composition,
          flattening, device coordinates, balanced block splits),
        - the exact conversion cost of ../shared/DESIGN.md, computed by
-         coordinate compression.
+         coordinate compression,
+       - training graphs (autodiff of the built-in forms) and a model zoo,
+       - the search: level DP per cut (SOYBEAN 4.2, Tofu 5.1 coarsening),
+         recursive k-cuts for any factorisation (SOYBEAN 4.3, Tofu 5.2),
+         baselines, the bytes and time objectives and a memory cap.
 
    HOW TO USE IT
      In exactly one C file:
@@ -38,9 +42,16 @@
      graph       kt_graph_create kt_graph_destroy kt_graph_add_tensor
                  kt_graph_add_op kt_graph_finalize kt_graph_parse
                  kt_graph_load_file kt_graph_find_tensor kt_graph_tensor_count
-                 kt_graph_tensor kt_graph_op_count kt_graph_op
+                 kt_graph_tensor kt_graph_op_count kt_graph_op kt_graph_loss
      analysis    kt_sym_interval_eval kt_op_strategies kt_op_var_box
                  kt_op_input_box kt_op_output_box kt_op_placements
+     plans       kt_plan_init kt_plan_free kt_plan_search kt_plan_eval
+                 kt_plan_op_cost kt_plan_tensor_bytes kt_plan_memory
+                 kt_plan_step_seconds kt_plan_format_split kt_plan_parse_split
+     machines    kt_machine_default kt_machine_parse kt_machine_level_of_cut
+     training    kt_graph_autodiff
+     zoo         kt_zoo_build kt_zoo_text kt_zoo_name kt_zoo_params
+                 kt_zoo_about
 
    CONFIGURATION (define before including)
      KT_MALLOC(n) KT_REALLOC(p,n) KT_FREE(p)   all three or none (stdlib)
