@@ -1251,6 +1251,28 @@ kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
                             (long long)shape[d]);
     if (received)
         for (dev = 0; dev < to->ndev; dev++) received[dev] = 0;
+    if (from->partials == 1) {
+        /* Without partial sums, summing |T \ H| over the elements is
+           summing over the devices what each needs and does not hold: two
+           box volumes per device, no grid needed. */
+        for (dev = 0; dev < to->ndev; dev++) {
+            int64_t need = 1, both = 1;
+            for (d = 0; d < rank; d++) {
+                kt_range t = to->box[dev].r[d], h = from->box[dev].r[d];
+                int64_t tlo = t.lo > 0 ? t.lo : 0;
+                int64_t thi = t.hi < shape[d] ? t.hi : shape[d];
+                int64_t blo = h.lo > tlo ? h.lo : tlo;
+                int64_t bhi = h.hi < thi ? h.hi : thi;
+                need *= thi > tlo ? thi - tlo : 0;
+                both *= bhi > blo ? bhi - blo : 0;
+            }
+            total += need - both;
+            if (received) received[dev] = (need - both) * elem_bytes;
+        }
+        *bytes = total * elem_bytes;
+        kt__ok(err);
+        return KT_OK;
+    }
     s = kt__grid_build(&g, rank, shape, from, to, err);
     if (s != KT_OK) return s;
     q = from->partials;
