@@ -1222,6 +1222,120 @@ static void kt__attribute_received(const kt__grid *g, const kt_placement *from,
     }
 }
 
+/* Clips a box to the tensor; 0 when nothing is left. */
+static int kt__clip_box(kt_box *b, int rank, const int64_t *shape) {
+    int d;
+    for (d = 0; d < rank; d++) {
+        if (b->r[d].lo < 0) b->r[d].lo = 0;
+        if (b->r[d].hi > shape[d]) b->r[d].hi = shape[d];
+        if (b->r[d].hi <= b->r[d].lo) return 0;
+    }
+    return 1;
+}
+
+static int kt__cmp_box(const void *x, const void *y) {
+    const kt_range *a = ((const kt_box *)x)->r, *b = ((const kt_box *)y)->r;
+    int d;
+    for (d = 0; d < KT_MAX_DIMS; d++) {
+        if (a[d].lo != b[d].lo) return a[d].lo < b[d].lo ? -1 : 1;
+        if (a[d].hi != b[d].hi) return a[d].hi < b[d].hi ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Elements covered by at least one of n boxes (clipped, in place):
+   duplicates are dropped first -- replicas and partial classes repeat the
+   same boxes -- and the rest are counted on their compressed grid.
+   -1 when out of memory. */
+static int64_t kt__union_volume(kt_box *box, int64_t n, int rank,
+                                const int64_t *shape) {
+    kt_placement pa, pb;
+    kt__grid g;
+    unsigned char *covered;
+    int64_t i, m = 0, total = 0, cell;
+    for (i = 0; i < n; i++) {
+        int d;
+        if (!kt__clip_box(&box[i], rank, shape)) continue;
+        for (d = rank; d < KT_MAX_DIMS; d++) box[i].r[d].lo = box[i].r[d].hi = 0;
+        box[m++] = box[i];
+    }
+    if (m == 0) return 0;
+    qsort(box, (size_t)m, sizeof *box, kt__cmp_box);
+    for (i = 1, n = 1; i < m; i++)
+        if (kt__cmp_box(&box[i], &box[n - 1]) != 0) box[n++] = box[i];
+    m = n;
+    if (m == 1) {
+        int d;
+        for (d = 0, total = 1; d < rank; d++) total *= box[0].r[d].hi - box[0].r[d].lo;
+        return total;
+    }
+    memset(&pa, 0, sizeof pa);
+    pa.rank = rank;
+    pa.ndev = m;
+    pa.box = box;
+    pb = pa;
+    pb.ndev = 0;
+    if (kt__grid_build(&g, rank, shape, &pa, &pb, NULL) != KT_OK) return -1;
+    covered = (unsigned char *)kt__calloc((size_t)g.ncells, 1);
+    if (!covered) {
+        kt__grid_free(&g);
+        return -1;
+    }
+    for (i = 0; i < m; i++) {
+        int f[KT_MAX_DIMS], l[KT_MAX_DIMS];
+        kt__span_iter it;
+        if (!kt__grid_span(&g, &box[i], f, l)) continue;
+        for (kt__span_begin(&it, &g, f, l); !it.done; kt__span_next(&it, &g))
+            covered[it.cell] = 1;
+    }
+    for (cell = 0; cell < g.ncells; cell++)
+        if (covered[cell]) total += kt__cell_volume(&g, cell);
+    KT_FREE(covered);
+    kt__grid_free(&g);
+    return total;
+}
+
+/* Partial sums, total only: summing (q-1) + |T| - [T and H meet] over the
+   needed elements is (q-1) |union of needs| + sum of need volumes -
+   |union of (need and hold)|, per device boxes and two union volumes. */
+static kt_status kt__partial_total(int rank, const int64_t *shape,
+                                   const kt_placement *from,
+                                   const kt_placement *to, int64_t *total,
+                                   kt_error *err) {
+    int64_t dev, q = from->partials, sum = 0, u_need, u_both;
+    kt_box *need = (kt_box *)kt__calloc((size_t)to->ndev, sizeof(kt_box));
+    kt_box *both = (kt_box *)kt__calloc((size_t)to->ndev, sizeof(kt_box));
+    if (!need || !both) {
+        KT_FREE(need);
+        KT_FREE(both);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    for (dev = 0; dev < to->ndev; dev++) {
+        int d;
+        int64_t v = 1;
+        need[dev] = to->box[dev];
+        both[dev] = to->box[dev];
+        for (d = 0; d < rank; d++) {
+            kt_range h = from->box[dev].r[d];
+            if (h.lo > both[dev].r[d].lo) both[dev].r[d].lo = h.lo;
+            if (h.hi < both[dev].r[d].hi) both[dev].r[d].hi = h.hi;
+        }
+        if (kt__clip_box(&need[dev], rank, shape))
+            for (d = 0; d < rank; d++) v *= need[dev].r[d].hi - need[dev].r[d].lo;
+        else
+            v = 0;
+        sum += v;
+    }
+    u_need = kt__union_volume(need, to->ndev, rank, shape);
+    u_both = kt__union_volume(both, to->ndev, rank, shape);
+    KT_FREE(need);
+    KT_FREE(both);
+    if (u_need < 0 || u_both < 0)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    *total = (q - 1) * u_need + sum - u_both;
+    return KT_OK;
+}
+
 kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
                              const kt_placement *from, const kt_placement *to,
                              int64_t *bytes, int64_t *received, kt_error *err) {
@@ -1269,6 +1383,14 @@ kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
             total += need - both;
             if (received) received[dev] = (need - both) * elem_bytes;
         }
+        *bytes = total * elem_bytes;
+        kt__ok(err);
+        return KT_OK;
+    }
+    if (!received) {
+        if ((s = kt__partial_total(rank, shape, from, to, &total, err)) !=
+            KT_OK)
+            return s;
         *bytes = total * elem_bytes;
         kt__ok(err);
         return KT_OK;
