@@ -988,9 +988,34 @@ kt_status kt_placement_from_tiling(kt_placement *p, const kt_tiling *t,
     s = kt_placement_init(p, rank, ndev, err);
     if (s != KT_OK) return s;
     p->partials = kt_tiling_flatten(t, rank, f).partials;
-    for (d = 0; d < ndev; d++)
-        kt_tiling_device_box(t, rank, shape, f, d, &p->box[d],
-                             &p->partial_class[d]);
+    /* Cut by cut, every box so far becomes k boxes (split, or copied for
+       R and P): device order is mixed-radix with cut 1 most significant,
+       exactly kt_tiling_device_box's, at O(1) per device and cut. */
+    {
+        int64_t n = 1, i, j;
+        int c, k;
+        for (d = 0; d < rank; d++) {
+            p->box[0].r[d].lo = 0;
+            p->box[0].r[d].hi = shape[d];
+        }
+        p->partial_class[0] = 0;
+        for (c = 0; c < f->count; c++) {
+            k = f->k[c];
+            for (i = n - 1; i >= 0; i--) /* backwards: expand in place */
+                for (j = k - 1; j >= 0; j--) {
+                    kt_box b = p->box[i];
+                    int64_t pc = p->partial_class[i];
+                    if (t->cut[c] >= 0)
+                        b.r[t->cut[c]] = kt_split_range(b.r[t->cut[c]], k,
+                                                        (int)j);
+                    else if (t->cut[c] == KT_CUT_P)
+                        pc = pc * k + j;
+                    p->box[i * k + j] = b;
+                    p->partial_class[i * k + j] = pc;
+                }
+            n *= k;
+        }
+    }
     return KT_OK;
 }
 
@@ -3393,19 +3418,19 @@ kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err) {
     return KT_OK;
 }
 
+/* The last part of a balanced split is the largest (ceil(n/k)), at every
+   level of nesting, and tiles form a grid: so the last device holds the
+   largest tile of every tensor (and computes the largest tile of every
+   op). */
 int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t) {
     const kt_tensor *x = &g->tensor[t];
-    int64_t ndev = kt_factors_devices(&p->f), d, best = 0;
-    for (d = 0; d < ndev; d++) {
-        kt_box b;
-        int64_t v = x->elem_bytes;
-        int k;
-        kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f, d, &b,
-                             NULL);
-        for (k = 0; k < x->rank; k++) v *= b.r[k].hi - b.r[k].lo;
-        if (v > best) best = v;
-    }
-    return best;
+    kt_box b;
+    int64_t v = x->elem_bytes;
+    int k;
+    kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f,
+                         kt_factors_devices(&p->f) - 1, &b, NULL);
+    for (k = 0; k < x->rank; k++) v *= b.r[k].hi - b.r[k].lo;
+    return v;
 }
 
 int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
@@ -3568,13 +3593,14 @@ int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f,
 }
 
 /* Multiply-adds (or element operations) of op on the largest device tile
-   and the bytes it touches there. */
+   and the bytes it touches there (the last device's). */
 static void kt__op_work(const kt_graph *g, int o, const kt_factors *f,
                         const int *split, double *flops, double *bytes) {
     const kt_op *op = &g->op[o];
     int64_t ndev = kt_factors_devices(f), dev;
     *flops = *bytes = 0;
-    for (dev = 0; dev < ndev; dev++) {
+    /* the last device computes the largest tile (kt_plan_tensor_bytes) */
+    for (dev = ndev - 1; dev < ndev; dev++) {
         kt_range box[KT_MAX_VARS];
         int coords[KT_MAX_CUTS], i, v, j;
         double points = 1, touched = 0;
