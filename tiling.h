@@ -213,6 +213,9 @@ typedef struct kt_placement {
     int64_t partials;
     kt_box *box;              /* ndev entries   */
     int64_t *partial_class;   /* ndev entries   */
+    int grid;                 /* 1: any two boxes are equal or disjoint
+                                 (tilings and op outputs are); lets the
+                                 cost skip coordinate compression */
 } kt_placement;
 
 kt_status kt_placement_init(kt_placement *p, int rank, int64_t ndev,
@@ -988,6 +991,7 @@ kt_status kt_placement_from_tiling(kt_placement *p, const kt_tiling *t,
     s = kt_placement_init(p, rank, ndev, err);
     if (s != KT_OK) return s;
     p->partials = kt_tiling_flatten(t, rank, f).partials;
+    p->grid = 1;
     /* Cut by cut, every box so far becomes k boxes (split, or copied for
        R and P): device order is mixed-radix with cut 1 most significant,
        exactly kt_tiling_device_box's, at O(1) per device and cut. */
@@ -1273,7 +1277,7 @@ static int kt__cmp_box(const void *x, const void *y) {
    same boxes -- and the rest are counted on their compressed grid.
    -1 when out of memory. */
 static int64_t kt__union_volume(kt_box *box, int64_t n, int rank,
-                                const int64_t *shape) {
+                                const int64_t *shape, int disjoint) {
     kt_placement pa, pb;
     kt__grid g;
     unsigned char *covered;
@@ -1289,9 +1293,14 @@ static int64_t kt__union_volume(kt_box *box, int64_t n, int rank,
     for (i = 1, n = 1; i < m; i++)
         if (kt__cmp_box(&box[i], &box[n - 1]) != 0) box[n++] = box[i];
     m = n;
-    if (m == 1) {
-        int d;
-        for (d = 0, total = 1; d < rank; d++) total *= box[0].r[d].hi - box[0].r[d].lo;
+    if (m == 1 || disjoint) {
+        /* distinct boxes that cannot overlap: their volumes add up */
+        for (i = 0; i < m; i++) {
+            int64_t v = 1;
+            int d;
+            for (d = 0; d < rank; d++) v *= box[i].r[d].hi - box[i].r[d].lo;
+            total += v;
+        }
         return total;
     }
     memset(&pa, 0, sizeof pa);
@@ -1351,8 +1360,10 @@ static kt_status kt__partial_total(int rank, const int64_t *shape,
             v = 0;
         sum += v;
     }
-    u_need = kt__union_volume(need, to->ndev, rank, shape);
-    u_both = kt__union_volume(both, to->ndev, rank, shape);
+    /* Intersections of two grids' tiles are equal or disjoint too. */
+    u_need = kt__union_volume(need, to->ndev, rank, shape, to->grid);
+    u_both = kt__union_volume(both, to->ndev, rank, shape,
+                              to->grid && from->grid);
     KT_FREE(need);
     KT_FREE(both);
     if (u_need < 0 || u_both < 0)
@@ -3232,6 +3243,7 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
     for (i = 0; i < f->count; i++)
         if (split_var[i] >= 0 && op->var[split_var[i]].reduction)
             produced->partials *= f->k[i];
+    produced->grid = 1; /* output blocks of balanced splits */
     for (dev = 0; dev < ndev; dev++) {
         kt_range box[KT_MAX_VARS];
         int coords[KT_MAX_CUTS], empty;

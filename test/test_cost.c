@@ -249,6 +249,16 @@ static int compare_tilings(const char *what, int rank, const int64_t *shape,
     if (s != KT_OK) return 0;
     want = naive_tiling_cost(rank, shape, eb, f, a, b, nnh);
     if (bytes != want) ok = 0;
+    {
+        /* the total alone takes other paths (per-device volumes, union of
+           grid tiles): it must agree */
+        int64_t alone = -1;
+        s = kt_tiling_conversion_cost(rank, shape, eb, f, a, b, &alone, NULL,
+                                      &err);
+        CHECKF(s == KT_OK && alone == want,
+               "%s: total alone %s -> %s on %s factors %s: %lld, naive %lld",
+               what, sa, sb, ss, sf, (long long)alone, (long long)want);
+    }
     CHECKF(bytes == want,
            "%s: cost %s -> %s on %s factors %s elem %d: library %lld, naive "
            "%lld", what, sa, sb, ss, sf, eb, (long long)bytes,
@@ -1198,6 +1208,17 @@ static void test_random_placements(int cases) {
                (unsigned long long)SEED, c, err.message);
         want = naive_cost(rank, shape, eb, ndev, src, q, tgt, nnh, &orphans);
         if (q >= 2 && orphans > 0) orphan_cases++;
+        {
+            /* total alone: per-device volumes or union volumes of
+               arbitrary (overlapping) boxes */
+            int64_t alone = -1;
+            kt_status s2 = kt_conversion_cost(rank, shape, eb, &a, &b, &alone,
+                                              NULL, &err);
+            CHECKF(s2 == KT_OK && alone == want,
+                   "seed %llx placement case %d: total alone %lld, naive "
+                   "%lld", (unsigned long long)SEED, c, (long long)alone,
+                   (long long)want);
+        }
         for (dev = 0; dev < ndev; dev++) sum += received[dev];
         total_ok = s == KT_OK && bytes == want;
         sum_ok = s == KT_OK && sum == bytes;
