@@ -4561,17 +4561,33 @@ typedef struct kt__elim {
 
 /* Size of the table left when v is eliminated: the product of the domains
    of every variable sharing a factor with v, v excepted. */
-static double kt__elim_size(const kt__table *tab, int ntab, const int *dom,
-                            int v, int *mark, int stamp) {
+/* Which tables mention each variable (dead tables are skipped). */
+typedef struct kt__adj {
+    int *id;
+    int n, cap;
+} kt__adj;
+
+static int kt__adj_add(kt__adj *a, int id) {
+    if (a->n == a->cap) {
+        int nc = a->cap ? 2 * a->cap : 8;
+        int *ni = (int *)KT_REALLOC(a->id, sizeof(int) * (size_t)nc);
+        if (!ni) return 0;
+        a->id = ni;
+        a->cap = nc;
+    }
+    a->id[a->n++] = id;
+    return 1;
+}
+
+static double kt__elim_size(const kt__table *tab, const kt__adj *adj,
+                            const int *dom, int v, int *mark, int stamp) {
     double size = 1;
-    int f, j;
-    for (f = 0; f < ntab; f++) {
-        int has = 0;
-        if (!tab[f].alive) continue;
-        for (j = 0; j < tab[f].nv && !has; j++) has = tab[f].var[j] == v;
-        if (!has) continue;
-        for (j = 0; j < tab[f].nv; j++) {
-            int x = tab[f].var[j];
+    int k, j;
+    for (k = 0; k < adj[v].n; k++) {
+        const kt__table *t = &tab[adj[v].id[k]];
+        if (!t->alive) continue;
+        for (j = 0; j < t->nv; j++) {
+            int x = t->var[j];
             if (x == v || mark[x] == stamp) continue;
             mark[x] = stamp;
             size *= dom[x];
@@ -4584,19 +4600,18 @@ static double kt__elim_size(const kt__table *tab, int ntab, const int *dom,
    it, minimises v out, and remembers the minimiser for every assignment of
    the rest (the g_l tables of SOYBEAN equations 4-5). */
 static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
-                               const int *dom, int v, kt__elim *e,
-                               int *mark, int stamp, kt_error *err) {
+                               kt__adj *adj, int nvars, const int *dom,
+                               int v, kt__elim *e, int *mark, int stamp,
+                               kt_error *err) {
     kt__table *tab = *ptab, nt;
-    int f, j, nin = 0, *in = NULL, *vars = NULL, nv = 0;
+    int f, j, k, nin = 0, *in = NULL, *vars = NULL, nv = 0;
     int64_t idx, size = 1;
-    in = (int *)kt__calloc((size_t)*ntab + 1, sizeof(int));
-    vars = (int *)kt__calloc((size_t)(*ntab + 1) * 64 + 1, sizeof(int));
+    in = (int *)KT_MALLOC(sizeof(int) * ((size_t)adj[v].n + 1));
+    vars = (int *)KT_MALLOC(sizeof(int) * ((size_t)nvars + 1));
     if (!in || !vars) goto nomem;
-    for (f = 0; f < *ntab; f++) {
-        int has = 0;
+    for (k = 0; k < adj[v].n; k++) {
+        f = adj[v].id[k];
         if (!tab[f].alive) continue;
-        for (j = 0; j < tab[f].nv && !has; j++) has = tab[f].var[j] == v;
-        if (!has) continue;
         in[nin++] = f;
         for (j = 0; j < tab[f].nv; j++) {
             int x = tab[f].var[j];
@@ -4702,7 +4717,13 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
         tab = *ptab = nt2;
         *cap = nc;
     }
-    tab[(*ntab)++] = nt;
+    tab[*ntab] = nt;
+    for (j = 0; j < nv; j++)
+        if (!kt__adj_add(&adj[vars[j]], *ntab)) {
+            (*ntab)++;
+            goto nomem;
+        }
+    (*ntab)++;
     KT_FREE(in);
     KT_FREE(vars);
     return KT_OK;
@@ -4734,8 +4755,10 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
     int *dirty = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     kt__elim *el = (kt__elim *)kt__calloc((size_t)nt + 1, sizeof(kt__elim));
     kt__table *tab = (kt__table *)kt__calloc((size_t)cap, sizeof(kt__table));
+    kt__adj *adj = (kt__adj *)kt__calloc((size_t)nt + 1, sizeof(kt__adj));
     kt_status s = KT_OK;
-    if (!rank || !vrank || !active || !mark || !score || !dirty || !el || !tab) {
+    if (!rank || !vrank || !active || !mark || !score || !dirty || !el ||
+        !tab || !adj) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
         goto done;
     }
@@ -4764,6 +4787,8 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
             active[fa->tensor[j]] = 1;
             dirty[fa->tensor[j]] = 1;
             if (rank[i] < vrank[fa->tensor[j]]) vrank[fa->tensor[j]] = rank[i];
+            if (!kt__adj_add(&adj[fa->tensor[j]], ntab))
+                s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
         }
         if (ntab == cap) {
             kt__table *n2 = (kt__table *)KT_REALLOC(tab, (size_t)cap * 2 *
@@ -4785,7 +4810,7 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
         for (i = 0; i < nt; i++) {
             if (!active[i]) continue;
             if (dirty[i]) {
-                score[i] = kt__elim_size(tab, ntab, c->nchoice, i, mark,
+                score[i] = kt__elim_size(tab, adj, c->nchoice, i, mark,
                                          ++stamp);
                 dirty[i] = 0;
             }
@@ -4800,8 +4825,8 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
                          (long long)limit);
             break;
         }
-        s = kt__eliminate(&tab, &ntab, &cap, c->nchoice, best, &el[ne], mark,
-                          ++stamp, err);
+        s = kt__eliminate(&tab, &ntab, &cap, adj, nt, c->nchoice, best,
+                          &el[ne], mark, ++stamp, err);
         if (s != KT_OK) break;
         for (j = 0; j < el[ne].nothers; j++) dirty[el[ne].others[j]] = 1;
         ne++;
@@ -4830,6 +4855,8 @@ done:
         KT_FREE(tab[i].t);
     }
     KT_FREE(tab);
+    for (i = 0; adj && i < nt; i++) KT_FREE(adj[i].id);
+    KT_FREE(adj);
     KT_FREE(el);
     KT_FREE(rank);
     KT_FREE(vrank);
