@@ -5312,45 +5312,24 @@ enum { KT__D_ZERO = 0, KT__D_ONE, KT__D_TEXT };
 
 static int kt__deriv(kt__str *b, const kt__dctx *x, int node, int wrt);
 
-/* f'(u) for the unary functions, as text. */
+/* f'(u) for the unary functions, as text templates in which @ stands for
+   the argument u (in KT_FN_* order). */
+static const char *const kt__fn_deriv_text[KT_FN_COUNT] = {
+    "-1",                          /* neg     */
+    "step(@)",                     /* relu    */
+    "(1 - tanh(@)*tanh(@))",       /* tanh    */
+    "sigmoid(@)*(1 - sigmoid(@))", /* sigmoid */
+    "exp(@)",                      /* exp     */
+    "(1 / @)",                     /* log     */
+    "(0.5 / sqrt(@))",             /* sqrt    */
+    "0"                            /* step: flat almost everywhere */
+};
+
 static void kt__fn_deriv(kt__str *b, const kt__dctx *x, int fn, int arg) {
-    switch (fn) {
-    case KT_FN_NEG: kt__str_add(b, "-1"); break;
-    case KT_FN_RELU:
-        kt__str_add(b, "step(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, ")");
-        break;
-    case KT_FN_TANH:
-        kt__str_add(b, "(1 - tanh(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, ")*tanh(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, "))");
-        break;
-    case KT_FN_SIGMOID:
-        kt__str_add(b, "sigmoid(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, ")*(1 - sigmoid(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, "))");
-        break;
-    case KT_FN_EXP:
-        kt__str_add(b, "exp(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, ")");
-        break;
-    case KT_FN_LOG:
-        kt__str_add(b, "(1 / ");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, ")");
-        break;
-    case KT_FN_SQRT:
-        kt__str_add(b, "(0.5 / sqrt(");
-        kt__expr_print(b, x, arg);
-        kt__str_add(b, "))");
-        break;
-    default: kt__str_add(b, "0"); break;
+    const char *t;
+    for (t = kt__fn_deriv_text[fn]; *t; t++) {
+        if (*t == '@') kt__expr_print(b, x, arg);
+        else kt__str_add(b, "%c", *t);
     }
 }
 
