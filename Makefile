@@ -118,6 +118,13 @@ demo: all
 	$(KTILE) cost --shape 300x400 --devices 4 --from P.S0 --to R.R --json
 	$(KTILE) cost --shape 13x11x7x9 --devices 16 --from S0.S1.S2.S3 \
 	    --to S3.R.S1.S0 --json
+	$(KTILE) plan --model mlp:layers=5,hidden=300,batch=400 --devices 16
+	$(KTILE) plan --model wresnet:depth=50,widen=4,batch=8 --devices 8 \
+	    --svg build/demo_wresnet.svg >build/demo_wresnet.txt
+	@head -n 9 build/demo_wresnet.txt
+	@echo "(every tensor and operator: build/demo_wresnet.txt;" \
+	    "the tiles, drawn: build/demo_wresnet.svg)"
+	build/examples/soybean_mlp
 
 bench: $(BENCH_BINS)
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done

@@ -1639,11 +1639,22 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
         return kt__fail(err, KT_ERR_SHAPE, line,
                         "tensor %s: rank %d is outside 1..%d", name, rank,
                         KT_MAX_DIMS);
-    for (d = 0; d < rank; d++)
-        if (shape[d] < 1 || shape[d] > (INT64_C(1) << 40))
-            return kt__fail(err, KT_ERR_SHAPE, line,
-                            "tensor %s: dim %d has extent %lld (must be 1.."
-                            "2^40)", name, d, (long long)shape[d]);
+    {
+        /* element counts stay far from int64 so every volume and byte
+           count computed from them is exact */
+        double elements = 1;
+        for (d = 0; d < rank; d++) {
+            if (shape[d] < 1 || shape[d] > (INT64_C(1) << 40))
+                return kt__fail(err, KT_ERR_SHAPE, line,
+                                "tensor %s: dim %d has extent %lld (must be "
+                                "1..2^40)", name, d, (long long)shape[d]);
+            elements *= (double)shape[d];
+        }
+        if (elements > (double)(INT64_C(1) << 46))
+            return kt__fail(err, KT_ERR_LIMIT, line,
+                            "tensor %s has %.3g elements, more than 2^46",
+                            name, elements);
+    }
     if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 &&
         elem_bytes != 8)
         return kt__fail(err, KT_ERR_INVALID, line,
