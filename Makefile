@@ -4,7 +4,7 @@
 #   make test       everything that needs no GPU; ends with "N passed, M failed"
 #   make sanitize   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind   the tests under valgrind (leaks and memory errors fail)
-#   make demo       print a few conversion costs
+#   make demo       conversion costs, zoo plans (an SVG of tiles), SOYBEAN 2.2
 #   make bench      run the benchmarks
 #   make install    PREFIX=/usr/local: headers to $(PREFIX)/include/ktile/,
 #                   the ktile tool to $(PREFIX)/bin/
