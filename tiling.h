@@ -4748,6 +4748,50 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
 }
 
+/* Adds every table whose variables are a subset of another's into that
+   one (its values broadcast over the extra variables) and retires it:
+   a forward op and its backward ops often touch the same tensors, and
+   fewer, larger tables make each elimination cheaper. */
+static void kt__absorb_tables(kt__table *tab, int ntab, const int *dom) {
+    int a, b, i, j;
+    for (a = 0; a < ntab; a++) {
+        if (!tab[a].alive) continue;
+        for (b = 0; b < ntab; b++) {
+            int64_t stride[64], idx, digit[64];
+            int sub = 1;
+            if (b == a || !tab[b].alive || tab[b].nv < tab[a].nv ||
+                (tab[b].nv == tab[a].nv && b < a))
+                continue;
+            for (i = 0; i < tab[a].nv && sub; i++) {
+                for (j = 0; j < tab[b].nv && tab[b].var[j] != tab[a].var[i]; j++) {}
+                sub = j < tab[b].nv;
+            }
+            if (!sub || tab[b].nv > 64) continue;
+            /* stride in a of each of b's variables (0 when a lacks it) */
+            for (j = 0; j < tab[b].nv; j++) {
+                int64_t st = 1;
+                stride[j] = 0;
+                for (i = 0; i < tab[a].nv; i++) {
+                    if (tab[a].var[i] == tab[b].var[j]) stride[j] = st;
+                    st *= dom[tab[a].var[i]];
+                }
+                digit[j] = 0;
+            }
+            for (idx = 0; idx < tab[b].size; idx++) {
+                int64_t ai = 0;
+                for (j = 0; j < tab[b].nv; j++) ai += digit[j] * stride[j];
+                tab[b].t[idx] += tab[a].t[ai];
+                for (j = 0; j < tab[b].nv; j++) {
+                    if (++digit[j] < dom[tab[b].var[j]]) break;
+                    digit[j] = 0;
+                }
+            }
+            tab[a].alive = 0;
+            break;
+        }
+    }
+}
+
 /* The DP over one cut as variable elimination on the factor graph of
    tensor classes.  SOYBEAN 4.2 eliminates level by level along BFS levels,
    keeping the tensors shared by adjacent levels as the state; ktile
@@ -4815,6 +4859,7 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
         }
         tab[ntab++] = t;
     }
+    if (s == KT_OK) kt__absorb_tables(tab, ntab, c->nchoice);
     for (left = 0, i = 0; i < nt; i++) left += active[i];
     while (s == KT_OK && left > 0) {
         int best = -1;
