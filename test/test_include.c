@@ -13,6 +13,7 @@
 #define KT_IMPLEMENTATION
 /* Every ktile header, in dependency order; add each new one here. */
 #include "../tiling.h"
+#include "../sched.h"
 
 #include "kt_test.h"
 
@@ -94,5 +95,7 @@ int main(void) {
         CHECKF(strstr(res[i].bad_message, "S0,S1") != NULL, "message '%s'",
                res[i].bad_message);
     }
+    /* sched.h links too: Zhang thesis Table 3.4's parameter-server figure */
+    CHECK(kt_sync_ps_worker(4096, 4096) == 33554432.0);
     return KT_TEST_SUMMARY();
 }

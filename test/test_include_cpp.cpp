@@ -6,6 +6,7 @@
 #define KT_IMPLEMENTATION
 /* Every ktile header, in dependency order; add each new one here. */
 #include "../tiling.h"
+#include "../sched.h"
 
 #include "kt_test.h"
 
@@ -59,5 +60,6 @@ int main() {
     } else {
         CHECKF(0, "pthread_create failed");
     }
+    CHECK(kt_sync_sfb(4096, 4096, 32, 8) == 3670016.0);
     return KT_TEST_SUMMARY();
 }
