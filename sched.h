@@ -13,10 +13,10 @@
      3.4, Eq. 8.3).
 
      Done so far (the sched.h issue is open): lowering and the
-     per-device-pair byte matrix; parameter-server, sufficient-factor and
-     collective cost models.  Still to come: topologies with latency, the
-     task graph and FlexFlow's full and delta simulation, schedules, MCMC,
-     `ktile sim`.
+     per-device-pair byte matrix; hierarchical topologies; the task graph
+     and FlexFlow's full simulation; parameter-server, sufficient-factor
+     and collective cost models.  Still to come: delta simulation,
+     schedules given as input, MCMC, wait-free backprop and bucketing.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -25,6 +25,9 @@
 
    PUBLIC FUNCTIONS
      lowering    kt_lower kt_program_free
+     topology    kt_topology_parse kt_topology_load_file kt_topology_level
+                 kt_topology_machine
+     simulation  kt_sim_build kt_sim_run kt_sim_free
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
                  kt_sync_sfb kt_sync_collective
 */
@@ -92,6 +95,80 @@ typedef struct kt_program {
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err);
 void kt_program_free(kt_program *prog);
+
+/* ------------------------------------------------------------ topology */
+
+/* Devices joined by a hierarchy of interconnect levels, slowest first
+   (SOYBEAN 5.1): level l groups devices into fanout[l] groups of the next
+   level.  Two devices communicate over the level of the first group they
+   do not share, at that level's bandwidth (bytes/s per direction) and
+   latency (s).  Specs:
+     flat:N:BW                       one level of N devices
+     nodes:MxG:INTRA_BW:INTER_BW     M nodes of G devices
+   bandwidths in bytes/s with K, M, G, T suffixes (powers of 1000), or
+   bits/s with a trailing b (400Gb).  A topology file has lines
+     level FANOUT BANDWIDTH [LATENCY]      (slowest level first)
+     device flops PEAK_FLOPS | membw BYTES_PER_S
+   and `#` comments. */
+typedef struct kt_topology {
+    int nlevels;
+    int64_t fanout[KT_MAX_CUTS];
+    double bandwidth[KT_MAX_CUTS];
+    double latency[KT_MAX_CUTS];
+    int64_t ndev;               /* product of the fanouts */
+    double peak_flops, mem_bw;  /* per device, for compute times */
+} kt_topology;
+
+kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err);
+kt_status kt_topology_load_file(const char *path, kt_topology *t,
+                                kt_error *err);
+/* The level two devices communicate over (-1 for the same device). */
+int kt_topology_level(const kt_topology *t, int64_t a, int64_t b);
+/* The same levels as a tiling.h machine, for the time objective. */
+kt_machine kt_topology_machine(const kt_topology *t);
+
+/* -------------------------------------------------- task graph, simulation */
+
+/* FlexFlow 5: compute tasks on devices, communication tasks on links
+   (every ordered device pair is a link, itself a device of the simulator,
+   so compute and transfers overlap), each device running its tasks in
+   FIFO order of readiness. */
+typedef enum kt_task_kind { KT_TASK_COMPUTE = 0, KT_TASK_TRANSFER } kt_task_kind;
+
+typedef struct kt_sim_task {
+    kt_task_kind kind;
+    int op;              /* the operator it belongs to                    */
+    int64_t device;      /* compute: the device; transfer: the link index */
+    int64_t src, dst;    /* transfer: its devices                          */
+    int64_t bytes;       /* transfer: bytes                                */
+    double seconds;      /* its run time                                   */
+    double start, end;   /* filled by the simulation                       */
+    int npred;           /* predecessors: pred[pred_first .. +npred)       */
+    int pred_first;
+} kt_sim_task;
+
+typedef struct kt_sim {
+    int ntask;
+    kt_sim_task *task;
+    int *pred;            /* predecessor lists                             */
+    int64_t ndev;         /* compute devices                               */
+    int64_t nlink;        /* ndev * ndev links, src * ndev + dst           */
+    double step_seconds;  /* makespan of the last simulation               */
+    double *busy;         /* per compute device, seconds busy              */
+    int ncritical;        /* the critical path, first task first           */
+    int *critical;
+} kt_sim;
+
+/* Builds the task graph of a lowered program on a topology: compute times
+   from a roofline of the op's tile (or 0 flops ops: memory time), transfer
+   times latency + bytes / bandwidth of the devices' level. */
+kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
+                       const kt_program *prog, const kt_topology *t,
+                       kt_sim *out, kt_error *err);
+/* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
+   busy and the critical path. */
+kt_status kt_sim_run(kt_sim *s, kt_error *err);
+void kt_sim_free(kt_sim *s);
 
 /* ---------------------------------------------- gradient synchronisation */
 
@@ -455,6 +532,550 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
     }
     kt__ok(err);
     return KT_OK;
+}
+
+/* ------------------------------------------------------------ topology */
+
+static void kt__topology_defaults(kt_topology *t) {
+    kt_machine m = kt_machine_default();
+    memset(t, 0, sizeof *t);
+    t->peak_flops = m.peak_flops;
+    t->mem_bw = m.mem_bw;
+}
+
+static kt_status kt__topology_finish(kt_topology *t, const char *what,
+                                     kt_error *err) {
+    int l;
+    t->ndev = 1;
+    if (t->nlevels < 1)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: no levels",
+                        what);
+    for (l = 0; l < t->nlevels; l++) {
+        if (t->fanout[l] < 1 || t->bandwidth[l] <= 0 || t->latency[l] < 0 ||
+            t->bandwidth[l] != t->bandwidth[l])
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: level %d "
+                            "needs a fan-out >= 1 and a positive bandwidth",
+                            what, l + 1);
+        t->ndev *= t->fanout[l];
+        if (t->ndev > KT_MAX_DEVICES)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: more than "
+                            "%d devices", what, KT_MAX_DEVICES);
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err) {
+    kt_machine m;
+    kt_status s = kt_machine_parse(spec, &m, err);
+    int l;
+    kt__topology_defaults(t);
+    if (s != KT_OK) return s;
+    /* the spec forms are tiling.h's machines; latencies are typical values
+       of a network hop (5 us) and of a link inside a node (1 us) */
+    t->nlevels = m.nlevels;
+    for (l = 0; l < m.nlevels; l++) {
+        t->fanout[l] = m.level_fanout[l];
+        t->bandwidth[l] = m.level_bw[l];
+        t->latency[l] = m.nlevels > 1 && l == 0 ? 5e-6 : 1e-6;
+    }
+    return kt__topology_finish(t, spec, err);
+}
+
+kt_status kt_topology_load_file(const char *path, kt_topology *t,
+                                kt_error *err) {
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int lineno = 0;
+    kt__topology_defaults(t);
+    if (!f)
+        return kt__fail(err, KT_ERR_IO, 0, "cannot open topology file %s",
+                        path);
+    while (fgets(line, sizeof line, f)) {
+        char word[32], a[64], b[64], c[64], *hash = strchr(line, '#');
+        int n;
+        lineno++;
+        if (hash) *hash = '\0';
+        n = sscanf(line, "%31s %63s %63s %63s", word, a, b, c);
+        if (n <= 0) continue;
+        if (!strcmp(word, "level") && (n == 3 || n == 4)) {
+            char *end;
+            long fan = strtol(a, &end, 10);
+            double lat = 1e-6;
+            if (*end || fan < 1 || t->nlevels == KT_MAX_CUTS ||
+                !kt__parse_bandwidth(b, strlen(b), &t->bandwidth[t->nlevels]) ||
+                (n == 4 && (sscanf(c, "%lf", &lat) != 1 || lat < 0))) {
+                fclose(f);
+                return kt__fail(err, KT_ERR_PARSE, lineno, "%s: expected "
+                                "`level FANOUT BANDWIDTH [LATENCY]`", path);
+            }
+            t->fanout[t->nlevels] = fan;
+            t->latency[t->nlevels] = lat;
+            t->nlevels++;
+        } else if (!strcmp(word, "device") && n == 3 &&
+                   (!strcmp(a, "flops") || !strcmp(a, "membw"))) {
+            double v;
+            if (!kt__parse_bandwidth(b, strlen(b), &v)) {
+                fclose(f);
+                return kt__fail(err, KT_ERR_PARSE, lineno, "%s: bad number "
+                                "'%s'", path, b);
+            }
+            if (!strcmp(a, "flops")) t->peak_flops = v;
+            else t->mem_bw = v;
+        } else {
+            fclose(f);
+            return kt__fail(err, KT_ERR_PARSE, lineno, "%s: unknown line "
+                            "(level FANOUT BW [LATENCY] | device flops|membw "
+                            "VALUE)", path);
+        }
+    }
+    fclose(f);
+    return kt__topology_finish(t, path, err);
+}
+
+int kt_topology_level(const kt_topology *t, int64_t a, int64_t b) {
+    int64_t span = t->ndev;
+    int l;
+    if (a == b) return -1;
+    /* level l splits each group of `span` devices into fanout[l] groups */
+    for (l = 0; l < t->nlevels; l++) {
+        span /= t->fanout[l];
+        if (a / span != b / span) return l;
+        a %= span;
+        b %= span;
+    }
+    return t->nlevels - 1;
+}
+
+kt_machine kt_topology_machine(const kt_topology *t) {
+    kt_machine m;
+    int l;
+    memset(&m, 0, sizeof m);
+    m.nlevels = t->nlevels;
+    for (l = 0; l < t->nlevels; l++) {
+        m.level_bw[l] = t->bandwidth[l];
+        m.level_fanout[l] = t->fanout[l];
+    }
+    m.peak_flops = t->peak_flops;
+    m.mem_bw = t->mem_bw;
+    return m;
+}
+
+/* -------------------------------------------------- task graph, simulation */
+
+void kt_sim_free(kt_sim *s) {
+    if (!s) return;
+    KT_FREE(s->task);
+    KT_FREE(s->pred);
+    KT_FREE(s->busy);
+    KT_FREE(s->critical);
+    memset(s, 0, sizeof *s);
+}
+
+/* Roofline time of one sub-operator on its box. */
+static double kt__task_seconds(const kt_graph *g, const kt_op *op,
+                               const kt_range *box, const kt_topology *t) {
+    double points = 1, bytes = 0, a, b;
+    kt_box r;
+    int v, j, d, empty;
+    for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
+    for (j = 0; j < op->ninputs; j++) {
+        double vol = g->tensor[op->input[j]].elem_bytes;
+        kt_op_input_box(g, op, j, box, &r, &empty);
+        if (empty) continue;
+        for (d = 0; d < g->tensor[op->input[j]].rank; d++)
+            vol *= (double)(r.r[d].hi - r.r[d].lo);
+        bytes += vol;
+    }
+    kt_op_output_box(op, box, &r);
+    {
+        double vol = g->tensor[op->output].elem_bytes;
+        for (d = 0; d < op->out_rank; d++) vol *= (double)(r.r[d].hi - r.r[d].lo);
+        bytes += vol;
+    }
+    if (op->reducer != KT_REDUCE_NONE) points *= 2; /* multiply and add */
+    a = points / t->peak_flops;
+    b = bytes / t->mem_bw;
+    return a > b ? a : b;
+}
+
+/* A growable list of predecessor edges (task, pred). */
+typedef struct kt__edges2 {
+    int *task, *pred;
+    int n, cap;
+} kt__edges2;
+
+static int kt__edge2(kt__edges2 *e, int task, int pred) {
+    if (pred < 0 || pred == task) return 1;
+    if (e->n == e->cap) {
+        int nc = e->cap ? 2 * e->cap : 1024;
+        int *a = (int *)KT_REALLOC(e->task, sizeof(int) * (size_t)nc);
+        int *b;
+        if (!a) return 0;
+        e->task = a;
+        b = (int *)KT_REALLOC(e->pred, sizeof(int) * (size_t)nc);
+        if (!b) return 0;
+        e->pred = b;
+        e->cap = nc;
+    }
+    e->task[e->n] = task;
+    e->pred[e->n] = pred;
+    e->n++;
+    return 1;
+}
+
+/* Transfers are aggregated per (op, role, kind, src, dst): one task moves
+   all of a conversion's bytes between two devices of one kind.  Sorting
+   an op's transfers by that key brings each task's transfers together
+   (reductions before copies, as kt_xfer_kind orders them). */
+static int kt__cmp_xfer(const void *x, const void *y) {
+    const kt_transfer *a = (const kt_transfer *)x, *b = (const kt_transfer *)y;
+    if (a->role != b->role) return a->role < b->role ? -1 : 1;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->src != b->src) return a->src < b->src ? -1 : 1;
+    return (a->dst > b->dst) - (a->dst < b->dst);
+}
+
+kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
+                       const kt_program *prog, const kt_topology *t,
+                       kt_sim *out, kt_error *err) {
+    int64_t nd = prog->ndev, d;
+    int o, i, n = 0, cap;
+    int *role_of = NULL, *kind_of = NULL, *tensor_of = NULL, *first = NULL;
+    int *rfirst = NULL, *readers = NULL, *ofirst = NULL, *olist = NULL;
+    kt_transfer *sorted = NULL;
+    kt__edges2 e;
+    kt_status s = KT_OK;
+    (void)p;
+    memset(out, 0, sizeof *out);
+    memset(&e, 0, sizeof e);
+    if (t->ndev != nd)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
+                        "devices, the plan %lld", (long long)t->ndev,
+                        (long long)nd);
+    cap = prog->ntask + prog->nxfer + 1;
+    out->task = (kt_sim_task *)kt__calloc((size_t)cap, sizeof(kt_sim_task));
+    role_of = (int *)kt__calloc((size_t)cap, sizeof(int));
+    kind_of = (int *)kt__calloc((size_t)cap, sizeof(int));
+    tensor_of = (int *)kt__calloc((size_t)cap, sizeof(int));
+    first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
+    out->busy = (double *)kt__calloc((size_t)nd, sizeof(double));
+    if (!out->task || !role_of || !kind_of || !tensor_of || !first ||
+        !out->busy)
+        goto nomem;
+    out->ndev = nd;
+    out->nlink = nd * nd;
+    /* compute tasks first: task o * nd + d */
+    for (i = 0; i < prog->ntask; i++) {
+        const kt_task *tk = &prog->task[i];
+        kt_sim_task *st = &out->task[n];
+        st->kind = KT_TASK_COMPUTE;
+        st->op = tk->op;
+        st->device = tk->device;
+        st->src = st->dst = tk->device;
+        st->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, t);
+        role_of[n] = -1;
+        n++;
+    }
+    /* then transfer tasks, op by op */
+    sorted = (kt_transfer *)kt__calloc((size_t)prog->nxfer + 1,
+                                       sizeof(kt_transfer));
+    if (!sorted) goto nomem;
+    memcpy(sorted, prog->xfer, sizeof(kt_transfer) * (size_t)prog->nxfer);
+    for (o = 0; o < g->nop; o++) {
+        int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1];
+        first[o] = n;
+        qsort(sorted + lo, (size_t)(hi - lo), sizeof *sorted, kt__cmp_xfer);
+        for (i = lo; i < hi; i++) {
+            const kt_transfer *x = &sorted[i];
+            int lv = kt_topology_level(t, x->src, x->dst);
+            if (i == lo || kt__cmp_xfer(x, &sorted[i - 1]) != 0) {
+                kt_sim_task *st = &out->task[n];
+                st->kind = KT_TASK_TRANSFER;
+                st->op = o;
+                st->src = x->src;
+                st->dst = x->dst;
+                st->device = nd + x->src * nd + x->dst;
+                st->seconds = t->latency[lv];
+                role_of[n] = x->role;
+                kind_of[n] = (int)x->kind;
+                tensor_of[n] = x->tensor;
+                n++;
+            }
+            out->task[n - 1].bytes += x->bytes;
+            out->task[n - 1].seconds += (double)x->bytes / t->bandwidth[lv];
+        }
+    }
+    KT_FREE(sorted);
+    sorted = NULL;
+    first[g->nop] = n;
+    out->ntask = n;
+    /* (op, dst) -> that op's output transfer tasks into dst (CSR) */
+    ofirst = (int *)kt__calloc((size_t)(g->nop * nd) + 2, sizeof(int));
+    olist = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    if (!ofirst || !olist) goto nomem;
+    for (i = prog->ntask; i < n; i++)
+        if (role_of[i] == g->op[out->task[i].op].ninputs)
+            ofirst[out->task[i].op * nd + out->task[i].dst + 1]++;
+    for (i = 0; i < (int)(g->nop * nd); i++) ofirst[i + 1] += ofirst[i];
+    {
+        int *fill = (int *)kt__calloc((size_t)(g->nop * nd) + 1, sizeof(int));
+        if (!fill) goto nomem;
+        for (i = prog->ntask; i < n; i++)
+            if (role_of[i] == g->op[out->task[i].op].ninputs) {
+                int64_t key = out->task[i].op * nd + out->task[i].dst;
+                olist[ofirst[key] + fill[key]++] = i;
+            }
+        KT_FREE(fill);
+    }
+    /* Dependencies.  The data of tensor X on device d is ready when X's
+       producer has run on d and its output transfers into d are done. */
+    for (o = 0; o < g->nop && s == KT_OK; o++) {
+        const kt_op *op = &g->op[o];
+        for (d = 0; d < nd; d++) {
+            int task = (int)(o * nd + d), j;
+            /* the device's program order (Tofu 6 control dependencies) */
+            if (o > 0 && !kt__edge2(&e, task, (int)((o - 1) * nd + d)))
+                goto nomem;
+            for (j = 0; j < op->ninputs; j++) {
+                int pr = g->tensor[op->input[j]].producer;
+                if (pr < 0) continue;
+                if (!kt__edge2(&e, task, (int)(pr * nd + d))) goto nomem;
+                for (i = ofirst[pr * nd + d]; i < ofirst[pr * nd + d + 1]; i++)
+                    if (!kt__edge2(&e, task, olist[i])) goto nomem;
+            }
+        }
+        for (i = first[o]; i < first[o + 1]; i++) {
+            kt_sim_task *st = &out->task[i];
+            if (role_of[i] < op->ninputs) {
+                /* an input transfer: inputs before the op runs on dst */
+                int pr = g->tensor[tensor_of[i]].producer, k;
+                if (!kt__edge2(&e, (int)(o * nd + st->dst), i)) goto nomem;
+                if (pr >= 0) {
+                    int64_t key = pr * nd + st->src;
+                    if (!kt__edge2(&e, i, (int)(pr * nd + st->src))) goto nomem;
+                    for (k = ofirst[key]; k < ofirst[key + 1]; k++)
+                        if (!kt__edge2(&e, i, olist[k])) goto nomem;
+                }
+            } else {
+                /* output: after the op ran on src; copies after the
+                   reductions into src */
+                int k;
+                if (!kt__edge2(&e, i, (int)(o * nd + st->src))) goto nomem;
+                if (kind_of[i] == KT_XFER_COPY) {
+                    int64_t key = o * nd + st->src;
+                    for (k = ofirst[key]; k < ofirst[key + 1]; k++)
+                        if (kind_of[olist[k]] == KT_XFER_REDUCE &&
+                            !kt__edge2(&e, i, olist[k]))
+                            goto nomem;
+                }
+            }
+        }
+        /* an in-place update waits for every transfer reading the old
+           value out of its device */
+        if (op->in_place) {
+            if (!readers) {
+                /* tensor -> the input transfer tasks reading it (CSR) */
+                int *fill, x;
+                rfirst = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
+                readers = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+                fill = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+                if (!rfirst || !readers || !fill) {
+                    KT_FREE(fill);
+                    goto nomem;
+                }
+                for (i = prog->ntask; i < n; i++)
+                    if (role_of[i] < g->op[out->task[i].op].ninputs)
+                        rfirst[tensor_of[i] + 1]++;
+                for (x = 0; x < g->ntensor; x++) rfirst[x + 1] += rfirst[x];
+                for (i = prog->ntask; i < n; i++)
+                    if (role_of[i] < g->op[out->task[i].op].ninputs)
+                        readers[rfirst[tensor_of[i]] + fill[tensor_of[i]]++] = i;
+                KT_FREE(fill);
+            }
+            for (i = rfirst[op->output]; i < rfirst[op->output + 1]; i++) {
+                int k = readers[i];
+                if (out->task[k].op != o &&
+                    !kt__edge2(&e, (int)(o * nd + out->task[k].src), k))
+                    goto nomem;
+            }
+        }
+    }
+    /* edges -> per-task predecessor lists */
+    out->pred = (int *)kt__calloc((size_t)e.n + 1, sizeof(int));
+    if (!out->pred) goto nomem;
+    for (i = 0; i < e.n; i++) out->task[e.task[i]].npred++;
+    for (i = 0, n = 0; i < out->ntask; i++) {
+        out->task[i].pred_first = n;
+        n += out->task[i].npred;
+        out->task[i].npred = 0;
+    }
+    for (i = 0; i < e.n; i++) {
+        kt_sim_task *st = &out->task[e.task[i]];
+        out->pred[st->pred_first + st->npred++] = e.pred[i];
+    }
+    goto done;
+nomem:
+    s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
+                 "graph");
+    kt_sim_free(out);
+done:
+    KT_FREE(ofirst);
+    KT_FREE(olist);
+    KT_FREE(sorted);
+    KT_FREE(rfirst);
+    KT_FREE(readers);
+    KT_FREE(role_of);
+    KT_FREE(kind_of);
+    KT_FREE(tensor_of);
+    KT_FREE(first);
+    KT_FREE(e.task);
+    KT_FREE(e.pred);
+    if (s == KT_OK) kt__ok(err);
+    return s;
+}
+
+/* Min-heap of (ready time, task), ties by task index: deterministic. */
+static int kt__heap_less(const double *ready, int a, int b) {
+    return ready[a] < ready[b] || (ready[a] == ready[b] && a < b);
+}
+
+static void kt__heap_push(int *h, int *n, const double *ready, int x) {
+    int i = (*n)++;
+    h[i] = x;
+    while (i > 0 && kt__heap_less(ready, h[i], h[(i - 1) / 2])) {
+        int t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static int kt__heap_pop(int *h, int *n, const double *ready) {
+    int top = h[0], i = 0;
+    h[0] = h[--(*n)];
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i, t;
+        if (l < *n && kt__heap_less(ready, h[l], h[m])) m = l;
+        if (r < *n && kt__heap_less(ready, h[r], h[m])) m = r;
+        if (m == i) break;
+        t = h[m];
+        h[m] = h[i];
+        h[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* FlexFlow Algorithm 1: tasks become ready when their predecessors end;
+   in order of readiness each starts when its device (a compute device or
+   a link) is free, so every device runs its tasks in FIFO order. */
+kt_status kt_sim_run(kt_sim *s, kt_error *err) {
+    int n = s->ntask, i, j, nh = 0, done = 0, last = -1;
+    int64_t nres = s->ndev + s->nlink;
+    double *ready = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    double *free_at = (double *)kt__calloc((size_t)nres + 1, sizeof(double));
+    int *res_last = (int *)kt__calloc((size_t)nres + 1, sizeof(int));
+    int *indeg = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *blocker = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *heap = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *sfirst = (int *)kt__calloc((size_t)n + 2, sizeof(int));
+    int *succ = NULL;
+    kt_status st = KT_OK;
+    if (!ready || !free_at || !res_last || !indeg || !blocker || !heap ||
+        !sfirst) {
+        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        indeg[i] = s->task[i].npred;
+        for (j = 0; j < s->task[i].npred; j++)
+            sfirst[s->pred[s->task[i].pred_first + j] + 1]++;
+    }
+    for (i = 0; i < n; i++) sfirst[i + 1] += sfirst[i];
+    succ = (int *)kt__calloc((size_t)sfirst[n] + 1, sizeof(int));
+    if (!succ) {
+        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+        goto out;
+    }
+    {
+        int *fill = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+        if (!fill) {
+            st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+            goto out;
+        }
+        for (i = 0; i < n; i++)
+            for (j = 0; j < s->task[i].npred; j++) {
+                int pr = s->pred[s->task[i].pred_first + j];
+                succ[sfirst[pr] + fill[pr]++] = i;
+            }
+        KT_FREE(fill);
+    }
+    for (i = 0; i < (int)nres; i++) res_last[i] = -1;
+    for (i = 0; i < n; i++) {
+        blocker[i] = -1;
+        if (indeg[i] == 0) kt__heap_push(heap, &nh, ready, i);
+    }
+    s->step_seconds = 0;
+    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
+    while (nh > 0) {
+        int t = kt__heap_pop(heap, &nh, ready);
+        kt_sim_task *k = &s->task[t];
+        int64_t r = k->device;
+        k->start = ready[t];
+        if (free_at[r] > k->start) {
+            k->start = free_at[r];
+            blocker[t] = res_last[r]; /* waited for its device */
+        }
+        k->end = k->start + k->seconds;
+        free_at[r] = k->end;
+        res_last[r] = t;
+        if (k->kind == KT_TASK_COMPUTE) s->busy[k->device] += k->seconds;
+        if (k->end > s->step_seconds || last < 0) {
+            s->step_seconds = k->end;
+            last = t;
+        }
+        done++;
+        for (j = sfirst[t]; j < sfirst[t + 1]; j++) {
+            int u = succ[j];
+            if (k->end >= ready[u]) {
+                ready[u] = k->end;
+                blocker[u] = t; /* the latest predecessor so far */
+            }
+            if (--indeg[u] == 0) kt__heap_push(heap, &nh, ready, u);
+        }
+    }
+    if (done < n) {
+        st = kt__fail(err, KT_ERR_INTERNAL, 0, "the task graph has a cycle");
+        goto out;
+    }
+    /* the critical path: from the last task back through what it waited
+       for */
+    KT_FREE(s->critical);
+    s->ncritical = 0;
+    s->critical = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    if (!s->critical) {
+        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+        goto out;
+    }
+    for (i = last; i >= 0 && s->ncritical < n; i = blocker[i])
+        s->critical[s->ncritical++] = i;
+    for (i = 0; i < s->ncritical / 2; i++) {
+        int tmp = s->critical[i];
+        s->critical[i] = s->critical[s->ncritical - 1 - i];
+        s->critical[s->ncritical - 1 - i] = tmp;
+    }
+    kt__ok(err);
+out:
+    KT_FREE(ready);
+    KT_FREE(free_at);
+    KT_FREE(res_last);
+    KT_FREE(indeg);
+    KT_FREE(blocker);
+    KT_FREE(heap);
+    KT_FREE(sfirst);
+    KT_FREE(succ);
+    return st;
 }
 
 /* ---------------------------------------------- gradient synchronisation */
