@@ -332,9 +332,11 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
     kt__cover held, need;
     int64_t cell, q = from->partials;
     int64_t *best = NULL;
+    kt__xfers copies;
     kt_status s;
     kt_transfer t;
     memset(&t, 0, sizeof t);
+    memset(&copies, 0, sizeof copies);
     t.op = op;
     t.role = role;
     t.tensor = tensor;
@@ -421,14 +423,17 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
                     t.src = root;
                     t.dst = need.dev[i];
                     t.kind = KT_XFER_COPY;
-                    kt__xfer_push(out, &t);
+                    kt__xfer_push(&copies, &t); /* after all reductions */
                 }
             }
         }
     }
-    if (s == KT_OK && out->oom)
+    for (cell = 0; s == KT_OK && cell < copies.n; cell++)
+        kt__xfer_push(out, &copies.x[cell]);
+    if (s == KT_OK && (out->oom || copies.oom))
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for transfers");
 done:
+    KT_FREE(copies.x);
     KT_FREE(best);
     kt__cover_free(&held);
     kt__cover_free(&need);
