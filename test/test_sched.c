@@ -1,0 +1,1284 @@
+/* test_sched.c -- sched.h: lowering a plan into per-device tasks and
+   transfers, and the gradient-synchronisation cost models.
+
+   What is checked (DESIGN.md "Tilings", "Conversion cost"; sched.h):
+     1. Lowering of searched plans (level DP and the data, AllRow-greedy and
+        Spartan baselines) of small zoo models on 1, 2, 3, 4, 6, 8 devices
+        and factors 4,2: the program's total equals kt_plan_eval's, the
+        transfers add up to it, the per-pair byte matrix adds up to it and
+        is the transfers' own sum per (src, dst) with a zero diagonal, and
+        every transfer is well formed (src != dst, a non-empty region inside
+        its tensor, bytes = volume * element size, the right tensor for its
+        role, inputs before outputs, reductions before copies).
+     2. The same on random plans (random tilings, random strategies,
+        replicated computation included) of small random graphs: matrix
+        products, transposed products, element-wise tails, broadcasts, row
+        sums and maxima, training tails with in-place updates, padded and
+        valid convolutions, pooling.
+     3. Semantics, replayed on a model of every device's memory, for every
+        (op, role) conversion of tensors small enough:
+          - inputs: every element a device needs is held under the tensor's
+            tiling or delivered by a COPY of that conversion from a device
+            that holds it under the tiling, from a nearest holder (longest
+            common prefix of cut coordinates); the conversion moves exactly
+            kt_conversion_cost's bytes, and each device receives exactly
+            what that cost attributes to it;
+          - outputs: numerically -- every partial class gets random values,
+            the transfers are applied in order (REDUCE combines into dst
+            with the operator's reducer, COPY overwrites), and every device
+            must end with the true value of every element of its tile under
+            the output tensor's tiling; without partial sums the same
+            holder/nearest/coverage checks as for inputs.
+        Known answers: reduce-scatter and all-reduce of y = x W with the
+        reduction variable split on 2 devices.
+     4. Tasks: one per (op, device), every device's in op order, with the
+        variable box of the plan's splits (mixed radix, replicated cuts
+        leave the variable whole).
+     5. Sync costs: Zhang thesis Table 3.4 for VGG19's fc layer (M = N =
+        4096, K = 32, P1 = P2 = 8) and Eq. 8.3 for collectives on w = 4.
+     6. Error paths: kt_program_free of a zeroed program, kt_lower of plans
+        that do not match the graph. */
+#define KT_IMPLEMENTATION
+#include "../sched.h"
+#include "kt_test.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------ utilities */
+
+static uint64_t xorshift64(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *s = x;
+    return x;
+}
+
+/* Uniform in [lo, hi]. */
+static int rnd(uint64_t *s, int lo, int hi) {
+    return lo + (int)(xorshift64(s) % (uint64_t)(hi - lo + 1));
+}
+
+typedef struct text {
+    char buf[8192];
+    size_t n;
+} text;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void tx(text *t, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(t->buf + t->n, sizeof t->buf - t->n, fmt, ap);
+    va_end(ap);
+    if (n > 0) t->n += (size_t)n;
+    if (t->n >= sizeof t->buf) t->n = sizeof t->buf - 1;
+}
+
+static kt_graph *parse(const char *what, const char *src) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_status s;
+    memset(&err, 0, sizeof err);
+    s = kt_graph_create(&g, &err);
+    if (s == KT_OK) s = kt_graph_parse(g, src, strlen(src), &err);
+    CHECKF(s == KT_OK, "%s: %s\n%s", what, err.message, src);
+    if (s != KT_OK) {
+        kt_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* "2,2" is parsed as written; a single number n is n devices with the
+   default factors (prime factors, largest first). */
+static kt_factors factors(const char *spec) {
+    kt_factors f;
+    kt_error err;
+    kt_status s;
+    memset(&f, 0, sizeof f);
+    if (strchr(spec, ','))
+        s = kt_factors_parse(spec, &f, &err);
+    else
+        s = kt_factors_default(atoi(spec), &f, &err);
+    CHECKF(s == KT_OK, "factors %s: %s", spec, err.message);
+    return f;
+}
+
+static int64_t numel(const kt_tensor *x) {
+    int64_t n = 1;
+    int d;
+    for (d = 0; d < x->rank; d++) n *= x->shape[d];
+    return n;
+}
+
+static int64_t volume(int rank, const kt_box *b) {
+    int64_t v = 1;
+    int d;
+    for (d = 0; d < rank; d++) {
+        int64_t e = b->r[d].hi - b->r[d].lo;
+        if (e <= 0) return 0;
+        v *= e;
+    }
+    return v;
+}
+
+static int box_inside(const kt_tensor *x, const kt_box *b) {
+    int d;
+    for (d = 0; d < x->rank; d++)
+        if (b->r[d].lo < 0 || b->r[d].hi > x->shape[d] ||
+            b->r[d].lo >= b->r[d].hi)
+            return 0;
+    return 1;
+}
+
+/* Walks the elements of box b of tensor x in row-major order; lin is the
+   row-major index of the current element in the tensor. */
+typedef struct box_it {
+    int rank, done;
+    const kt_box *b;
+    int64_t c[KT_MAX_DIMS], stride[KT_MAX_DIMS], lin;
+} box_it;
+
+static void it_begin(box_it *it, const kt_tensor *x, const kt_box *b) {
+    int d;
+    it->rank = x->rank;
+    it->b = b;
+    it->lin = 0;
+    it->done = volume(x->rank, b) == 0;
+    for (d = x->rank - 1; d >= 0; d--)
+        it->stride[d] = d == x->rank - 1 ? 1 : it->stride[d + 1] * x->shape[d + 1];
+    for (d = 0; d < x->rank; d++) {
+        it->c[d] = b->r[d].lo;
+        it->lin += it->c[d] * it->stride[d];
+    }
+}
+
+static void it_next(box_it *it) {
+    int d;
+    for (d = it->rank - 1; d >= 0; d--) {
+        it->lin += it->stride[d];
+        if (++it->c[d] < it->b->r[d].hi) return;
+        it->lin -= (it->b->r[d].hi - it->b->r[d].lo) * it->stride[d];
+        it->c[d] = it->b->r[d].lo;
+    }
+    it->done = 1; /* all dimensions wrapped (or rank 0: one element) */
+}
+
+static void box_text(const kt_tensor *x, const kt_box *b, char *buf,
+                     size_t cap) {
+    size_t n = 0;
+    int d;
+    buf[0] = '\0';
+    for (d = 0; d < x->rank && n < cap; d++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld:%lld", d ? "," : "[",
+                              (long long)b->r[d].lo, (long long)b->r[d].hi);
+    if (n < cap) snprintf(buf + n, cap - n, "]");
+}
+
+static const char *strategy_name(kt_strategy s) {
+    switch (s) {
+    case KT_STRATEGY_DP: return "dp";
+    case KT_STRATEGY_BRUTEFORCE: return "bruteforce";
+    case KT_STRATEGY_DATA: return "data";
+    case KT_STRATEGY_MODEL: return "model";
+    case KT_STRATEGY_GREEDY: return "greedy";
+    case KT_STRATEGY_SPARTAN: return "spartan";
+    case KT_STRATEGY_EQUALCHOP: return "equalchop";
+    }
+    return "?";
+}
+
+static struct {
+    int programs;          /* plans lowered and checked                    */
+    int zoo_programs, random_programs, data_skipped;
+    long transfers, reduces;
+    int input_convs;       /* input conversions replayed                   */
+    int output_sims;       /* output conversions simulated numerically     */
+    int partial_sims;      /* ... of which with partial sums               */
+    int convs_skipped;     /* tensors too large to replay                  */
+    long elements;         /* (device, element) pairs checked              */
+    int recv_partial, recv_partial_same; /* informational                  */
+    long tasks;
+} st;
+
+/* Tensors up to this many elements are replayed element by element. */
+#define SEM_LIMIT 8192
+
+/* ------------------------------------------------ structure and totals */
+
+/* The variable box the plan gives `device` for op o. */
+static void plan_task_box(const kt_graph *g, const kt_plan *p, int o,
+                          int64_t device, kt_range *box) {
+    const kt_op *op = kt_graph_op(g, o);
+    int coords[KT_MAX_CUTS], i;
+    kt_op_var_box(op, box);
+    kt_device_coords(&p->f, device, coords);
+    for (i = 0; i < p->f.count; i++) {
+        int v = p->split[o * KT_MAX_CUTS + i];
+        if (v == KT_SPLIT_REPLICATE) continue;
+        box[v] = kt_split_range(box[v], p->f.k[i], coords[i]);
+    }
+}
+
+/* Tests 1, 2 and 4.  Returns 1 when the program's shape (counts,
+   xfer_first, transfer fields) is sound enough to replay. */
+static int check_structure(const char *what, const kt_graph *g,
+                           const kt_plan *p, const kt_program *pr) {
+    int64_t ndev = kt_factors_devices(&p->f), sum = 0, pairsum = 0, *pair;
+    int nops = kt_graph_op_count(g), o, k, ok = 1;
+    int *next;
+    char first[1024];
+
+    CHECK_EQ_I64(pr->ndev, ndev);
+    CHECK_EQ_I64(pr->nops, nops);
+    CHECKF((int64_t)pr->ntask == (int64_t)nops * ndev,
+           "%s: %d tasks, %d ops on %lld devices", what, pr->ntask, nops,
+           (long long)ndev);
+    if (pr->ndev != ndev || pr->nops != nops ||
+        (int64_t)pr->ntask != (int64_t)nops * ndev)
+        return 0;
+
+    /* 4. tasks */
+    next = (int *)calloc((size_t)ndev, sizeof(int));
+    if (!next) return 0;
+    {
+        int dev_ok = 1, order_ok = 1, box_ok = 1;
+        first[0] = '\0';
+        CHECKF(pr->ntask == 0 || pr->task != NULL, "%s: no task array", what);
+        for (k = 0; k < pr->ntask && pr->task; k++) {
+            const kt_task *t = &pr->task[k];
+            kt_range box[KT_MAX_VARS];
+            const kt_op *op;
+            int v;
+            if (t->device < 0 || t->device >= ndev || t->op < 0 ||
+                t->op >= nops) {
+                if (dev_ok)
+                    snprintf(first, sizeof first, "task %d: op %d device "
+                             "%lld", k, t->op, (long long)t->device);
+                dev_ok = 0;
+                continue;
+            }
+            if (t->op != next[t->device]) {
+                if (order_ok && dev_ok)
+                    snprintf(first, sizeof first, "task %d: device %lld runs "
+                             "op %d, expected op %d", k,
+                             (long long)t->device, t->op, next[t->device]);
+                order_ok = 0;
+            }
+            next[t->device]++;
+            op = kt_graph_op(g, t->op);
+            plan_task_box(g, p, t->op, t->device, box);
+            for (v = 0; v < op->nvars; v++)
+                if (t->box[v].lo != box[v].lo || t->box[v].hi != box[v].hi) {
+                    if (box_ok && order_ok && dev_ok)
+                        snprintf(first, sizeof first, "task %d (op %s, device "
+                                 "%lld): %s is [%lld,%lld), the plan gives "
+                                 "[%lld,%lld)", k, op->name,
+                                 (long long)t->device, op->var[v].name,
+                                 (long long)t->box[v].lo,
+                                 (long long)t->box[v].hi,
+                                 (long long)box[v].lo, (long long)box[v].hi);
+                    box_ok = 0;
+                    break;
+                }
+            st.tasks++;
+        }
+        for (k = 0; k < ndev; k++)
+            if (next[k] != nops) {
+                if (order_ok && dev_ok)
+                    snprintf(first, sizeof first, "device %d has %d tasks",
+                             k, next[k]);
+                order_ok = 0;
+            }
+        CHECKF(dev_ok, "%s: %s", what, first);
+        CHECKF(order_ok, "%s: %s", what, first);
+        CHECKF(box_ok, "%s: %s", what, first);
+    }
+    free(next);
+
+    /* xfer_first */
+    CHECKF(pr->xfer_first != NULL, "%s: no xfer_first", what);
+    if (!pr->xfer_first) return 0;
+    CHECK_EQ_I64(pr->xfer_first[0], 0);
+    CHECK_EQ_I64(pr->xfer_first[nops], pr->nxfer);
+    for (o = 0; o < nops; o++)
+        if (pr->xfer_first[o + 1] < pr->xfer_first[o]) break;
+    CHECKF(o == nops, "%s: xfer_first decreases after op %d", what, o);
+    if (pr->xfer_first[0] != 0 || pr->xfer_first[nops] != pr->nxfer ||
+        o != nops || (pr->nxfer > 0 && !pr->xfer))
+        return 0;
+
+    /* transfers */
+    pair = (int64_t *)calloc((size_t)(ndev * ndev), sizeof(int64_t));
+    if (!pair) return 0;
+    {
+        int op_ok = 1, role_ok = 1, dev_ok = 1, region_ok = 1, bytes_ok = 1;
+        int kind_ok = 1, order_ok = 1;
+        char m_op[1024] = "", m_role[1024] = "", m_dev[1024] = "",
+             m_region[1024] = "", m_bytes[1024] = "", m_kind[1024] = "",
+             m_order[1024] = "";
+        for (o = 0; o < nops; o++) {
+            const kt_op *op = kt_graph_op(g, o);
+            int seen_copy[KT_MAX_VARS + 1], seen_output = 0;
+            memset(seen_copy, 0, sizeof seen_copy);
+            for (k = pr->xfer_first[o]; k < pr->xfer_first[o + 1]; k++) {
+                const kt_transfer *x = &pr->xfer[k];
+                const kt_tensor *t;
+                int want;
+                char b[128];
+                st.transfers++;
+                if (x->op != o) {
+                    if (op_ok)
+                        snprintf(m_op, sizeof m_op, "%s: transfer %d is in "
+                                 "op %d's range but names op %d", what, k, o,
+                                 x->op);
+                    op_ok = 0;
+                }
+                if (x->role < 0 || x->role > op->ninputs) {
+                    if (role_ok)
+                        snprintf(m_role, sizeof m_role, "%s: transfer %d of "
+                                 "op %s has role %d (%d inputs)", what, k,
+                                 op->name, x->role, op->ninputs);
+                    role_ok = 0;
+                    continue;
+                }
+                want = x->role < op->ninputs ? op->input[x->role] : op->output;
+                if (x->tensor != want) {
+                    if (role_ok)
+                        snprintf(m_role, sizeof m_role, "%s: transfer %d of "
+                                 "op %s role %d moves tensor %d, not %d",
+                                 what, k, op->name, x->role, x->tensor, want);
+                    role_ok = 0;
+                    continue;
+                }
+                t = kt_graph_tensor(g, want);
+                if (x->src < 0 || x->src >= ndev || x->dst < 0 ||
+                    x->dst >= ndev || x->src == x->dst) {
+                    if (dev_ok)
+                        snprintf(m_dev, sizeof m_dev, "%s: transfer %d of op "
+                                 "%s: src %lld dst %lld (%lld devices)", what,
+                                 k, op->name, (long long)x->src,
+                                 (long long)x->dst, (long long)ndev);
+                    dev_ok = 0;
+                    continue;
+                }
+                if (!box_inside(t, &x->region)) {
+                    box_text(t, &x->region, b, sizeof b);
+                    if (region_ok)
+                        snprintf(m_region, sizeof m_region, "%s: transfer %d "
+                                 "of op %s: region %s of %s is empty or "
+                                 "outside it", what, k, op->name, b, t->name);
+                    region_ok = 0;
+                }
+                if (x->bytes != volume(t->rank, &x->region) * t->elem_bytes) {
+                    if (bytes_ok)
+                        snprintf(m_bytes, sizeof m_bytes, "%s: transfer %d of "
+                                 "op %s: %lld bytes for %lld elements of %d "
+                                 "bytes", what, k, op->name,
+                                 (long long)x->bytes,
+                                 (long long)volume(t->rank, &x->region),
+                                 t->elem_bytes);
+                    bytes_ok = 0;
+                }
+                if ((x->kind != KT_XFER_COPY && x->kind != KT_XFER_REDUCE) ||
+                    (x->kind == KT_XFER_REDUCE && x->role < op->ninputs)) {
+                    if (kind_ok)
+                        snprintf(m_kind, sizeof m_kind, "%s: transfer %d of "
+                                 "op %s role %d has kind %d", what, k,
+                                 op->name, x->role, (int)x->kind);
+                    kind_ok = 0;
+                }
+                if ((x->role < op->ninputs && seen_output) ||
+                    (x->kind == KT_XFER_REDUCE && seen_copy[x->role])) {
+                    if (order_ok)
+                        snprintf(m_order, sizeof m_order, "%s: transfer %d of "
+                                 "op %s (role %d, kind %d) comes after the "
+                                 "output's transfers or a copy of its "
+                                 "conversion", what, k, op->name, x->role,
+                                 (int)x->kind);
+                    order_ok = 0;
+                }
+                if (x->role == op->ninputs) seen_output = 1;
+                if (x->kind == KT_XFER_COPY) seen_copy[x->role] = 1;
+                if (x->kind == KT_XFER_REDUCE) st.reduces++;
+                sum += x->bytes;
+                pair[x->src * ndev + x->dst] += x->bytes;
+            }
+        }
+        CHECKF(op_ok, "%s", m_op);
+        CHECKF(role_ok, "%s", m_role);
+        CHECKF(dev_ok, "%s", m_dev);
+        CHECKF(region_ok, "%s", m_region);
+        CHECKF(bytes_ok, "%s", m_bytes);
+        CHECKF(kind_ok, "%s", m_kind);
+        CHECKF(order_ok, "%s", m_order);
+        if (!(op_ok && role_ok && dev_ok && region_ok && kind_ok)) ok = 0;
+    }
+
+    /* totals */
+    CHECKF(pr->total_bytes == p->total_bytes, "%s: lowered %lld bytes, "
+           "kt_plan_eval %lld", what, (long long)pr->total_bytes,
+           (long long)p->total_bytes);
+    CHECKF(sum == pr->total_bytes, "%s: transfers add up to %lld bytes, "
+           "total_bytes says %lld", what, (long long)sum,
+           (long long)pr->total_bytes);
+    CHECKF(pr->pair_bytes != NULL, "%s: no pair_bytes", what);
+    if (pr->pair_bytes) {
+        int64_t a, bad = -1, diag = 0;
+        for (a = 0; a < ndev * ndev; a++) {
+            pairsum += pr->pair_bytes[a];
+            if (pr->pair_bytes[a] != pair[a] && bad < 0) bad = a;
+            if (a / ndev == a % ndev) diag += pr->pair_bytes[a] != 0;
+        }
+        CHECKF(pairsum == pr->total_bytes, "%s: pair_bytes add up to %lld, "
+               "total_bytes %lld", what, (long long)pairsum,
+               (long long)pr->total_bytes);
+        CHECKF(diag == 0, "%s: %lld non-zero diagonal entries of pair_bytes",
+               what, (long long)diag);
+        CHECKF(bad < 0, "%s: pair_bytes[%lld -> %lld] is %lld, the "
+               "transfers send %lld", what, (long long)(bad / ndev),
+               (long long)(bad % ndev),
+               (long long)(bad >= 0 ? pr->pair_bytes[bad] : 0),
+               (long long)(bad >= 0 ? pair[bad] : 0));
+    }
+    free(pair);
+    return ok;
+}
+
+/* ----------------------------------------------------------- semantics */
+
+/* Common prefix of the cut coordinates of devices a and b. */
+static int common_prefix(const int *coords, int ncuts, int64_t a, int64_t b) {
+    int i;
+    for (i = 0; i < ncuts; i++)
+        if (coords[a * ncuts + i] != coords[b * ncuts + i]) break;
+    return i;
+}
+
+/* Transfer bytes of (op, role), and per destination into recv (ndev). */
+static int64_t segment_bytes(const kt_program *pr, int o, int role,
+                             int64_t *recv) {
+    int64_t sum = 0;
+    int k;
+    for (k = pr->xfer_first[o]; k < pr->xfer_first[o + 1]; k++)
+        if (pr->xfer[k].role == role) {
+            sum += pr->xfer[k].bytes;
+            if (recv) recv[pr->xfer[k].dst] += pr->xfer[k].bytes;
+        }
+    return sum;
+}
+
+/* A conversion without partial sums, (op o, role): devices hold
+   hold_box[d] and need need->box[d].  Every transfer is a COPY from a
+   holder of its whole region, from a nearest holder of each element, and
+   every needed element a device lacks arrives. */
+static void check_copy_conversion(const char *what, const kt_graph *g,
+                                  const kt_plan *p, const kt_program *pr,
+                                  const int *coords, int o, int role,
+                                  const kt_box *hold_box,
+                                  const kt_placement *need) {
+    const kt_op *op = kt_graph_op(g, o);
+    int tid = role < op->ninputs ? op->input[role] : op->output;
+    const kt_tensor *x = kt_graph_tensor(g, tid);
+    int64_t ndev = kt_factors_devices(&p->f), nel = numel(x), d, e;
+    box_it it;
+    int ncuts = p->f.count, k;
+    int kind_ok = 1, src_ok = 1, near_ok = 1, cover_ok = 1;
+    char msg[4][1024];
+    unsigned char *hold =
+        (unsigned char *)calloc((size_t)(ndev * nel), 1);
+    int *got = (int *)calloc((size_t)(ndev * nel), sizeof(int));
+    const char *rname = role < op->ninputs ? "input" : "output";
+    memset(msg, 0, sizeof msg);
+    if (!hold || !got) {
+        free(hold);
+        free(got);
+        return;
+    }
+    for (d = 0; d < ndev; d++)
+        for (it_begin(&it, x, &hold_box[d]); !it.done; it_next(&it))
+            hold[d * nel + it.lin] = 1;
+    for (k = pr->xfer_first[o]; k < pr->xfer_first[o + 1]; k++) {
+        const kt_transfer *t = &pr->xfer[k];
+        if (t->role != role) continue;
+        if (t->kind != KT_XFER_COPY) {
+            if (kind_ok)
+                snprintf(msg[0], sizeof msg[0], "%s: op %s %s %s: transfer "
+                         "%d is a reduction, but nothing is partial", what,
+                         op->name, rname, x->name, k);
+            kind_ok = 0;
+        }
+        for (it_begin(&it, x, &t->region); !it.done; it_next(&it)) {
+            int best = -1, h;
+            e = it.lin;
+            if (!hold[t->src * nel + e]) {
+                if (src_ok)
+                    snprintf(msg[1], sizeof msg[1], "%s: op %s %s %s: "
+                             "transfer %d sends element %lld from device "
+                             "%lld, which does not hold it", what, op->name,
+                             rname, x->name, k, (long long)e,
+                             (long long)t->src);
+                src_ok = 0;
+            } else {
+                for (h = 0; h < ndev; h++)
+                    if (hold[h * nel + e]) {
+                        int c = common_prefix(coords, ncuts, h, t->dst);
+                        if (c > best) best = c;
+                    }
+                if (common_prefix(coords, ncuts, t->src, t->dst) < best) {
+                    if (near_ok)
+                        snprintf(msg[2], sizeof msg[2], "%s: op %s %s %s: "
+                                 "transfer %d sends element %lld from device "
+                                 "%lld to %lld, a holder shares %d cut "
+                                 "coordinates with it", what, op->name, rname,
+                                 x->name, k, (long long)e, (long long)t->src,
+                                 (long long)t->dst, best);
+                    near_ok = 0;
+                }
+            }
+            got[t->dst * nel + e]++;
+        }
+    }
+    for (d = 0; d < ndev; d++) {
+        for (it_begin(&it, x, &need->box[d]); !it.done; it_next(&it)) {
+            e = it.lin;
+            st.elements++;
+            if (!hold[d * nel + e] && got[d * nel + e] == 0) {
+                if (cover_ok)
+                    snprintf(msg[3], sizeof msg[3], "%s: op %s %s %s: device "
+                             "%lld needs element %lld, does not hold it and "
+                             "receives it from no one", what, op->name, rname,
+                             x->name, (long long)d, (long long)e);
+                cover_ok = 0;
+            }
+        }
+    }
+    CHECKF(kind_ok, "%s", msg[0]);
+    CHECKF(src_ok, "%s", msg[1]);
+    CHECKF(near_ok, "%s", msg[2]);
+    CHECKF(cover_ok, "%s", msg[3]);
+    free(hold);
+    free(got);
+}
+
+static double combine(kt_reducer r, double a, double b) {
+    switch (r) {
+    case KT_REDUCE_MAX: return a > b ? a : b;
+    case KT_REDUCE_MIN: return a < b ? a : b;
+    case KT_REDUCE_PROD: return a * b;
+    default: return a + b;
+    }
+}
+
+/* The output conversion of op o, replayed numerically: partial class c
+   holds val[c][e] on every device of the class that produces e; the true
+   value combines the classes.  After the transfers every device must hold
+   the true value of its tile under the output tensor's tiling. */
+static void simulate_output(const char *what, const kt_graph *g,
+                            const kt_plan *p, const kt_program *pr, int o,
+                            const kt_placement *produced, uint64_t *seed) {
+    const kt_op *op = kt_graph_op(g, o);
+    const kt_tensor *x = kt_graph_tensor(g, op->output);
+    int64_t ndev = kt_factors_devices(&p->f), nel = numel(x), q, d, e, c;
+    box_it it;
+    int k, class_ok = 1, ok = 1;
+    double *val, *truth, *buf;
+    char msg[1024] = "";
+    q = produced->partials;
+    val = (double *)malloc(sizeof(double) * (size_t)(q * nel));
+    truth = (double *)malloc(sizeof(double) * (size_t)nel);
+    buf = (double *)malloc(sizeof(double) * (size_t)(ndev * nel));
+    if (!val || !truth || !buf) {
+        free(val);
+        free(truth);
+        free(buf);
+        return;
+    }
+    for (c = 0; c < q; c++)
+        for (e = 0; e < nel; e++)
+            val[c * nel + e] = op->reducer == KT_REDUCE_PROD
+                                   ? rnd(seed, 1, 3)
+                                   : rnd(seed, -50, 50);
+    for (e = 0; e < nel; e++) {
+        truth[e] = val[e];
+        for (c = 1; c < q; c++)
+            truth[e] = combine(op->reducer, truth[e], val[c * nel + e]);
+    }
+    for (e = 0; e < ndev * nel; e++) buf[e] = NAN;
+    for (d = 0; d < ndev; d++) {
+        int64_t pc = produced->partial_class[d];
+        if (pc < 0 || pc >= q) {
+            class_ok = 0;
+            continue;
+        }
+        for (it_begin(&it, x, &produced->box[d]); !it.done; it_next(&it)) {
+            e = it.lin;
+            buf[d * nel + e] = val[pc * nel + e];
+        }
+    }
+    CHECKF(class_ok, "%s: op %s: partial class out of range", what,
+           op->name);
+    for (k = pr->xfer_first[o]; k < pr->xfer_first[o + 1]; k++) {
+        const kt_transfer *t = &pr->xfer[k];
+        if (t->role != op->ninputs) continue;
+        for (it_begin(&it, x, &t->region); !it.done; it_next(&it)) {
+            double *dst, v;
+            e = it.lin;
+            dst = &buf[t->dst * nel + e];
+            v = buf[t->src * nel + e];
+            *dst = t->kind == KT_XFER_REDUCE ? combine(op->reducer, *dst, v)
+                                             : v;
+        }
+    }
+    for (d = 0; d < ndev && ok; d++) {
+        kt_box tile;
+        kt_tiling_device_box(&p->tiling[op->output], x->rank, x->shape, &p->f,
+                             d, &tile, NULL);
+        for (it_begin(&it, x, &tile); !it.done; it_next(&it)) {
+            e = it.lin;
+            st.elements++;
+            if (!(buf[d * nel + e] == truth[e])) {
+                snprintf(msg, sizeof msg, "%s: op %s output %s (%lld "
+                         "partial classes): device %lld ends with %g for "
+                         "element %lld, the true value is %g", what,
+                         op->name, x->name, (long long)q, (long long)d,
+                         buf[d * nel + e], (long long)e, truth[e]);
+                ok = 0;
+                break;
+            }
+        }
+    }
+    CHECKF(ok, "%s", msg);
+    st.output_sims++;
+    if (q > 1) st.partial_sims++;
+    free(val);
+    free(truth);
+    free(buf);
+}
+
+/* Bytes of one conversion against kt_conversion_cost, in total and per
+   receiving device (exact without partial sums; with them the cost's
+   attribution is a model, compared for information only). */
+static void check_conversion_bytes(const char *what, const kt_graph *g,
+                                   const kt_plan *p, const kt_program *pr,
+                                   int o, int role, const kt_placement *from,
+                                   const kt_placement *to) {
+    const kt_op *op = kt_graph_op(g, o);
+    int tid = role < op->ninputs ? op->input[role] : op->output;
+    const kt_tensor *x = kt_graph_tensor(g, tid);
+    int64_t ndev = kt_factors_devices(&p->f), bytes = 0, got, d;
+    int64_t *want = (int64_t *)calloc((size_t)ndev, sizeof(int64_t));
+    int64_t *recv = (int64_t *)calloc((size_t)ndev, sizeof(int64_t));
+    kt_error err;
+    kt_status s;
+    if (!want || !recv) {
+        free(want);
+        free(recv);
+        return;
+    }
+    s = kt_conversion_cost(x->rank, x->shape, x->elem_bytes, from, to, &bytes,
+                           want, &err);
+    CHECKF(s == KT_OK, "%s: conversion cost: %s", what, err.message);
+    got = segment_bytes(pr, o, role, recv);
+    CHECKF(s != KT_OK || got == bytes, "%s: op %s %s %s moves %lld bytes, "
+           "the conversion costs %lld", what, op->name,
+           role < op->ninputs ? "input" : "output", x->name, (long long)got,
+           (long long)bytes);
+    for (d = 0; d < ndev; d++)
+        if (recv[d] != want[d]) break;
+    if (from->partials == 1) {
+        CHECKF(s != KT_OK || d == ndev, "%s: op %s %s %s: device %lld "
+               "receives %lld bytes, the conversion cost %lld", what,
+               op->name, role < op->ninputs ? "input" : "output", x->name,
+               (long long)d, (long long)(d < ndev ? recv[d] : 0),
+               (long long)(d < ndev ? want[d] : 0));
+    } else {
+        st.recv_partial++;
+        st.recv_partial_same += d == ndev;
+    }
+    free(want);
+    free(recv);
+}
+
+/* Test 3 for every op of a lowered plan. */
+static void check_semantics(const char *what, const kt_graph *g,
+                            const kt_plan *p, const kt_program *pr,
+                            uint64_t *seed) {
+    int64_t ndev = kt_factors_devices(&p->f), d;
+    int ncuts = p->f.count, o, j;
+    int *coords = (int *)calloc((size_t)(ndev * (ncuts ? ncuts : 1)),
+                                sizeof(int));
+    kt_box *hb = (kt_box *)calloc((size_t)ndev, sizeof(kt_box));
+    if (!coords || !hb) {
+        free(coords);
+        free(hb);
+        return;
+    }
+    for (d = 0; d < ndev; d++) kt_device_coords(&p->f, d, &coords[d * ncuts]);
+    for (o = 0; o < kt_graph_op_count(g); o++) {
+        const kt_op *op = kt_graph_op(g, o);
+        const kt_tensor *y = kt_graph_tensor(g, op->output);
+        kt_placement needed[KT_MAX_VARS], produced, tile;
+        kt_error err;
+        kt_status s = kt_op_placements(g, op, &p->f,
+                                       &p->split[o * KT_MAX_CUTS], needed,
+                                       &produced, &err);
+        CHECKF(s == KT_OK, "%s: op %s placements: %s", what, op->name,
+               err.message);
+        if (s != KT_OK) continue;
+        for (j = 0; j < op->ninputs; j++) {
+            const kt_tensor *x = kt_graph_tensor(g, op->input[j]);
+            if (numel(x) > SEM_LIMIT) {
+                st.convs_skipped++;
+                continue;
+            }
+            for (d = 0; d < ndev; d++)
+                kt_tiling_device_box(&p->tiling[op->input[j]], x->rank,
+                                     x->shape, &p->f, d, &hb[d], NULL);
+            check_copy_conversion(what, g, p, pr, coords, o, j, hb,
+                                  &needed[j]);
+            s = kt_placement_from_tiling(&tile, &p->tiling[op->input[j]],
+                                         x->rank, x->shape, &p->f, &err);
+            CHECKF(s == KT_OK, "%s: placement: %s", what, err.message);
+            if (s == KT_OK) {
+                check_conversion_bytes(what, g, p, pr, o, j, &tile,
+                                       &needed[j]);
+                kt_placement_free(&tile);
+            }
+            st.input_convs++;
+        }
+        if (numel(y) <= SEM_LIMIT) {
+            simulate_output(what, g, p, pr, o, &produced, seed);
+            s = kt_placement_from_tiling(&tile, &p->tiling[op->output],
+                                         y->rank, y->shape, &p->f, &err);
+            CHECKF(s == KT_OK, "%s: placement: %s", what, err.message);
+            if (s == KT_OK) {
+                check_conversion_bytes(what, g, p, pr, o, op->ninputs,
+                                       &produced, &tile);
+                if (produced.partials == 1)
+                    check_copy_conversion(what, g, p, pr, coords, o,
+                                          op->ninputs, produced.box, &tile);
+                kt_placement_free(&tile);
+            }
+        } else {
+            st.convs_skipped++;
+        }
+        for (j = 0; j < op->ninputs; j++) kt_placement_free(&needed[j]);
+        kt_placement_free(&produced);
+    }
+    free(coords);
+    free(hb);
+}
+
+/* Evaluates p, lowers it and checks everything. */
+static void check_plan(const char *what, const kt_graph *g, kt_plan *p,
+                       uint64_t *seed) {
+    kt_program prog;
+    kt_error err;
+    kt_status s;
+    memset(&prog, 0, sizeof prog);
+    memset(&err, 0, sizeof err);
+    s = kt_plan_eval(g, p, &err);
+    CHECKF(s == KT_OK, "%s: eval: %s", what, err.message);
+    if (s != KT_OK) return;
+    s = kt_lower(g, p, &prog, &err);
+    CHECKF(s == KT_OK, "%s: kt_lower: %s", what, err.message);
+    if (s == KT_OK) {
+        st.programs++;
+        if (check_structure(what, g, p, &prog))
+            check_semantics(what, g, p, &prog, seed);
+    }
+    kt_program_free(&prog);
+}
+
+/* ------------------------------------------------- 1. zoo, searched plans */
+
+static void test_zoo(void) {
+    static const char *const specs[] = {
+        "mlp:layers=3,hidden=16,batch=8",
+        "wresnet:depth=50,widen=1,batch=2,image=64",
+        "rnn:layers=2,hidden=16,steps=3,batch=4",
+        "transformer:layers=1,dmodel=16,heads=2,ffn=32,seq=4,batch=2"};
+    static const char *const devs[] = {"1", "2", "3", "4", "6", "8", "4,2"};
+    static const kt_strategy strategies[] = {
+        KT_STRATEGY_DP, KT_STRATEGY_DATA, KT_STRATEGY_GREEDY,
+        KT_STRATEGY_SPARTAN};
+    uint64_t seed = UINT64_C(0x5eed5c4ed);
+    int m, c, s, data_ok = 0;
+    for (m = 0; m < 4; m++) {
+        kt_graph *g = NULL;
+        kt_error err;
+        kt_status st0 = kt_zoo_build(specs[m], &g, &err);
+        CHECKF(st0 == KT_OK, "zoo %s: %s", specs[m], err.message);
+        if (st0 != KT_OK) continue;
+        for (c = 0; c < 7; c++) {
+            kt_factors f = factors(devs[c]);
+            for (s = 0; s < 4; s++) {
+                kt_search_options o;
+                kt_plan p;
+                kt_status r;
+                char what[256];
+                memset(&o, 0, sizeof o);
+                o.strategy = strategies[s];
+                snprintf(what, sizeof what, "%s on %s, %s", specs[m], devs[c],
+                         strategy_name(strategies[s]));
+                r = kt_plan_search(g, &f, &o, &p, &err);
+                if (r != KT_OK && strategies[s] == KT_STRATEGY_DATA &&
+                    r == KT_ERR_SHAPE) {
+                    st.data_skipped++; /* batch too small to split */
+                    continue;
+                }
+                CHECKF(r == KT_OK, "%s: search: %s", what, err.message);
+                if (r != KT_OK) continue;
+                if (strategies[s] == KT_STRATEGY_DATA) data_ok++;
+                check_plan(what, g, &p, &seed);
+                st.zoo_programs++;
+                kt_plan_free(&p);
+            }
+        }
+        kt_graph_destroy(g);
+    }
+    CHECKF(data_ok >= 10, "data parallelism applied to only %d zoo cases",
+           data_ok);
+}
+
+/* ----------------------------------------- 2. random graphs, random plans */
+
+/* Matrix products (plain and transposed), element-wise functions,
+   broadcasts, row sums and maxima broadcast back, and a training tail
+   (backward products and an in-place update) on [B, C] activations. */
+static void random_dense(uint64_t *s, text *out) {
+    int B = rnd(s, 1, 8), C = rnd(s, 1, 8), steps = rnd(s, 2, 5), k, id = 0;
+    int trainE = 0;
+    char cur[16] = "x", a[16], trainW[16] = "", trainA[16] = "";
+    out->n = 0;
+    tx(out, "input x[%d,%d]\n", B, C);
+    for (k = 0; k < steps; k++) {
+        int E = rnd(s, 1, 8), kind = rnd(s, 0, 5);
+        char w[16], r[16];
+        snprintf(a, sizeof a, "a%d", ++id);
+        switch (kind) {
+        case 0:
+            snprintf(w, sizeof w, "W%d", id);
+            tx(out, "weight %s[%d,%d]\n", w, C, E);
+            tx(out, "%s[i,k] = sum(j) %s[i,j] * %s[j,k]\n", a, cur, w);
+            if (!trainW[0]) {
+                snprintf(trainW, sizeof trainW, "%s", w);
+                snprintf(trainA, sizeof trainA, "%s", cur);
+                trainE = E;
+            }
+            C = E;
+            break;
+        case 1:
+            snprintf(w, sizeof w, "W%d", id);
+            tx(out, "weight %s[%d,%d]\n", w, E, C);
+            tx(out, "%s[i,k] = sum(j) %s[i,j] * %s[k,j]\n", a, cur, w);
+            C = E;
+            break;
+        case 2:
+            tx(out, "%s[i,j] = %s(%s[i,j]) * 0.5\n", a,
+               rnd(s, 0, 1) ? "relu" : "tanh", cur);
+            break;
+        case 3:
+            snprintf(w, sizeof w, "b%d", id);
+            tx(out, "weight %s[%d]\n", w, C);
+            tx(out, "%s[i,j] = %s[i,j] + %s[j]\n", a, cur, w);
+            break;
+        case 4:
+            snprintf(r, sizeof r, "r%d", id);
+            tx(out, "%s[i] = sum(j) %s[i,j]\n", r, cur);
+            tx(out, "%s[i,j] = %s[i,j] * %s[i]\n", a, cur, r);
+            break;
+        default:
+            snprintf(r, sizeof r, "m%d", id);
+            tx(out, "%s[i] = max(j) %s[i,j]\n", r, cur);
+            tx(out, "%s[i,j] = %s[i,j] - %s[i]\n", a, cur, r);
+            break;
+        }
+        snprintf(cur, sizeof cur, "%s", a);
+    }
+    if (trainW[0] && rnd(s, 0, 2) > 0) {
+        tx(out, "input dy[%d,%d]\n", B, trainE);
+        tx(out, "d%s[i,j] = sum(k) dy[i,k] * %s[j,k]\n", trainA, trainW);
+        tx(out, "d%s[j,k] = sum(i) %s[i,j] * dy[i,k]\n", trainW, trainA);
+        tx(out, "%s[j,k] = %s[j,k] - 0.1 * d%s[j,k]\n", trainW, trainW,
+           trainW);
+    }
+}
+
+/* A padded 3x3 convolution, relu, optional channel bias, 2x2 max pooling,
+   valid 2x2 convolution and the padded convolution's filter gradient with
+   its in-place update. */
+static void random_conv(uint64_t *s, text *out) {
+    int N = rnd(s, 1, 3), C = rnd(s, 1, 3), H = rnd(s, 2, 6), W = rnd(s, 2, 6);
+    int CO = rnd(s, 1, 3);
+    char cur[16] = "r";
+    out->n = 0;
+    tx(out, "input img[%d,%d,%d,%d]\nweight f[%d,%d,3,3]\n", N, C, H, W, CO,
+       C);
+    tx(out, "o[n,co,h:%d,w:%d] = sum(ci,kh,kw) pad(img[n,ci,h+kh-1,w+kw-1]) "
+            "* f[co,ci,kh,kw]\n", H, W);
+    tx(out, "r[n,c,h,w] = relu(o[n,c,h,w])\n");
+    if (rnd(s, 0, 1)) {
+        tx(out, "weight bc[%d]\n", CO);
+        tx(out, "z[n,c,h,w] = %s[n,c,h,w] + bc[c]\n", cur);
+        snprintf(cur, sizeof cur, "z");
+    }
+    if (rnd(s, 0, 1) && H >= 2 && W >= 2) {
+        tx(out, "pl[n,c,h,w] = max(dh:2,dw:2) %s[n,c,h*2+dh,w*2+dw]\n", cur);
+        snprintf(cur, sizeof cur, "pl");
+        H /= 2;
+        W /= 2;
+    }
+    if (rnd(s, 0, 1) && H >= 2 && W >= 2) {
+        int C2 = rnd(s, 1, 3);
+        tx(out, "weight g[%d,%d,2,2]\n", C2, CO);
+        tx(out, "v[n,co,h,w] = sum(ci,kh,kw) %s[n,ci,h+kh,w+kw] * "
+                "g[co,ci,kh,kw]\n", cur);
+    }
+    if (rnd(s, 0, 1)) {
+        tx(out, "input dout[%d,%d,%d,%d]\n", N, CO,
+           (int)(strcmp(cur, "pl") == 0 ? H * 2 : H),
+           (int)(strcmp(cur, "pl") == 0 ? W * 2 : W));
+        tx(out, "df[co,ci,kh:3,kw:3] = sum(n,h,w) "
+                "pad(img[n,ci,h+kh-1,w+kw-1]) * dout[n,co,h,w]\n");
+        tx(out, "f[co,ci,kh,kw] = f[co,ci,kh,kw] - 0.1 * df[co,ci,kh,kw]\n");
+    }
+}
+
+/* A random plan: at every cut a random tiling per tensor (a split that
+   keeps an element per part, or R) and a random strategy per op (a
+   splittable variable that keeps an element per part; computed redundantly
+   now and then, and when nothing can be split). */
+static void random_plan(const kt_graph *g, kt_plan *q, uint64_t *s) {
+    int i, t, o, j, v;
+    for (i = 0; i < q->f.count; i++) {
+        for (t = 0; t < kt_graph_tensor_count(g); t++) {
+            const kt_tensor *x = kt_graph_tensor(g, t);
+            signed char ch[KT_MAX_DIMS + 1];
+            int n = 0, d;
+            for (d = 0; d < x->rank; d++) {
+                int64_t parts = q->f.k[i];
+                for (j = 0; j < i; j++)
+                    if (q->tiling[t].cut[j] == d) parts *= q->f.k[j];
+                if (parts <= x->shape[d]) ch[n++] = (signed char)d;
+            }
+            ch[n++] = KT_CUT_R;
+            q->tiling[t].cut[i] = ch[rnd(s, 0, n - 1)];
+        }
+        for (o = 0; o < kt_graph_op_count(g); o++) {
+            const kt_op *op = kt_graph_op(g, o);
+            int vars[KT_MAX_VARS], n = 0;
+            for (v = 0; v < op->nvars; v++) {
+                int64_t parts = q->f.k[i];
+                if (!op->var[v].splittable) continue;
+                for (j = 0; j < i; j++)
+                    if (q->split[o * KT_MAX_CUTS + j] == v) parts *= q->f.k[j];
+                if (parts <= op->var[v].extent) vars[n++] = v;
+            }
+            q->split[o * KT_MAX_CUTS + i] =
+                (n == 0 || rnd(s, 0, 6) == 0) ? KT_SPLIT_REPLICATE
+                                              : vars[rnd(s, 0, n - 1)];
+        }
+    }
+}
+
+static void test_random(void) {
+    static const char *const devs[] = {"2", "3", "2,2", "4,2", "3,2",
+                                       "2,3", "2,2,2", "4"};
+    int n, c, r, graphs = 0;
+    for (n = 0; n < 60; n++) {
+        uint64_t gseed = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(n + 1) *
+                                                             UINT64_C(7919);
+        uint64_t s = gseed;
+        text t;
+        kt_graph *g;
+        xorshift64(&s);
+        if (n % 3 == 2) random_conv(&s, &t);
+        else random_dense(&s, &t);
+        if (!(g = parse("random graph", t.buf))) continue;
+        graphs++;
+        for (c = 0; c < 8; c++) {
+            kt_factors f;
+            /* "4" means one cut of 4 here, not the default 2,2 */
+            if (strcmp(devs[c], "4") == 0) {
+                kt_error err;
+                kt_status ps = kt_factors_parse("4", &f, &err);
+                CHECK(ps == KT_OK);
+            } else {
+                f = factors(devs[c]);
+            }
+            for (r = 0; r < 5; r++) {
+                kt_plan p;
+                kt_error err;
+                char what[160];
+                int before = kt_test_failed;
+                if (kt_plan_init(&p, g, &f, &err) != KT_OK) {
+                    CHECKF(0, "plan init: %s", err.message);
+                    continue;
+                }
+                random_plan(g, &p, &s);
+                snprintf(what, sizeof what, "random graph %d (seed %llu) on "
+                         "%s, plan %d", n, (unsigned long long)gseed, devs[c],
+                         r);
+                check_plan(what, g, &p, &s);
+                st.random_programs++;
+                if (kt_test_failed != before) {
+                    int o;
+                    printf("-- %s:\n%s-- plan:", what, t.buf);
+                    for (o = 0; o < p.ntensors; o++) {
+                        char b[64];
+                        kt_tiling_format(&p.tiling[o], b, sizeof b);
+                        printf(" %s=%s", kt_graph_tensor(g, o)->name, b);
+                    }
+                    for (o = 0; o < p.nops; o++) {
+                        char b[160];
+                        kt_plan_format_split(g, &p, o, b, sizeof b);
+                        printf(" [%s]=%s", kt_graph_op(g, o)->name, b);
+                    }
+                    printf("\n");
+                }
+                kt_plan_free(&p);
+            }
+        }
+        kt_graph_destroy(g);
+    }
+    CHECKF(graphs == 60, "only %d of 60 random graphs parsed", graphs);
+}
+
+/* ------------------------------------------------- 3. known answers */
+
+/* y = x W, 4x6 times 6x4, on 2 devices splitting the reduction variable j
+   with x S1 and W S0 (inputs already in place).  y S0: a reduce-scatter,
+   16 elements * 4 bytes, 32 each way, all REDUCE.  y R: an all-reduce,
+   128 bytes, 64 each way, half of it reductions and half copies. */
+static void test_known_answers(void) {
+    kt_graph *g = parse("y = x W", "input x[4,6]\nweight W[6,4]\n"
+                                   "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_factors f = factors("2");
+    uint64_t seed = 77;
+    int rs;
+    if (!g) return;
+    for (rs = 0; rs < 2; rs++) {
+        kt_plan p;
+        kt_program prog;
+        kt_error err;
+        kt_status s;
+        int j, k, x = kt_graph_find_tensor(g, "x"),
+               w = kt_graph_find_tensor(g, "W"),
+               y = kt_graph_find_tensor(g, "y");
+        int64_t red = 0, cp = 0;
+        const char *what = rs == 0 ? "reduce-scatter" : "all-reduce";
+        if (kt_plan_init(&p, g, &f, &err) != KT_OK) continue;
+        p.tiling[x].cut[0] = 1;
+        p.tiling[w].cut[0] = 0;
+        p.tiling[y].cut[0] = (signed char)(rs == 0 ? 0 : KT_CUT_R);
+        for (j = 0; j < kt_graph_op(g, 0)->nvars; j++)
+            if (strcmp(kt_graph_op(g, 0)->var[j].name, "j") == 0)
+                p.split[0] = j;
+        CHECK(kt_graph_op(g, 0)->var[p.split[0]].reduction);
+        check_plan(what, g, &p, &seed);
+        CHECK_EQ_I64(p.total_bytes, rs == 0 ? 64 : 128);
+        memset(&prog, 0, sizeof prog);
+        s = kt_lower(g, &p, &prog, &err);
+        CHECKF(s == KT_OK, "%s: %s", what, err.message);
+        if (s == KT_OK) {
+            for (k = 0; k < prog.nxfer; k++) {
+                if (prog.xfer[k].kind == KT_XFER_REDUCE)
+                    red += prog.xfer[k].bytes;
+                else
+                    cp += prog.xfer[k].bytes;
+            }
+            CHECK_EQ_I64(red, 64);
+            CHECK_EQ_I64(cp, rs == 0 ? 0 : 64);
+            CHECK_EQ_I64(prog.total_bytes, rs == 0 ? 64 : 128);
+            if (prog.pair_bytes) {
+                CHECK_EQ_I64(prog.pair_bytes[1], rs == 0 ? 32 : 64);
+                CHECK_EQ_I64(prog.pair_bytes[2], rs == 0 ? 32 : 64);
+            }
+        }
+        kt_program_free(&prog);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+/* ------------------------------------------------ 5. sync cost models */
+
+static int near(double a, double b) {
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= 1e-12 * (m > 1 ? m : 1);
+}
+
+static void test_sync(void) {
+    const int64_t M = 4096, N = 4096, K = 32, P1 = 8, P2 = 8;
+    const double bytes = 1e6, bw = 1e9, phi = 1e-6, delta = 1e-5;
+    const int64_t w = 4;
+    double e;
+    /* Zhang thesis Table 3.4, VGG19 fc layer */
+    CHECKF(near(kt_sync_ps_worker(M, N), 33554432.0), "%.17g",
+           kt_sync_ps_worker(M, N));
+    CHECKF(near(kt_sync_sfb(M, N, K, P1), 3670016.0), "%.17g",
+           kt_sync_sfb(M, N, K, P1));
+    CHECKF(near(kt_sync_ps_server(M, N, P1, P2), 2.0 * P1 * M * N / P2),
+           "%.17g", kt_sync_ps_server(M, N, P1, P2));
+    CHECKF(near(kt_sync_ps_server(M, N, P1, P2), 33554432.0), "%.17g",
+           kt_sync_ps_server(M, N, P1, P2));
+    CHECKF(near(kt_sync_ps_both(M, N, P1, P2), 58720256.0), "%.17g",
+           kt_sync_ps_both(M, N, P1, P2));
+    /* uneven: 8 workers, 4 servers; 3 workers of 100 x 30, batch 5 */
+    CHECKF(near(kt_sync_ps_server(M, N, 8, 4), 4.0 * M * N), "%.17g",
+           kt_sync_ps_server(M, N, 8, 4));
+    CHECKF(near(kt_sync_ps_both(M, N, 8, 4), 2.0 * M * N * 10 / 4), "%.17g",
+           kt_sync_ps_both(M, N, 8, 4));
+    CHECKF(near(kt_sync_ps_worker(100, 30), 6000.0), "%.17g",
+           kt_sync_ps_worker(100, 30));
+    CHECKF(near(kt_sync_sfb(100, 30, 5, 3), 2.0 * 5 * 2 * 130), "%.17g",
+           kt_sync_sfb(100, 30, 5, 3));
+    CHECKF(near(kt_sync_sfb(100, 30, 5, 1), 0.0), "%.17g",
+           kt_sync_sfb(100, 30, 5, 1));
+    /* Eq. 8.3 on a ring of 4 */
+    e = 2.0 * (w - 1) / w * bytes / bw + w * phi + delta;
+    CHECKF(near(kt_sync_collective(KT_ALLREDUCE, bytes, w, bw, phi, delta), e),
+           "allreduce %.17g, expected %.17g",
+           kt_sync_collective(KT_ALLREDUCE, bytes, w, bw, phi, delta), e);
+    e = 1.0 * (w - 1) / w * bytes / bw + w * phi + delta;
+    CHECKF(near(kt_sync_collective(KT_REDUCESCATTER, bytes, w, bw, phi,
+                                   delta), e), "reducescatter %.17g",
+           kt_sync_collective(KT_REDUCESCATTER, bytes, w, bw, phi, delta));
+    CHECKF(near(kt_sync_collective(KT_ALLGATHER, bytes, w, bw, phi, delta),
+                e), "allgather %.17g",
+           kt_sync_collective(KT_ALLGATHER, bytes, w, bw, phi, delta));
+    e = bytes / bw + w * phi + delta;
+    CHECKF(near(kt_sync_collective(KT_BROADCAST, bytes, w, bw, phi, delta),
+                e), "broadcast %.17g",
+           kt_sync_collective(KT_BROADCAST, bytes, w, bw, phi, delta));
+    CHECKF(near(kt_sync_collective(KT_REDUCE, bytes, w, bw, phi, delta), e),
+           "reduce %.17g",
+           kt_sync_collective(KT_REDUCE, bytes, w, bw, phi, delta));
+    /* no latency terms: the pure bandwidth factor */
+    CHECKF(near(kt_sync_collective(KT_ALLREDUCE, 8e9, 8, 1e9, 0, 0), 14.0),
+           "%.17g", kt_sync_collective(KT_ALLREDUCE, 8e9, 8, 1e9, 0, 0));
+}
+
+/* ------------------------------------------------------ 6. error paths */
+
+static void expect_error(const char *what, const kt_graph *g,
+                         const kt_plan *p) {
+    kt_program prog;
+    kt_error err;
+    kt_status s;
+    memset(&prog, 0, sizeof prog);
+    memset(&err, 0, sizeof err);
+    s = kt_lower(g, p, &prog, &err);
+    CHECKF(s != KT_OK, "%s: kt_lower accepted it", what);
+    CHECKF(s == KT_OK || err.message[0] != '\0', "%s: no message", what);
+    CHECKF(s == KT_OK || err.status == s, "%s: err.status %d, returned %d",
+           what, (int)err.status, (int)s);
+    kt_program_free(&prog);
+}
+
+static void test_errors(void) {
+    kt_program zero;
+    kt_graph *a = parse("a", "input x[4,6]\nweight W[6,4]\n"
+                             "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                             "z[i,k] = relu(y[i,k])\n");
+    kt_graph *b = parse("b", "input x[4,6]\n"
+                             "y[i,j] = tanh(x[i,j])\n");
+    kt_factors f = factors("2");
+    kt_plan p, q;
+    kt_error err;
+    memset(&zero, 0, sizeof zero);
+    kt_program_free(&zero);
+    kt_program_free(&zero);
+    CHECK(1); /* survived */
+    if (!a || !b) {
+        kt_graph_destroy(a);
+        kt_graph_destroy(b);
+        return;
+    }
+    if (kt_plan_init(&p, a, &f, &err) == KT_OK) {
+        kt_program prog;
+        kt_status s;
+        /* the default plan (all R, every op computed redundantly) lowers */
+        memset(&prog, 0, sizeof prog);
+        s = kt_lower(a, &p, &prog, &err);
+        CHECKF(s == KT_OK, "all-R plan: %s", err.message);
+        if (s == KT_OK) CHECK_EQ_I64(prog.total_bytes, 0);
+        kt_program_free(&prog);
+
+        expect_error("plan of another graph", b, &p);
+        p.tiling[0].ncuts = 2;
+        expect_error("tiling with 2 cuts on 1 factor", a, &p);
+        p.tiling[0].ncuts = 1;
+        p.tiling[0].cut[0] = 5;
+        expect_error("tiling splitting dimension 5 of a matrix", a, &p);
+        p.tiling[0].cut[0] = KT_CUT_P;
+        expect_error("leaf tensor tiled P", a, &p);
+        p.tiling[0].cut[0] = KT_CUT_R;
+        p.split[0] = 9;
+        expect_error("op splitting variable 9 of 3", a, &p);
+        p.split[0] = KT_SPLIT_REPLICATE;
+        if (kt_plan_init(&q, a, &f, &err) == KT_OK) {
+            q.nops = 1; /* claims fewer ops than the graph has */
+            expect_error("plan with 1 op for 2", a, &q);
+            kt_plan_free(&q);
+        }
+        kt_plan_free(&p);
+    }
+    /* one device: one task per op, nothing moves */
+    {
+        kt_factors one = factors("1");
+        kt_program prog;
+        kt_status s;
+        memset(&prog, 0, sizeof prog);
+        if (kt_plan_init(&p, a, &one, &err) == KT_OK) {
+            s = kt_lower(a, &p, &prog, &err);
+            CHECKF(s == KT_OK, "1 device: %s", err.message);
+            if (s == KT_OK) {
+                CHECK_EQ_I64(prog.ndev, 1);
+                CHECK_EQ_I64(prog.ntask, kt_graph_op_count(a));
+                CHECK_EQ_I64(prog.nxfer, 0);
+                CHECK_EQ_I64(prog.total_bytes, 0);
+                if (prog.pair_bytes) CHECK_EQ_I64(prog.pair_bytes[0], 0);
+            }
+            kt_program_free(&prog);
+            kt_plan_free(&p);
+        }
+    }
+    kt_graph_destroy(a);
+    kt_graph_destroy(b);
+}
+
+int main(void) {
+    clock_t t0 = clock();
+    test_sync();
+    test_errors();
+    test_known_answers();
+    test_zoo();
+    test_random();
+    printf("lowered %d programs (%d zoo plans, %d random plans; data "
+           "parallelism not applicable %d times): %lld tasks, %ld transfers "
+           "(%ld reductions)\n",
+           st.programs, st.zoo_programs, st.random_programs, st.data_skipped,
+           (long long)st.tasks, st.transfers, st.reduces);
+    printf("replayed %d input conversions and %d output conversions (%d "
+           "with partial sums), %ld (device, element) pairs; %d "
+           "conversions of tensors over %d elements not replayed\n",
+           st.input_convs, st.output_sims, st.partial_sims, st.elements,
+           st.convs_skipped, SEM_LIMIT);
+    printf("partial-sum conversions whose per-device received bytes equal "
+           "kt_conversion_cost's attribution: %d of %d (information)\n",
+           st.recv_partial_same, st.recv_partial);
+    printf("%.2f s CPU\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
+    return KT_TEST_SUMMARY();
+}
