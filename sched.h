@@ -27,7 +27,8 @@
      lowering    kt_lower kt_program_free
      topology    kt_topology_parse kt_topology_load_file kt_topology_level
                  kt_topology_machine
-     simulation  kt_sim_build kt_sim_run kt_sim_free
+     simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
+                 kt_sim_run kt_sim_free
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
                  kt_sync_sfb kt_sync_collective
 */
@@ -165,6 +166,17 @@ typedef struct kt_sim {
 kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
                        const kt_program *prog, const kt_topology *t,
                        kt_sim *out, kt_error *err);
+/* The same with the operators run on every device in `order` (a
+   permutation of the op indices; NULL: op order), checked with
+   kt_schedule_check. */
+kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
+                               const kt_program *prog, const kt_topology *t,
+                               const int *order, kt_sim *out, kt_error *err);
+/* Checks that order[0..n) is a topological order of the graph: every op
+   once, after the producers of what it reads, and an in-place update after
+   every other reader of the tensor it writes. */
+kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
+                            kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
    busy and the critical path. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
@@ -741,19 +753,75 @@ static int kt__cmp_xfer(const void *x, const void *y) {
     return (a->dst > b->dst) - (a->dst < b->dst);
 }
 
+kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
+                            kt_error *err) {
+    int *pos = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    int i, j, o2;
+    kt_status s = KT_OK;
+    if (!pos) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    if (n != g->nop)
+        s = kt__fail(err, KT_ERR_INVALID, 0, "schedule: %d ops given, the "
+                     "graph has %d", n, g->nop);
+    for (i = 0; i < g->nop; i++) pos[i] = -1;
+    for (i = 0; i < n && s == KT_OK; i++) {
+        if (order[i] < 0 || order[i] >= g->nop)
+            s = kt__fail(err, KT_ERR_INVALID, 0, "schedule: entry %d is op "
+                         "%d, not an op of the graph", i, order[i]);
+        else if (pos[order[i]] >= 0)
+            s = kt__fail(err, KT_ERR_INVALID, 0, "schedule: op %s appears "
+                         "twice", g->op[order[i]].name);
+        else
+            pos[order[i]] = i;
+    }
+    for (i = 0; i < g->nop && s == KT_OK; i++) {
+        const kt_op *op = &g->op[i];
+        for (j = 0; j < op->ninputs && s == KT_OK; j++) {
+            int pr = g->tensor[op->input[j]].producer;
+            if (pr >= 0 && pr != i && pos[pr] > pos[i])
+                s = kt__fail(err, KT_ERR_INVALID, 0, "schedule: op %s runs "
+                             "before %s, which produces its input %s",
+                             op->name, g->op[pr].name,
+                             g->tensor[op->input[j]].name);
+        }
+        if (op->in_place)
+            for (o2 = 0; o2 < g->nop && s == KT_OK; o2++)
+                if (o2 != i && pos[o2] > pos[i])
+                    for (j = 0; j < g->op[o2].ninputs; j++)
+                        if (g->op[o2].input[j] == op->output) {
+                            s = kt__fail(err, KT_ERR_INVALID, 0, "schedule: "
+                                         "%s updates %s before %s reads it",
+                                         op->name, g->tensor[op->output].name,
+                                         g->op[o2].name);
+                            break;
+                        }
+    }
+    KT_FREE(pos);
+    if (s == KT_OK) kt__ok(err);
+    return s;
+}
+
 kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
                        const kt_program *prog, const kt_topology *t,
                        kt_sim *out, kt_error *err) {
+    return kt_sim_build_ordered(g, p, prog, t, NULL, out, err);
+}
+
+kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
+                               const kt_program *prog, const kt_topology *t,
+                               const int *order, kt_sim *out, kt_error *err) {
     int64_t nd = prog->ndev, d;
     int o, i, n = 0, cap;
     int *role_of = NULL, *kind_of = NULL, *tensor_of = NULL, *first = NULL;
     int *rfirst = NULL, *readers = NULL, *ofirst = NULL, *olist = NULL;
+    int *prev = NULL;
     kt_transfer *sorted = NULL;
     kt__edges2 e;
     kt_status s = KT_OK;
     (void)p;
     memset(out, 0, sizeof *out);
     memset(&e, 0, sizeof e);
+    if (order && (s = kt_schedule_check(g, order, g->nop, err)) != KT_OK)
+        return s;
     if (t->ndev != nd)
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,
@@ -764,10 +832,16 @@ kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
     kind_of = (int *)kt__calloc((size_t)cap, sizeof(int));
     tensor_of = (int *)kt__calloc((size_t)cap, sizeof(int));
     first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
+    prev = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     out->busy = (double *)kt__calloc((size_t)nd, sizeof(double));
     if (!out->task || !role_of || !kind_of || !tensor_of || !first ||
-        !out->busy)
+        !prev || !out->busy)
         goto nomem;
+    /* prev[o]: the op run just before o on every device */
+    for (o = 0; o < g->nop; o++) {
+        int here = order ? order[o] : o;
+        prev[here] = o == 0 ? -1 : (order ? order[o - 1] : o - 1);
+    }
     out->ndev = nd;
     out->nlink = nd * nd;
     /* compute tasks first: task o * nd + d */
@@ -839,8 +913,9 @@ kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
         const kt_op *op = &g->op[o];
         for (d = 0; d < nd; d++) {
             int task = (int)(o * nd + d), j;
-            /* the device's program order (Tofu 6 control dependencies) */
-            if (o > 0 && !kt__edge2(&e, task, (int)((o - 1) * nd + d)))
+            /* the device's program order (Tofu 6 control dependencies):
+               each op after the one before it in the schedule */
+            if (prev[o] >= 0 && !kt__edge2(&e, task, (int)(prev[o] * nd + d)))
                 goto nomem;
             for (j = 0; j < op->ninputs; j++) {
                 int pr = g->tensor[op->input[j]].producer;
@@ -925,6 +1000,7 @@ nomem:
                  "graph");
     kt_sim_free(out);
 done:
+    KT_FREE(prev);
     KT_FREE(ofirst);
     KT_FREE(olist);
     KT_FREE(sorted);

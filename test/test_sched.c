@@ -1259,6 +1259,99 @@ static void test_errors(void) {
     kt_graph_destroy(b);
 }
 
+/* Simulation: the step is the latest task end, no device is busy longer
+   than the step, every task starts after its predecessors end and after
+   the task before it on its device, the critical path ends the step, a
+   slower network is never faster, and schedules are checked. */
+static void test_simulation(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology fast, slow;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim, sim2;
+    int i, j, n, *ord, ok_order = 1, ok_pred = 1;
+    double latest = 0, step_fast;
+    CHECK(kt_zoo_build("mlp:layers=4,hidden=256,batch=64", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &fast, &err) == KT_OK);
+    CHECK(kt_topology_parse("nodes:2x4:30G:2.5G", &slow, &err) == KT_OK);
+    CHECK(fast.ndev == 8 && kt_topology_level(&fast, 0, 5) == 0 &&
+          kt_topology_level(&fast, 4, 5) == 1 &&
+          kt_topology_level(&fast, 3, 3) == -1);
+    kt_factors_default(8, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &fast, &sim, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim, &err) == KT_OK);
+    for (i = 0; i < sim.ntask; i++) {
+        const kt_sim_task *t = &sim.task[i];
+        if (t->end > latest) latest = t->end;
+        for (j = 0; j < t->npred; j++)
+            if (sim.task[sim.pred[t->pred_first + j]].end > t->start + 1e-15)
+                ok_pred = 0;
+        for (j = 0; j < sim.ntask; j++) /* one task at a time per device */
+            if (j != i && sim.task[j].device == t->device &&
+                sim.task[j].start < t->end - 1e-15 &&
+                t->start < sim.task[j].end - 1e-15 &&
+                sim.task[j].seconds > 0 && t->seconds > 0)
+                ok_order = 0;
+    }
+    CHECK(ok_pred);
+    CHECK(ok_order);
+    CHECK(sim.step_seconds > 0 && sim.step_seconds == latest);
+    for (i = 0; i < sim.ndev; i++) CHECK(sim.busy[i] <= sim.step_seconds);
+    CHECK(sim.ncritical > 0 &&
+          sim.task[sim.critical[sim.ncritical - 1]].end == sim.step_seconds);
+    step_fast = sim.step_seconds;
+    CHECK(kt_sim_build(g, &p, &prog, &slow, &sim2, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim2, &err) == KT_OK);
+    CHECKF(sim2.step_seconds > step_fast, "slow %g fast %g", sim2.step_seconds,
+           step_fast);
+    kt_sim_free(&sim2);
+    /* schedules */
+    n = kt_graph_op_count(g);
+    ord = (int *)malloc(sizeof(int) * (size_t)n);
+    for (i = 0; i < n; i++) ord[i] = i;
+    CHECK(kt_sim_build_ordered(g, &p, &prog, &fast, ord, &sim2, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim2, &err) == KT_OK);
+    CHECK(sim2.step_seconds == step_fast);
+    kt_sim_free(&sim2);
+    ord[0] = 1;
+    ord[1] = 0; /* the first relu before the product it reads */
+    CHECKF(kt_schedule_check(g, ord, n, &err) != KT_OK &&
+           strstr(err.message, "before"), "%s", err.message);
+    ord[1] = 1;
+    CHECKF(kt_schedule_check(g, ord, n, &err) != KT_OK &&
+           strstr(err.message, "twice"), "%s", err.message);
+    CHECK(kt_schedule_check(g, ord, n - 1, &err) != KT_OK);
+    ord[0] = 0;
+    /* the two last ops are independent weight updates: either order */
+    i = ord[n - 1];
+    ord[n - 1] = ord[n - 2];
+    ord[n - 2] = i;
+    CHECKF(kt_schedule_check(g, ord, n, &err) == KT_OK, "%s", err.message);
+    CHECK(kt_sim_build_ordered(g, &p, &prog, &fast, ord, &sim2, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim2, &err) == KT_OK);
+    kt_sim_free(&sim2);
+    /* topology errors */
+    CHECK(kt_topology_parse("nodes:2x:1G:1G", &slow, &err) != KT_OK &&
+          err.message[0]);
+    CHECK(kt_topology_parse("ring:4", &slow, &err) != KT_OK && err.message[0]);
+    CHECK(kt_topology_load_file("/nonexistent/topo", &slow, &err) == KT_ERR_IO);
+    {
+        kt_topology one;
+        CHECK(kt_topology_parse("flat:4:100G", &one, &err) == KT_OK);
+        CHECKF(kt_sim_build(g, &p, &prog, &one, &sim2, &err) != KT_OK &&
+               strstr(err.message, "devices"), "%s", err.message);
+    }
+    free(ord);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -1266,6 +1359,7 @@ int main(void) {
     test_known_answers();
     test_zoo();
     test_random();
+    test_simulation();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "
            "(%ld reductions)\n",
