@@ -139,7 +139,7 @@ typedef enum kt_task_kind { KT_TASK_COMPUTE = 0, KT_TASK_TRANSFER } kt_task_kind
 typedef struct kt_sim_task {
     kt_task_kind kind;
     int op;              /* the operator it belongs to                    */
-    int64_t device;      /* compute: the device; transfer: the link index */
+    int64_t device;      /* compute: the device; transfer: ndev + its link */
     int64_t src, dst;    /* transfer: its devices                          */
     int64_t bytes;       /* transfer: bytes                                */
     double seconds;      /* its run time                                   */
@@ -153,7 +153,8 @@ typedef struct kt_sim {
     kt_sim_task *task;
     int *pred;            /* predecessor lists                             */
     int64_t ndev;         /* compute devices                               */
-    int64_t nlink;        /* ndev * ndev links, src * ndev + dst           */
+    int64_t nlink;        /* links used: ordered device pairs that talk,
+                             numbered in order of first use               */
     double step_seconds;  /* makespan of the last simulation               */
     double *busy;         /* per compute device, seconds busy              */
     int ncritical;        /* the critical path, first task first           */
@@ -564,12 +565,18 @@ static kt_status kt__topology_finish(kt_topology *t, const char *what,
                                      kt_error *err) {
     int l;
     t->ndev = 1;
+    if (!(t->peak_flops > 0) || t->peak_flops > 1e30 || !(t->mem_bw > 0) ||
+        t->mem_bw > 1e30)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: device flops "
+                        "and memory bandwidth must be positive and finite",
+                        what);
     if (t->nlevels < 1)
         return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: no levels",
                         what);
     for (l = 0; l < t->nlevels; l++) {
-        if (t->fanout[l] < 1 || t->bandwidth[l] <= 0 || t->latency[l] < 0 ||
-            t->bandwidth[l] != t->bandwidth[l])
+        if (t->fanout[l] < 1 || !(t->bandwidth[l] > 0) ||
+            t->bandwidth[l] > 1e18 || !(t->latency[l] >= 0) ||
+            t->latency[l] > 1e6)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: level %d "
                             "needs a fan-out >= 1 and a positive bandwidth",
                             what, l + 1);
@@ -621,7 +628,8 @@ kt_status kt_topology_load_file(const char *path, kt_topology *t,
             double lat = 1e-6;
             if (*end || fan < 1 || t->nlevels == KT_MAX_CUTS ||
                 !kt__parse_bandwidth(b, strlen(b), &t->bandwidth[t->nlevels]) ||
-                (n == 4 && (sscanf(c, "%lf", &lat) != 1 || lat < 0))) {
+                (n == 4 && (sscanf(c, "%lf", &lat) != 1 || !(lat >= 0) ||
+                            lat > 1e6))) {
                 fclose(f);
                 return kt__fail(err, KT_ERR_PARSE, lineno, "%s: expected "
                                 "`level FANOUT BANDWIDTH [LATENCY]`", path);
@@ -741,6 +749,49 @@ static int kt__edge2(kt__edges2 *e, int task, int pred) {
     return 1;
 }
 
+/* The links a program uses, numbered in order of first use: an open-
+   addressing map from src * ndev + dst to a link id, so memory follows the
+   pairs that talk, not ndev^2. */
+typedef struct kt__links {
+    int64_t *key;
+    int64_t *id;
+    int64_t cap, n;
+    int oom;
+} kt__links;
+
+static int64_t kt__link_id(kt__links *l, int64_t key) {
+    int64_t i;
+    if (2 * (l->n + 1) > l->cap) {
+        int64_t nc = l->cap ? 2 * l->cap : 1024, j;
+        int64_t *nk = (int64_t *)KT_MALLOC(sizeof(int64_t) * (size_t)nc);
+        int64_t *ni = (int64_t *)KT_MALLOC(sizeof(int64_t) * (size_t)nc);
+        if (!nk || !ni) {
+            KT_FREE(nk);
+            KT_FREE(ni);
+            l->oom = 1;
+            return 0;
+        }
+        for (j = 0; j < nc; j++) nk[j] = -1;
+        for (j = 0; j < l->cap; j++)
+            if (l->key[j] >= 0) {
+                int64_t k = l->key[j] % nc;
+                while (nk[k] >= 0) k = (k + 1) % nc;
+                nk[k] = l->key[j];
+                ni[k] = l->id[j];
+            }
+        KT_FREE(l->key);
+        KT_FREE(l->id);
+        l->key = nk;
+        l->id = ni;
+        l->cap = nc;
+    }
+    for (i = key % l->cap; l->key[i] >= 0; i = (i + 1) % l->cap)
+        if (l->key[i] == key) return l->id[i];
+    l->key[i] = key;
+    l->id[i] = l->n;
+    return l->n++;
+}
+
 /* Transfers are aggregated per (op, role, kind, src, dst): one task moves
    all of a conversion's bytes between two devices of one kind.  Sorting
    an op's transfers by that key brings each task's transfers together
@@ -815,11 +866,13 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
     int *rfirst = NULL, *readers = NULL, *ofirst = NULL, *olist = NULL;
     int *prev = NULL;
     kt_transfer *sorted = NULL;
+    kt__links links;
     kt__edges2 e;
     kt_status s = KT_OK;
     (void)p;
     memset(out, 0, sizeof *out);
     memset(&e, 0, sizeof e);
+    memset(&links, 0, sizeof links);
     if (order && (s = kt_schedule_check(g, order, g->nop, err)) != KT_OK)
         return s;
     if (t->ndev != nd)
@@ -843,7 +896,6 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
         prev[here] = o == 0 ? -1 : (order ? order[o - 1] : o - 1);
     }
     out->ndev = nd;
-    out->nlink = nd * nd;
     /* compute tasks first: task o * nd + d */
     for (i = 0; i < prog->ntask; i++) {
         const kt_task *tk = &prog->task[i];
@@ -860,7 +912,8 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
     sorted = (kt_transfer *)kt__calloc((size_t)prog->nxfer + 1,
                                        sizeof(kt_transfer));
     if (!sorted) goto nomem;
-    memcpy(sorted, prog->xfer, sizeof(kt_transfer) * (size_t)prog->nxfer);
+    if (prog->nxfer)
+        memcpy(sorted, prog->xfer, sizeof(kt_transfer) * (size_t)prog->nxfer);
     for (o = 0; o < g->nop; o++) {
         int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1];
         first[o] = n;
@@ -874,7 +927,8 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
                 st->op = o;
                 st->src = x->src;
                 st->dst = x->dst;
-                st->device = nd + x->src * nd + x->dst;
+                st->device = nd + kt__link_id(&links, x->src * nd + x->dst);
+                if (links.oom) goto nomem;
                 st->seconds = t->latency[lv];
                 role_of[n] = x->role;
                 kind_of[n] = (int)x->kind;
@@ -887,6 +941,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
     }
     KT_FREE(sorted);
     sorted = NULL;
+    out->nlink = links.n;
     first[g->nop] = n;
     out->ntask = n;
     /* (op, dst) -> that op's output transfer tasks into dst (CSR) */
@@ -1000,6 +1055,8 @@ nomem:
                  "graph");
     kt_sim_free(out);
 done:
+    KT_FREE(links.key);
+    KT_FREE(links.id);
     KT_FREE(prev);
     KT_FREE(ofirst);
     KT_FREE(olist);
@@ -1092,7 +1149,10 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
             }
         KT_FREE(fill);
     }
-    for (i = 0; i < (int)nres; i++) res_last[i] = -1;
+    {
+        int64_t r;
+        for (r = 0; r < nres; r++) res_last[r] = -1;
+    }
     for (i = 0; i < n; i++) {
         blocker[i] = -1;
         if (indeg[i] == 0) kt__heap_push(heap, &nh, ready, i);

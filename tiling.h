@@ -3533,7 +3533,7 @@ static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     memcpy(buf, text, len);
     buf[len] = '\0';
     v = strtod(buf, &end);
-    if (end == buf || v <= 0) return 0;
+    if (end == buf || !(v > 0) || v > 1e30) return 0; /* also NaN, inf */
     if (*end == 'K') { scale = 1e3; end++; }
     else if (*end == 'M') { scale = 1e6; end++; }
     else if (*end == 'G') { scale = 1e9; end++; }

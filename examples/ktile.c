@@ -11,6 +11,10 @@
        ktile eval (--model SPEC | --model-file F) --plan PLAN.json
                   [--devices N] [--factors a,b] [--objective bytes|time]
                   [--topology SPEC] [--svg FILE] [--json]
+       ktile sim (--model SPEC | --model-file F) --devices N [--factors a,b]
+                 [--plan PLAN.json] [--objective bytes|time]
+                 [--topology SPEC | --topology-file F] [--timeline FILE.svg]
+                 [--json]
 
    With --json a command prints exactly one JSON object on stdout.  Errors
    go to stderr as "ktile: <message>"; the exit status is 2 for bad input
@@ -31,7 +35,7 @@
 #include <string.h>
 
 #define KT_IMPLEMENTATION
-#include "../tiling.h"
+#include "../sched.h"
 
 enum { EXIT_BAD_INPUT = 2, EXIT_INTERNAL = 1 };
 
@@ -2039,6 +2043,78 @@ static int plan_from_json(const char *path, const jv *root, const kt_graph *g,
     return rc;
 }
 
+/* --plan FILE, read as `eval` and `sim` read it: the file parsed into
+   *root (a JSON object; empty after a failure, so jv_free is always safe)
+   and its factors into *f, checked against --factors / --devices when
+   they are given.  Returns 0 or the exit status after reporting. */
+static int plan_file_open(const char *path, const char *factors,
+                          const char *devices, jv *root, kt_factors *f) {
+    char *text = NULL, msg[256];
+    size_t len = 0;
+    int rc;
+    memset(root, 0, sizeof *root);
+    if ((rc = read_text_file("--plan", path, &text, &len)) != 0) return rc;
+    if (json_parse(text, len, root, msg, sizeof msg) != 0) {
+        free(text);
+        return fail(EXIT_BAD_INPUT, "--plan %s: not valid JSON: %s", path,
+                    msg);
+    }
+    free(text);
+    if (root->type != JV_OBJECT) {
+        rc = fail(EXIT_BAD_INPUT, "--plan %s: expected a JSON object (the "
+                  "output of 'ktile plan --json'), found %s", path,
+                  jv_type_name(root->type));
+        goto bad;
+    }
+    if ((rc = plan_file_factors(path, root, f)) != 0) goto bad;
+    if (devices || factors) {
+        kt_factors given;
+        char a[KT_MAX_CUTS * 12], b[KT_MAX_CUTS * 12];
+        if ((rc = parse_factors(factors, devices, &given)) != 0) goto bad;
+        format_factors(f, a, sizeof a);
+        format_factors(&given, b, sizeof b);
+        if (kt_factors_devices(&given) != kt_factors_devices(f)) {
+            rc = fail(EXIT_BAD_INPUT, "--plan %s is for %lld devices "
+                      "(factors %s), not %lld", path,
+                      (long long)kt_factors_devices(f), a,
+                      (long long)kt_factors_devices(&given));
+            goto bad;
+        }
+        if (factors && !factors_equal(f, &given)) {
+            rc = fail(EXIT_BAD_INPUT, "--plan %s has factors %s, not %s",
+                      path, a, b);
+            goto bad;
+        }
+    }
+    return 0;
+bad:
+    jv_free(root);
+    return rc;
+}
+
+/* The plan of file `path` (opened by plan_file_open) for g: every tensor's
+   tiling and every op's strategy from the file, priced exactly by
+   kt_plan_eval, search_seconds 0.  On failure p is freed. */
+static int plan_file_build(const char *cmd, const char *path, const jv *root,
+                           const kt_graph *g, const kt_factors *f,
+                           kt_plan *p) {
+    kt_error err;
+    int rc;
+    if (kt_plan_init(p, g, f, &err) != KT_OK) return fail_kt(cmd, &err);
+    if ((rc = plan_from_json(path, root, g, p)) != 0) {
+        kt_plan_free(p);
+        return rc;
+    }
+    if (kt_plan_eval(g, p, &err) != KT_OK) {
+        char what[600];
+        snprintf(what, sizeof what, "--plan %s", path);
+        kt_plan_free(p);
+        return fail_kt(what, &err);
+    }
+    p->search_seconds = 0;
+    return 0;
+}
+
 static int cmd_eval(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
@@ -2057,13 +2133,12 @@ static int cmd_eval(int argc, char **argv) {
     kt_factors f;
     kt_graph *g = NULL;
     kt_plan p;
-    kt_error err;
     plan_report r;
     jv root;
-    char *text = NULL, msg[256], label[512];
-    size_t len = 0;
+    char label[512];
     int rc, machine_set = 0;
 
+    memset(&root, 0, sizeof root);
     rc = cli_parse("eval", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         eval_help(stdout);
@@ -2077,41 +2152,9 @@ static int cmd_eval(int argc, char **argv) {
         return fail(EXIT_BAD_INPUT, "eval: missing --model SPEC or "
                     "--model-file FILE (see 'ktile help eval')");
 
-    if ((rc = read_text_file("--plan", path, &text, &len)) != 0) return rc;
-    if (json_parse(text, len, &root, msg, sizeof msg) != 0) {
-        free(text);
-        return fail(EXIT_BAD_INPUT, "--plan %s: not valid JSON: %s", path,
-                    msg);
-    }
-    free(text);
-    if (root.type != JV_OBJECT) {
-        rc = fail(EXIT_BAD_INPUT, "--plan %s: expected a JSON object (the "
-                  "output of 'ktile plan --json'), found %s", path,
-                  jv_type_name(root.type));
+    if ((rc = plan_file_open(path, o[O_FACTORS].value, o[O_DEVICES].value,
+                             &root, &f)) != 0)
         goto done;
-    }
-    if ((rc = plan_file_factors(path, &root, &f)) != 0) goto done;
-    if (o[O_DEVICES].value || o[O_FACTORS].value) {
-        kt_factors given;
-        char a[KT_MAX_CUTS * 12], b[KT_MAX_CUTS * 12];
-        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value,
-                                &given)) != 0)
-            goto done;
-        format_factors(&f, a, sizeof a);
-        format_factors(&given, b, sizeof b);
-        if (kt_factors_devices(&given) != kt_factors_devices(&f)) {
-            rc = fail(EXIT_BAD_INPUT, "--plan %s is for %lld devices "
-                      "(factors %s), not %lld", path,
-                      (long long)kt_factors_devices(&f), a,
-                      (long long)kt_factors_devices(&given));
-            goto done;
-        }
-        if (o[O_FACTORS].value && !factors_equal(&f, &given)) {
-            rc = fail(EXIT_BAD_INPUT, "--plan %s has factors %s, not %s",
-                      path, a, b);
-            goto done;
-        }
-    }
     if ((rc = parse_time_options(o[O_OBJECTIVE].value, o[O_TOPOLOGY].value,
                                  &f, &objective, &machine,
                                  &machine_set)) != 0)
@@ -2119,22 +2162,8 @@ static int cmd_eval(int argc, char **argv) {
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
     if ((rc = load_model("eval", &ma, &g)) != 0) goto done;
-    if (kt_plan_init(&p, g, &f, &err) != KT_OK) {
-        rc = fail_kt("eval", &err);
+    if ((rc = plan_file_build("eval", path, &root, g, &f, &p)) != 0)
         goto done;
-    }
-    if ((rc = plan_from_json(path, &root, g, &p)) != 0) {
-        kt_plan_free(&p);
-        goto done;
-    }
-    if (kt_plan_eval(g, &p, &err) != KT_OK) {
-        char what[600];
-        snprintf(what, sizeof what, "--plan %s", path);
-        kt_plan_free(&p);
-        rc = fail_kt(what, &err);
-        goto done;
-    }
-    p.search_seconds = 0;
     p.memory_bytes = kt_plan_memory(g, &p);
     p.step_seconds =
         kt_plan_step_seconds(g, &p, machine_set ? &machine : NULL);
@@ -2151,6 +2180,665 @@ static int cmd_eval(int argc, char **argv) {
 done:
     jv_free(&root);
     if (g) kt_graph_destroy(g);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- sim */
+
+static const char sim_usage[] =
+    "usage: ktile sim (--model SPEC | --model-file FILE)\n"
+    "                 (--devices N [--factors K1,K2,...] | --factors "
+    "K1,K2,... |\n"
+    "                  --plan PLAN.json) [--objective bytes|time]\n"
+    "                 [--topology SPEC | --topology-file FILE] "
+    "[--timeline FILE.svg]\n"
+    "                 [--json]\n"
+    "\n"
+    "Lowers a plan into per-device tasks and transfers (sched.h) and "
+    "simulates\n"
+    "one step on a topology (FlexFlow 5: compute on devices, transfers on "
+    "links,\n"
+    "overlapping).  Prints the step time, the bytes moved, every device's "
+    "busy\n"
+    "and idle time and the critical path.\n"
+    "\n"
+    "%s"
+    "  --devices N         device count (see 'ktile help plan'); with --plan, "
+    "when\n"
+    "                      given, it must equal the plan's\n"
+    "  --factors LIST      cut factors, cut 1 first (product = --devices)\n"
+    "  --plan FILE         simulate this plan (the output of 'ktile plan "
+    "--json',\n"
+    "                      read as 'ktile eval' reads it); without it the DP "
+    "plan\n"
+    "                      is searched\n"
+    "  --objective OBJ     what the DP minimises without --plan: bytes "
+    "(default) or\n"
+    "                      time (modelled on the topology when one is given)\n"
+    "  --topology SPEC     flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW, "
+    "bandwidths in\n"
+    "                      bytes/s with K, M, G, T (powers of 1000) or "
+    "bits/s with\n"
+    "                      a trailing b (400Gb).  Default flat:N:450G.  Its "
+    "device\n"
+    "                      count must be the plan's\n"
+    "  --topology-file F   a topology file: lines 'level FANOUT BANDWIDTH "
+    "[LATENCY]'\n"
+    "                      (slowest first), 'device flops PEAK' or 'device "
+    "membw\n"
+    "                      BYTES_PER_S', '#' comments\n"
+    "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
+    "device\n"
+    "                      and per link carrying transfers (the 200 busiest "
+    "links\n"
+    "                      at most), tasks coloured by operator, transfers "
+    "lighter,\n"
+    "                      the critical path outlined\n"
+    "  --json              print one JSON object:\n"
+    "      {\"step_seconds\", \"bytes\", \"devices\": [{\"busy_seconds\", "
+    "\"idle_seconds\"}],\n"
+    "       \"critical_path_tasks\"}\n"
+    "      bytes: all transfers of the lowered program (= the plan's "
+    "total_bytes);\n"
+    "      idle_seconds = step_seconds - busy_seconds, device 0 first\n"
+    "\n"
+    "example: ktile sim --model mlp:layers=4,hidden=1024,batch=64 --devices "
+    "8 \\\n"
+    "             --topology nodes:2x4:300G:25G --timeline step.svg\n";
+
+static void sim_help(FILE *out) {
+    fprintf(out, sim_usage, model_options_help);
+}
+
+/* %.17g: the figure reads back as the same double, so that the sums the
+   contract promises (busy + idle = step) hold for the printed values. */
+static void json_double_exact(FILE *out, double v) {
+    fprintf(out, "%.17g", isfinite(v) ? v : 0.0);
+}
+
+/* 450e9 -> "450 GB/s": powers of 1000, as topology specs write them. */
+static void format_rate(double bps, char *buf, size_t cap) {
+    static const char *const unit[] = {"B/s", "KB/s", "MB/s", "GB/s",
+                                       "TB/s", "PB/s"};
+    int u = 0;
+    while (bps >= 1000 && u < 5) {
+        bps /= 1000;
+        u++;
+    }
+    snprintf(buf, cap, "%.4g %s", bps, unit[u]);
+}
+
+/* "2 x 25 GB/s, 4 x 300 GB/s": the levels, slowest first. */
+static void describe_topology(const kt_topology *t, char *buf, size_t cap) {
+    size_t n = 0;
+    int l;
+    buf[0] = '\0';
+    for (l = 0; l < t->nlevels && n < cap; l++) {
+        char r[32];
+        format_rate(t->bandwidth[l], r, sizeof r);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld x %s", l ? ", " : "",
+                              (long long)t->fanout[l], r);
+    }
+}
+
+static const char *sim_op_name(const kt_graph *g, int op) {
+    if (op < 0 || op >= kt_graph_op_count(g)) return "?";
+    return kt_graph_op(g, op)->name;
+}
+
+/* ------------------------------------------------------ sim: timeline */
+
+/* An SVG 1.1 Gantt chart of one simulated step: a row per compute device
+   ("d3"), then a row per link that carries a transfer ("d0->d5"), time
+   running right.  Each task is a rect from its start to its end, coloured
+   by its operator (a hash of the op index into a palette; transfers a
+   lighter shade of their op's colour), with a <title> tooltip; the tasks
+   of the critical path are outlined in black and drawn last.  More than
+   TL_MAX_LINK_ROWS links: only the busiest are drawn, and the caption
+   says so. */
+
+#define TL_MAX_DEVICES 4096
+#define TL_MAX_LINK_ROWS 200
+#define TL_MARGIN 20
+#define TL_LABEL_W 100
+#define TL_PLOT_W 1100.0
+#define TL_ROW_H 16
+#define TL_BAR_H 12
+#define TL_TOP 96 /* title, captions and the time axis above the rows */
+
+static const char *const tl_palette[] = {
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+    "#b07aa1", "#ff9da7", "#9c755f", "#17becf", "#bcbd22", "#8c6d31"};
+
+/* A stable hash of the op index (lowbias32), so that neighbouring ops get
+   unrelated colours and a colour does not depend on the platform. */
+static uint32_t tl_hash(uint32_t x) {
+    x ^= x >> 16;
+    x *= UINT32_C(0x7feb352d);
+    x ^= x >> 15;
+    x *= UINT32_C(0x846ca68b);
+    x ^= x >> 16;
+    return x;
+}
+
+static unsigned tl_hex(char c) {
+    return c >= 'a' ? (unsigned)(c - 'a' + 10) : (unsigned)(c - '0');
+}
+
+static void tl_colour(int op, int light, char *buf, size_t cap) {
+    size_t np = sizeof tl_palette / sizeof tl_palette[0];
+    const char *hex = tl_palette[tl_hash((uint32_t)op) % np];
+    unsigned v[3];
+    int i;
+    for (i = 0; i < 3; i++) {
+        unsigned c = tl_hex(hex[1 + 2 * i]) * 16 + tl_hex(hex[2 + 2 * i]);
+        if (light) c = c + (255 - c) * 11 / 20; /* 55% toward white */
+        v[i] = c;
+    }
+    snprintf(buf, cap, "#%02x%02x%02x", v[0], v[1], v[2]);
+}
+
+typedef struct tl_link {
+    int64_t link, src, dst; /* link = src * ndev + dst */
+    double busy;   /* seconds of transfers on it */
+    int64_t row;   /* its row, -1 when not drawn */
+} tl_link;
+
+static int tl_by_link(const void *a, const void *b) {
+    int64_t x = ((const tl_link *)a)->link, y = ((const tl_link *)b)->link;
+    return x < y ? -1 : x > y;
+}
+
+/* busiest first; ties by link */
+static int tl_by_busy(const void *a, const void *b) {
+    const tl_link *x = (const tl_link *)a, *y = (const tl_link *)b;
+    if (x->busy != y->busy) return x->busy > y->busy ? -1 : 1;
+    return x->link < y->link ? -1 : x->link > y->link;
+}
+
+static int64_t tl_row(const kt_sim *s, const kt_sim_task *t,
+                      const tl_link *links, int64_t nlinks) {
+    tl_link key;
+    const tl_link *hit;
+    if (t->kind == KT_TASK_COMPUTE)
+        return t->device >= 0 && t->device < s->ndev ? t->device : -1;
+    key.link = t->src * s->ndev + t->dst;
+    hit = (const tl_link *)bsearch(&key, links, (size_t)nlinks, sizeof key,
+                                   tl_by_link);
+    return hit ? hit->row : -1;
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten, about 8 per span. */
+static double tl_tick(double span) {
+    double raw = span / 8, mag = pow(10, floor(log10(raw))), n = raw / mag;
+    return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag;
+}
+
+static void tl_task(FILE *out, const kt_graph *g, const kt_sim_task *t,
+                    int64_t row, double scale, int critical) {
+    char col[8], b1[32], b2[32], b3[32], by[32];
+    double x = TL_MARGIN + TL_LABEL_W + t->start * scale;
+    double w = (t->end - t->start) * scale;
+    double y = TL_TOP + (double)row * TL_ROW_H + (TL_ROW_H - TL_BAR_H) / 2.0;
+    if (!(w >= 1)) w = 1; /* a task of (almost) no time still shows */
+    tl_colour(t->op, t->kind == KT_TASK_TRANSFER, col, sizeof col);
+    /* a hairline of white parts neighbours of one colour; thin tasks
+       would vanish under it */
+    fprintf(out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
+            "fill=\"%s\"%s><title>", x, y, w, TL_BAR_H, col,
+            critical ? " stroke=\"#000000\" stroke-width=\"1.5\""
+            : w >= 3 ? " stroke=\"#ffffff\" stroke-width=\"0.5\"" : "");
+    svg_text(out, sim_op_name(g, t->op));
+    format_seconds(t->start, b1, sizeof b1);
+    format_seconds(t->end, b2, sizeof b2);
+    format_seconds(t->end - t->start, b3, sizeof b3);
+    if (t->kind == KT_TASK_COMPUTE) {
+        fprintf(out, " (op %d): compute on d%lld", t->op,
+                (long long)t->device);
+    } else {
+        format_bytes(t->bytes, by, sizeof by);
+        fprintf(out, " (op %d): transfer d%lld-&gt;d%lld, %s (%lld bytes)",
+                t->op, (long long)t->src, (long long)t->dst, by,
+                (long long)t->bytes);
+    }
+    fprintf(out, "; %s to %s (%s)%s</title></rect>\n", b1, b2, b3,
+            critical ? "; critical path" : "");
+}
+
+static int write_timeline(const char *path, const kt_graph *g,
+                          const kt_sim *s, const char *label) {
+    int64_t ndev = s->ndev, nlinks = 0, nshown = 0, hidden_xfers = 0, r;
+    int64_t ncompute = 0, nxfer = 0, nrows, i;
+    tl_link *links = NULL;
+    char *crit = NULL;
+    double span = s->step_seconds, scale, tick, unit, width, height, k;
+    const char *uname;
+    char b1[64];
+    FILE *out;
+    int bad, pass;
+
+    if (ndev > TL_MAX_DEVICES)
+        return fail(EXIT_BAD_INPUT, "--timeline: a chart shows at most %d "
+                    "devices, the plan has %lld", TL_MAX_DEVICES,
+                    (long long)ndev);
+    links = (tl_link *)calloc((size_t)s->ntask + 1, sizeof *links);
+    crit = (char *)calloc((size_t)s->ntask + 1, 1);
+    if (!links || !crit) {
+        free(links);
+        free(crit);
+        return fail(EXIT_INTERNAL, "--timeline: out of memory");
+    }
+    for (i = 0; i < s->ncritical; i++)
+        if (s->critical[i] >= 0 && s->critical[i] < s->ntask)
+            crit[s->critical[i]] = 1;
+    /* the links that carry transfers, with their busy time */
+    for (i = 0; i < s->ntask; i++) {
+        const kt_sim_task *t = &s->task[i];
+        if (!isfinite(span) || t->end > span) span = t->end;
+        if (t->kind == KT_TASK_COMPUTE) {
+            ncompute++;
+            continue;
+        }
+        nxfer++;
+        links[nlinks].link = t->src * ndev + t->dst;
+        links[nlinks].src = t->src;
+        links[nlinks].dst = t->dst;
+        links[nlinks].busy = t->end - t->start;
+        nlinks++;
+    }
+    qsort(links, (size_t)nlinks, sizeof *links, tl_by_link);
+    for (i = 0, r = 0; i < nlinks; i++) {
+        if (r > 0 && links[r - 1].link == links[i].link) {
+            links[r - 1].busy += links[i].busy;
+            continue;
+        }
+        links[r++] = links[i];
+    }
+    nlinks = r;
+    if (nlinks > TL_MAX_LINK_ROWS) {
+        qsort(links, (size_t)nlinks, sizeof *links, tl_by_busy);
+        for (i = 0; i < nlinks; i++) links[i].row = i < TL_MAX_LINK_ROWS ? 0 : -1;
+        qsort(links, (size_t)nlinks, sizeof *links, tl_by_link);
+    }
+    for (i = 0; i < nlinks; i++)
+        if (links[i].row == 0) links[i].row = ndev + nshown++;
+    for (i = 0; i < s->ntask; i++)
+        if (s->task[i].kind == KT_TASK_TRANSFER &&
+            tl_row(s, &s->task[i], links, nlinks) < 0)
+            hidden_xfers++;
+
+    if (!(span > 0) || !isfinite(span)) span = 1e-9;
+    nrows = ndev + nshown;
+    scale = TL_PLOT_W / span;
+    tick = tl_tick(span);
+    if (tick >= 1) { unit = 1; uname = "s"; }
+    else if (tick >= 1e-3) { unit = 1e-3; uname = "ms"; }
+    else if (tick >= 1e-6) { unit = 1e-6; uname = "us"; }
+    else { unit = 1e-9; uname = "ns"; }
+    width = 2 * TL_MARGIN + TL_LABEL_W + TL_PLOT_W;
+    height = TL_TOP + (double)nrows * TL_ROW_H + (nshown ? 4 : 0) + TL_MARGIN;
+
+    if (!(out = fopen(path, "w"))) {
+        int e = errno;
+        free(links);
+        free(crit);
+        return fail(EXIT_BAD_INPUT, "--timeline %s: cannot write: %s", path,
+                    strerror(e));
+    }
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>"
+            "\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+            "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+            "font-family=\"Helvetica, Arial, sans-serif\">\n<title>ktile sim: ",
+            width, height, width, height);
+    svg_text(out, label);
+    fprintf(out, " on %lld devices</title>\n", (long long)ndev);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+            "fill=\"#ffffff\"/>\n", width, height);
+    format_seconds(s->step_seconds, b1, sizeof b1);
+    fprintf(out, "<text x=\"%d\" y=\"26\" font-size=\"15\" "
+            "font-weight=\"bold\">", TL_MARGIN);
+    svg_text(out, label);
+    fprintf(out, ": one step on %lld device%s, %s</text>\n", (long long)ndev,
+            ndev == 1 ? "" : "s", b1);
+    fprintf(out, "<text x=\"%d\" y=\"44\" font-size=\"11\">%lld compute "
+            "tasks, %lld transfers on %lld links. Colour: the operator "
+            "(solid: compute, light: its transfers); black outline: the "
+            "critical path (%d tasks). Hover a task for details.</text>\n",
+            TL_MARGIN, (long long)ncompute, (long long)nxfer,
+            (long long)nlinks, s->ncritical);
+    if (nshown < nlinks)
+        fprintf(out, "<text x=\"%d\" y=\"60\" font-size=\"11\" "
+                "fill=\"#b00000\">Showing the %lld busiest of %lld links; "
+                "the %lld transfers on the other links are not drawn."
+                "</text>\n", TL_MARGIN, (long long)nshown, (long long)nlinks,
+                (long long)hidden_xfers);
+
+    /* rows: shading and labels */
+    for (r = 0; r < nrows; r++) {
+        double y = TL_TOP + (double)r * TL_ROW_H;
+        if (r % 2 == 0)
+            fprintf(out, "<rect x=\"%d\" y=\"%.0f\" width=\"%.0f\" "
+                    "height=\"%d\" fill=\"#f2f2f2\"/>\n", TL_MARGIN, y,
+                    TL_LABEL_W + TL_PLOT_W, TL_ROW_H);
+    }
+    for (r = 0; r < ndev; r++)
+        fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\">d%lld"
+                "</text>\n", TL_MARGIN + 4,
+                TL_TOP + (double)r * TL_ROW_H + TL_ROW_H - 4, (long long)r);
+    for (i = 0; i < nlinks; i++)
+        if (links[i].row >= 0)
+            fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" "
+                    "fill=\"#555555\">d%lld-&gt;d%lld</text>\n",
+                    TL_MARGIN + 4,
+                    TL_TOP + (double)links[i].row * TL_ROW_H + TL_ROW_H - 4,
+                    (long long)links[i].src, (long long)links[i].dst);
+    if (nshown)
+        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
+                "stroke=\"#888888\" stroke-width=\"1\"/>\n", TL_MARGIN,
+                TL_TOP + (double)ndev * TL_ROW_H, width - TL_MARGIN,
+                TL_TOP + (double)ndev * TL_ROW_H);
+
+    /* the time axis: ticks, labels and grid lines */
+    fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"10\" "
+            "fill=\"#555555\">time (%s)</text>\n", TL_MARGIN + 4, TL_TOP - 8,
+            uname);
+    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%.0f\" y2=\"%d\" "
+            "stroke=\"#333333\" stroke-width=\"1\"/>\n",
+            TL_MARGIN + TL_LABEL_W, TL_TOP - 2,
+            TL_MARGIN + TL_LABEL_W + TL_PLOT_W, TL_TOP - 2);
+    for (k = 0; k <= span * (1 + 1e-9) && k / tick < 1000; k += tick) {
+        double x = TL_MARGIN + TL_LABEL_W + k * scale;
+        fprintf(out, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.0f\" "
+                "stroke=\"#cccccc\" stroke-width=\"0.5\"/>"
+                "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" "
+                "text-anchor=\"middle\">%g</text>\n", x, TL_TOP - 6, x,
+                TL_TOP + (double)nrows * TL_ROW_H, x, TL_TOP - 10,
+                k / unit);
+    }
+
+    /* tasks: the critical path last, so its outlines stay on top */
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < s->ntask; i++) {
+            int64_t row;
+            if (crit[i] != pass) continue;
+            if ((row = tl_row(s, &s->task[i], links, nlinks)) < 0) continue;
+            tl_task(out, g, &s->task[i], row, scale, crit[i]);
+        }
+    fputs("</svg>\n", out);
+    bad = ferror(out);
+    if (fclose(out) != 0) bad = 1;
+    free(links);
+    free(crit);
+    if (bad) return fail(EXIT_INTERNAL, "--timeline %s: write failed", path);
+    return 0;
+}
+
+/* ------------------------------------------------------- sim: command */
+
+static void print_sim_json(FILE *out, const kt_sim *s, int64_t bytes) {
+    int64_t d;
+    fputs("{\"step_seconds\": ", out);
+    json_double_exact(out, s->step_seconds);
+    fprintf(out, ", \"bytes\": %lld, \"devices\": [", (long long)bytes);
+    for (d = 0; d < s->ndev; d++) {
+        fputs(d ? ", {\"busy_seconds\": " : "{\"busy_seconds\": ", out);
+        json_double_exact(out, s->busy[d]);
+        fputs(", \"idle_seconds\": ", out);
+        json_double_exact(out, s->step_seconds - s->busy[d]);
+        fputc('}', out);
+    }
+    fprintf(out, "], \"critical_path_tasks\": %d}\n", s->ncritical);
+}
+
+typedef struct sim_report {
+    const char *model;     /* the spec or the model file            */
+    const char *plan;      /* the --plan file, NULL: searched         */
+    kt_objective objective;
+    const char *topology;  /* the spec or file as given               */
+    int topology_default;
+} sim_report;
+
+static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
+                           const kt_topology *t, const kt_program *prog,
+                           const kt_sim *s, const sim_report *r) {
+    char b1[64], b2[64], b3[32], fa[KT_MAX_CUTS * 12], lv[KT_MAX_CUTS * 48];
+    int64_t d, ncompute = 0, nxfer = 0, ccomp = 0, cxfer = 0;
+    double scomp = 0, sxfer = 0;
+    int i, wdev;
+
+    for (i = 0; i < s->ntask; i++) {
+        if (s->task[i].kind == KT_TASK_COMPUTE) ncompute++;
+        else nxfer++;
+    }
+    for (i = 0; i < s->ncritical; i++) {
+        const kt_sim_task *ct;
+        if (s->critical[i] < 0 || s->critical[i] >= s->ntask) continue;
+        ct = &s->task[s->critical[i]];
+        if (ct->kind == KT_TASK_COMPUTE) {
+            ccomp++;
+            scomp += ct->end - ct->start;
+        } else {
+            cxfer++;
+            sxfer += ct->end - ct->start;
+        }
+    }
+    format_factors(&p->f, fa, sizeof fa);
+    describe_topology(t, lv, sizeof lv);
+    fprintf(out, "model     %s (%d tensors, %d operators)\n", r->model,
+            kt_graph_tensor_count(g), kt_graph_op_count(g));
+    if (r->plan) fprintf(out, "plan      given (%s)\n", r->plan);
+    else
+        fprintf(out, "plan      dp, objective %s\n",
+                r->objective == KT_OBJECTIVE_TIME ? "time" : "bytes");
+    fprintf(out, "devices   %lld (factors %s)\n", (long long)s->ndev, fa);
+    fprintf(out, "topology  %s%s (%s)\n", r->topology,
+            r->topology_default ? ", the default" : "", lv);
+    format_seconds(s->step_seconds, b1, sizeof b1);
+    fprintf(out, "step      %s simulated\n", b1);
+    format_bytes(prog->total_bytes, b1, sizeof b1);
+    fprintf(out, "bytes     %s moved per step (%lld bytes)\n", b1,
+            (long long)prog->total_bytes);
+    fprintf(out, "tasks     %lld compute, %lld transfers\n",
+            (long long)ncompute, (long long)nxfer);
+
+    snprintf(b3, sizeof b3, "d%lld", (long long)(s->ndev - 1));
+    wdev = (int)strlen(b3) > 6 ? (int)strlen(b3) : 6;
+    fprintf(out, "\n%-*s  %-12s  %-12s  %s\n", wdev, "device", "busy", "idle",
+            "utilisation");
+    for (d = 0; d < s->ndev; d++) {
+        double busy = s->busy[d], idle = s->step_seconds - busy;
+        snprintf(b3, sizeof b3, "d%lld", (long long)d);
+        format_seconds(busy, b1, sizeof b1);
+        format_seconds(idle, b2, sizeof b2);
+        fprintf(out, "%-*s  %-12s  %-12s  %5.1f%%\n", wdev, b3, b1, b2,
+                s->step_seconds > 0 ? 100 * busy / s->step_seconds : 0.0);
+    }
+    format_seconds(scomp, b1, sizeof b1);
+    format_seconds(sxfer, b2, sizeof b2);
+    fprintf(out, "\ncritical path  %d tasks: %lld compute (%s), %lld "
+            "transfer%s (%s)\n", s->ncritical, (long long)ccomp, b1,
+            (long long)cxfer, cxfer == 1 ? "" : "s", b2);
+}
+
+static int cmd_sim(int argc, char **argv) {
+    enum {
+        O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
+        O_TOPOLOGY, O_TOPOLOGY_FILE, O_TIMELINE, O_JSON, O_N
+    };
+    cli_opt o[O_N] = {
+        {"model", 1, NULL},     {"model-file", 1, NULL},
+        {"devices", 1, NULL},   {"factors", 1, NULL},
+        {"plan", 1, NULL},      {"objective", 1, NULL},
+        {"topology", 1, NULL},  {"topology-file", 1, NULL},
+        {"timeline", 1, NULL},  {"json", 0, NULL}};
+    const char *path, *tspec;
+    model_args ma;
+    kt_objective objective = KT_OBJECTIVE_BYTES;
+    kt_search_options opt;
+    kt_machine machine;
+    kt_topology topo;
+    kt_factors f;
+    kt_graph *g = NULL;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    sim_report r;
+    jv root;
+    char label[512], defspec[64];
+    int64_t ndev;
+    int rc, l, have_plan = 0, have_prog = 0, have_sim = 0;
+
+    memset(&root, 0, sizeof root);
+    rc = cli_parse("sim", argc, argv, o, O_N);
+    if (rc == CLI_HELP) {
+        sim_help(stdout);
+        return 0;
+    }
+    if (rc != CLI_OK) return rc;
+    if (!o[O_MODEL].value && !o[O_MODEL_FILE].value)
+        return fail(EXIT_BAD_INPUT, "sim: missing --model SPEC or "
+                    "--model-file FILE (see 'ktile help sim')");
+    if (o[O_OBJECTIVE].value) {
+        if (strcmp(o[O_OBJECTIVE].value, "bytes") == 0)
+            objective = KT_OBJECTIVE_BYTES;
+        else if (strcmp(o[O_OBJECTIVE].value, "time") == 0)
+            objective = KT_OBJECTIVE_TIME;
+        else
+            return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
+                        "time", o[O_OBJECTIVE].value);
+    }
+    if (o[O_TOPOLOGY].value && o[O_TOPOLOGY_FILE].value)
+        return fail(EXIT_BAD_INPUT, "sim: give --topology or "
+                    "--topology-file, not both");
+
+    /* the factors: from the plan file, or from --devices / --factors */
+    if ((path = o[O_PLAN].value) != NULL) {
+        if ((rc = plan_file_open(path, o[O_FACTORS].value,
+                                 o[O_DEVICES].value, &root, &f)) != 0)
+            return rc;
+    } else {
+        if (!o[O_DEVICES].value && !o[O_FACTORS].value)
+            return fail(EXIT_BAD_INPUT, "sim: missing --devices N (or "
+                        "--factors K1,K2,..., or --plan PLAN.json)");
+        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value,
+                                &f)) != 0)
+            return rc;
+    }
+    ndev = kt_factors_devices(&f);
+    if (o[O_TIMELINE].value && ndev > TL_MAX_DEVICES) {
+        rc = fail(EXIT_BAD_INPUT, "--timeline: a chart shows at most %d "
+                  "devices, the plan has %lld", TL_MAX_DEVICES,
+                  (long long)ndev);
+        goto done;
+    }
+
+    /* the topology, with as many devices as the plan */
+    memset(&topo, 0, sizeof topo);
+    if (o[O_TOPOLOGY_FILE].value) {
+        tspec = o[O_TOPOLOGY_FILE].value;
+        if (kt_topology_load_file(tspec, &topo, &err) != KT_OK) {
+            rc = fail_kt(NULL, &err); /* the message names the file */
+            goto done;
+        }
+    } else {
+        if (o[O_TOPOLOGY].value) {
+            tspec = o[O_TOPOLOGY].value;
+        } else {
+            snprintf(defspec, sizeof defspec, "flat:%lld:450G",
+                     (long long)ndev);
+            tspec = defspec;
+        }
+        if (kt_topology_parse(tspec, &topo, &err) != KT_OK) {
+            rc = fail_kt(NULL, &err); /* the message names the spec */
+            goto done;
+        }
+    }
+    for (l = 0; l < topo.nlevels; l++)
+        if (!isfinite(topo.bandwidth[l]) || topo.bandwidth[l] <= 0 ||
+            !isfinite(topo.latency[l]) || topo.latency[l] < 0) {
+            rc = fail(EXIT_BAD_INPUT, "%s %s: bandwidths must be finite and "
+                      "positive (e.g. 300G, 400Gb), latencies finite and not "
+                      "negative", o[O_TOPOLOGY_FILE].value ?
+                      "--topology-file" : "--topology", tspec);
+            goto done;
+        }
+    if (!isfinite(topo.peak_flops) || topo.peak_flops <= 0 ||
+        !isfinite(topo.mem_bw) || topo.mem_bw <= 0) {
+        rc = fail(EXIT_BAD_INPUT, "%s %s: the device's flops and membw must "
+                  "be finite and positive (e.g. 67T, 3T)",
+                  o[O_TOPOLOGY_FILE].value ? "--topology-file" : "--topology",
+                  tspec);
+        goto done;
+    }
+    if (topo.ndev != ndev) {
+        rc = fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan is for "
+                  "%lld", o[O_TOPOLOGY_FILE].value ? "--topology-file" :
+                  "--topology", tspec, (long long)topo.ndev, (long long)ndev);
+        goto done;
+    }
+
+    /* the plan */
+    ma.spec = o[O_MODEL].value;
+    ma.file = o[O_MODEL_FILE].value;
+    if ((rc = load_model("sim", &ma, &g)) != 0) goto done;
+    if (path) {
+        if ((rc = plan_file_build("sim", path, &root, g, &f, &p)) != 0)
+            goto done;
+    } else {
+        memset(&opt, 0, sizeof opt);
+        opt.strategy = KT_STRATEGY_DP;
+        opt.objective = objective;
+        if (o[O_TOPOLOGY].value || o[O_TOPOLOGY_FILE].value) {
+            machine = kt_topology_machine(&topo);
+            opt.machine = &machine;
+        }
+        if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
+            rc = fail_kt("sim", &err);
+            goto done;
+        }
+    }
+    have_plan = 1;
+
+    /* lowering and simulation */
+    if (kt_lower(g, &p, &prog, &err) != KT_OK) {
+        rc = fail_kt("sim: lowering the plan", &err);
+        goto done;
+    }
+    have_prog = 1;
+    memset(&sim, 0, sizeof sim);
+    if (kt_sim_build(g, &p, &prog, &topo, &sim, &err) != KT_OK) {
+        rc = fail_kt("sim: building the task graph", &err);
+        goto done;
+    }
+    have_sim = 1;
+    if (kt_sim_run(&sim, &err) != KT_OK) {
+        rc = fail_kt("sim: simulating", &err);
+        goto done;
+    }
+
+    model_label(&ma, label, sizeof label);
+    if (o[O_TIMELINE].value &&
+        (rc = write_timeline(o[O_TIMELINE].value, g, &sim, label)) != 0)
+        goto done;
+    if (o[O_JSON].value) {
+        print_sim_json(stdout, &sim, prog.total_bytes);
+    } else {
+        r.model = label;
+        r.plan = path;
+        r.objective = objective;
+        r.topology = tspec;
+        r.topology_default = !o[O_TOPOLOGY].value && !o[O_TOPOLOGY_FILE].value;
+        print_sim_text(stdout, g, &p, &topo, &prog, &sim, &r);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        rc = fail(EXIT_INTERNAL, "cannot write the result");
+done:
+    if (have_sim) kt_sim_free(&sim);
+    if (have_prog) kt_program_free(&prog);
+    if (have_plan) kt_plan_free(&p);
+    if (g) kt_graph_destroy(g);
+    jv_free(&root);
     return rc;
 }
 
@@ -2175,6 +2863,8 @@ static const command commands[] = {
      plan_help},
     {"eval", cmd_eval, "price a given plan (the JSON plan prints)", NULL,
      eval_help},
+    {"sim", cmd_sim, "simulate one step of a plan on a topology", NULL,
+     sim_help},
     {"help", cmd_help, "this text, or the usage of one command", NULL, NULL},
 };
 

@@ -1,0 +1,333 @@
+#!/bin/sh
+# test_cli_sim.sh -- the `ktile sim` contract of DESIGN.md "The ktile
+# command line": {"step_seconds", "bytes", "devices": [{"busy_seconds",
+# "idle_seconds"}]} on stdout, nothing on stderr on success; "ktile: ..."
+# on stderr, nothing on stdout and exit status 2 on bad input.  The bytes
+# are those the plan prices (lowering moves exactly what the cost model
+# predicts), a plan printed by `plan --json` simulates the same through
+# --plan, slower links give a longer step, and --timeline draws an SVG.
+#
+# Needs python3 (json, xml.etree) to read the results.
+#
+# Environment: KTILE (default build/ktile), KT_WRAP (a command put in front
+# of every ktile run, e.g. valgrind).  Ends with "N passed, M failed".
+
+KTILE=${KTILE:-build/ktile}
+pass=0
+fail=0
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ktile-sim.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+out=$dir/out
+err=$dir/err
+
+run() {
+    # KT_WRAP is a command line: split it into words on purpose.
+    # shellcheck disable=SC2086
+    ${KT_WRAP:-} "$KTILE" "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: ktile $*"
+    echo "  exit status $rc; stdout:"
+    head -c 2000 "$out" | sed 's/^/    /'
+    echo
+    echo "  stderr:"
+    sed 's/^/    /' "$err"
+}
+
+# expect_json FILE ARGS...: exit 0, empty stderr, stdout is one JSON
+# object on one line, saved to FILE (emptied on failure)
+expect_json() {
+    file=$1
+    shift
+    run "$@"
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(wc -l <"$out")" -eq 1 ] &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert isinstance(d, dict)' "$out" 2>/dev/null; then
+        cp "$out" "$file"
+        ok
+        return 0
+    fi
+    echo "expected exit status 0 and one JSON object on one line"
+    bad "$@"
+    : >"$file"
+    return 1
+}
+
+# expect_text 'GREP PATTERN' ARGS...: exit 0, stdout matches, stderr empty
+expect_text() {
+    pattern=$1
+    shift
+    run "$@"
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && grep -q -- "$pattern" "$out"; then
+        ok
+    else
+        echo "expected output matching: $pattern"
+        bad "$@"
+    fi
+}
+
+# expect_bad_msg 'GREP PATTERN' ARGS...: exit 2, empty stdout, one
+# "ktile: ..." line on stderr matching the pattern
+expect_bad_msg() {
+    pattern=$1
+    shift
+    run "$@"
+    if [ "$rc" -eq 2 ] && [ ! -s "$out" ] &&
+        [ "$(wc -l <"$err")" -eq 1 ] && grep -q "^ktile: .*$pattern" "$err"
+    then
+        ok
+    else
+        echo "expected exit status 2 and one 'ktile: ...$pattern...' line"
+        bad "$@"
+    fi
+}
+
+# check 'WHAT' 'PYTHON CODE' ARGS...: the code (sys.argv[1:] = ARGS) must
+# exit 0; an AssertionError's message is shown
+check() {
+    what=$1
+    code=$2
+    shift 2
+    if python3 -c "$code" "$@" >"$dir/py" 2>&1; then
+        ok
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $what"
+        sed 's/^/    /' "$dir/py"
+    fi
+}
+
+if [ ! -x "$KTILE" ]; then
+    echo "FAIL: $KTILE is not built"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "FAIL: python3 is needed to read ktile's JSON and SVG"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+M=mlp:layers=4,hidden=1024,batch=64
+FAST=nodes:2x4:300G:25G
+SLOW=nodes:2x4:30G:2.5G
+
+# A result of `sim --json` for NDEV devices: the keys of the contract
+# first and in order, a positive step, and busy + idle = step per device.
+SIM_OK='import json, sys
+d = json.load(open(sys.argv[1]))
+ndev = int(sys.argv[2])
+keys = list(d)
+assert keys[:3] == ["step_seconds", "bytes", "devices"], keys
+assert set(keys) <= {"step_seconds", "bytes", "devices",
+                     "critical_path_tasks"}, keys
+step = d["step_seconds"]
+assert isinstance(step, float) and step > 0, step
+assert isinstance(d["bytes"], int) and d["bytes"] >= 0, d["bytes"]
+assert len(d["devices"]) == ndev, len(d["devices"])
+for i, e in enumerate(d["devices"]):
+    assert list(e) == ["busy_seconds", "idle_seconds"], (i, list(e))
+    b, idle = e["busy_seconds"], e["idle_seconds"]
+    assert 0 < b <= step * (1 + 1e-9), (i, b, step)
+    assert abs(b + idle - step) <= 1e-9 * step, (i, b, idle, step)
+if "critical_path_tasks" in d:
+    assert d["critical_path_tasks"] >= 1, d["critical_path_tasks"]'
+
+# the same "bytes" as the plan's "total_bytes"
+SAME_BYTES='import json, sys
+s = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+assert s["bytes"] == p["total_bytes"], (s["bytes"], p["total_bytes"])'
+
+# ------------------------------------------------------------ the contract
+
+expect_json "$dir/plan.json" plan --model "$M" --devices 8 --json
+expect_json "$dir/fast.json" sim --model "$M" --devices 8 --topology "$FAST" --json
+check "sim --topology $FAST: the JSON contract" "$SIM_OK" "$dir/fast.json" 8
+check "sim --topology $FAST: bytes = plan's total_bytes" "$SAME_BYTES" \
+    "$dir/fast.json" "$dir/plan.json"
+check "an 8-device mlp plan moves bytes" 'import json, sys
+assert json.load(open(sys.argv[1]))["total_bytes"] > 0' "$dir/plan.json"
+
+# The default topology (flat:8:450G) and --factors.
+expect_json "$dir/default.json" sim --model "$M" --devices 8 --json
+check "sim (default topology): the JSON contract" "$SIM_OK" "$dir/default.json" 8
+check "sim (default topology): bytes = plan's total_bytes" "$SAME_BYTES" \
+    "$dir/default.json" "$dir/plan.json"
+expect_json "$dir/flat.json" sim --model "$M" --devices 8 --topology flat:8:450G --json
+check "no --topology is flat:8:450G" 'import sys
+assert open(sys.argv[1]).read() == open(sys.argv[2]).read()' \
+    "$dir/default.json" "$dir/flat.json"
+expect_json "$dir/plan42.json" plan --model "$M" --factors 4,2 --json
+expect_json "$dir/f42.json" sim --model "$M" --factors 4,2 --topology "$FAST" --json
+check "sim --factors 4,2: the JSON contract" "$SIM_OK" "$dir/f42.json" 8
+check "sim --factors 4,2: bytes = plan's total_bytes" "$SAME_BYTES" \
+    "$dir/f42.json" "$dir/plan42.json"
+
+# The simulation is deterministic.
+expect_json "$dir/fast2.json" sim --model "$M" --devices 8 --topology "$FAST" --json
+check "sim twice: the same output" 'import sys
+assert open(sys.argv[1]).read() == open(sys.argv[2]).read()' \
+    "$dir/fast.json" "$dir/fast2.json"
+
+# Ten times slower links: a longer step, the same plan and bytes.
+expect_json "$dir/slow.json" sim --model "$M" --devices 8 --topology "$SLOW" --json
+check "sim --topology $SLOW: the JSON contract" "$SIM_OK" "$dir/slow.json" 8
+check "slower links, longer step" 'import json, sys
+f = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+assert s["step_seconds"] > f["step_seconds"], (s["step_seconds"],
+                                               f["step_seconds"])
+assert s["bytes"] == f["bytes"], (s["bytes"], f["bytes"])' \
+    "$dir/fast.json" "$dir/slow.json"
+
+# One device: nothing moves, the device is never idle.
+expect_json "$dir/one.json" sim --model "$M" --devices 1 --json
+check "sim --devices 1" 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["bytes"] == 0, d["bytes"]
+assert len(d["devices"]) == 1
+e = d["devices"][0]
+assert abs(e["busy_seconds"] - d["step_seconds"]) <= 1e-9 * d["step_seconds"], e
+assert abs(e["idle_seconds"]) <= 1e-9 * d["step_seconds"], e' "$dir/one.json"
+
+# --objective time searches for the topology; still the contract.
+expect_json "$dir/time.json" sim --model "$M" --devices 8 --topology "$FAST" \
+    --objective time --json
+check "sim --objective time: the JSON contract" "$SIM_OK" "$dir/time.json" 8
+
+# ------------------------------------------------------------------ --plan
+
+expect_json "$dir/given.json" sim --model "$M" --plan "$dir/plan.json" \
+    --topology "$FAST" --json
+check "sim --plan: the JSON contract" "$SIM_OK" "$dir/given.json" 8
+check "sim --plan: bytes = the plan's total_bytes" "$SAME_BYTES" \
+    "$dir/given.json" "$dir/plan.json"
+expect_json "$dir/given8.json" sim --model "$M" --plan "$dir/plan.json" \
+    --devices 8 --json
+check "sim --plan --devices 8: bytes = the plan's total_bytes" "$SAME_BYTES" \
+    "$dir/given8.json" "$dir/plan.json"
+# A data-parallel plan is another plan: its own bytes.
+expect_json "$dir/data.json" plan --model "$M" --devices 8 --strategy data --json
+expect_json "$dir/sdata.json" sim --model "$M" --plan "$dir/data.json" --json
+check "sim --plan (data parallel): bytes = the plan's total_bytes" \
+    "$SAME_BYTES" "$dir/sdata.json" "$dir/data.json"
+
+# -------------------------------------------------- model and topology files
+
+run zoo --print "mlp:layers=2,hidden=64,batch=8"
+cp "$out" "$dir/model.txt"
+expect_json "$dir/mplan.json" plan --model-file "$dir/model.txt" --devices 4 --json
+expect_json "$dir/mfile.json" sim --model-file "$dir/model.txt" --devices 4 --json
+check "sim --model-file: the JSON contract" "$SIM_OK" "$dir/mfile.json" 4
+check "sim --model-file: bytes = plan's total_bytes" "$SAME_BYTES" \
+    "$dir/mfile.json" "$dir/mplan.json"
+
+cat >"$dir/topo.txt" <<'EOF'
+# two nodes of four devices
+level 2 25G 5e-6
+level 4 300G 1e-6
+device flops 67T
+EOF
+cat >"$dir/slowtopo.txt" <<'EOF'
+level 2 2.5G 5e-6   # ten times slower
+level 4 30G 1e-6
+device flops 67T
+EOF
+expect_json "$dir/tfile.json" sim --model "$M" --devices 8 \
+    --topology-file "$dir/topo.txt" --json
+check "sim --topology-file: the JSON contract" "$SIM_OK" "$dir/tfile.json" 8
+check "sim --topology-file: bytes = plan's total_bytes" "$SAME_BYTES" \
+    "$dir/tfile.json" "$dir/plan.json"
+expect_json "$dir/tslow.json" sim --model "$M" --devices 8 \
+    --topology-file "$dir/slowtopo.txt" --json
+check "slower links in a topology file, longer step" 'import json, sys
+f = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+assert s["step_seconds"] > f["step_seconds"], (s["step_seconds"],
+                                               f["step_seconds"])' \
+    "$dir/tfile.json" "$dir/tslow.json"
+
+# -------------------------------------------------------------- --timeline
+
+expect_json "$dir/tl.json" sim --model "$M" --devices 8 --topology "$FAST" \
+    --timeline "$dir/tl.svg" --json
+check "sim --timeline: the JSON is unchanged" 'import sys
+assert open(sys.argv[1]).read() == open(sys.argv[2]).read()' \
+    "$dir/fast.json" "$dir/tl.json"
+check "sim --timeline: an SVG with a row of tasks per device" '
+import re, sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == ns + "svg", root.tag
+assert root.get("version") == "1.1", root.get("version")
+labels = [t.text for t in root.iter(ns + "text")]
+for d in range(8):
+    assert "d%d" % d in labels, ("no row label", d)
+links = [l for l in labels if l and re.fullmatch(r"d\d+->d\d+", l)]
+assert links, "no link rows"
+rows = {}
+transfers = 0
+for r in root.iter(ns + "rect"):
+    t = r.find(ns + "title")
+    if t is None:
+        continue
+    m = re.search(r"compute on d(\d+)", t.text)
+    if m:
+        rows.setdefault(int(m.group(1)), []).append(r)
+    elif "transfer" in t.text:
+        transfers += 1
+    assert float(r.get("width")) > 0, r.attrib
+assert sorted(rows) == list(range(8)), sorted(rows)
+assert transfers > 0, "no transfers drawn"
+outlined = [r for r in root.iter(ns + "rect") if r.get("stroke") == "#000000"]
+assert outlined, "no critical path outlined"' "$dir/tl.svg"
+
+# Text output: the step, the per-device table and the critical path.
+expect_text 'step .* simulated' sim --model "$M" --devices 8 --topology "$FAST"
+expect_text 'utilisation' sim --model "$M" --devices 8 --topology "$FAST"
+expect_text '^d7 ' sim --model "$M" --devices 8 --topology "$FAST"
+expect_text 'critical path .* compute' sim --model "$M" --devices 8 --topology "$FAST"
+expect_text '--timeline' help sim
+expect_text '--timeline' sim --help
+expect_text 'sim' help
+
+# -------------------------------------------------------------- bad input
+
+expect_bad_msg 'devices' sim --model "$M" --devices 4 --topology "$FAST" --json
+expect_bad_msg 'devices' sim --model "$M" --devices 8 --topology flat:4:450G
+expect_bad_msg 'devices' sim --model "$M" --plan "$dir/plan.json" --topology flat:4:450G
+expect_bad_msg 'devices' sim --model "$M" --devices 4 --topology-file "$dir/topo.txt"
+expect_bad_msg 'nodes:2x4:300G' sim --model "$M" --devices 8 --topology nodes:2x4:300G
+expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:8:abc
+expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:x:450G
+expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology torus:8:450G
+expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:8:infG
+printf 'level 8 fast\n' >"$dir/badtopo.txt"
+expect_bad_msg 'badtopo.txt' sim --model "$M" --devices 8 --topology-file "$dir/badtopo.txt"
+printf 'level 8 25G\ndevice membw nan\n' >"$dir/nantopo.txt"
+expect_bad_msg 'nantopo.txt' sim --model "$M" --devices 8 --topology-file "$dir/nantopo.txt"
+expect_bad_msg 'not both' sim --model "$M" --devices 8 --topology "$FAST" \
+    --topology-file "$dir/topo.txt"
+expect_bad_msg "unknown option '--bogus'" sim --model "$M" --devices 8 --bogus
+expect_bad_msg 'unexpected argument' sim --model "$M" --devices 8 extra
+expect_bad_msg 'takes no value' sim --model "$M" --devices 8 --json=yes
+expect_bad_msg 'missing.json' sim --model "$M" --devices 8 --plan "$dir/missing.json"
+expect_bad_msg 'missing.txt' sim --model "$M" --devices 8 --topology-file "$dir/missing.txt"
+expect_bad_msg 'missing-model.txt' sim --model-file "$dir/missing-model.txt" --devices 8
+expect_bad_msg 'cannot write' sim --model "$M" --devices 8 --timeline "$dir/no/such/dir/t.svg"
+expect_bad_msg 'not 4' sim --model "$M" --plan "$dir/plan.json" --devices 4
+expect_bad_msg 'objective' sim --model "$M" --devices 8 --objective speed
+expect_bad_msg 'model' sim --devices 8
+expect_bad_msg 'devices' sim --model "$M"
+expect_bad_msg 'devices' sim --model "$M" --devices 0
+expect_bad_msg 'frob' sim --model frob --devices 8
+printf '{"factors": [2, 2, 2], "tensors": [], "ops": []}\n' >"$dir/empty.json"
+expect_bad_msg 'missing from the plan' sim --model "$M" --plan "$dir/empty.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
