@@ -344,7 +344,7 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
     kt__grid grid;
     kt__cover held, need;
     int64_t cell, q = from->partials;
-    int64_t *best = NULL;
+    int64_t *best = NULL, *roots = NULL;
     kt__xfers copies;
     kt_status s;
     kt_transfer t;
@@ -358,7 +358,9 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
     memset(&held, 0, sizeof held);
     memset(&need, 0, sizeof need);
     best = (int64_t *)kt__calloc((size_t)q + 1, sizeof(int64_t));
-    if (!best || !kt__cover_build(&held, &grid, from) ||
+    roots = (int64_t *)kt__calloc((size_t)(from->ndev + to->ndev) + 1,
+                                  sizeof(int64_t));
+    if (!best || !roots || !kt__cover_build(&held, &grid, from) ||
         !kt__cover_build(&need, &grid, to)) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering %s",
                      x->name);
@@ -395,14 +397,13 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
                 kt__xfer_push(out, &t);
             }
         } else {
-            int64_t roots[1024], nroots = 0, r;
+            int64_t nroots = 0, r;
             int longest = 0, d;
-            for (i = n0; i < n1 && nroots < 1024; i++)
+            for (i = n0; i < n1; i++)
                 if (kt__covers(&held, cell, need.dev[i]))
                     roots[nroots++] = need.dev[i];
             if (nroots == 0)
-                for (i = h0; i < h1 && nroots < 1024; i++)
-                    roots[nroots++] = held.dev[i];
+                for (i = h0; i < h1; i++) roots[nroots++] = held.dev[i];
             for (d = 1; d < x->rank; d++)
                 if (box.r[d].hi - box.r[d].lo >
                     box.r[longest].hi - box.r[longest].lo)
@@ -448,6 +449,7 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
 done:
     KT_FREE(copies.x);
     KT_FREE(best);
+    KT_FREE(roots);
     kt__cover_free(&held);
     kt__cover_free(&need);
     kt__grid_free(&grid);
@@ -468,6 +470,10 @@ static kt_status kt__lower_tasks(const kt_graph *g, const kt_plan *p,
                                  kt_program *prog, kt_error *err) {
     int o, i;
     int64_t dev, k = 0;
+    if ((double)g->nop * (double)prog->ndev > (double)(INT_MAX / 2))
+        return kt__fail(err, KT_ERR_LIMIT, 0, "lowering: %d ops on %lld "
+                        "devices are too many tasks", g->nop,
+                        (long long)prog->ndev);
     prog->ntask = (int)(g->nop * prog->ndev);
     prog->task = (kt_task *)kt__calloc((size_t)prog->ntask + 1,
                                        sizeof(kt_task));
@@ -580,6 +586,9 @@ static kt_status kt__topology_finish(kt_topology *t, const char *what,
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: level %d "
                             "needs a fan-out >= 1 and a positive bandwidth",
                             what, l + 1);
+        if (t->fanout[l] > KT_MAX_DEVICES / t->ndev)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: more than "
+                            "%d devices", what, KT_MAX_DEVICES);
         t->ndev *= t->fanout[l];
         if (t->ndev > KT_MAX_DEVICES)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: more than "
@@ -1028,10 +1037,10 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
                         readers[rfirst[tensor_of[i]] + fill[tensor_of[i]]++] = i;
                 KT_FREE(fill);
             }
+            /* its own input transfers too: they read the old value */
             for (i = rfirst[op->output]; i < rfirst[op->output + 1]; i++) {
                 int k = readers[i];
-                if (out->task[k].op != o &&
-                    !kt__edge2(&e, (int)(o * nd + out->task[k].src), k))
+                if (!kt__edge2(&e, (int)(o * nd + out->task[k].src), k))
                     goto nomem;
             }
         }

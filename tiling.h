@@ -234,8 +234,9 @@ kt_status kt_placement_from_tiling(kt_placement *p, const kt_tiling *t,
    summed over the tensor and multiplied by elem_bytes.  received (may be
    NULL) gets the bytes each device receives; it sums to *bytes.  A reduction
    is attributed as a reduce-scatter: each element's reduction lands on one
-   of the devices in T∩H (or H when that is empty), the elements of a tile
-   shared evenly among them, and is then delivered to the rest of T. */
+   of the devices in T∩H (or H when that is empty), each cell of the grid
+   split among them along its longest dimension, and is then delivered to
+   the rest of T. */
 kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
                              const kt_placement *from, const kt_placement *to,
                              int64_t *bytes, int64_t *received, kt_error *err);
@@ -801,6 +802,9 @@ kt_status kt_tiling_check(const kt_tiling *t, const char *name, int rank,
     int i;
     const char *who = name ? name : "tensor";
     text[0] = '\0';
+    if (rank < 0 || rank > KT_MAX_DIMS)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: rank %d is outside "
+                        "0..%d", who, rank, KT_MAX_DIMS);
     if (err) kt_tiling_format(t, text, sizeof text); /* only for messages */
     if (t->ncuts != f->count)
         return kt__fail(err, KT_ERR_INVALID, 0,
@@ -839,6 +843,7 @@ void kt_tiling_device_box(const kt_tiling *t, int rank, const int64_t *shape,
     int64_t pc = 0;
     int i;
     kt_device_coords(f, device, coords);
+    if (rank > KT_MAX_DIMS) rank = KT_MAX_DIMS; /* callers check; no overrun */
     for (i = 0; i < rank; i++) {
         box->r[i].lo = 0;
         box->r[i].hi = shape[i];
@@ -858,6 +863,7 @@ kt_flat kt_tiling_flatten(const kt_tiling *t, int rank, const kt_factors *f) {
     kt_flat fl;
     int i;
     memset(&fl, 0, sizeof fl);
+    if (rank > KT_MAX_DIMS) rank = KT_MAX_DIMS; /* callers check; no overrun */
     for (i = 0; i < rank; i++) fl.parts[i] = 1;
     fl.replicas = fl.partials = 1;
     for (i = 0; i < t->ncuts && i < f->count; i++) {
@@ -1189,12 +1195,33 @@ static kt_status kt__check_placement(const kt_placement *p, int rank,
     return KT_OK;
 }
 
+/* How many of a cell's elements root r of n reduces: the cell is split
+   along its longest dimension into n balanced blocks (sched.h's kt_lower
+   sends exactly these blocks). */
+static int64_t kt__root_share(const kt__grid *g, int64_t cell, int64_t n,
+                              int64_t r) {
+    kt_range len[KT_MAX_DIMS];
+    int64_t share = 1;
+    int d, longest = 0;
+    for (d = 0; d < g->rank; d++) {
+        int i = (int)((cell / g->stride[d]) % (g->ncut[d] - 1));
+        len[d].lo = g->cut[d][i];
+        len[d].hi = g->cut[d][i + 1];
+        if (len[d].hi - len[d].lo > len[longest].hi - len[longest].lo)
+            longest = d;
+    }
+    len[longest] = kt_split_range(len[longest], (int)n, (int)r);
+    for (d = 0; d < g->rank; d++) share *= len[d].hi - len[d].lo;
+    return share;
+}
+
 /* Who receives what.  Without partial sums a device receives what it
    needs and does not hold.  With partial sums the roots of a cell are the
    devices in T and H (or all of H when no device of T holds a partial);
-   root j of n reduces block j of the cell's elements (a balanced split, as
-   a ring reduce-scatter does): it receives the q-1 other partials of that
-   block, then every other device of T receives the block from it. */
+   root j of n reduces block j of the cell (split along its longest
+   dimension, as a ring reduce-scatter shares the work): it receives the
+   q-1 other partials of that block, then every other device of T receives
+   the block from it. */
 static void kt__attribute_received(const kt__grid *g, const kt_placement *from,
                                    const kt_placement *to, const int64_t *need,
                                    const int64_t *both, const int64_t *held,
@@ -1214,24 +1241,14 @@ static void kt__attribute_received(const kt__grid *g, const kt_placement *from,
             int in_h = holds && kt__span_contains(g, hf, hl, c);
             if (!in_h) {
                 got += vol;
-                if (q > 1 && held[c] == 0) {
+                if (q > 1 && held[c] == 0)
                     /* no device holds a partial (a hand-made source with a
                        gap): the needers share the q-1 reduction terms */
-                    kt_range all, mine;
-                    all.lo = 0;
-                    all.hi = vol;
-                    mine = kt_split_range(all, (int)need[c],
-                                          (int)roots_seen[c]++);
-                    got += (q - 1) * (mine.hi - mine.lo);
-                }
+                    got += (q - 1) *
+                           kt__root_share(g, c, need[c], roots_seen[c]++);
             } else if (q > 1) {
                 /* in T and H: one of the both[c] roots */
-                kt_range all, mine;
-                int64_t part;
-                all.lo = 0;
-                all.hi = vol;
-                mine = kt_split_range(all, (int)both[c], (int)roots_seen[c]++);
-                part = mine.hi - mine.lo;
+                int64_t part = kt__root_share(g, c, both[c], roots_seen[c]++);
                 got += (q - 1) * part + (vol - part);
             }
         }
@@ -1239,13 +1256,9 @@ static void kt__attribute_received(const kt__grid *g, const kt_placement *from,
         if (holds && q > 1)
         for (kt__span_begin(&it, g, hf, hl); !it.done; kt__span_next(&it, g)) {
             int64_t c = it.cell;
-            if (need[c] > 0 && both[c] == 0) {
-                kt_range all, mine;
-                all.lo = 0;
-                all.hi = kt__cell_volume(g, c);
-                mine = kt_split_range(all, (int)held[c], (int)roots_seen[c]++);
-                got += (q - 1) * (mine.hi - mine.lo);
-            }
+            if (need[c] > 0 && both[c] == 0)
+                got += (q - 1) *
+                       kt__root_share(g, c, held[c], roots_seen[c]++);
         }
         received[dev] = got * elem_bytes;
     }
@@ -1394,11 +1407,22 @@ kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
     if (elem_bytes < 1)
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "conversion cost: element size %d", elem_bytes);
-    for (d = 0; d < rank; d++)
-        if (shape[d] < 1)
-            return kt__fail(err, KT_ERR_SHAPE, 0,
-                            "conversion cost: dim %d has extent %lld", d,
-                            (long long)shape[d]);
+    {
+        /* the most an element can cost is q - 1 + ndev; keep every sum of
+           bytes inside int64 */
+        double worst = (double)elem_bytes *
+                       (double)(from->partials + to->ndev);
+        for (d = 0; d < rank; d++) {
+            if (shape[d] < 1)
+                return kt__fail(err, KT_ERR_SHAPE, 0,
+                                "conversion cost: dim %d has extent %lld", d,
+                                (long long)shape[d]);
+            worst *= (double)shape[d];
+        }
+        if (worst > (double)(INT64_C(1) << 60))
+            return kt__fail(err, KT_ERR_LIMIT, 0, "conversion cost: up to "
+                            "%.3g bytes could move, beyond 2^60", worst);
+    }
     if (received)
         for (dev = 0; dev < to->ndev; dev++) received[dev] = 0;
     if (from->partials == 1) {
@@ -1640,8 +1664,8 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
                         "tensor %s: rank %d is outside 1..%d", name, rank,
                         KT_MAX_DIMS);
     {
-        /* element counts stay far from int64 so every volume and byte
-           count computed from them is exact */
+        /* element counts stay far from int64 so every volume is exact
+           (byte counts are checked where they are summed) */
         double elements = 1;
         for (d = 0; d < rank; d++) {
             if (shape[d] < 1 || shape[d] > (INT64_C(1) << 40))
@@ -4658,6 +4682,16 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
             KT_FREE(stride);
             KT_FREE(nt.var);
             KT_FREE(nt.t);
+            if (nv > 1024) {
+                KT_FREE(in);
+                KT_FREE(vars);
+                KT_FREE(e->others);
+                KT_FREE(e->argmin);
+                e->others = NULL;
+                e->argmin = NULL;
+                return kt__fail(err, KT_ERR_LIMIT, 0, "level DP: a table "
+                                "over %d tensors", nv);
+            }
             goto nomem;
         }
         for (j = 0; j < nin; j++) {
@@ -5814,6 +5848,23 @@ static void kt__fresh_name(const kt_graph *g, const char *prefix,
     }
 }
 
+/* A gradient name no tensor and no earlier gradient of this run has:
+   d<name>, else d<name>_1, d<name>_2, ...  ("__" is kept for partial
+   gradients, so no candidate adds one). */
+static int kt__gradient_name(const kt_graph *g, const char *name,
+                             char (*taken)[KT_NAME_MAX], int ntaken,
+                             char *out) {
+    int n, k;
+    for (n = 0; n < 1000; n++) {
+        if (n == 0) snprintf(out, KT_NAME_MAX, "d%.40s", name);
+        else snprintf(out, KT_NAME_MAX, "d%.40s_%d", name, n);
+        if (kt_graph_find_tensor(g, out) >= 0) continue;
+        for (k = 0; k < ntaken && strcmp(taken[k], out) != 0; k++) {}
+        if (k == ntaken) return 1;
+    }
+    return 0;
+}
+
 /* dX = dX__1 + dX__2 + ... (the chain rule's sum over X's readers; Tofu
    5.1 groups it with X).  A statement reads at most KT_MAX_VARS tensors,
    so long sums (a weight shared by many unrolled steps) go in stages
@@ -5953,7 +6004,12 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
         first_reader[i] = -1;
         if (g->tensor[i].kind == KT_INPUT || g->tensor[i].kind == KT_OPTSTATE)
             need[i] = 0; /* data and state get no gradient */
-        if (need[i]) kt__fresh_name(g, "d", g->tensor[i].name, "", gname[i]);
+        if (need[i] && !kt__gradient_name(g, g->tensor[i].name, gname, i,
+                                          gname[i])) {
+            s = kt__fail(err, KT_ERR_LIMIT, 0, "autodiff: no free name for "
+                         "the gradient of %s", g->tensor[i].name);
+            goto done;
+        }
     }
     for (i = 0; i < nfwd; i++) {
         if (!relevant[i]) continue;

@@ -265,5 +265,13 @@ int main(void) {
                 "p[i,k] = log(1.5 + y[i,k] * y[i,k]) + sqrt(2 + y[i,k])\n"
                 "loss p\n",
                 1);
+    /* gradient names never collide: w, dw and _w all get gradients */
+    check_model("names that look like gradients",
+                "input x[3,2]\nweight w[2,2]\nweight dw[2,2]\nweight _w[2,2]\n"
+                "a[i,k] = sum(j) x[i,j] * w[j,k]\n"
+                "b[i,k] = sum(j) a[i,j] * dw[j,k]\n"
+                "c[i,k] = sum(j) b[i,j] * _w[j,k]\n"
+                "loss c\n",
+                0);
     return KT_TEST_SUMMARY();
 }

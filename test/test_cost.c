@@ -1444,6 +1444,27 @@ static void test_cost_errors(void) {
 /* ------------------------------------------------------------------ main */
 
 int main(void) {
+    {
+        /* review findings: a rank beyond KT_MAX_DIMS is an error, not an
+           overrun; byte counts that could pass int64 are refused */
+        kt_factors f2;
+        kt_tiling a, b;
+        kt_error err;
+        int64_t shape[12] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, bytes;
+        int64_t huge[2] = {INT64_C(1) << 20, INT64_C(1) << 26};
+        kt_factors_parse("2", &f2, &err);
+        kt_tiling_parse("S0", &a, &err);
+        kt_tiling_parse("R", &b, &err);
+        CHECK(kt_tiling_conversion_cost(12, shape, 4, &f2, &a, &b, &bytes,
+                                        NULL, &err) == KT_ERR_INVALID &&
+              strstr(err.message, "rank"));
+        kt_factors_parse("128,128", &f2, &err);
+        kt_tiling_parse("S0.S1", &a, &err);
+        kt_tiling_parse("R.R", &b, &err);
+        CHECK(kt_tiling_conversion_cost(2, huge, 8, &f2, &a, &b, &bytes, NULL,
+                                        &err) == KT_ERR_LIMIT);
+    }
+
     clock_t t0 = clock();
     printf("test_cost: seed %llx\n", (unsigned long long)SEED);
     rng_state = SEED;
