@@ -6,32 +6,10 @@
 # Environment: KTILE (default build/ktile), KT_WRAP (a command put in front
 # of every ktile run, e.g. valgrind).  Ends with "N passed, M failed".
 
-KTILE=${KTILE:-build/ktile}
-pass=0
-fail=0
-dir=$(mktemp -d "${TMPDIR:-/tmp}/ktile-cli.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-err=$dir/err
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup cli
 
-run() {
-    # KT_WRAP is a command line: split it into words on purpose.
-    # shellcheck disable=SC2086
-    ${KT_WRAP:-} "$KTILE" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: ktile $*"
-    echo "  exit status $rc; stdout:"
-    sed 's/^/    /' "$out"
-    echo "  stderr:"
-    sed 's/^/    /' "$err"
-}
-
-# expect_json 'EXACT STDOUT LINE' ARGS...
+# expect_json (exact; replaces cli_lib.sh's) 'EXACT STDOUT LINE' ARGS...
 expect_json() {
     want=$1
     shift
@@ -45,36 +23,7 @@ expect_json() {
     fi
 }
 
-# expect_text 'GREP PATTERN' ARGS...: exit 0, stdout matches, stderr empty
-expect_text() {
-    pattern=$1
-    shift
-    run "$@"
-    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && grep -q -- "$pattern" "$out"; then
-        ok
-    else
-        echo "expected output matching: $pattern"
-        bad "$@"
-    fi
-}
-
-# expect_bad ARGS...: exit 2, one "ktile: " line on stderr, empty stdout
-expect_bad() {
-    run "$@"
-    if [ "$rc" -eq 2 ] && [ ! -s "$out" ] &&
-        [ "$(wc -l <"$err")" -eq 1 ] && grep -q '^ktile: ..*' "$err"; then
-        ok
-    else
-        echo "expected exit status 2 and one 'ktile: ...' line on stderr"
-        bad "$@"
-    fi
-}
-
-if [ ! -x "$KTILE" ]; then
-    echo "FAIL: $KTILE is not built"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_ktile
 
 # P -> R of a 4x4 float32 over 2 devices is an all-reduce: 2(k-1)S, S = 64.
 expect_json '{"bytes": 128}' cost --shape 4x4 --factors 2 --from P --to R --json

@@ -12,105 +12,10 @@
 # Environment: KTILE (default build/ktile), KT_WRAP (a command put in front
 # of every ktile run, e.g. valgrind).  Ends with "N passed, M failed".
 
-KTILE=${KTILE:-build/ktile}
-pass=0
-fail=0
-dir=$(mktemp -d "${TMPDIR:-/tmp}/ktile-sim.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
-out=$dir/out
-err=$dir/err
-
-run() {
-    # KT_WRAP is a command line: split it into words on purpose.
-    # shellcheck disable=SC2086
-    ${KT_WRAP:-} "$KTILE" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: ktile $*"
-    echo "  exit status $rc; stdout:"
-    head -c 2000 "$out" | sed 's/^/    /'
-    echo
-    echo "  stderr:"
-    sed 's/^/    /' "$err"
-}
-
-# expect_json FILE ARGS...: exit 0, empty stderr, stdout is one JSON
-# object on one line, saved to FILE (emptied on failure)
-expect_json() {
-    file=$1
-    shift
-    run "$@"
-    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && [ "$(wc -l <"$out")" -eq 1 ] &&
-        python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
-assert isinstance(d, dict)' "$out" 2>/dev/null; then
-        cp "$out" "$file"
-        ok
-        return 0
-    fi
-    echo "expected exit status 0 and one JSON object on one line"
-    bad "$@"
-    : >"$file"
-    return 1
-}
-
-# expect_text 'GREP PATTERN' ARGS...: exit 0, stdout matches, stderr empty
-expect_text() {
-    pattern=$1
-    shift
-    run "$@"
-    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && grep -q -- "$pattern" "$out"; then
-        ok
-    else
-        echo "expected output matching: $pattern"
-        bad "$@"
-    fi
-}
-
-# expect_bad_msg 'GREP PATTERN' ARGS...: exit 2, empty stdout, one
-# "ktile: ..." line on stderr matching the pattern
-expect_bad_msg() {
-    pattern=$1
-    shift
-    run "$@"
-    if [ "$rc" -eq 2 ] && [ ! -s "$out" ] &&
-        [ "$(wc -l <"$err")" -eq 1 ] && grep -q "^ktile: .*$pattern" "$err"
-    then
-        ok
-    else
-        echo "expected exit status 2 and one 'ktile: ...$pattern...' line"
-        bad "$@"
-    fi
-}
-
-# check 'WHAT' 'PYTHON CODE' ARGS...: the code (sys.argv[1:] = ARGS) must
-# exit 0; an AssertionError's message is shown
-check() {
-    what=$1
-    code=$2
-    shift 2
-    if python3 -c "$code" "$@" >"$dir/py" 2>&1; then
-        ok
-    else
-        fail=$((fail + 1))
-        echo "FAIL: $what"
-        sed 's/^/    /' "$dir/py"
-    fi
-}
-
-if [ ! -x "$KTILE" ]; then
-    echo "FAIL: $KTILE is not built"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "FAIL: python3 is needed to read ktile's JSON and SVG"
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup sim
+require_ktile
+require_python
 
 M=mlp:layers=4,hidden=1024,batch=64
 FAST=nodes:2x4:300G:25G
