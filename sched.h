@@ -29,6 +29,7 @@
                  kt_topology_machine
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
                  kt_sim_run kt_sim_free
+     search      kt_plan_mcmc
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
                  kt_sync_sfb kt_sync_collective
 */
@@ -182,6 +183,33 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
    busy and the critical path. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 void kt_sim_free(kt_sim *s);
+
+/* ------------------------------------------------------------ MCMC search */
+
+typedef struct kt_mcmc_options {
+    double seconds;        /* CPU time budget; 0: none (use proposals)      */
+    int64_t proposals;     /* proposal budget; 0: none (use seconds)        */
+    double beta;           /* Metropolis: accept worse with exp(-beta*dt/t) */
+    uint64_t seed;         /* same seed and proposal budget, same plan      */
+    int restarts;          /* chains: the first from data parallelism (or
+                              the DP plan when it does not apply), the rest
+                              from random plans; 0: 2                       */
+} kt_mcmc_options;
+
+/* FlexFlow 6: a Markov chain over plans.  A proposal picks a random
+   operator and gives it a random configuration -- a random variable to
+   split at every cut, its output tensor tiled to match (split where the
+   op's output is split, replicated where it is reduced or replicated) --
+   or, half of the time, gives a random tensor a random tiling (the only
+   way weights and inputs move); it prices the plan by full simulation of
+   the lowered plan on topology t, and
+   accepts it by the Metropolis rule on the relative change of the step
+   time.  *p is the best plan seen (initialised by the call); accepted and
+   tried count the proposals. */
+kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
+                       const kt_topology *t, const kt_mcmc_options *opt,
+                       kt_plan *p, double *step_seconds, int64_t *tried,
+                       int64_t *accepted, kt_error *err);
 
 /* ---------------------------------------------- gradient synchronisation */
 
@@ -1226,6 +1254,215 @@ out:
     KT_FREE(sfirst);
     KT_FREE(succ);
     return st;
+}
+
+/* ------------------------------------------------------------ MCMC search */
+
+static uint64_t kt__rng(uint64_t *s) { /* xorshift64 */
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static double kt__rng_unit(uint64_t *s) {
+    return (double)(kt__rng(s) >> 11) / (double)(UINT64_C(1) << 53);
+}
+
+/* Simulated step time of a plan on t. */
+static kt_status kt__plan_time(const kt_graph *g, const kt_plan *p,
+                               const kt_topology *t, double *seconds,
+                               kt_error *err) {
+    kt_program prog;
+    kt_sim sim;
+    kt_status s = kt_lower(g, p, &prog, err);
+    if (s != KT_OK) return s;
+    s = kt_sim_build(g, p, &prog, t, &sim, err);
+    if (s == KT_OK) s = kt_sim_run(&sim, err);
+    if (s == KT_OK) *seconds = sim.step_seconds;
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    return s;
+}
+
+static kt_status kt__plan_copy(kt_plan *dst, const kt_plan *src,
+                               const kt_graph *g, kt_error *err) {
+    kt_status s = kt_plan_init(dst, g, &src->f, err);
+    if (s != KT_OK) return s;
+    memcpy(dst->tiling, src->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
+    memcpy(dst->split, src->split,
+           sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+    return KT_OK;
+}
+
+/* A random configuration of op o (FlexFlow 6's proposal): a splittable
+   variable with enough elements at every cut, and the output tiled where
+   the op computes it.  0 when the op's output cannot take that tiling. */
+static int kt__propose(const kt_graph *g, kt_plan *p, int o, uint64_t *rng) {
+    const kt_op *op = &g->op[o];
+    const kt_tensor *x = &g->tensor[op->output];
+    int64_t parts[KT_MAX_VARS], dparts[KT_MAX_DIMS];
+    int i, v, d, cand[KT_MAX_VARS], n;
+    kt_tiling t = p->tiling[op->output];
+    int split[KT_MAX_CUTS];
+    for (v = 0; v < op->nvars; v++) parts[v] = 1;
+    for (d = 0; d < x->rank; d++) dparts[d] = 1;
+    for (i = 0; i < p->f.count; i++) {
+        int k = p->f.k[i];
+        for (n = 0, v = 0; v < op->nvars; v++)
+            if (op->var[v].splittable && parts[v] * k <= op->var[v].extent)
+                cand[n++] = v;
+        v = n ? cand[kt__rng(rng) % (uint64_t)n] : KT_SPLIT_REPLICATE;
+        split[i] = v;
+        if (v >= 0) parts[v] *= k;
+        /* the output where the op leaves it: split along the variable's
+           dimension, replicated after a reduction (or when the dimension
+           is used up, or the op is in place: its tiling is the tensor's) */
+        if (v >= 0 && !op->var[v].reduction && v < op->out_rank &&
+            dparts[v] * k <= x->shape[v] && !op->in_place) {
+            t.cut[i] = (signed char)v;
+            dparts[v] *= k;
+        } else if (!op->in_place) {
+            t.cut[i] = KT_CUT_R;
+        }
+    }
+    if (kt_tiling_check(&t, NULL, x->rank, x->shape, &p->f, 0, NULL) != KT_OK)
+        return 0;
+    for (i = 0; i < p->f.count; i++) p->split[o * KT_MAX_CUTS + i] = split[i];
+    p->tiling[op->output] = t;
+    return 1;
+}
+
+/* The other move: a random tensor gets a random tiling (leaves such as
+   weights are no op's output, so only this move retiles them). */
+static int kt__propose_tensor(const kt_graph *g, kt_plan *p, int x,
+                              uint64_t *rng) {
+    const kt_tensor *tx = &g->tensor[x];
+    int64_t parts[KT_MAX_DIMS];
+    int i, d, cand[KT_MAX_DIMS + 1], n;
+    kt_tiling t = p->tiling[x];
+    for (d = 0; d < tx->rank; d++) parts[d] = 1;
+    for (i = 0; i < p->f.count; i++) {
+        int k = p->f.k[i];
+        for (n = 0, d = 0; d < tx->rank; d++)
+            if (parts[d] * k <= tx->shape[d]) cand[n++] = d;
+        cand[n++] = KT_CUT_R;
+        d = cand[kt__rng(rng) % (uint64_t)n];
+        t.cut[i] = (signed char)d;
+        if (d >= 0) parts[d] *= k;
+    }
+    p->tiling[x] = t;
+    return 1;
+}
+
+kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
+                       const kt_topology *t, const kt_mcmc_options *opt,
+                       kt_plan *p, double *step_seconds, int64_t *tried,
+                       int64_t *accepted, kt_error *err) {
+    kt_mcmc_options o;
+    kt_search_options so;
+    kt_machine m = kt_topology_machine(t);
+    kt_plan cur, next;
+    double start = kt__now(), cur_time, best_time = -1, next_time;
+    uint64_t rng;
+    int chain, o_idx;
+    kt_status s = KT_OK;
+    memset(&o, 0, sizeof o);
+    if (opt) o = *opt;
+    if (o.restarts <= 0) o.restarts = 2;
+    if (o.beta <= 0) o.beta = 20;
+    if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
+    rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
+    *tried = *accepted = 0;
+    memset(p, 0, sizeof *p);
+    if (kt_factors_devices(f) != t->ndev)
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the topology has %lld "
+                        "devices, the factors %lld", (long long)t->ndev,
+                        (long long)kt_factors_devices(f));
+    if (g->nop == 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the graph has no ops");
+    memset(&so, 0, sizeof so);
+    so.machine = &m;
+    for (chain = 0; chain < o.restarts; chain++) {
+        int64_t budget = o.proposals ? o.proposals / o.restarts : 0, step;
+        /* chain 0 from data parallelism (the DP plan where it does not
+           apply), the others from random plans: every op proposed once */
+        so.strategy = KT_STRATEGY_DATA;
+        s = kt_plan_search(g, f, &so, &cur, err);
+        if (s != KT_OK) {
+            so.strategy = KT_STRATEGY_DP;
+            s = kt_plan_search(g, f, &so, &cur, err);
+        }
+        if (s != KT_OK) break;
+        if (chain > 0)
+            for (o_idx = 0; o_idx < g->nop; o_idx++)
+                (void)kt__propose(g, &cur, o_idx, &rng);
+        if ((s = kt__plan_time(g, &cur, t, &cur_time, err)) != KT_OK) {
+            kt_plan_free(&cur);
+            break;
+        }
+        if (best_time < 0 || cur_time < best_time) {
+            kt_plan_free(p);
+            if ((s = kt__plan_copy(p, &cur, g, err)) != KT_OK) {
+                kt_plan_free(&cur);
+                break;
+            }
+            best_time = cur_time;
+        }
+        for (step = 0; s == KT_OK; step++) {
+            int op;
+            if (budget && step >= budget) break;
+            if (!budget && kt__now() - start >
+                                o.seconds * (chain + 1) / o.restarts)
+                break;
+            if ((s = kt__plan_copy(&next, &cur, g, err)) != KT_OK) break;
+            (*tried)++;
+            if (kt__rng(&rng) & 1) {
+                op = (int)(kt__rng(&rng) % (uint64_t)g->nop);
+                if (!kt__propose(g, &next, op, &rng)) op = -1;
+            } else {
+                op = (int)(kt__rng(&rng) % (uint64_t)g->ntensor);
+                kt__propose_tensor(g, &next, op, &rng);
+            }
+            if (op < 0) {
+                kt_plan_free(&next);
+                continue;
+            }
+            s = kt__plan_time(g, &next, t, &next_time, err);
+            if (s != KT_OK) {
+                kt_plan_free(&next);
+                break;
+            }
+            /* Metropolis on the relative change (FlexFlow 6) */
+            if (next_time <= cur_time ||
+                kt__rng_unit(&rng) <
+                    exp(-o.beta * (next_time - cur_time) / cur_time)) {
+                kt_plan_free(&cur);
+                cur = next;
+                cur_time = next_time;
+                (*accepted)++;
+                if (cur_time < best_time) {
+                    kt_plan_free(p);
+                    if ((s = kt__plan_copy(p, &cur, g, err)) != KT_OK) break;
+                    best_time = cur_time;
+                }
+            } else {
+                kt_plan_free(&next);
+            }
+        }
+        kt_plan_free(&cur);
+    }
+    if (s == KT_OK) s = kt_plan_eval(g, p, err);
+    if (s != KT_OK) {
+        kt_plan_free(p);
+        return s;
+    }
+    p->memory_bytes = kt_plan_memory(g, p);
+    p->step_seconds = best_time;
+    p->search_seconds = kt__now() - start;
+    *step_seconds = best_time;
+    kt__ok(err);
+    return KT_OK;
 }
 
 /* ---------------------------------------------- gradient synchronisation */

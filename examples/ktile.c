@@ -1549,6 +1549,8 @@ static int finish_plan(const kt_graph *g, const kt_plan *p,
    A search tiling.h does not offer yet is STRATEGY_MISSING and refused;
    when it lands, its enum value goes here and nothing else changes. */
 #define STRATEGY_MISSING (-1)
+/* FlexFlow's MCMC lives in sched.h (it prices plans by simulation). */
+#define STRATEGY_MCMC (-3)
 
 static const struct strategy_name {
     const char *name;
@@ -1563,7 +1565,9 @@ static const struct strategy_name {
     {"equalchop", KT_STRATEGY_EQUALCHOP, "equal chop of every tensor"},
     {"bruteforce", KT_STRATEGY_BRUTEFORCE,
      "every tiling at every cut (small graphs only)"},
-    {"mcmc", STRATEGY_MISSING, "FlexFlow MCMC search"},
+    {"mcmc", STRATEGY_MCMC,
+     "FlexFlow MCMC: random op or tensor moves priced by simulation on the "
+     "topology (1000 proposals, seed 1); reports the simulated step"},
 };
 
 static const int nstrategies =
@@ -1788,12 +1792,47 @@ static int cmd_plan(int argc, char **argv) {
     opt.strategy = (kt_strategy)strategy;
     opt.machine = machine_set ? &machine : NULL;
     opt.memory_cap = cap;
-    if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
-        kt_graph_destroy(g);
-        return fail_kt("plan", &err);
+    if (strategy == STRATEGY_MCMC) {
+        /* FlexFlow 6 on the topology (default flat:N:450G) */
+        kt_topology topo;
+        kt_mcmc_options mo;
+        char spec[64];
+        double step;
+        int64_t tried, accepted;
+        const char *tspec = o[O_TOPOLOGY].value;
+        if (!tspec) {
+            snprintf(spec, sizeof spec, "flat:%lld:450G",
+                     (long long)kt_factors_devices(&f));
+            tspec = spec;
+        }
+        if (cap) {
+            kt_graph_destroy(g);
+            return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
+                        "supported by --strategy mcmc");
+        }
+        if (kt_topology_parse(tspec, &topo, &err) != KT_OK) {
+            kt_graph_destroy(g);
+            return fail_kt("plan", &err);
+        }
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 1000;
+        mo.seed = 1;
+        if (kt_plan_mcmc(g, &f, &topo, &mo, &p, &step, &tried, &accepted,
+                         &err) != KT_OK) {
+            kt_graph_destroy(g);
+            return fail_kt("plan", &err);
+        }
+        p.step_seconds = step; /* simulated; shown as for the other
+                                   searches, with --objective time or
+                                   --topology (DESIGN.md) */
+    } else {
+        if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
+            kt_graph_destroy(g);
+            return fail_kt("plan", &err);
+        }
+        p.step_seconds = kt_plan_step_seconds(g, &p, opt.machine);
     }
     p.memory_bytes = kt_plan_memory(g, &p);
-    p.step_seconds = kt_plan_step_seconds(g, &p, opt.machine);
 
     model_label(&ma, label, sizeof label);
     r.cmd = "plan";
