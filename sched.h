@@ -13,10 +13,11 @@
      3.4, Eq. 8.3).
 
      Done so far (the sched.h issue is open): lowering and the
-     per-device-pair byte matrix; hierarchical topologies; the task graph
-     and FlexFlow's full simulation; parameter-server, sufficient-factor
+     per-device-pair byte matrix; hierarchical topologies; the task graph,
+     FlexFlow's full simulation and schedules given as an op order; MCMC
+     search priced by full simulation; parameter-server, sufficient-factor
      and collective cost models.  Still to come: delta simulation,
-     schedules given as input, MCMC, wait-free backprop and bucketing.
+     wait-free backprop and bucket merging, profile tables.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
