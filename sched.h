@@ -29,7 +29,7 @@
      topology    kt_topology_parse kt_topology_load_file kt_topology_level
                  kt_topology_machine
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
-                 kt_sim_run kt_sim_free
+                 kt_sim_run kt_sim_delta kt_sim_invalidate kt_sim_free
      search      kt_plan_mcmc
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
                  kt_sync_sfb kt_sync_collective
@@ -161,6 +161,8 @@ typedef struct kt_sim {
     double *busy;         /* per compute device, seconds busy              */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
+    struct kt__sim_work *work; /* the last timeline and the successor lists,
+                                  kept for delta simulation (internal)      */
 } kt_sim;
 
 /* Builds the task graph of a lowered program on a topology: compute times
@@ -183,6 +185,17 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
    busy and the critical path. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
+/* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
+   (> 0); the timeline is brought up to date by re-simulating only from the
+   first changed task in the previous run's order until it rejoins the
+   previous timeline.  Gives exactly kt_sim_run's result.  Needs a
+   kt_sim_run of this task graph before. */
+kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
+                       const double *seconds, kt_error *err);
+/* kt_sim_run keeps the successor lists it derives from the predecessor
+   lists; call this after changing the predecessor lists or the task count
+   of a kt_sim yourself. */
+void kt_sim_invalidate(kt_sim *s);
 void kt_sim_free(kt_sim *s);
 
 /* ------------------------------------------------------------ MCMC search */
@@ -732,6 +745,7 @@ void kt_sim_free(kt_sim *s) {
     KT_FREE(s->pred);
     KT_FREE(s->busy);
     KT_FREE(s->critical);
+    kt_sim_invalidate(s);
     memset(s, 0, sizeof *s);
 }
 
@@ -1111,149 +1125,468 @@ done:
     return s;
 }
 
-/* Min-heap of (ready time, task), ties by task index: deterministic. */
-static int kt__heap_less(const double *ready, int a, int b) {
-    return ready[a] < ready[b] || (ready[a] == ready[b] && a < b);
+/* The simulator's workspace, kept in the kt_sim between runs so that a
+   delta simulation can start from the previous timeline.
+
+   Why resuming is exact.  When every task ends strictly after it becomes
+   ready, Algorithm 1 starts tasks in increasing (ready time, index) order:
+   a task pushed while t is started is ready no earlier than t ends, which
+   is later than t became ready.  So a task's timing depends only on tasks
+   started before it, and changing the run time of some tasks changes
+   nothing started before the first of them: the simulation can be resumed
+   from that point with the state the previous run had there.
+
+   The hot per-task data lives here in compact arrays (the task structs
+   are 72 bytes: one cache miss each), copied back to the tasks after a
+   run. */
+typedef struct kt__hitem {
+    double ready;
+    int task;
+} kt__hitem;
+
+typedef struct kt__wait {
+    double ready; /* latest end of the predecessors started so far */
+    int indeg;    /* predecessors not yet started                   */
+} kt__wait;
+
+struct kt__sim_work {
+    int n;               /* tasks the workspace was built for             */
+    int64_t nres;        /* compute devices + links                        */
+    int *pred_first;     /* n + 1: task i waits for pred[pred_first[i]..)  */
+    int *succ_first;     /* successors (CSR), derived from the pred lists  */
+    int *succ;
+    int *dev;            /* per task: its resource                         */
+    double *sec, *start, *end;
+    int *order;          /* tasks in the order the last run started them   */
+    int *pos;            /* pos[order[k]] == k                             */
+    int *devprev;        /* the task before it on its device, -1: none     */
+    double *pmax;        /* latest end among order[0..k], valid below      */
+    int *pmax_at;        /*   pmax_valid; pmax_at: its earliest position   */
+    int pmax_valid;
+    double *smax;        /* latest end among order[k..n), valid from      */
+    int *smax_at;        /*   smax_valid                                   */
+    int smax_valid;
+    kt__wait *wait;      /* scratch of one run                              */
+    int *pend;           /* a task whose end moved: successors to start    */
+    kt__hitem *heap;
+    double *free_at;     /* per resource: when it is free,                 */
+    int *res_last;       /*   its last task so far,                        */
+    int *res_lastold;    /*   that task's position in the previous run,    */
+    int *res_oldmax;     /*   the largest such position of its tasks, and  */
+    int *res_dirty;      /*   whether it differs from the previous run     */
+    int monotone;        /* the last timeline started tasks in key order   */
+    int simulated;
+};
+
+static void kt__sim_work_free(struct kt__sim_work *w) {
+    if (!w) return;
+    KT_FREE(w->pred_first);
+    KT_FREE(w->succ_first);
+    KT_FREE(w->succ);
+    KT_FREE(w->dev);
+    KT_FREE(w->sec);
+    KT_FREE(w->start);
+    KT_FREE(w->end);
+    KT_FREE(w->order);
+    KT_FREE(w->pos);
+    KT_FREE(w->devprev);
+    KT_FREE(w->pmax);
+    KT_FREE(w->pmax_at);
+    KT_FREE(w->smax);
+    KT_FREE(w->smax_at);
+    KT_FREE(w->wait);
+    KT_FREE(w->pend);
+    KT_FREE(w->heap);
+    KT_FREE(w->free_at);
+    KT_FREE(w->res_last);
+    KT_FREE(w->res_lastold);
+    KT_FREE(w->res_oldmax);
+    KT_FREE(w->res_dirty);
+    KT_FREE(w);
 }
 
-static void kt__heap_push(int *h, int *n, const double *ready, int x) {
-    int i = (*n)++;
-    h[i] = x;
-    while (i > 0 && kt__heap_less(ready, h[i], h[(i - 1) / 2])) {
-        int t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
+void kt_sim_invalidate(kt_sim *s) {
+    kt__sim_work_free(s->work);
+    s->work = NULL;
+}
+
+static kt_status kt__sim_bad(kt_sim *s, kt_error *err, const char *fmt,
+                             int a, long long b, long long c) {
+    kt_sim_invalidate(s);
+    return kt__fail(err, KT_ERR_INVALID, 0, fmt, a, b, c);
+}
+
+/* Allocates the workspace and derives the successor lists (once per task
+   graph). */
+static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    int n = s->ntask, i, j, *fill;
+    size_t n1 = (size_t)n + 1, nr;
+    if (w && w->n == n && w->nres == s->ndev + s->nlink) return KT_OK;
+    kt_sim_invalidate(s);
+    w = (struct kt__sim_work *)kt__calloc(1, sizeof *w);
+    if (!w) goto nomem;
+    s->work = w;
+    w->n = n;
+    w->nres = s->ndev + s->nlink;
+    nr = (size_t)w->nres + 1;
+    w->pred_first = (int *)kt__calloc(n1, sizeof(int));
+    w->succ_first = (int *)kt__calloc(n1 + 1, sizeof(int));
+    w->dev = (int *)kt__calloc(n1, sizeof(int));
+    w->sec = (double *)kt__calloc(n1, sizeof(double));
+    w->start = (double *)kt__calloc(n1, sizeof(double));
+    w->end = (double *)kt__calloc(n1, sizeof(double));
+    w->order = (int *)kt__calloc(n1, sizeof(int));
+    w->pos = (int *)kt__calloc(n1, sizeof(int));
+    w->devprev = (int *)kt__calloc(n1, sizeof(int));
+    w->pmax = (double *)kt__calloc(n1, sizeof(double));
+    w->pmax_at = (int *)kt__calloc(n1, sizeof(int));
+    w->smax = (double *)kt__calloc(n1 + 1, sizeof(double));
+    w->smax_at = (int *)kt__calloc(n1 + 1, sizeof(int));
+    w->wait = (kt__wait *)kt__calloc(n1, sizeof(kt__wait));
+    w->pend = (int *)kt__calloc(n1, sizeof(int));
+    w->heap = (kt__hitem *)kt__calloc(n1, sizeof(kt__hitem));
+    w->free_at = (double *)kt__calloc(nr, sizeof(double));
+    w->res_last = (int *)kt__calloc(nr, sizeof(int));
+    w->res_lastold = (int *)kt__calloc(nr, sizeof(int));
+    w->res_oldmax = (int *)kt__calloc(nr, sizeof(int));
+    w->res_dirty = (int *)kt__calloc(nr, sizeof(int));
+    if (!w->pred_first || !w->succ_first || !w->dev || !w->sec ||
+        !w->start || !w->end || !w->order || !w->pos || !w->devprev ||
+        !w->pmax || !w->pmax_at || !w->smax || !w->smax_at || !w->wait ||
+        !w->pend || !w->heap || !w->free_at || !w->res_last ||
+        !w->res_lastold || !w->res_oldmax || !w->res_dirty)
+        goto nomem;
+    if (w->nres > INT_MAX)
+        return kt__sim_bad(s, err, "simulation: %d tasks on %lld "
+                           "resources%lld: too many resources", n,
+                           (long long)w->nres, 0);
+    for (i = 0; i < n; i++) {
+        const kt_sim_task *t = &s->task[i];
+        if (t->device < 0 || t->device >= w->nres || t->npred < 0)
+            return kt__sim_bad(s, err, "simulation: task %d has device %lld "
+                               "of %lld", i, (long long)t->device,
+                               (long long)w->nres);
+        w->dev[i] = (int)t->device;
+        w->pred_first[i] = t->pred_first;
+        w->pend[i] = -1;
+        for (j = 0; j < t->npred; j++) {
+            int p = s->pred[t->pred_first + j];
+            if (p < 0 || p >= n)
+                return kt__sim_bad(s, err, "simulation: task %d waits for "
+                                   "task %lld of %lld", i, (long long)p,
+                                   (long long)n);
+            w->succ_first[p + 1]++;
+        }
     }
+    /* pred lists are contiguous per task in kt_sim_build's layout; a
+       hand-built kt_sim may lay them out anyhow, so keep the counts */
+    for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
+    w->succ = (int *)kt__calloc((size_t)w->succ_first[n] + 1, sizeof(int));
+    fill = (int *)kt__calloc(n1, sizeof(int));
+    if (!w->succ || !fill) {
+        KT_FREE(fill);
+        goto nomem;
+    }
+    for (i = 0; i < n; i++)
+        for (j = 0; j < s->task[i].npred; j++) {
+            int p = s->pred[s->task[i].pred_first + j];
+            w->succ[w->succ_first[p] + fill[p]++] = i;
+        }
+    KT_FREE(fill);
+    return KT_OK;
+nomem:
+    kt_sim_invalidate(s);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
-static int kt__heap_pop(int *h, int *n, const double *ready) {
-    int top = h[0], i = 0;
-    h[0] = h[--(*n)];
+/* Min-heap of (ready time, task), ties by task index so runs are
+   deterministic.  Four children per node: half the depth of a binary
+   heap, and a node's children share a cache line. */
+static int kt__hless(const kt__hitem *a, const kt__hitem *b) {
+    return a->ready < b->ready || (a->ready == b->ready && a->task < b->task);
+}
+
+static void kt__hpush(kt__hitem *h, int *n, double ready, int task) {
+    int i = (*n)++;
+    kt__hitem x;
+    x.ready = ready;
+    x.task = task;
+    while (i > 0 && kt__hless(&x, &h[(i - 1) / 4])) {
+        h[i] = h[(i - 1) / 4];
+        i = (i - 1) / 4;
+    }
+    h[i] = x;
+}
+
+static kt__hitem kt__hpop(kt__hitem *h, int *n) {
+    kt__hitem top = h[0], x = h[--(*n)];
+    int i = 0;
     for (;;) {
-        int l = 2 * i + 1, r = l + 1, m = i, t;
-        if (l < *n && kt__heap_less(ready, h[l], h[m])) m = l;
-        if (r < *n && kt__heap_less(ready, h[r], h[m])) m = r;
-        if (m == i) break;
-        t = h[m];
-        h[m] = h[i];
-        h[i] = t;
+        int c = 4 * i + 1, m = c, e = c + 4 < *n ? c + 4 : *n;
+        if (c >= *n) break;
+        for (c = c + 1; c < e; c++)
+            if (kt__hless(&h[c], &h[m])) m = c;
+        if (!kt__hless(&h[m], &x)) break;
+        h[i] = h[m];
         i = m;
     }
+    h[i] = x;
     return top;
+}
+
+/* Extends the prefix maxima of ends forward to position k (inclusive). */
+static void kt__sim_pmax_to(struct kt__sim_work *w, int k) {
+    for (; w->pmax_valid <= k; w->pmax_valid++) {
+        int i = w->pmax_valid;
+        double e = w->end[w->order[i]];
+        if (i == 0 || e > w->pmax[i - 1]) {
+            w->pmax[i] = e;
+            w->pmax_at[i] = i;
+        } else {
+            w->pmax[i] = w->pmax[i - 1];
+            w->pmax_at[i] = w->pmax_at[i - 1];
+        }
+    }
+}
+
+/* Extends the suffix maxima of ends backward to position k. */
+static void kt__sim_smax_to(struct kt__sim_work *w, int k) {
+    for (; w->smax_valid > k; w->smax_valid--) {
+        int i = w->smax_valid - 1;
+        double e = w->end[w->order[i]];
+        if (e >= w->smax[i + 1]) { /* ties: the earliest position */
+            w->smax[i] = e;
+            w->smax_at[i] = i;
+        } else {
+            w->smax[i] = w->smax[i + 1];
+            w->smax_at[i] = w->smax_at[i + 1];
+        }
+    }
+}
+
+/* The critical path, walked back from the last task: a task that waited
+   for its device came after the task before it there, any other after its
+   latest predecessor. */
+static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    int t = last, i;
+    KT_FREE(s->critical);
+    s->ncritical = 0;
+    s->critical = (int *)kt__calloc((size_t)s->ntask + 1, sizeof(int));
+    if (!s->critical)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    while (t >= 0 && s->ncritical < s->ntask) {
+        double ready = 0;
+        int next = -1, j;
+        s->critical[s->ncritical++] = t;
+        for (j = 0; j < s->task[t].npred; j++) {
+            int p = s->pred[w->pred_first[t] + j];
+            if (next < 0 || w->end[p] > ready) {
+                ready = w->end[p];
+                next = p;
+            }
+        }
+        if (w->start[t] > ready) next = w->devprev[t];
+        t = next;
+    }
+    for (i = 0; i < s->ncritical / 2; i++) {
+        int tmp = s->critical[i];
+        s->critical[i] = s->critical[s->ncritical - 1 - i];
+        s->critical[s->ncritical - 1 - i] = tmp;
+    }
+    return KT_OK;
+}
+
+/* The state after the previous run's first k0 starts: what each later task
+   still waits for, and when each resource it uses becomes free.  Returns
+   the heap size. */
+static int kt__sim_restore(kt_sim *s, int k0) {
+    struct kt__sim_work *w = s->work;
+    int k, j, nh = 0;
+    for (k = k0; k < s->ntask; k++) {
+        int t = w->order[k], dp = w->devprev[t], np = s->task[t].npred;
+        const int *pred = s->pred + w->pred_first[t];
+        kt__wait *wt = &w->wait[t];
+        wt->ready = 0;
+        wt->indeg = 0;
+        for (j = 0; j < np; j++) {
+            int p = pred[j];
+            if (w->pos[p] >= k0) wt->indeg++;
+            else if (w->end[p] > wt->ready) wt->ready = w->end[p];
+        }
+        if (dp < 0 || w->pos[dp] < k0) { /* its device's first task here */
+            int r = w->dev[t];
+            w->free_at[r] = dp < 0 ? 0 : w->end[dp];
+            w->res_last[r] = dp;
+            w->res_oldmax[r] = w->res_lastold[r] = dp < 0 ? -1 : w->pos[dp];
+            w->res_dirty[r] = 0;
+        }
+        if (wt->indeg == 0) kt__hpush(w->heap, &nh, wt->ready, t);
+    }
+    return nh;
+}
+
+/* Simulates the tasks at positions k0.. of the previous order (every task
+   when `full`): Algorithm 1 from the state the previous run had after its
+   first k0 starts.  A delta run (not `full`) stops as soon as the timeline
+   has rejoined the previous one after position k1 (the last changed task): the tasks started so far are the previous
+   run's first ones, every resource has the same last task with the same
+   end, and no task whose end moved has a successor still to start --
+   from there on the previous timeline is the answer. */
+static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
+                                kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    int n = s->ntask, k, j, nh = 0, kk = k0, maxpos = k0 - 1, last;
+    int open = 0, dirty = 0;
+    if (full) {
+        int64_t r;
+        for (r = 0; r < w->nres; r++) {
+            w->free_at[r] = 0;
+            w->res_last[r] = -1;
+        }
+        for (k = 0; k < n; k++) {
+            w->order[k] = w->pos[k] = k;
+            w->devprev[k] = -1;
+            w->wait[k].ready = 0;
+            w->wait[k].indeg = s->task[k].npred;
+            if (s->task[k].npred == 0) kt__hpush(w->heap, &nh, 0, k);
+        }
+        w->monotone = 1;
+        w->pmax_valid = 0;
+        w->smax_valid = n;
+        w->smax[n] = -1;
+        w->smax_at[n] = -1;
+    } else {
+        nh = kt__sim_restore(s, k0);
+    }
+    while (nh > 0) {
+        kt__hitem it = kt__hpop(w->heap, &nh);
+        int t = it.task, oldpos = w->pos[t], r = w->dev[t];
+        double start = it.ready, end;
+        if (w->free_at[r] > start) start = w->free_at[r];
+        end = start + w->sec[t];
+        if (!(end > it.ready)) w->monotone = 0;
+        if (!full) {
+            /* what still differs from the previous run */
+            const int *pred = s->pred + w->pred_first[t];
+            int moved = end != w->end[t] || start != w->start[t], now;
+            if (oldpos > maxpos) maxpos = oldpos;
+            for (j = 0; j < s->task[t].npred; j++)
+                if (w->pend[pred[j]] > 0 && --w->pend[pred[j]] == 0) open--;
+            if (moved) {
+                w->pend[t] = w->succ_first[t + 1] - w->succ_first[t];
+                if (w->pend[t] > 0) open++;
+            }
+            if (oldpos > w->res_oldmax[r]) w->res_oldmax[r] = oldpos;
+            w->res_lastold[r] = oldpos;
+            now = moved || w->res_oldmax[r] != oldpos;
+            dirty += now - w->res_dirty[r];
+            w->res_dirty[r] = now;
+        }
+        w->start[t] = start;
+        w->end[t] = end;
+        w->devprev[t] = w->res_last[r];
+        w->free_at[r] = end;
+        w->res_last[r] = t;
+        w->order[kk] = t;
+        w->pos[t] = kk++;
+        for (j = w->succ_first[t]; j < w->succ_first[t + 1]; j++) {
+            kt__wait *u = &w->wait[w->succ[j]];
+            if (end > u->ready) u->ready = end;
+            if (--u->indeg == 0) kt__hpush(w->heap, &nh, u->ready, w->succ[j]);
+        }
+        if (!full && open == 0 && dirty == 0 && maxpos == kk - 1 && kk > k1)
+            break;
+    }
+    /* the tasks this run started get their times */
+    for (k = k0; k < kk; k++) {
+        int t = w->order[k];
+        w->pend[t] = -1;
+        s->task[t].start = w->start[t];
+        s->task[t].end = w->end[t];
+    }
+    if (full && kk < n)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
+                        "graph has a cycle (%d of %d tasks can run)", kk, n);
+    s->step_seconds = 0;
+    s->ncritical = 0;
+    if (n == 0) return KT_OK;
+    /* the step time: the latest end, from the maxima before and after the
+       positions this run rewrote */
+    if (w->pmax_valid > k0) w->pmax_valid = k0;
+    kt__sim_pmax_to(w, kk - 1);
+    if (w->smax_valid < kk) w->smax_valid = kk;
+    s->step_seconds = w->pmax[kk - 1];
+    last = w->pmax_at[kk - 1];
+    if (kk < n) {
+        kt__sim_smax_to(w, kk);
+        if (w->smax[kk] > s->step_seconds) {
+            s->step_seconds = w->smax[kk];
+            last = w->smax_at[kk];
+        }
+    }
+    w->simulated = 1;
+    return kt__sim_critical(s, w->order[last], err);
 }
 
 /* FlexFlow Algorithm 1: tasks become ready when their predecessors end;
    in order of readiness each starts when its device (a compute device or
    a link) is free, so every device runs its tasks in FIFO order. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err) {
-    int n = s->ntask, i, j, nh = 0, done = 0, last = -1;
-    int64_t nres = s->ndev + s->nlink;
-    double *ready = (double *)kt__calloc((size_t)n + 1, sizeof(double));
-    double *free_at = (double *)kt__calloc((size_t)nres + 1, sizeof(double));
-    int *res_last = (int *)kt__calloc((size_t)nres + 1, sizeof(int));
-    int *indeg = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *blocker = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *heap = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *sfirst = (int *)kt__calloc((size_t)n + 2, sizeof(int));
-    int *succ = NULL;
-    kt_status st = KT_OK;
-    if (!ready || !free_at || !res_last || !indeg || !blocker || !heap ||
-        !sfirst) {
-        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-        goto out;
-    }
-    for (i = 0; i < n; i++) {
-        indeg[i] = s->task[i].npred;
-        for (j = 0; j < s->task[i].npred; j++)
-            sfirst[s->pred[s->task[i].pred_first + j] + 1]++;
-    }
-    for (i = 0; i < n; i++) sfirst[i + 1] += sfirst[i];
-    succ = (int *)kt__calloc((size_t)sfirst[n] + 1, sizeof(int));
-    if (!succ) {
-        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-        goto out;
-    }
-    {
-        int *fill = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-        if (!fill) {
-            st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-            goto out;
-        }
-        for (i = 0; i < n; i++)
-            for (j = 0; j < s->task[i].npred; j++) {
-                int pr = s->pred[s->task[i].pred_first + j];
-                succ[sfirst[pr] + fill[pr]++] = i;
-            }
-        KT_FREE(fill);
-    }
-    {
-        int64_t r;
-        for (r = 0; r < nres; r++) res_last[r] = -1;
-    }
-    for (i = 0; i < n; i++) {
-        blocker[i] = -1;
-        if (indeg[i] == 0) kt__heap_push(heap, &nh, ready, i);
-    }
-    s->step_seconds = 0;
+    kt_status st = kt__sim_prepare(s, err);
+    int i;
+    if (st != KT_OK) return st;
     for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
-    while (nh > 0) {
-        int t = kt__heap_pop(heap, &nh, ready);
-        kt_sim_task *k = &s->task[t];
-        int64_t r = k->device;
-        k->start = ready[t];
-        if (free_at[r] > k->start) {
-            k->start = free_at[r];
-            blocker[t] = res_last[r]; /* waited for its device */
-        }
-        k->end = k->start + k->seconds;
-        free_at[r] = k->end;
-        res_last[r] = t;
-        if (k->kind == KT_TASK_COMPUTE) s->busy[k->device] += k->seconds;
-        if (k->end > s->step_seconds || last < 0) {
-            s->step_seconds = k->end;
-            last = t;
-        }
-        done++;
-        for (j = sfirst[t]; j < sfirst[t + 1]; j++) {
-            int u = succ[j];
-            if (k->end >= ready[u]) {
-                ready[u] = k->end;
-                blocker[u] = t; /* the latest predecessor so far */
-            }
-            if (--indeg[u] == 0) kt__heap_push(heap, &nh, ready, u);
-        }
+    for (i = 0; i < s->ntask; i++) {
+        const kt_sim_task *t = &s->task[i];
+        s->work->sec[i] = t->seconds;
+        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
+            s->busy[t->device] += t->seconds;
     }
-    if (done < n) {
-        st = kt__fail(err, KT_ERR_INTERNAL, 0, "the task graph has a cycle");
-        goto out;
+    st = kt__sim_resume(s, 0, 0, 1, err);
+    if (st == KT_OK) kt__ok(err);
+    return st;
+}
+
+/* FlexFlow Algorithm 2, as a resumption: new run times for some tasks,
+   then Algorithm 1 again from the first of them in the previous order,
+   until the timeline rejoins the previous one.  The result is exactly
+   what kt_sim_run would give (a property test checks it); when the
+   previous timeline did not start its tasks in order of readiness (a task
+   that took no time), it is a full run. */
+kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
+                       const double *seconds, kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    int i, k0 = s->ntask, k1 = -1;
+    kt_status st;
+    if (!w || !w->simulated || w->n != s->ntask)
+        return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
+                        "kt_sim_run on this task graph first");
+    for (i = 0; i < n; i++) {
+        if (tasks[i] < 0 || tasks[i] >= s->ntask)
+            return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: "
+                            "task %d of %d", tasks[i], s->ntask);
+        if (!(seconds[i] > 0) || seconds[i] > 1e30)
+            return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: task "
+                            "%d: run time %g s is not positive and finite",
+                            tasks[i], seconds[i]);
     }
-    /* the critical path: from the last task back through what it waited
-       for */
-    KT_FREE(s->critical);
-    s->ncritical = 0;
-    s->critical = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    if (!s->critical) {
-        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-        goto out;
+    for (i = 0; i < n; i++) {
+        kt_sim_task *t = &s->task[tasks[i]];
+        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
+            s->busy[t->device] += seconds[i] - t->seconds;
+        t->seconds = w->sec[tasks[i]] = seconds[i];
+        if (w->pos[tasks[i]] < k0) k0 = w->pos[tasks[i]];
+        if (w->pos[tasks[i]] > k1) k1 = w->pos[tasks[i]];
     }
-    for (i = last; i >= 0 && s->ncritical < n; i = blocker[i])
-        s->critical[s->ncritical++] = i;
-    for (i = 0; i < s->ncritical / 2; i++) {
-        int tmp = s->critical[i];
-        s->critical[i] = s->critical[s->ncritical - 1 - i];
-        s->critical[s->ncritical - 1 - i] = tmp;
-    }
-    kt__ok(err);
-out:
-    KT_FREE(ready);
-    KT_FREE(free_at);
-    KT_FREE(res_last);
-    KT_FREE(indeg);
-    KT_FREE(blocker);
-    KT_FREE(heap);
-    KT_FREE(sfirst);
-    KT_FREE(succ);
+    st = KT_OK;
+    if (k0 < s->ntask)
+        st = w->monotone ? kt__sim_resume(s, k0, k1, 0, err)
+                         : kt__sim_resume(s, 0, 0, 1, err);
+    /* a task that took no time: the order argument fails, simulate all */
+    if (st == KT_OK && !w->monotone) st = kt__sim_resume(s, 0, 0, 1, err);
+    if (st == KT_OK) kt__ok(err);
     return st;
 }
 

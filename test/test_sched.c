@@ -1362,6 +1362,192 @@ static void test_mcmc(void) {
     kt_graph_destroy(g);
 }
 
+
+/* Do two simulations of the same task graph have the same timeline?
+   Starts, ends and the step time exactly, the critical path task for task,
+   busy time to rounding (a delta run updates it by differences). */
+static int same_timeline(const kt_sim *a, const kt_sim *b, const char *what,
+                         int round) {
+    int i, ok = a->ntask == b->ntask && a->step_seconds == b->step_seconds &&
+                a->ncritical == b->ncritical;
+    for (i = 0; ok && i < a->ntask; i++)
+        if (a->task[i].start != b->task[i].start ||
+            a->task[i].end != b->task[i].end) {
+            printf("%s, change %d: task %d starts %.17g / %.17g, ends %.17g "
+                   "/ %.17g\n", what, round, i, a->task[i].start,
+                   b->task[i].start, a->task[i].end, b->task[i].end);
+            ok = 0;
+        }
+    for (i = 0; ok && i < a->ncritical; i++)
+        if (a->critical[i] != b->critical[i]) ok = 0;
+    for (i = 0; ok && i < a->ndev; i++)
+        if (fabs(a->busy[i] - b->busy[i]) > 1e-12 * (1 + b->busy[i])) ok = 0;
+    if (!ok)
+        printf("%s, change %d: delta step %.17g, full %.17g\n", what, round,
+               a->step_seconds, b->step_seconds);
+    return ok;
+}
+
+/* Delta simulation (FlexFlow Algorithm 2): thousands of random
+   single-operator changes -- an op's sub-operators, and now and then its
+   transfers, get new run times as a new configuration would give them --
+   each simulated by kt_sim_delta on one task graph and by kt_sim_run from
+   scratch on a copy; the timelines must be identical. */
+static void test_delta_case(const char *model, int ndev, const char *topo,
+                            kt_strategy strategy, int changes,
+                            uint64_t seed) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim a, b;
+    kt_search_options so;
+    int round, ok = 1, *tasks;
+    double *secs;
+    char what[160];
+    snprintf(what, sizeof what, "delta %s on %d devices (%s)", model, ndev,
+             topo);
+    memset(&so, 0, sizeof so);
+    so.strategy = strategy;
+    CHECKF(kt_zoo_build(model, &g, &err) == KT_OK, "%s", err.message);
+    if (!g) return;
+    CHECK(kt_topology_parse(topo, &t, &err) == KT_OK);
+    kt_factors_default(ndev, &f, &err);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &a, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &b, &err) == KT_OK);
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    tasks = (int *)malloc(sizeof(int) * (size_t)a.ntask);
+    secs = (double *)malloc(sizeof(double) * (size_t)a.ntask);
+    for (round = 0; round < changes && ok; round++) {
+        int op = rnd(&seed, 0, kt_graph_op_count(g) - 1), n = 0, i;
+        int with_xfers = rnd(&seed, 0, 3) == 0;
+        double scale = 0.25 * rnd(&seed, 1, 16);
+        for (i = 0; i < a.ntask; i++)
+            if (a.task[i].op == op &&
+                (a.task[i].kind == KT_TASK_COMPUTE || with_xfers)) {
+                tasks[n] = i;
+                /* now and then one device's share alone changes */
+                secs[n++] = a.task[i].seconds *
+                            (rnd(&seed, 0, 9) ? scale : 0.5 * scale);
+            }
+        CHECKF(kt_sim_delta(&a, n, tasks, secs, &err) == KT_OK, "%s",
+               err.message);
+        for (i = 0; i < n; i++) b.task[tasks[i]].seconds = secs[i];
+        CHECK(kt_sim_run(&b, &err) == KT_OK);
+        ok = same_timeline(&a, &b, what, round);
+    }
+    CHECKF(ok, "%s: the delta timeline differs from a full simulation",
+           what);
+    free(tasks);
+    free(secs);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* A hand-built task graph: n tasks on `nres` resources with random
+   predecessors among earlier tasks and random run times, some zero (then
+   the start order is not the order of readiness, and delta runs must
+   notice and simulate everything). */
+static void build_random_sim(kt_sim *s, int n, int nres, int zeros,
+                             uint64_t *seed) {
+    int i, j, e = 0;
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = nres;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n * 3 + 1, sizeof(int));
+    s->busy = (double *)calloc((size_t)nres, sizeof(double));
+    for (i = 0; i < n; i++) {
+        kt_sim_task *t = &s->task[i];
+        t->device = rnd(seed, 0, nres - 1);
+        t->seconds = zeros && rnd(seed, 0, 4) == 0 ? 0 : rnd(seed, 1, 8);
+        t->pred_first = e;
+        for (j = 0; i > 0 && j < 3; j++)
+            if (rnd(seed, 0, 1)) {
+                s->pred[e++] = rnd(seed, 0, i - 1);
+                t->npred++;
+            }
+    }
+}
+
+static void test_delta_random(void) {
+    uint64_t seed = 99;
+    int graph, round, ok = 1;
+    for (graph = 0; graph < 40 && ok; graph++) {
+        kt_sim a, b;
+        kt_error err;
+        int n = rnd(&seed, 1, 60), zeros = graph % 4 == 3, task;
+        uint64_t copy;
+        build_random_sim(&a, n, rnd(&seed, 1, 5), zeros, &seed);
+        copy = seed;
+        seed = copy;
+        b = a;
+        b.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * (size_t)n);
+        b.pred = (int *)malloc(sizeof(int) * ((size_t)n * 3 + 1));
+        b.busy = (double *)malloc(sizeof(double) * (size_t)b.ndev);
+        b.critical = NULL;
+        b.work = NULL;
+        memcpy(b.task, a.task, sizeof(kt_sim_task) * (size_t)n);
+        memcpy(b.pred, a.pred, sizeof(int) * ((size_t)n * 3 + 1));
+        CHECK(kt_sim_run(&a, &err) == KT_OK);
+        for (round = 0; round < 50 && ok; round++) {
+            double secs = rnd(&seed, 1, 8);
+            task = rnd(&seed, 0, n - 1);
+            CHECK(kt_sim_delta(&a, 1, &task, &secs, &err) == KT_OK);
+            b.task[task].seconds = secs;
+            CHECK(kt_sim_run(&b, &err) == KT_OK);
+            ok = same_timeline(&a, &b, "random task graph", round);
+        }
+        kt_sim_free(&a);
+        kt_sim_free(&b);
+    }
+    CHECKF(ok, "delta on random task graphs differs from a full simulation");
+    {
+        /* errors: no run before, a task out of range, a bad run time */
+        kt_sim s;
+        kt_error err;
+        int task = 0, bad = 5;
+        double secs = 1, neg = -1;
+        build_random_sim(&s, 4, 2, 0, &seed);
+        CHECKF(kt_sim_delta(&s, 1, &task, &secs, &err) != KT_OK &&
+               strstr(err.message, "kt_sim_run"), "%s", err.message);
+        CHECK(kt_sim_run(&s, &err) == KT_OK);
+        CHECKF(kt_sim_delta(&s, 1, &bad, &secs, &err) != KT_OK &&
+               strstr(err.message, "task 5"), "%s", err.message);
+        CHECKF(kt_sim_delta(&s, 1, &task, &neg, &err) != KT_OK &&
+               strstr(err.message, "positive"), "%s", err.message);
+        s.pred[0] = 9; /* a predecessor out of range, after invalidating */
+        s.task[1].npred = 1;
+        s.task[1].pred_first = 0;
+        kt_sim_invalidate(&s);
+        CHECKF(kt_sim_run(&s, &err) != KT_OK && strstr(err.message, "waits"),
+               "%s", err.message);
+        kt_sim_free(&s);
+    }
+}
+
+static void test_delta(void) {
+    int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer changes */
+    test_delta_random();
+    test_delta_case("mlp:layers=4,hidden=256,batch=64", 8,
+                    "nodes:2x4:300G:25G", KT_STRATEGY_DP, quick ? 60 : 1500,
+                    1);
+    test_delta_case("mlp:layers=3,hidden=64,batch=32", 6, "flat:6:10G",
+                    KT_STRATEGY_DATA, quick ? 60 : 1000, 2);
+    test_delta_case("wresnet:depth=50,widen=1,batch=2,image=64", 4,
+                    "nodes:2x2:300G:25G", KT_STRATEGY_DP, quick ? 30 : 600, 3);
+    test_delta_case("transformer:layers=1,dmodel=64,heads=4,ffn=128,seq=16,"
+                    "batch=2", 4, "flat:4:50G", KT_STRATEGY_GREEDY,
+                    quick ? 30 : 600, 4);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -1370,6 +1556,7 @@ int main(void) {
     test_zoo();
     test_random();
     test_simulation();
+    test_delta();
     test_mcmc();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "

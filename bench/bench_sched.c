@@ -1,0 +1,126 @@
+/* bench_sched.c -- how fast are the lowering, the task-graph build and the
+   simulations of sched.h?
+
+   For wresnet:depth=152,widen=10,batch=8 (training) planned by the level DP
+   on 64 devices (and on 8), over nodes:8x8:450G:400Gb (flat:8:450G for 8):
+     lower        kt_lower of the plan
+     build        kt_sim_build of the lowered program
+     full sim     kt_sim_run (FlexFlow Algorithm 1), best and median of runs
+     delta sim    kt_sim_delta after a single-operator change (a random op's
+                  compute tasks get new run times, as a new configuration of
+                  that op would give them), median over random changes, and
+                  its ratio to the full simulation of the same task graph
+   Target (the sched.h issue): full simulation under 20 ms on 64 devices,
+   delta at least 10x faster than full.  All times are CPU seconds of one
+   thread (clock()).  A missed target is reported, not fatal.
+
+   Usage: bench_sched [--quick]     --quick: 8 devices only */
+#define KT_IMPLEMENTATION
+#include "../sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t xorshift_next(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static double cpu_now(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int die(const char *what, const kt_error *err) {
+    fprintf(stderr, "bench_sched: %s: %s\n", what, err->message);
+    return 1;
+}
+
+static int bench_one(const char *model, int ndev, const char *topo) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_topology t;
+    kt_search_options so;
+    double t0, t_lower, t_build, runs[21], full_best = 1e30, full_med;
+    double deltas[200], delta_med, base;
+    int i, nd = 200;
+    uint64_t rng = 12345;
+    memset(&err, 0, sizeof err);
+    memset(&so, 0, sizeof so);
+    if (kt_zoo_build(model, &g, &err) != KT_OK) return die(model, &err);
+    if (kt_factors_default(ndev, &f, &err) != KT_OK) return die("factors", &err);
+    if (kt_topology_parse(topo, &t, &err) != KT_OK) return die(topo, &err);
+    so.strategy = KT_STRATEGY_DP;
+    if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) return die("plan", &err);
+    t0 = cpu_now();
+    if (kt_lower(g, &p, &prog, &err) != KT_OK) return die("lower", &err);
+    t_lower = cpu_now() - t0;
+    t0 = cpu_now();
+    if (kt_sim_build(g, &p, &prog, &t, &sim, &err) != KT_OK)
+        return die("build", &err);
+    t_build = cpu_now() - t0;
+    for (i = 0; i < 21; i++) {
+        t0 = cpu_now();
+        if (kt_sim_run(&sim, &err) != KT_OK) return die("sim", &err);
+        runs[i] = cpu_now() - t0;
+        if (runs[i] < full_best) full_best = runs[i];
+    }
+    base = sim.step_seconds;
+    full_med = median(runs, 21);
+    /* single-operator changes: a random op's compute tasks 0.5x .. 2x */
+    for (i = 0; i < nd; i++) {
+        int op = (int)(xorshift_next(&rng) % (uint64_t)g->nop), n = 0, k;
+        int *changed = (int *)malloc(sizeof(int) * (size_t)ndev);
+        double *secs = (double *)malloc(sizeof(double) * (size_t)ndev);
+        double scale = 0.5 + 1.5 * (double)(xorshift_next(&rng) % 1000) / 1000;
+        for (k = 0; k < sim.ntask; k++)
+            if (sim.task[k].kind == KT_TASK_COMPUTE && sim.task[k].op == op) {
+                changed[n] = k;
+                secs[n++] = sim.task[k].seconds * scale;
+            }
+        t0 = cpu_now();
+        if (kt_sim_delta(&sim, n, changed, secs, &err) != KT_OK)
+            return die("delta", &err);
+        deltas[i] = cpu_now() - t0;
+        free(changed);
+        free(secs);
+    }
+    delta_med = median(deltas, nd);
+    printf("| %s | %d | %d | %.3f | %.3f | %.2f / %.2f | %.3f | %.1fx | %s |\n",
+           model, ndev, sim.ntask, t_lower, t_build, full_best * 1e3,
+           full_med * 1e3, delta_med * 1e3,
+           delta_med > 0 ? full_med / delta_med : 0.0,
+           ndev == 64 ? (full_med < 0.020 ? "met" : "**missed**") : "-");
+    (void)base;
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const char *m = "wresnet:depth=152,widen=10,batch=8";
+    printf("| model | devices | tasks | lower s | build s | full sim ms "
+           "(best / median) | delta sim ms (median) | full / delta | "
+           "full < 20 ms |\n|---|---|---|---|---|---|---|---|---|\n");
+    if (bench_one(m, 8, "flat:8:450G")) return 1;
+    if (!quick && bench_one(m, 64, "nodes:8x8:450G:400Gb")) return 1;
+    return 0;
+}
