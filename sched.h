@@ -201,8 +201,9 @@ void kt_sim_free(kt_sim *s);
 /* ------------------------------------------------------------ MCMC search */
 
 typedef struct kt_mcmc_options {
-    double seconds;        /* CPU time budget; 0: none (use proposals)      */
-    int64_t proposals;     /* proposal budget; 0: none (use seconds)        */
+    double seconds;        /* CPU time budget; 0: none                      */
+    int64_t proposals;     /* proposal budget; 0: none.  Both set: the
+                              first to run out; neither: 1000 proposals    */
     double beta;           /* Metropolis: accept worse with exp(-beta*dt/t) */
     uint64_t seed;         /* same seed and proposal budget, same plan      */
     int restarts;          /* chains: the first from data parallelism (or
@@ -1760,9 +1761,10 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
         }
         for (step = 0; s == KT_OK; step++) {
             int op;
+            /* whichever budget ends first */
             if (budget && step >= budget) break;
-            if (!budget && kt__now() - start >
-                                o.seconds * (chain + 1) / o.restarts)
+            if (o.seconds > 0 && kt__now() - start >
+                                     o.seconds * (chain + 1) / o.restarts)
                 break;
             if ((s = kt__plan_copy(&next, &cur, g, err)) != KT_OK) break;
             (*tried)++;

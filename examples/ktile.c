@@ -1709,6 +1709,13 @@ static const char plan_usage[] =
     "  --svg FILE          draw the tiles of every input, weight and "
     "activation,\n"
     "                      coloured by device (Tofu Figure 11)\n"
+    "  --seconds S, --proposals N, --seed N, --beta B, --restarts N\n"
+    "                      --strategy mcmc only: budget in CPU seconds or in\n"
+    "                      proposals (both: whichever ends first; default\n"
+    "                      1000 proposals), seed (default 1), Metropolis beta\n"
+    "                      (default 20: a proposal t%% slower is accepted with\n"
+    "                      probability exp(-beta t/100)), chains (default 2:\n"
+    "                      from data parallelism, then from random plans)\n"
     "  --json              print one JSON object:\n"
     "      {\"devices\", \"factors\", \"total_bytes\", \"cut_bytes\", "
     "\"search_seconds\",\n"
@@ -1730,17 +1737,67 @@ static void plan_help(FILE *out) {
     print_strategies(out);
 }
 
+/* --seconds S, --proposals N, --seed N, --beta B, --restarts N of
+   --strategy mcmc.  Without --seconds and --proposals: 1000 proposals
+   (a budget in proposals, unlike one in seconds, gives the same plan on
+   every machine); seed 1. */
+static int parse_mcmc_options(const char *seconds, const char *proposals,
+                              const char *seed, const char *beta,
+                              const char *restarts, kt_mcmc_options *mo) {
+    int64_t v;
+    char *end;
+    memset(mo, 0, sizeof *mo);
+    mo->seed = 1;
+    if (seconds) {
+        mo->seconds = strtod(seconds, &end);
+        if (end == seconds || *end || !(mo->seconds > 0) ||
+            mo->seconds > 1e6)
+            return fail(EXIT_BAD_INPUT, "--seconds '%s': expected a time "
+                        "budget in seconds above 0", seconds);
+    }
+    if (proposals) {
+        if (parse_int(proposals, 1, INT64_C(1) << 40, &v) != 0)
+            return fail(EXIT_BAD_INPUT, "--proposals '%s': expected a count "
+                        "of at least 1", proposals);
+        mo->proposals = v;
+    }
+    if (!seconds && !proposals) mo->proposals = 1000;
+    if (seed) {
+        if (parse_int(seed, 1, INT64_MAX, &v) != 0)
+            return fail(EXIT_BAD_INPUT, "--seed '%s': expected an integer of "
+                        "at least 1", seed);
+        mo->seed = (uint64_t)v;
+    }
+    if (beta) {
+        mo->beta = strtod(beta, &end);
+        if (end == beta || *end || !(mo->beta > 0) || mo->beta > 1e9)
+            return fail(EXIT_BAD_INPUT, "--beta '%s': expected a number above "
+                        "0", beta);
+    }
+    if (restarts) {
+        if (parse_int(restarts, 1, 1000, &v) != 0)
+            return fail(EXIT_BAD_INPUT, "--restarts '%s': expected 1 to 1000 "
+                        "chains", restarts);
+        mo->restarts = (int)v;
+    }
+    return 0;
+}
+
 static int cmd_plan(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
-        O_TOPOLOGY, O_MEMCAP, O_SVG, O_JSON, O_N
+        O_TOPOLOGY, O_MEMCAP, O_SVG, O_JSON, O_SECONDS, O_PROPOSALS,
+        O_SEED, O_BETA, O_RESTARTS, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
         {"devices", 1, NULL},   {"factors", 1, NULL},
         {"strategy", 1, NULL},  {"objective", 1, NULL},
         {"topology", 1, NULL},  {"memory-cap", 1, NULL},
-        {"svg", 1, NULL},       {"json", 0, NULL}};
+        {"svg", 1, NULL},       {"json", 0, NULL},
+        {"seconds", 1, NULL},   {"proposals", 1, NULL},
+        {"seed", 1, NULL},      {"beta", 1, NULL},
+        {"restarts", 1, NULL}};
     const char *sname;
     model_args ma;
     kt_search_options opt;
@@ -1771,6 +1828,10 @@ static int cmd_plan(int argc, char **argv) {
     if (strategy == STRATEGY_MISSING)
         return fail(EXIT_BAD_INPUT, "strategy %s is not implemented yet",
                     sname);
+    for (i = O_SECONDS; i <= O_RESTARTS; i++)
+        if (o[i].value && strategy != STRATEGY_MCMC)
+            return fail(EXIT_BAD_INPUT, "plan: --%s is an option of "
+                        "--strategy mcmc", o[i].name);
     if (o[O_MEMCAP].value &&
         (parse_size(o[O_MEMCAP].value, INT64_MAX, &cap) != 0 || cap < 1))
         return fail(EXIT_BAD_INPUT, "--memory-cap '%s': expected a size of "
@@ -1814,9 +1875,13 @@ static int cmd_plan(int argc, char **argv) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
-        memset(&mo, 0, sizeof mo);
-        mo.proposals = 1000;
-        mo.seed = 1;
+        if ((rc = parse_mcmc_options(o[O_SECONDS].value,
+                                     o[O_PROPOSALS].value, o[O_SEED].value,
+                                     o[O_BETA].value, o[O_RESTARTS].value,
+                                     &mo)) != 0) {
+            kt_graph_destroy(g);
+            return rc;
+        }
         if (kt_plan_mcmc(g, &f, &topo, &mo, &p, &step, &tried, &accepted,
                          &err) != KT_OK) {
             kt_graph_destroy(g);
@@ -1840,7 +1905,8 @@ static int cmd_plan(int argc, char **argv) {
     r.strategy = sname;
     r.objective = opt.objective;
     r.topology = o[O_TOPOLOGY].value;
-    r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set;
+    r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
+                  strategy == STRATEGY_MCMC; /* mcmc always simulates */
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);
     kt_graph_destroy(g);
