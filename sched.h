@@ -28,6 +28,8 @@
      lowering    kt_lower kt_program_free
      topology    kt_topology_parse kt_topology_load_file kt_topology_level
                  kt_topology_machine
+     profiles    kt_profile_parse kt_profile_load_file kt_profile_lookup
+                 kt_profile_write kt_profile_free
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
                  kt_sim_run kt_sim_delta kt_sim_invalidate kt_sim_free
      search      kt_plan_mcmc
@@ -120,6 +122,8 @@ typedef struct kt_topology {
     double latency[KT_MAX_CUTS];
     int64_t ndev;               /* product of the fanouts */
     double peak_flops, mem_bw;  /* per device, for compute times */
+    const struct kt_profile *profile; /* measured compute times (NULL: the
+                                         roofline alone); not owned       */
 } kt_topology;
 
 kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err);
@@ -129,6 +133,41 @@ kt_status kt_topology_load_file(const char *path, kt_topology *t,
 int kt_topology_level(const kt_topology *t, int64_t a, int64_t b);
 /* The same levels as a tiling.h machine, for the time objective. */
 kt_machine kt_topology_machine(const kt_topology *t);
+
+/* ------------------------------------------------------------- profiles */
+
+/* Measured run times of sub-operators (FlexFlow 5.1, assumption A1: an
+   operator's time depends on its input sizes, so it is measured once per
+   size and reused).  Keyed by the operator and the extents of its index
+   variables on one device.  Text lines
+       OP EXTENTS SECONDS        fc1 16x1024x1024 1.2e-4
+   with EXTENTS in the op's variable order (the output's first), joined by
+   `x`, and `#` comments.  Sub-operators not listed keep the roofline time.
+   kt_profile_write prints every sub-operator of a lowered program in this
+   form with the time the simulator would use: a template to measure. */
+typedef struct kt_profile_entry {
+    int op;
+    int nvars;
+    int64_t extent[KT_MAX_VARS];
+    double seconds;
+} kt_profile_entry;
+
+typedef struct kt_profile {
+    int n;
+    kt_profile_entry *entry; /* sorted by (op, extents) */
+} kt_profile;
+
+kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
+                           kt_profile *out, kt_error *err);
+kt_status kt_profile_load_file(const kt_graph *g, const char *path,
+                               kt_profile *out, kt_error *err);
+/* The time of op `op` over `box` (one range per index variable): the
+   profile's entry, or -1 when it has none. */
+double kt_profile_lookup(const kt_profile *p, int op, const kt_range *box,
+                         int nvars);
+kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
+                           const kt_topology *t, FILE *f, kt_error *err);
+void kt_profile_free(kt_profile *p);
 
 /* -------------------------------------------------- task graph, simulation */
 
@@ -738,6 +777,233 @@ kt_machine kt_topology_machine(const kt_topology *t) {
     return m;
 }
 
+/* ------------------------------------------------------------- profiles */
+
+static int kt__cmp_profile(const void *x, const void *y) {
+    const kt_profile_entry *a = (const kt_profile_entry *)x;
+    const kt_profile_entry *b = (const kt_profile_entry *)y;
+    int v;
+    if (a->op != b->op) return a->op < b->op ? -1 : 1;
+    for (v = 0; v < a->nvars; v++)
+        if (a->extent[v] != b->extent[v])
+            return a->extent[v] < b->extent[v] ? -1 : 1;
+    return 0;
+}
+
+void kt_profile_free(kt_profile *p) {
+    if (!p) return;
+    KT_FREE(p->entry);
+    memset(p, 0, sizeof *p);
+}
+
+/* One line `OP EXTENTS SECONDS` into *e; 0 and a message when it is not. */
+/* Splits line in place into at most max words; returns how many (max + 1
+   when there are more). */
+static int kt__words(char *line, char **word, int max) {
+    int n = 0;
+    for (;;) {
+        while (*line == ' ' || *line == '\t' || *line == '\r') *line++ = '\0';
+        if (*line == '\0') return n;
+        if (n == max) return max + 1;
+        word[n++] = line;
+        while (*line && *line != ' ' && *line != '\t' && *line != '\r')
+            line++;
+    }
+}
+
+static kt_status kt__profile_line(const kt_graph *g, char *line,
+                                  int lineno, kt_profile_entry *e,
+                                  kt_error *err) {
+    char *w[3], *name, *ext, *secs, *end;
+    const char *p;
+    int n = kt__words(line, w, 3), o;
+    const kt_op *op = NULL;
+    if (n != 3)
+        return kt__fail(err, KT_ERR_PARSE, lineno, "profile: expected `OP "
+                        "EXTENTS SECONDS`, e.g. `fc1 16x1024x1024 1.2e-4`");
+    name = w[0];
+    ext = w[1];
+    secs = w[2];
+    for (o = 0; o < g->nop && !op; o++)
+        if (strcmp(g->op[o].name, name) == 0) op = &g->op[o];
+    if (!op)
+        return kt__fail(err, KT_ERR_PARSE, lineno, "profile: the graph has "
+                        "no operator %s", name);
+    memset(e, 0, sizeof *e);
+    e->op = (int)(op - g->op);
+    e->nvars = op->nvars;
+    for (p = ext, n = 0;; n++) {
+        long long v = strtoll(p, &end, 10);
+        if (n == op->nvars)
+            return kt__fail(err, KT_ERR_PARSE, lineno, "profile: operator %s "
+                            "has %d index variables, '%s' gives more "
+                            "extents", name, op->nvars, ext);
+        if (end == p || v < 1 || v > op->var[n].extent)
+            return kt__fail(err, KT_ERR_PARSE, lineno, "profile: operator %s: "
+                            "extent %d of '%s' must be 1 to %lld (variable "
+                            "%s)", name, n + 1, ext,
+                            (long long)op->var[n].extent, op->var[n].name);
+        e->extent[n] = v;
+        if (*end == '\0') break;
+        if (*end != 'x')
+            return kt__fail(err, KT_ERR_PARSE, lineno, "profile: extents "
+                            "'%s': expected numbers joined by x", ext);
+        p = end + 1;
+    }
+    if (n + 1 != op->nvars)
+        return kt__fail(err, KT_ERR_PARSE, lineno, "profile: operator %s has "
+                        "%d index variables, '%s' gives %d extents", name,
+                        op->nvars, ext, n + 1);
+    e->seconds = strtod(secs, &end);
+    if (*end || !(e->seconds > 0) || e->seconds > 1e6)
+        return kt__fail(err, KT_ERR_PARSE, lineno, "profile: run time '%s' "
+                        "must be a positive number of seconds", secs);
+    return KT_OK;
+}
+
+kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
+                           kt_profile *out, kt_error *err) {
+    size_t at = 0, cap = 0;
+    int lineno = 0, i;
+    kt_status s = KT_OK;
+    memset(out, 0, sizeof *out);
+    while (at < len && s == KT_OK) {
+        char line[1024];
+        size_t n = 0;
+        lineno++;
+        while (at < len && text[at] != '\n') {
+            if (n + 1 < sizeof line) line[n++] = text[at];
+            else n = sizeof line; /* too long: reported below */
+            at++;
+        }
+        at++;
+        if (n >= sizeof line) {
+            s = kt__fail(err, KT_ERR_PARSE, lineno, "profile: line longer "
+                         "than %d characters", (int)sizeof line - 1);
+            break;
+        }
+        line[n] = '\0';
+        if (strchr(line, '#')) *strchr(line, '#') = '\0';
+        if (strspn(line, " \t\r") == strlen(line)) continue;
+        if ((size_t)out->n == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            kt_profile_entry *ne = (kt_profile_entry *)KT_REALLOC(
+                out->entry, nc * sizeof *ne);
+            if (!ne) {
+                s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+                break;
+            }
+            out->entry = ne;
+            cap = nc;
+        }
+        s = kt__profile_line(g, line, lineno, &out->entry[out->n], err);
+        if (s == KT_OK) out->n++;
+    }
+    if (s == KT_OK && out->n > 1) {
+        qsort(out->entry, (size_t)out->n, sizeof *out->entry,
+              kt__cmp_profile);
+        for (i = 1; i < out->n && s == KT_OK; i++)
+            if (kt__cmp_profile(&out->entry[i - 1], &out->entry[i]) == 0)
+                s = kt__fail(err, KT_ERR_PARSE, 0, "profile: operator %s "
+                             "is listed twice with the same extents",
+                             g->op[out->entry[i].op].name);
+    }
+    if (s != KT_OK) {
+        kt_profile_free(out);
+        return s;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_profile_load_file(const kt_graph *g, const char *path,
+                               kt_profile *out, kt_error *err) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    kt_status s;
+    memset(out, 0, sizeof *out);
+    if (!f)
+        return kt__fail(err, KT_ERR_IO, 0, "cannot open profile %s", path);
+    for (;;) {
+        if (len + 4096 > cap) {
+            char *nt = (char *)KT_REALLOC(text, cap ? 2 * cap : 65536);
+            if (!nt) {
+                KT_FREE(text);
+                fclose(f);
+                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+            }
+            text = nt;
+            cap = cap ? 2 * cap : 65536;
+        }
+        got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    s = kt_profile_parse(g, text, len, out, err);
+    if (s != KT_OK) {
+        /* name the file as well */
+        char msg[sizeof err->message];
+        memcpy(msg, err->message, sizeof msg);
+        (void)kt__fail(err, s, err->line, "%s: %.400s", path, msg);
+    }
+    KT_FREE(text);
+    return s;
+}
+
+double kt_profile_lookup(const kt_profile *p, int op, const kt_range *box,
+                         int nvars) {
+    kt_profile_entry key;
+    const kt_profile_entry *hit;
+    int v;
+    if (!p || p->n == 0) return -1;
+    memset(&key, 0, sizeof key);
+    key.op = op;
+    key.nvars = nvars;
+    for (v = 0; v < nvars; v++) key.extent[v] = box[v].hi - box[v].lo;
+    hit = (const kt_profile_entry *)bsearch(&key, p->entry, (size_t)p->n,
+                                            sizeof key, kt__cmp_profile);
+    return hit && hit->nvars == nvars ? hit->seconds : -1;
+}
+
+static double kt__task_seconds(const kt_graph *g, const kt_op *op,
+                               const kt_range *box, const kt_topology *t);
+
+kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
+                           const kt_topology *t, FILE *f, kt_error *err) {
+    kt_profile seen;
+    int i, v;
+    memset(&seen, 0, sizeof seen);
+    seen.entry = (kt_profile_entry *)kt__calloc((size_t)prog->ntask + 1,
+                                                sizeof *seen.entry);
+    if (!seen.entry) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    for (i = 0; i < prog->ntask; i++) {
+        const kt_task *tk = &prog->task[i];
+        kt_profile_entry *e = &seen.entry[seen.n++];
+        e->op = tk->op;
+        e->nvars = g->op[tk->op].nvars;
+        for (v = 0; v < e->nvars; v++)
+            e->extent[v] = tk->box[v].hi - tk->box[v].lo;
+        e->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, t);
+    }
+    qsort(seen.entry, (size_t)seen.n, sizeof *seen.entry, kt__cmp_profile);
+    fprintf(f, "# ktile profile: OP EXTENTS SECONDS, one line per distinct "
+               "sub-operator;\n# replace the modelled times with measured "
+               "ones\n");
+    for (i = 0; i < seen.n; i++) {
+        const kt_profile_entry *e = &seen.entry[i];
+        if (i > 0 && kt__cmp_profile(&seen.entry[i - 1], e) == 0) continue;
+        fprintf(f, "%s ", g->op[e->op].name);
+        for (v = 0; v < e->nvars; v++)
+            fprintf(f, "%s%lld", v ? "x" : "", (long long)e->extent[v]);
+        fprintf(f, " %.6g\n", e->seconds);
+    }
+    KT_FREE(seen.entry);
+    kt__ok(err);
+    return KT_OK;
+}
+
 /* -------------------------------------------------- task graph, simulation */
 
 void kt_sim_free(kt_sim *s) {
@@ -756,6 +1022,11 @@ static double kt__task_seconds(const kt_graph *g, const kt_op *op,
     double points = 1, bytes = 0, a, b;
     kt_box r;
     int v, j, d, empty;
+    if (t->profile) {
+        double measured = kt_profile_lookup(t->profile, (int)(op - g->op),
+                                            box, op->nvars);
+        if (measured >= 0) return measured;
+    }
     for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
     for (j = 0; j < op->ninputs; j++) {
         double vol = g->tensor[op->input[j]].elem_bytes;

@@ -2297,7 +2297,7 @@ static const char sim_usage[] =
     "                  --plan PLAN.json) [--objective bytes|time]\n"
     "                 [--topology SPEC | --topology-file FILE] "
     "[--timeline FILE.svg]\n"
-    "                 [--json]\n"
+    "                 [--profile FILE] [--write-profile FILE] [--json]\n"
     "\n"
     "Lowers a plan into per-device tasks and transfers (sched.h) and "
     "simulates\n"
@@ -2332,6 +2332,12 @@ static const char sim_usage[] =
     "                      (slowest first), 'device flops PEAK' or 'device "
     "membw\n"
     "                      BYTES_PER_S', '#' comments\n"
+    "  --profile FILE      measured compute times: lines 'OP EXTENTS SECONDS'\n"
+    "                      (EXTENTS: the op's index-variable extents on one\n"
+    "                      device, joined by x); sub-operators not listed keep\n"
+    "                      the roofline time (FlexFlow 5.1)\n"
+    "  --write-profile F   write every distinct sub-operator of the plan in\n"
+    "                      that form with the time used: a table to measure\n"
     "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
     "device\n"
     "                      and per link carrying transfers (the 200 busiest "
@@ -2768,14 +2774,17 @@ static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
 static int cmd_sim(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
-        O_TOPOLOGY, O_TOPOLOGY_FILE, O_TIMELINE, O_JSON, O_N
+        O_TOPOLOGY, O_TOPOLOGY_FILE, O_TIMELINE, O_JSON, O_PROFILE,
+        O_WRITE_PROFILE, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
         {"devices", 1, NULL},   {"factors", 1, NULL},
         {"plan", 1, NULL},      {"objective", 1, NULL},
         {"topology", 1, NULL},  {"topology-file", 1, NULL},
-        {"timeline", 1, NULL},  {"json", 0, NULL}};
+        {"timeline", 1, NULL},  {"json", 0, NULL},
+        {"profile", 1, NULL},   {"write-profile", 1, NULL}};
+    kt_profile prof;
     const char *path, *tspec;
     model_args ma;
     kt_objective objective = KT_OBJECTIVE_BYTES;
@@ -2795,6 +2804,7 @@ static int cmd_sim(int argc, char **argv) {
     int rc, l, have_plan = 0, have_prog = 0, have_sim = 0;
 
     memset(&root, 0, sizeof root);
+    memset(&prof, 0, sizeof prof);
     rc = cli_parse("sim", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         sim_help(stdout);
@@ -2904,6 +2914,14 @@ static int cmd_sim(int argc, char **argv) {
         }
     }
     have_plan = 1;
+    if (o[O_PROFILE].value) {
+        if (kt_profile_load_file(g, o[O_PROFILE].value, &prof, &err) !=
+            KT_OK) {
+            rc = fail_kt(NULL, &err); /* the message names the file */
+            goto done;
+        }
+        topo.profile = &prof;
+    }
 
     /* lowering and simulation */
     if (kt_lower(g, &p, &prog, &err) != KT_OK) {
@@ -2920,6 +2938,25 @@ static int cmd_sim(int argc, char **argv) {
     if (kt_sim_run(&sim, &err) != KT_OK) {
         rc = fail_kt("sim: simulating", &err);
         goto done;
+    }
+    if (o[O_WRITE_PROFILE].value) {
+        FILE *pf = fopen(o[O_WRITE_PROFILE].value, "w");
+        kt_status ps;
+        if (!pf) {
+            rc = fail(EXIT_BAD_INPUT, "--write-profile: cannot write %s",
+                      o[O_WRITE_PROFILE].value);
+            goto done;
+        }
+        ps = kt_profile_write(g, &prog, &topo, pf, &err);
+        if (fclose(pf) != 0 && ps == KT_OK) {
+            rc = fail(EXIT_INTERNAL, "--write-profile: cannot write %s",
+                      o[O_WRITE_PROFILE].value);
+            goto done;
+        }
+        if (ps != KT_OK) {
+            rc = fail_kt("sim", &err);
+            goto done;
+        }
     }
 
     model_label(&ma, label, sizeof label);
@@ -2943,6 +2980,7 @@ done:
     if (have_prog) kt_program_free(&prog);
     if (have_plan) kt_plan_free(&p);
     if (g) kt_graph_destroy(g);
+    kt_profile_free(&prof);
     jv_free(&root);
     return rc;
 }

@@ -234,5 +234,36 @@ expect_bad_msg 'frob' sim --model frob --devices 8
 printf '{"factors": [2, 2, 2], "tensors": [], "ops": []}\n' >"$dir/empty.json"
 expect_bad_msg 'missing from the plan' sim --model "$M" --plan "$dir/empty.json"
 
+# Profiles: the written table reads back to the same step; one operator made
+# a millisecond slower on every device makes the step about that much longer
+P=mlp:layers=2,hidden=64,batch=16
+expect_json "$dir/p0.json" sim --model "$P" --devices 4 \
+    --write-profile "$dir/prof.txt" --json
+if grep -q '^x2 16x64x16 ' "$dir/prof.txt"; then ok; else
+    echo "the profile lists x2 with its extents on one device"
+    bad sim --write-profile; fi
+expect_json "$dir/p1.json" sim --model "$P" --devices 4 --profile "$dir/prof.txt" --json
+sed 's/^x2 16x64x16 .*/x2 16x64x16 0.001/' "$dir/prof.txt" >"$dir/slow.txt"
+expect_json "$dir/p2.json" sim --model "$P" --devices 4 --profile "$dir/slow.txt" --json
+check "profile" '
+import json, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:4])
+# %.6g in the table: the same step to 6 digits
+assert abs(a["step_seconds"] - b["step_seconds"]) <= 1e-5 * a["step_seconds"]
+assert 0.00099 <= c["step_seconds"] - a["step_seconds"] <= 0.00101, c
+' "$dir/p0.json" "$dir/p1.json" "$dir/p2.json"
+printf 'nosuchop 16x64 0.1\n' >"$dir/bad1.txt"
+expect_bad_msg 'no operator nosuchop' sim --model "$P" --devices 4 --profile "$dir/bad1.txt"
+printf '# c\n\nx2 16x64 0.1\n' >"$dir/bad2.txt"
+expect_bad_msg 'line 3' sim --model "$P" --devices 4 --profile "$dir/bad2.txt"
+printf 'x2 16x64x16 -1\n' >"$dir/bad3.txt"
+expect_bad_msg 'positive' sim --model "$P" --devices 4 --profile "$dir/bad3.txt"
+printf 'x2 16x64x16 1\nx2 16x64x16 2\n' >"$dir/bad4.txt"
+expect_bad_msg 'twice' sim --model "$P" --devices 4 --profile "$dir/bad4.txt"
+printf 'x2 16x64x99999 1\n' >"$dir/bad5.txt"
+expect_bad_msg 'extent 3' sim --model "$P" --devices 4 --profile "$dir/bad5.txt"
+expect_bad_msg 'missing-prof' sim --model "$P" --devices 4 --profile "$dir/missing-prof.txt"
+expect_bad_msg 'cannot write' sim --model "$P" --devices 4 --write-profile "$dir/no/such/p.txt"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

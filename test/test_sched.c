@@ -1548,6 +1548,99 @@ static void test_delta(void) {
                     quick ? 30 : 600, 4);
 }
 
+/* Profiles (FlexFlow 5.1): the table kt_profile_write prints parses back
+   and prices every sub-operator as before (to its 6 digits); a listed
+   sub-operator takes the listed time in the task graph; bad tables are
+   refused with the line named. */
+static void test_profile(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim plain, prof;
+    kt_profile pr;
+    FILE *tmp = tmpfile();
+    char text[65536];
+    size_t len;
+    int i, same = 1, listed = 0, x2;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=64,batch=16", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+    kt_factors_default(4, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &plain, &err) == KT_OK);
+    CHECK(tmp != NULL);
+    if (!tmp) return;
+    CHECK(kt_profile_write(g, &prog, &t, tmp, &err) == KT_OK);
+    rewind(tmp);
+    len = fread(text, 1, sizeof text - 1, tmp);
+    fclose(tmp);
+    text[len] = '\0';
+    CHECKF(kt_profile_parse(g, text, len, &pr, &err) == KT_OK, "%s",
+           err.message);
+    t.profile = &pr;
+    CHECK(kt_sim_build(g, &p, &prog, &t, &prof, &err) == KT_OK);
+    for (i = 0; i < plain.ntask; i++)
+        if (fabs(plain.task[i].seconds - prof.task[i].seconds) >
+            1e-5 * plain.task[i].seconds)
+            same = 0;
+    CHECK(same);
+    kt_sim_free(&prof);
+    kt_profile_free(&pr);
+    /* one op listed: its sub-operators take that time, the rest keep the
+       roofline */
+    x2 = -1;
+    for (i = 0; i < kt_graph_op_count(g); i++)
+        if (strcmp(g->op[i].name, "x2") == 0) x2 = i;
+    CHECK(x2 >= 0);
+    snprintf(text, sizeof text, "# measured\nx2 16x64x16 0.25 # seconds\n");
+    CHECKF(kt_profile_parse(g, text, strlen(text), &pr, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &prof, &err) == KT_OK);
+    for (i = 0; i < prof.ntask; i++) {
+        if (prof.task[i].kind != KT_TASK_COMPUTE) continue;
+        if (prof.task[i].op == x2) {
+            listed++;
+            CHECK(prof.task[i].seconds == 0.25);
+        } else {
+            CHECK(prof.task[i].seconds == plain.task[i].seconds);
+        }
+    }
+    CHECK(listed == 4);
+    CHECK(kt_sim_run(&prof, &err) == KT_OK && prof.step_seconds > 0.25);
+    kt_sim_free(&prof);
+    kt_profile_free(&pr);
+    {
+        static const struct { const char *text, *msg; int line; } bad[] = {
+            {"nosuch 1x1 1\n", "no operator nosuch", 1},
+            {"\n\nx2 16x64 1\n", "3 index variables", 3},
+            {"x2 16x64x16x2 1\n", "more extents", 1},
+            {"x2 16x64x0 1\n", "extent 3", 1},
+            {"x2 16x64x16 0\n", "positive", 1},
+            {"x2 16x64x16\n", "EXTENTS SECONDS", 1},
+            {"x2 16x64x16 1 2\n", "EXTENTS SECONDS", 1},
+            {"x2 16,64,16 1\n", "joined by x", 1},
+            {"x2 16x64x16 1\nx2 16x64x16 2\n", "twice", 0},
+        };
+        for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+            kt_status st = kt_profile_parse(g, bad[i].text,
+                                            strlen(bad[i].text), &pr, &err);
+            CHECKF(st == KT_ERR_PARSE && strstr(err.message, bad[i].msg) &&
+                   err.line == bad[i].line, "%s: %s (line %d)", bad[i].text,
+                   err.message, err.line);
+            CHECK(pr.n == 0 && pr.entry == NULL);
+        }
+        CHECK(kt_profile_load_file(g, "/nonexistent/prof", &pr, &err) ==
+              KT_ERR_IO);
+    }
+    kt_sim_free(&plain);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -1557,6 +1650,7 @@ int main(void) {
     test_random();
     test_simulation();
     test_delta();
+    test_profile();
     test_mcmc();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "
