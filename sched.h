@@ -338,6 +338,12 @@ typedef struct kt_sync_plan_options {
     kt_sync_method method; /* ALLREDUCE (default), PS (a server on every
                               worker) or ADAPTIVE                           */
     double delta;          /* fixed seconds per synchronisation (>= 0)      */
+    int backward_as_forward; /* 1: time each backward op as the forward op
+                              it belongs to (kt_op.group: the same product-
+                              sum with roles swapped, the same flops) rather
+                              than by its own roofline, which overcounts the
+                              zero-padded transposed convolution of a
+                              strided one (README "Known limit")            */
 } kt_sync_plan_options;
 
 /* The sync layers of a plan on topology t (Zhang thesis 3.2.1, applied to
@@ -346,7 +352,8 @@ typedef struct kt_sync_plan_options {
    synchronised over them (a ring in device order: the slowest of its hops'
    bandwidths, the largest of their latencies as phi).  The backward ops
    (autodiff's, not the in-place updates) are walked in op order, each
-   taking its roofline time on the plan's busiest device; a layer ends
+   taking its roofline time on the plan's busiest device (or its forward
+   op's, with backward_as_forward); a layer ends
    where a synchronised gradient is produced, and compute after the last
    one is a final layer with nothing to send.  *layers is allocated
    (KT_FREE it); *n may be 0. */
@@ -2195,7 +2202,8 @@ kt_status kt_sync_layers_from_plan(const kt_graph *g, const kt_plan *p,
         if (x->group < 0 || x->in_place ||
             g->tensor[x->output].kind == KT_OPTSTATE)
             continue;
-        compute += kt__sync_op_seconds(g, p, op, t);
+        compute += kt__sync_op_seconds(
+            g, p, o.backward_as_forward ? x->group : op, t);
         if (wt < 0) continue;
         w = kt__sync_ring(p, &p->tiling[wt], t, &bw, &phi);
         if (w < 2) continue; /* split at every cut: its own gradient */

@@ -24,7 +24,8 @@
         lists -- each a non-zero status and a message naming the layer.
      4. Plans: the layers of a data-parallel MLP (one per weight, in
         backward order, whole weights over all devices, backward compute
-        equal to the simulator's compute tasks), of a hybrid plan on two
+        equal to the simulator's compute tasks of the backward ops, or of
+        their forward ops with backward_as_forward), of a hybrid plan on two
         nodes (a weight replicated only across nodes syncs half of itself
         over the slow level; a weight split at every cut does not sync),
         the adaptive method's M, N, K, and the errors. */
@@ -511,7 +512,7 @@ static void plan_of(kt_graph *g, const char *factors, kt_strategy st,
    updates), the slowest device per op: an independent route to the sum
    of the layers' backward times. */
 static double sim_backward_seconds(const kt_graph *g, const kt_plan *p,
-                                   const kt_topology *t) {
+                                   const kt_topology *t, int as_forward) {
     kt_program prog;
     kt_sim sim;
     kt_error err;
@@ -527,7 +528,8 @@ static double sim_backward_seconds(const kt_graph *g, const kt_plan *p,
     }
     for (i = 0; i < nop; i++) {
         const kt_op *op = kt_graph_op(g, i);
-        if (op->group >= 0 && !op->in_place) total += worst[i];
+        if (op->group >= 0 && !op->in_place)
+            total += worst[as_forward ? op->group : i];
     }
     free(worst);
     kt_sim_free(&sim);
@@ -570,8 +572,8 @@ static void test_plans(void) {
             CHECK(ls[i].backward_seconds > 0);
             sum += ls[i].backward_seconds;
         }
-        CHECKF(near(sum, sim_backward_seconds(g, &p, &t)), "%.17g vs %.17g",
-               sum, sim_backward_seconds(g, &p, &t));
+        CHECKF(near(sum, sim_backward_seconds(g, &p, &t, 0)),
+               "%.17g vs %.17g", sum, sim_backward_seconds(g, &p, &t, 0));
         CHECK(kt_sync_schedule_run(ls, n, KT_SYNC_TRADITIONAL, 0, &s, &err) ==
               KT_OK);
         CHECK(kt_sync_schedule_run(ls, n, KT_SYNC_WFBP, 0, &wf, &err) == KT_OK);
@@ -580,6 +582,14 @@ static void test_plans(void) {
         kt_sync_schedule_free(&s);
         kt_sync_schedule_free(&wf);
     }
+    KT_FREE(ls);
+    /* the same with each backward op timed as its forward op */
+    o.backward_as_forward = 1;
+    CHECK(kt_sync_layers_from_plan(g, &p, &t, &o, &ls, &n, &err) == KT_OK);
+    for (i = 0, sum = 0; i < n; i++) sum += ls[i].backward_seconds;
+    CHECKF(n == 3 && near(sum, sim_backward_seconds(g, &p, &t, 1)),
+           "%.17g vs %.17g", sum, sim_backward_seconds(g, &p, &t, 1));
+    o.backward_as_forward = 0;
     KT_FREE(ls);
 
     /* adaptive: every MLP weight is fully connected, M x N its shape, K
