@@ -279,7 +279,9 @@ typedef enum kt_sync_mode {
     KT_SYNC_WFBP,            /* wait-free backprop: layer l's sync as soon
                                 as b^l ends, one sync at a time (3.2.2)     */
     KT_SYNC_BUCKET,          /* WFBP of buckets: consecutive gradients
-                                merged up to bucket_bytes (7.6.3)           */
+                                merged up to bucket_bytes (7.6.3: a merged
+                                collective pays the per-call cost once, but
+                                waits for its last gradient)                */
     KT_SYNC_BUCKET_OPTIMAL   /* WFBP of the contiguous partition with the
                                 least completion time (exact DP)            */
 } kt_sync_mode;
@@ -1624,9 +1626,9 @@ double kt_sync_collective(kt_collective c, double bytes, int64_t w,
 /* ---------------------------------------------- gradient-sync schedules */
 
 /* NaN and the infinities fail: x - x is then NaN, never 0. */
-static int kt__finite(double x) { return x - x == 0; }
+static int kt__sync_finite(double x) { return x - x == 0; }
 
-static int kt__sync_nonneg(double x) { return kt__finite(x) && x >= 0; }
+static int kt__sync_nonneg(double x) { return kt__sync_finite(x) && x >= 0; }
 
 kt_sync_method kt_sync_best_method(int64_t m, int64_t n, int64_t k,
                                    int64_t p1, int64_t p2) {
@@ -1658,7 +1660,7 @@ static kt_status kt__sync_check(const kt_sync_layer *l, int i,
     if (l->workers < 1)
         return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: %lld workers; "
                         "at least 1 is needed", i, (long long)l->workers);
-    if (!kt__finite(l->bandwidth) || l->bandwidth <= 0)
+    if (!kt__sync_finite(l->bandwidth) || l->bandwidth <= 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: bandwidth %g "
                         "bytes/s is not positive and finite", i, l->bandwidth);
     if (!kt__sync_nonneg(l->phi) || !kt__sync_nonneg(l->delta))

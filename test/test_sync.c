@@ -319,7 +319,7 @@ static void check_well_formed(const kt_sync_layer *ls, int n,
 
 static void test_properties(void) {
     uint64_t r = 0x5eed5eedULL;
-    int round, rounds = getenv("KT_WRAP") ? 60 : 400;
+    int round, rounds = 400;
     for (round = 0; round < rounds; round++) {
         kt_sync_layer ls[12];
         kt_sync_schedule trad, wfbp, tiny, inf, opt, b;
