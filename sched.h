@@ -1622,7 +1622,6 @@ double kt_sync_collective(kt_collective c, double bytes, int64_t w,
     return times * bytes / bandwidth + (double)w * phi + delta;
 }
 
-
 /* ---------------------------------------------- gradient-sync schedules */
 
 /* NaN and the infinities fail: x - x is then NaN, never 0. */
@@ -1719,8 +1718,11 @@ kt_status kt_sync_layer_seconds(const kt_sync_layer *layer,
                                 kt_sync_method *used, double *wire,
                                 double *overhead, kt_error *err) {
     kt_sync_method m;
-    kt_status s = kt__sync_check(layer, 0, err);
-    if (s != KT_OK) return s;
+    kt_status s;
+    if (!layer || !wire || !overhead)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: no layer or no place "
+                        "for its times");
+    if ((s = kt__sync_check(layer, 0, err)) != KT_OK) return s;
     m = layer->bytes > 0 ? kt__sync_resolve(layer) : layer->method;
     if (used) *used = m;
     *wire = *overhead = 0;

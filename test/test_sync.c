@@ -491,6 +491,10 @@ static void test_bad_input(void) {
         ls[0].bandwidth = INFINITY;
         CHECK(kt_sync_layer_seconds(&ls[0], &used, &wire, &over, &err) ==
               KT_ERR_INVALID);
+        CHECK(kt_sync_layer_seconds(NULL, &used, &wire, &over, &err) ==
+              KT_ERR_INVALID);
+        CHECK(kt_sync_layer_seconds(&ok[0], &used, NULL, &over, &err) ==
+              KT_ERR_INVALID);
     }
 #undef BAD
 }
