@@ -6,7 +6,9 @@
         all-reduce chain in every mode (traditional, WFBP, buckets of 5 and
         of unbounded bytes, the DP partition, the best of three caps), and
         a 4-layer chain mixing PS, SFB and Poseidon's adaptive choice
-        (Table 3.4 counts, Algorithm 2's choice both ways).
+        (Table 3.4 counts, Algorithm 2's choice both ways), and the wire
+        times of Section 3.3's VGG19 fc layer (3.7M floats by SFB, 58.7M
+        by PS).
      2. Properties on random chains (fresh per seed; one or two channels,
         layers that send nothing mixed in): WFBP never ends later than
         traditional; a sync never starts before its gradient exists and
@@ -183,6 +185,24 @@ static void test_known_methods(void) {
     /* the tie goes to SFB ("<=" in line 7): 2K(P1-1)(M+N) = 2MN(P1+P2-2)/P2
        for M = N = 2, K = 1, P1 = 2, P2 = 1: 8 = 8 */
     CHECK(kt_sync_best_method(2, 2, 1, 2, 1) == KT_SYNC_SFB);
+
+    /* Section 3.3's VGG19 fc layer (4096 x 4096 floats, K = 32, P1 = P2 =
+       8) on 10 GbE (1.25e9 B/s): SFB moves 3,670,016 floats per node, PS
+       58,720,256; half of each on the wire at once */
+    {
+        kt_sync_layer fc = table34_layer(0, KT_SYNC_ADAPTIVE, 4096, 4096, 32,
+                                         4096.0 * 4096 * 4);
+        fc.workers = fc.servers = 8;
+        fc.bandwidth = 1.25e9;
+        fc.phi = fc.delta = 0;
+        CHECK(kt_sync_layer_seconds(&fc, &used, &wire, &over, &err) == KT_OK);
+        CHECKF(used == KT_SYNC_SFB && near(wire, 0.5 * 3670016 * 4 / 1.25e9) &&
+                   over == 0,
+               "%.17g", wire);
+        fc.method = KT_SYNC_PS;
+        CHECK(kt_sync_layer_seconds(&fc, &used, &wire, &over, &err) == KT_OK);
+        CHECKF(near(wire, 0.5 * 58720256.0 * 4 / 1.25e9), "%.17g", wire);
+    }
 
     CHECK(near(run_total(ls, 4, KT_SYNC_WFBP, 0, &s), 233));
     CHECK(near(s.end[0], 15.5) && near(s.end[1], 24) && near(s.end[2], 218.5));
