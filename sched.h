@@ -34,7 +34,10 @@
                  kt_sim_run kt_sim_delta kt_sim_invalidate kt_sim_free
      search      kt_plan_mcmc
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
-                 kt_sync_sfb kt_sync_collective
+                 kt_sync_sfb kt_sync_collective kt_sync_best_method
+                 kt_sync_layer_seconds kt_sync_schedule_run
+                 kt_sync_schedule_buckets kt_sync_best_bucket
+                 kt_sync_schedule_free kt_sync_layers_from_plan
 */
 #ifndef KT_SCHED_H
 #define KT_SCHED_H
@@ -291,6 +294,129 @@ typedef enum kt_collective {
    per-step latency and delta of fixed cost. */
 double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta);
+
+/* Gradient-synchronisation schedules (Zhang thesis 3.2, 3.3, 7.6.3, 8.3).
+   A training iteration's backward pass is a list of layers in backward
+   order (the output layer first): layer l computes for b^l seconds and then
+   has its weight gradient of `bytes` bytes, which every replica must
+   synchronise before the next iteration.  How: */
+typedef enum kt_sync_method {
+    KT_SYNC_ALLREDUCE = 0, /* ring all-reduce over `workers` (Eq. 8.3)     */
+    KT_SYNC_PS,            /* parameter server: `servers` of the `workers`
+                              nodes hold a shard each (Table 3.4)           */
+    KT_SYNC_SFB,           /* sufficient-factor broadcasting of an m x n
+                              fully-connected layer, batch k (Table 3.4)    */
+    KT_SYNC_ADAPTIVE       /* Poseidon Algorithm 2: SFB where it moves no
+                              more than PS, else PS                         */
+} kt_sync_method;
+
+typedef struct kt_sync_layer {
+    double backward_seconds; /* b^l                                         */
+    double bytes;            /* gradient bytes; 0: compute only, no sync    */
+    kt_sync_method method;
+    int64_t workers;         /* P1, or the w of the ring (>= 1)             */
+    int64_t servers;         /* P2 (PS, adaptive): 1 <= servers <= workers  */
+    int64_t m, n, k;         /* SFB, adaptive: the layer is m x n, k samples
+                                per worker; adaptive with m = n = 0: not a
+                                fully-connected layer, so PS                */
+    double bandwidth;        /* bytes/s per direction, slowest link used    */
+    double phi;              /* seconds of overhead per peer or ring step   */
+    double delta;            /* seconds of fixed cost per synchronisation   */
+    int tensor;              /* the weight (kt_sync_layers_from_plan), or -1;
+                                informational                               */
+} kt_sync_layer;
+
+typedef enum kt_sync_mode {
+    KT_SYNC_TRADITIONAL = 0, /* every layer's sync after the whole backward,
+                                in layer order (Figure 3.3 top)             */
+    KT_SYNC_WFBP,            /* wait-free backprop: layer l's sync as soon
+                                as b^l ends, one sync at a time (3.2.2)     */
+    KT_SYNC_BUCKET,          /* WFBP of buckets: consecutive gradients
+                                merged up to bucket_bytes (7.6.3: a merged
+                                collective pays the per-call cost once, but
+                                waits for its last gradient)                */
+    KT_SYNC_BUCKET_OPTIMAL   /* WFBP of the contiguous partition with the
+                                least completion time (exact DP)            */
+} kt_sync_mode;
+
+/* A schedule.  Layers with bytes > 0 are sent in buckets (one layer each
+   unless merged); a bucket is sent once its last layer's backward has
+   ended and the network has finished the bucket before it. */
+typedef struct kt_sync_schedule {
+    int nlayers;
+    int nbuckets;             /* buckets that send something               */
+    double backward_seconds;  /* when the backward pass ends: sum of b^l   */
+    double total_seconds;     /* backward + sync: the later of the backward
+                                 end and the last sync's end               */
+    double network_seconds;   /* sum of the buckets' sync times            */
+    double *ready;            /* per layer: when b^l ends                  */
+    double *start, *end;      /* per layer: its bucket's sync (ready when
+                                 the layer sends nothing)                  */
+    int *bucket;              /* per layer: its bucket, 0 sent first; -1
+                                 when it sends nothing                     */
+    kt_sync_method *method;   /* per layer: the method used (adaptive
+                                 resolved)                                 */
+} kt_sync_schedule;
+
+/* Poseidon's choice for an m x n fully-connected layer (Zhang thesis
+   Algorithm 2): SFB when 2K(P1-1)(M+N) <= 2MN(P1+P2-2)/P2, else PS; PS
+   when m or n is 0 (not a fully-connected layer). */
+kt_sync_method kt_sync_best_method(int64_t m, int64_t n, int64_t k,
+                                   int64_t p1, int64_t p2);
+/* One layer's sync time split into what the bytes take on the wire and
+   the per-sync overhead (the phi and delta terms, paid once per bucket),
+   with the method it uses. */
+kt_status kt_sync_layer_seconds(const kt_sync_layer *layer,
+                                kt_sync_method *used, double *wire,
+                                double *overhead, kt_error *err);
+/* The schedule of n layers in mode `mode`; bucket_bytes is the bucket cap
+   of KT_SYNC_BUCKET (> 0, INFINITY allowed), ignored otherwise. */
+kt_status kt_sync_schedule_run(const kt_sync_layer *layers, int n,
+                               kt_sync_mode mode, double bucket_bytes,
+                               kt_sync_schedule *out, kt_error *err);
+/* The WFBP schedule of a given partition: bucket[l] is layer l's bucket;
+   the senders' buckets count 0, 1, 2, ... in order (contiguous), entries
+   of layers that send nothing are ignored, and a bucket's layers must use
+   one method on one set of workers and links. */
+kt_status kt_sync_schedule_buckets(const kt_sync_layer *layers, int n,
+                                   const int *bucket, kt_sync_schedule *out,
+                                   kt_error *err);
+/* KT_SYNC_BUCKET for each of ncand caps; the fastest (the first of equals)
+   in *best_bytes and *out. */
+kt_status kt_sync_best_bucket(const kt_sync_layer *layers, int n,
+                              const double *candidates, int ncand,
+                              double *best_bytes, kt_sync_schedule *out,
+                              kt_error *err);
+void kt_sync_schedule_free(kt_sync_schedule *s);
+
+typedef struct kt_sync_plan_options {
+    kt_sync_method method; /* ALLREDUCE (default), PS (a server on every
+                              worker) or ADAPTIVE                           */
+    double delta;          /* fixed seconds per synchronisation (>= 0)      */
+    int backward_as_forward; /* 1: time each backward op as the forward op
+                              it belongs to (kt_op.group: the same product-
+                              sum with roles swapped, the same flops) rather
+                              than by its own roofline, which overcounts the
+                              zero-padded transposed convolution of a
+                              strided one (README "Known limit")            */
+} kt_sync_plan_options;
+
+/* The sync layers of a plan on topology t (Zhang thesis 3.2.1, applied to
+   a ktile plan): every weight the plan replicates at some cuts has a
+   gradient that is a partial sum over the devices differing in those cuts,
+   synchronised over them (a ring in device order: the slowest of its hops'
+   bandwidths, the largest of their latencies as phi).  The backward ops
+   (autodiff's, not the in-place updates) are walked in op order, each
+   taking its roofline time on the plan's busiest device (or its forward
+   op's, with backward_as_forward); a layer ends
+   where a synchronised gradient is produced, and compute after the last
+   one is a final layer with nothing to send.  *layers is allocated
+   (KT_FREE it); *n may be 0. */
+kt_status kt_sync_layers_from_plan(const kt_graph *g, const kt_plan *p,
+                                   const kt_topology *t,
+                                   const kt_sync_plan_options *opt,
+                                   kt_sync_layer **layers, int *n,
+                                   kt_error *err);
 
 #ifdef __cplusplus
 }
@@ -2115,6 +2241,620 @@ double kt_sync_collective(kt_collective c, double bytes, int64_t w,
     default: times = 1; break; /* broadcast, reduce */
     }
     return times * bytes / bandwidth + (double)w * phi + delta;
+}
+
+/* ---------------------------------------------- gradient-sync schedules */
+
+/* NaN and the infinities fail: x - x is then NaN, never 0. */
+static int kt__sync_finite(double x) { return x - x == 0; }
+
+static int kt__sync_nonneg(double x) { return kt__sync_finite(x) && x >= 0; }
+
+kt_sync_method kt_sync_best_method(int64_t m, int64_t n, int64_t k,
+                                   int64_t p1, int64_t p2) {
+    /* Zhang thesis Algorithm 2, line 7: the bytes of a node that is both
+       a worker and a server shard (Table 3.4) against SFB's */
+    if (m <= 0 || n <= 0) return KT_SYNC_PS;
+    return kt_sync_sfb(m, n, k, p1) <= kt_sync_ps_both(m, n, p1, p2)
+               ? KT_SYNC_SFB
+               : KT_SYNC_PS;
+}
+
+/* Every number a layer's sync time depends on; the message names the
+   layer (0 = the first in backward order) and the field. */
+static kt_status kt__sync_check(const kt_sync_layer *l, int i,
+                                kt_error *err) {
+    int fc = l->m != 0 || l->n != 0;
+    if (!kt__sync_nonneg(l->backward_seconds))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: backward time "
+                        "%g s is not a finite number >= 0", i,
+                        l->backward_seconds);
+    if (!kt__sync_nonneg(l->bytes))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: gradient "
+                        "size %g bytes is not a finite number >= 0", i,
+                        l->bytes);
+    if (l->bytes == 0) return KT_OK; /* it sends nothing: nothing else used */
+    if ((int)l->method < KT_SYNC_ALLREDUCE || l->method > KT_SYNC_ADAPTIVE)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: unknown sync "
+                        "method %d", i, (int)l->method);
+    if (l->workers < 1)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: %lld workers; "
+                        "at least 1 is needed", i, (long long)l->workers);
+    if (!kt__sync_finite(l->bandwidth) || l->bandwidth <= 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: bandwidth %g "
+                        "bytes/s is not positive and finite", i, l->bandwidth);
+    if (!kt__sync_nonneg(l->phi) || !kt__sync_nonneg(l->delta))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: phi %g s and "
+                        "delta %g s must be finite numbers >= 0", i, l->phi,
+                        l->delta);
+    if ((l->method == KT_SYNC_PS || l->method == KT_SYNC_ADAPTIVE) &&
+        (l->servers < 1 || l->servers > l->workers))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: %lld servers; "
+                        "a parameter server needs 1 to %lld (one shard per "
+                        "worker node at most)", i, (long long)l->servers,
+                        (long long)l->workers);
+    if ((l->method == KT_SYNC_SFB || (l->method == KT_SYNC_ADAPTIVE && fc)) &&
+        (l->m < 1 || l->n < 1 || l->k < 1))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: SFB needs an "
+                        "m x n layer and batch k >= 1 (got %lld x %lld, k = "
+                        "%lld)", i, (long long)l->m, (long long)l->n,
+                        (long long)l->k);
+    return KT_OK;
+}
+
+static kt_sync_method kt__sync_resolve(const kt_sync_layer *l) {
+    if (l->method != KT_SYNC_ADAPTIVE) return l->method;
+    return kt_sync_best_method(l->m, l->n, l->k, l->workers, l->servers);
+}
+
+/* A layer's sync time as wire time plus overhead.  Table 3.4 counts what a
+   node sends plus what it receives, and the two directions of a link run
+   at once (Eq. 8.2: pushing gradients and pulling parameters "cost the
+   same amount of time"), so the busiest node's wire time is half its
+   count's bytes over the bandwidth.  With servers on worker nodes the
+   busiest node is one holding a shard ("server & worker").  Overheads:
+   Eq. 8.3's w phi + delta for the ring; Eq. 8.2's phi per remote peer
+   plus delta for PS, and the same for SFB's peers. */
+static void kt__sync_cost(const kt_sync_layer *l, kt_sync_method m,
+                          double *wire, double *overhead) {
+    double peers = (double)(l->workers - 1);
+    if (m == KT_SYNC_ALLREDUCE) {
+        *wire = kt_sync_collective(KT_ALLREDUCE, l->bytes, l->workers,
+                                   l->bandwidth, 0, 0);
+        *overhead = (double)l->workers * l->phi + l->delta;
+        return;
+    }
+    if (m == KT_SYNC_SFB) {
+        double elem = l->bytes / ((double)l->m * (double)l->n);
+        *wire = 0.5 * kt_sync_sfb(l->m, l->n, l->k, l->workers) * elem /
+                l->bandwidth;
+    } else { /* the PS count is linear in MN: per gradient byte */
+        *wire = 0.5 * kt_sync_ps_both(1, 1, l->workers, l->servers) *
+                l->bytes / l->bandwidth;
+    }
+    *overhead = peers * l->phi + l->delta;
+}
+
+kt_status kt_sync_layer_seconds(const kt_sync_layer *layer,
+                                kt_sync_method *used, double *wire,
+                                double *overhead, kt_error *err) {
+    kt_sync_method m;
+    kt_status s;
+    if (!layer || !wire || !overhead)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: no layer or no place "
+                        "for its times");
+    if ((s = kt__sync_check(layer, 0, err)) != KT_OK) return s;
+    m = layer->bytes > 0 ? kt__sync_resolve(layer) : layer->method;
+    if (used) *used = m;
+    *wire = *overhead = 0;
+    if (layer->bytes > 0) kt__sync_cost(layer, m, wire, overhead);
+    kt__ok(err);
+    return KT_OK;
+}
+
+/* Gradients can share a bucket (one message, one overhead) only when they
+   go the same way: one method over the same workers, servers and links
+   (AutoSync merges collectives of one group, 7.6.3). */
+static int kt__sync_same_channel(const kt_sync_layer *a, kt_sync_method ma,
+                                 const kt_sync_layer *b, kt_sync_method mb) {
+    return ma == mb && a->workers == b->workers &&
+           (ma != KT_SYNC_PS || a->servers == b->servers) &&
+           a->bandwidth == b->bandwidth && a->phi == b->phi &&
+           a->delta == b->delta;
+}
+
+/* The layers that send something, in backward order, with their wire
+   time, overhead and bucket. */
+typedef struct kt__sync_work {
+    int nsend;
+    int *layer;
+    double *wire, *overhead;
+    int *group;
+} kt__sync_work;
+
+static void kt__sync_work_free(kt__sync_work *w) {
+    KT_FREE(w->layer);
+    KT_FREE(w->wire);
+    KT_FREE(w->overhead);
+    KT_FREE(w->group);
+}
+
+void kt_sync_schedule_free(kt_sync_schedule *s) {
+    if (!s) return;
+    KT_FREE(s->ready);
+    KT_FREE(s->start);
+    KT_FREE(s->end);
+    KT_FREE(s->bucket);
+    KT_FREE(s->method);
+    memset(s, 0, sizeof *s);
+}
+
+/* Checks the layers, allocates the schedule and fills what does not depend
+   on the buckets: each layer's method and ready time (the backward is one
+   chain, b^L first: 3.2.1's C_t), and the senders. */
+static kt_status kt__sync_begin(const kt_sync_layer *layers, int n,
+                                kt_sync_schedule *out, kt__sync_work *w,
+                                kt_error *err) {
+    int i;
+    kt_status s;
+    double clock = 0;
+    memset(w, 0, sizeof *w);
+    if (!out) return kt__fail(err, KT_ERR_INVALID, 0, "sync: no schedule");
+    memset(out, 0, sizeof *out);
+    if (n < 0 || (n > 0 && !layers))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: %d layers%s", n,
+                        n > 0 ? " but no array" : "");
+    for (i = 0; i < n; i++)
+        if ((s = kt__sync_check(&layers[i], i, err)) != KT_OK) return s;
+    out->nlayers = n;
+    out->ready = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    out->start = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    out->end = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    out->bucket = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    out->method = (kt_sync_method *)kt__calloc((size_t)n + 1,
+                                               sizeof(kt_sync_method));
+    w->layer = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    w->wire = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    w->overhead = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    w->group = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    if (!out->ready || !out->start || !out->end || !out->bucket ||
+        !out->method || !w->layer || !w->wire || !w->overhead || !w->group) {
+        kt_sync_schedule_free(out);
+        kt__sync_work_free(w);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "sync: out of memory for %d "
+                        "layers", n);
+    }
+    for (i = 0; i < n; i++) {
+        const kt_sync_layer *l = &layers[i];
+        clock += l->backward_seconds;
+        out->ready[i] = clock;
+        out->method[i] = l->bytes > 0 ? kt__sync_resolve(l) : l->method;
+        if (l->bytes > 0) {
+            int k = w->nsend++;
+            w->layer[k] = i;
+            kt__sync_cost(l, out->method[i], &w->wire[k], &w->overhead[k]);
+        }
+    }
+    out->backward_seconds = clock;
+    return KT_OK;
+}
+
+/* The network sends one bucket at a time, in order (3.2.2: the syncs s^l
+   of the layers are serialised).  A bucket starts when its last layer's
+   gradient exists -- or, traditionally, when the whole backward is done
+   (Figure 3.3 top) -- and the bucket before it is through; it takes its
+   layers' wire times plus one overhead. */
+static void kt__sync_serialise(const kt__sync_work *w, int after_backward,
+                               kt_sync_schedule *out) {
+    int i = 0, j, b = 0;
+    double network_free = 0;
+    for (j = 0; j < out->nlayers; j++) {
+        out->start[j] = out->end[j] = out->ready[j];
+        out->bucket[j] = -1;
+    }
+    while (i < w->nsend) {
+        int last = i;
+        double dur = w->overhead[i], ready, start;
+        while (last + 1 < w->nsend && w->group[last + 1] == w->group[i])
+            last++;
+        for (j = i; j <= last; j++) dur += w->wire[j];
+        ready = after_backward ? out->backward_seconds
+                               : out->ready[w->layer[last]];
+        start = ready > network_free ? ready : network_free;
+        network_free = start + dur;
+        for (j = i; j <= last; j++) {
+            out->start[w->layer[j]] = start;
+            out->end[w->layer[j]] = network_free;
+            out->bucket[w->layer[j]] = b;
+        }
+        out->network_seconds += dur;
+        b++;
+        i = last + 1;
+    }
+    out->nbuckets = b;
+    out->total_seconds = network_free > out->backward_seconds
+                             ? network_free
+                             : out->backward_seconds;
+}
+
+/* Fixed-size fusion (Horovod's, AutoSync Table 7.1 and 7.6.3): walking
+   the gradients in backward order, a bucket takes the next one while its
+   bytes stay within the cap and it goes the same way; a gradient larger
+   than the cap is a bucket of its own. */
+static void kt__sync_greedy(const kt_sync_layer *layers,
+                            const kt_sync_schedule *out, kt__sync_work *w,
+                            double cap) {
+    int i, g = -1;
+    double size = 0;
+    for (i = 0; i < w->nsend; i++) {
+        int l = w->layer[i];
+        if (g < 0 || size + layers[l].bytes > cap ||
+            !kt__sync_same_channel(&layers[w->layer[i - 1]],
+                                   out->method[w->layer[i - 1]], &layers[l],
+                                   out->method[l])) {
+            g++;
+            size = 0;
+        }
+        size += layers[l].bytes;
+        w->group[i] = g;
+    }
+}
+
+/* The contiguous partition of least completion time.  AutoSync leaves
+   the merge scheme to search (7.6.3: "an NP problem, explored in Chapter
+   8"; 8.3.2 samples groups under the adjacent-merging constraint); with
+   buckets of adjacent gradients it is a DP, and an exact one:
+     done[j] = the earliest the network is through with senders 0..j-1
+             = min over the last bucket [i, j) of
+               max(ready of sender j-1, done[i]) + sync time of [i, j).
+   A bucket never ends earlier when the one before it ends later, so the
+   best partition of a prefix is the one that ends it earliest. O(n^2). */
+static kt_status kt__sync_optimal(const kt_sync_layer *layers,
+                                  const kt_sync_schedule *out,
+                                  kt__sync_work *w, kt_error *err) {
+    int n = w->nsend, i, j, g, count = 0;
+    double *done = (double *)kt__calloc((size_t)n + 1, sizeof(double));
+    int *from = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    if (!done || !from) {
+        KT_FREE(done);
+        KT_FREE(from);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "sync: out of memory");
+    }
+    for (j = 1; j <= n; j++) {
+        int last = w->layer[j - 1];
+        double wire = 0, ready = out->ready[last];
+        from[j] = j - 1;
+        done[j] = -1;
+        for (i = j - 1; i >= 0; i--) {
+            double t;
+            /* one channel per bucket: equality of fields, so comparing
+               with the last sender is enough */
+            if (!kt__sync_same_channel(&layers[w->layer[i]],
+                                       out->method[w->layer[i]],
+                                       &layers[last], out->method[last]))
+                break;
+            wire += w->wire[i];
+            t = (ready > done[i] ? ready : done[i]) + w->overhead[i] + wire;
+            if (done[j] < 0 || t < done[j]) {
+                done[j] = t;
+                from[j] = i;
+            }
+        }
+    }
+    for (j = n; j > 0; j = from[j]) count++;
+    for (j = n, g = count - 1; j > 0; j = from[j], g--)
+        for (i = from[j]; i < j; i++) w->group[i] = g;
+    KT_FREE(done);
+    KT_FREE(from);
+    return KT_OK;
+}
+
+kt_status kt_sync_schedule_run(const kt_sync_layer *layers, int n,
+                               kt_sync_mode mode, double bucket_bytes,
+                               kt_sync_schedule *out, kt_error *err) {
+    kt__sync_work w;
+    kt_status s;
+    int i;
+    if (out) memset(out, 0, sizeof *out);
+    if ((int)mode < KT_SYNC_TRADITIONAL || mode > KT_SYNC_BUCKET_OPTIMAL)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: unknown mode %d",
+                        (int)mode);
+    if (mode == KT_SYNC_BUCKET && !(bucket_bytes > 0)) /* NaN fails too */
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: bucket size %g bytes "
+                        "is not positive", bucket_bytes);
+    if ((s = kt__sync_begin(layers, n, out, &w, err)) != KT_OK) return s;
+    if (mode == KT_SYNC_BUCKET)
+        kt__sync_greedy(layers, out, &w, bucket_bytes);
+    else if (mode == KT_SYNC_BUCKET_OPTIMAL)
+        s = kt__sync_optimal(layers, out, &w, err);
+    else
+        for (i = 0; i < w.nsend; i++) w.group[i] = i; /* a sync per layer */
+    if (s == KT_OK) kt__sync_serialise(&w, mode == KT_SYNC_TRADITIONAL, out);
+    kt__sync_work_free(&w);
+    if (s != KT_OK) {
+        kt_sync_schedule_free(out);
+        return s;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_sync_schedule_buckets(const kt_sync_layer *layers, int n,
+                                   const int *bucket, kt_sync_schedule *out,
+                                   kt_error *err) {
+    kt__sync_work w;
+    kt_status s;
+    int i;
+    if (out) memset(out, 0, sizeof *out);
+    if (n > 0 && !bucket)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: no bucket array");
+    if ((s = kt__sync_begin(layers, n, out, &w, err)) != KT_OK) return s;
+    for (i = 0; i < w.nsend && s == KT_OK; i++) {
+        int l = w.layer[i], b = bucket[l];
+        int prev = i ? bucket[w.layer[i - 1]] : -1;
+        w.group[i] = b;
+        if (b != prev && b != prev + 1)
+            s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: bucket %d "
+                         "after bucket %d; buckets are contiguous and "
+                         "numbered 0, 1, 2, ... in backward order", l, b,
+                         prev);
+        else if (b == prev &&
+                 !kt__sync_same_channel(&layers[w.layer[i - 1]],
+                                        out->method[w.layer[i - 1]],
+                                        &layers[l], out->method[l]))
+            s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: its bucket "
+                         "%d mixes methods, workers or links", l, b);
+    }
+    if (s == KT_OK) kt__sync_serialise(&w, 0, out);
+    kt__sync_work_free(&w);
+    if (s != KT_OK) {
+        kt_sync_schedule_free(out);
+        return s;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_sync_best_bucket(const kt_sync_layer *layers, int n,
+                              const double *candidates, int ncand,
+                              double *best_bytes, kt_sync_schedule *out,
+                              kt_error *err) {
+    kt_sync_schedule cur;
+    int i;
+    if (!out) return kt__fail(err, KT_ERR_INVALID, 0, "sync: no schedule");
+    memset(out, 0, sizeof *out);
+    if (ncand < 1 || !candidates)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: no bucket sizes to "
+                        "try");
+    for (i = 0; i < ncand; i++) {
+        kt_status s = kt_sync_schedule_run(layers, n, KT_SYNC_BUCKET,
+                                           candidates[i], &cur, err);
+        if (s != KT_OK) {
+            char why[sizeof err->message];
+            kt_sync_schedule_free(out);
+            if (err) {
+                memcpy(why, err->message, sizeof why);
+                kt__fail(err, s, 0, "sync: bucket size %d of %d: %.400s",
+                         i + 1, ncand, why);
+            }
+            return s;
+        }
+        if (i == 0 || cur.total_seconds < out->total_seconds) {
+            kt_sync_schedule_free(out);
+            *out = cur;
+            if (best_bytes) *best_bytes = candidates[i];
+        } else {
+            kt_sync_schedule_free(&cur);
+        }
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+/* ------------------------------------ gradient sync of a ktile plan */
+
+/* Roofline seconds of op o on the plan's busiest device (its box on each
+   device as kt_lower gives it). */
+static double kt__sync_op_seconds(const kt_graph *g, const kt_plan *p, int o,
+                                  const kt_topology *t) {
+    const kt_op *op = &g->op[o];
+    int64_t dev, ndev = kt_factors_devices(&p->f);
+    double worst = 0;
+    for (dev = 0; dev < ndev; dev++) {
+        kt_range box[KT_MAX_VARS];
+        int coords[KT_MAX_CUTS], i;
+        double s;
+        kt_op_var_box(op, box);
+        kt_device_coords(&p->f, dev, coords);
+        for (i = 0; i < p->f.count; i++) {
+            int v = p->split[o * KT_MAX_CUTS + i];
+            if (v >= 0) box[v] = kt_split_range(box[v], p->f.k[i], coords[i]);
+        }
+        s = kt__task_seconds(g, op, box, t);
+        if (s > worst) worst = s;
+    }
+    return worst;
+}
+
+/* The ring weight tw's gradient is all-reduced over: the devices that
+   differ from device 0 only in the cuts where the weight is replicated,
+   in device order.  Eq. 8.3 prices a ring by its slowest hop (b_m); its
+   per-step latency phi is taken as the largest hop latency. */
+static int64_t kt__sync_ring(const kt_plan *p, const kt_tiling *tw,
+                             const kt_topology *t, double *bw, double *phi) {
+    int64_t d, first = -1, prev = -1, count = 0;
+    int64_t ndev = kt_factors_devices(&p->f);
+    *bw = 0;
+    *phi = 0;
+    for (d = 0; d <= ndev; d++) {
+        int64_t a, b;
+        int lv;
+        if (d < ndev) {
+            int c[KT_MAX_CUTS], i, member = 1;
+            kt_device_coords(&p->f, d, c);
+            for (i = 0; i < p->f.count; i++)
+                if (tw->cut[i] != KT_CUT_R && c[i] != 0) member = 0;
+            if (!member) continue;
+            count++;
+            if (prev < 0) {
+                first = prev = d;
+                continue;
+            }
+            a = prev;
+            b = d;
+            prev = d;
+        } else { /* the hop closing the ring */
+            if (count < 2) break;
+            a = prev;
+            b = first;
+        }
+        lv = kt_topology_level(t, a, b);
+        if (*bw == 0 || t->bandwidth[lv] < *bw) *bw = t->bandwidth[lv];
+        if (t->latency[lv] > *phi) *phi = t->latency[lv];
+    }
+    return count;
+}
+
+/* Table 3.4's M x N layer and batch K when W's gradient is one product-sum
+   over one reduction variable of a rank-2 weight (dW[j,k] = sum(i)
+   x[i,j] dy[i,k]): M x N is W's tile, and K the reduction variable's
+   extent shared by the w workers (each contributes the partial gradient
+   of its own samples: data parallelism, whatever variable the plan
+   splits); otherwise m = n = 0. */
+static void kt__sync_fc_shape(const kt_graph *g, const kt_plan *p, int wt,
+                              int grad, int64_t w, kt_sync_layer *l) {
+    const kt_tensor *x = &g->tensor[wt];
+    const kt_op *op = &g->op[g->tensor[grad].producer];
+    int v, red = -1, nred = 0;
+    kt_box tile;
+    int64_t cls;
+    l->m = l->n = l->k = 0;
+    if (x->rank != 2 || op->reducer != KT_REDUCE_SUM || op->out_rank != 2)
+        return;
+    for (v = 0; v < op->nvars; v++)
+        if (op->var[v].reduction) {
+            red = v;
+            nred++;
+        }
+    if (nred != 1) return;
+    kt_tiling_device_box(&p->tiling[wt], 2, x->shape, &p->f, 0, &tile, &cls);
+    l->m = tile.r[0].hi - tile.r[0].lo;
+    l->n = tile.r[1].hi - tile.r[1].lo;
+    l->k = (op->var[red].extent + w - 1) / w;
+}
+
+/* weight_of[G] = W when G is W's gradient: the last-produced gradient
+   tensor of W (after partial gradients comes their sum); else -1. */
+static void kt__sync_weight_grads(const kt_graph *g, int *weight_of) {
+    int x;
+    for (x = 0; x < g->ntensor; x++) weight_of[x] = -1;
+    for (x = 0; x < g->ntensor; x++) {
+        const kt_tensor *gx = &g->tensor[x];
+        int y, latest = 1;
+        if (gx->kind != KT_GRADIENT || gx->of < 0 || gx->producer < 0 ||
+            g->tensor[gx->of].kind != KT_WEIGHT)
+            continue;
+        for (y = 0; y < g->ntensor; y++)
+            if (y != x && g->tensor[y].kind == KT_GRADIENT &&
+                g->tensor[y].of == gx->of &&
+                g->tensor[y].producer > gx->producer)
+                latest = 0;
+        if (latest) weight_of[x] = gx->of;
+    }
+}
+
+static kt_status kt__sync_plan_check(const kt_graph *g, const kt_plan *p,
+                                     const kt_topology *t,
+                                     const kt_sync_plan_options *o,
+                                     kt_error *err) {
+    int op, i;
+    kt_status s = kt__plan_check(g, p, err);
+    if (s != KT_OK) return s;
+    if (t->ndev != kt_factors_devices(&p->f))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: the topology has %lld "
+                        "devices, the plan %lld", (long long)t->ndev,
+                        (long long)kt_factors_devices(&p->f));
+    if (o->method != KT_SYNC_ALLREDUCE && o->method != KT_SYNC_PS &&
+        o->method != KT_SYNC_ADAPTIVE)
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: a plan's gradients "
+                        "use all-reduce, PS or adaptive (method %d given)",
+                        (int)o->method);
+    if (!kt__sync_nonneg(o->delta))
+        return kt__fail(err, KT_ERR_INVALID, 0, "sync: delta %g s is not a "
+                        "finite number >= 0", o->delta);
+    for (op = 0; op < g->nop; op++)
+        for (i = 0; i < p->f.count; i++)
+            if (p->split[op * KT_MAX_CUTS + i] >= g->op[op].nvars)
+                return kt__fail(err, KT_ERR_INVALID, 0, "sync: op %s splits "
+                                "variable %d at cut %d; it has %d",
+                                g->op[op].name,
+                                p->split[op * KT_MAX_CUTS + i], i + 1,
+                                g->op[op].nvars);
+    return KT_OK;
+}
+
+kt_status kt_sync_layers_from_plan(const kt_graph *g, const kt_plan *p,
+                                   const kt_topology *t,
+                                   const kt_sync_plan_options *opt,
+                                   kt_sync_layer **layers, int *n,
+                                   kt_error *err) {
+    kt_sync_plan_options o;
+    int *weight_of, op, count = 0;
+    kt_sync_layer *out;
+    double compute = 0;
+    kt_status s;
+    memset(&o, 0, sizeof o);
+    if (opt) o = *opt;
+    *layers = NULL;
+    *n = 0;
+    if ((s = kt__sync_plan_check(g, p, t, &o, err)) != KT_OK) return s;
+    weight_of = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    out = (kt_sync_layer *)kt__calloc((size_t)g->ntensor + 1, sizeof *out);
+    if (!weight_of || !out) {
+        KT_FREE(weight_of);
+        KT_FREE(out);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "sync: out of memory");
+    }
+    kt__sync_weight_grads(g, weight_of);
+    /* the backward pass in op order: autodiff's ops, not the in-place
+       updates or optimizer state (they follow the sync) */
+    for (op = 0; op < g->nop; op++) {
+        const kt_op *x = &g->op[op];
+        int wt = weight_of[x->output];
+        kt_sync_layer *l = &out[count];
+        double bw, phi;
+        int64_t w;
+        if (x->group < 0 || x->in_place ||
+            g->tensor[x->output].kind == KT_OPTSTATE)
+            continue;
+        compute += kt__sync_op_seconds(
+            g, p, o.backward_as_forward ? x->group : op, t);
+        if (wt < 0) continue;
+        w = kt__sync_ring(p, &p->tiling[wt], t, &bw, &phi);
+        if (w < 2) continue; /* split at every cut: its own gradient */
+        l->backward_seconds = compute;
+        l->bytes = (double)kt_plan_tensor_bytes(g, p, wt);
+        l->method = o.method;
+        l->workers = l->servers = w;
+        l->bandwidth = bw;
+        l->phi = phi;
+        l->delta = o.delta;
+        l->tensor = wt;
+        if (o.method == KT_SYNC_ADAPTIVE)
+            kt__sync_fc_shape(g, p, wt, x->output, w, l);
+        compute = 0;
+        count++;
+    }
+    if (compute > 0) { /* backward compute after the last sent gradient */
+        out[count].backward_seconds = compute;
+        out[count].tensor = -1;
+        count++;
+    }
+    KT_FREE(weight_of);
+    *layers = out;
+    *n = count;
+    kt__ok(err);
+    return KT_OK;
 }
 
 #endif /* KT_SCHED_IMPLEMENTED */
