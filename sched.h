@@ -251,6 +251,8 @@ typedef struct kt_mcmc_options {
     int restarts;          /* chains: the first from data parallelism (or
                               the DP plan when it does not apply), the rest
                               from random plans; 0: 2                       */
+    const kt_plan *start;  /* when set, the first chain starts here instead
+                              (e.g. the level DP's plan, to refine it)      */
 } kt_mcmc_options;
 
 /* FlexFlow 6: a Markov chain over plans.  A proposal picks a random
@@ -2102,6 +2104,14 @@ static int kt__propose_tensor(const kt_graph *g, kt_plan *p, int x,
     return 1;
 }
 
+static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
+    int i;
+    if (a->count != b->count) return 0;
+    for (i = 0; i < a->count; i++)
+        if (a->k[i] != b->k[i]) return 0;
+    return 1;
+}
+
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
@@ -2134,11 +2144,19 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
         int64_t budget = o.proposals ? o.proposals / o.restarts : 0, step;
         /* chain 0 from data parallelism (the DP plan where it does not
            apply), the others from random plans: every op proposed once */
-        so.strategy = KT_STRATEGY_DATA;
-        s = kt_plan_search(g, f, &so, &cur, err);
-        if (s != KT_OK) {
-            so.strategy = KT_STRATEGY_DP;
+        if (chain == 0 && o.start) {
+            s = kt__plan_check(g, o.start, err);
+            if (s == KT_OK && !kt__same_factors(&o.start->f, f))
+                s = kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the start plan "
+                             "has other cut factors than the search");
+            if (s == KT_OK) s = kt__plan_copy(&cur, o.start, g, err);
+        } else {
+            so.strategy = KT_STRATEGY_DATA;
             s = kt_plan_search(g, f, &so, &cur, err);
+            if (s != KT_OK) {
+                so.strategy = KT_STRATEGY_DP;
+                s = kt_plan_search(g, f, &so, &cur, err);
+            }
         }
         if (s != KT_OK) break;
         if (chain > 0)

@@ -11,7 +11,14 @@
                   that op would give them), median over random changes, and
                   its ratio to the full simulation of the same task graph
    Target (the sched.h issue): full simulation under 20 ms on 64 devices,
-   delta at least 10x faster than full.  All times are CPU seconds of one
+   delta at least 10x faster than full.
+
+   Then MCMC (FlexFlow 6) against the level DP on zoo models, every plan
+   simulated on the same topology: the DP plan for bytes and for the time
+   objective, data parallelism, and the MCMC plan after a fixed number of
+   proposals (seed 1) -- from data parallelism, and from the DP plan
+   (MCMC refining it) -- with MCMC's proposal rate (target: 10,000 per
+   second on wresnet-152 on 64 devices).  All times are CPU seconds of one
    thread (clock()).  A missed target is reported, not fatal.
 
    Usage: bench_sched [--quick]     --quick: 8 devices only */
@@ -114,6 +121,84 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     return 0;
 }
 
+/* Simulated step time of plan p on t. */
+static int sim_time(const kt_graph *g, const kt_plan *p, const kt_topology *t,
+                    double *seconds) {
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    if (kt_lower(g, p, &prog, &err) != KT_OK) return die("lower", &err);
+    if (kt_sim_build(g, p, &prog, t, &sim, &err) != KT_OK ||
+        kt_sim_run(&sim, &err) != KT_OK) {
+        kt_program_free(&prog);
+        return die("sim", &err);
+    }
+    *seconds = sim.step_seconds;
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    return 0;
+}
+
+/* MCMC (FlexFlow 6) against the level DP under the simulator: both plans
+   simulated on the same topology; MCMC's budget in proposals (so the
+   table is the same on every machine), its rate measured. */
+static int compare_mcmc(const char *model, int ndev, const char *topo,
+                        int64_t proposals) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_topology t;
+    kt_machine m;
+    kt_plan dp, dpt, data, mc, mc2;
+    kt_search_options so;
+    kt_mcmc_options mo;
+    double t_dp, t_dpt, t_data, t_mc, t_mc2, t0, secs;
+    int64_t tried, accepted;
+    memset(&so, 0, sizeof so);
+    memset(&mo, 0, sizeof mo);
+    if (kt_zoo_build(model, &g, &err) != KT_OK) return die(model, &err);
+    if (kt_factors_default(ndev, &f, &err) != KT_OK) return die("factors", &err);
+    if (kt_topology_parse(topo, &t, &err) != KT_OK) return die(topo, &err);
+    m = kt_topology_machine(&t);
+    so.machine = &m;
+    so.strategy = KT_STRATEGY_DP;
+    if (kt_plan_search(g, &f, &so, &dp, &err) != KT_OK) return die("dp", &err);
+    so.objective = KT_OBJECTIVE_TIME;
+    if (kt_plan_search(g, &f, &so, &dpt, &err) != KT_OK)
+        return die("dp time", &err);
+    so.objective = KT_OBJECTIVE_BYTES;
+    so.strategy = KT_STRATEGY_DATA;
+    if (kt_plan_search(g, &f, &so, &data, &err) != KT_OK) data.tiling = NULL;
+    mo.proposals = proposals;
+    mo.seed = 1;
+    t0 = cpu_now();
+    if (kt_plan_mcmc(g, &f, &t, &mo, &mc, &t_mc, &tried, &accepted, &err) !=
+        KT_OK)
+        return die("mcmc", &err);
+    secs = cpu_now() - t0;
+    mo.start = &dp;
+    if (kt_plan_mcmc(g, &f, &t, &mo, &mc2, &t_mc2, &tried, &accepted, &err) !=
+        KT_OK)
+        return die("mcmc from dp", &err);
+    if (sim_time(g, &dp, &t, &t_dp) || sim_time(g, &dpt, &t, &t_dpt) ||
+        (data.tiling && sim_time(g, &data, &t, &t_data)))
+        return 1;
+    printf("| %s | %d | %.3g | %.3g | ", model, ndev, t_dp * 1e3,
+           t_dpt * 1e3);
+    if (data.tiling) printf("%.3g | ", t_data * 1e3);
+    else printf("n/a | ");
+    printf("%.3g | %.2f | %.3g | %.3f | %lld | %.0f |\n", t_mc * 1e3,
+           t_mc / t_dp, t_mc2 * 1e3, t_mc2 / t_dp, (long long)tried,
+           secs > 0 ? (double)tried / secs : 0.0);
+    kt_plan_free(&dp);
+    kt_plan_free(&dpt);
+    if (data.tiling) kt_plan_free(&data);
+    kt_plan_free(&mc);
+    kt_plan_free(&mc2);
+    kt_graph_destroy(g);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     const char *m = "wresnet:depth=152,widen=10,batch=8";
@@ -122,5 +207,19 @@ int main(int argc, char **argv) {
            "full < 20 ms |\n|---|---|---|---|---|---|---|---|---|\n");
     if (bench_one(m, 8, "flat:8:450G")) return 1;
     if (!quick && bench_one(m, 64, "nodes:8x8:450G:400Gb")) return 1;
+    printf("\n| model | devices | DP bytes: step ms | DP time: step ms | "
+           "data: step ms | MCMC: step ms | MCMC / DP | MCMC from DP: step ms "
+           "| ratio to DP | proposals | proposals/s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    if (compare_mcmc("mlp:layers=4,hidden=1024,batch=64", 8,
+                     "nodes:2x4:300G:25G", 2000) ||
+        compare_mcmc("transformer:layers=1,dmodel=256,heads=8,ffn=1024,"
+                     "seq=64,batch=8", 8, "nodes:2x4:300G:25G", 1000) ||
+        compare_mcmc("rnn:layers=2,hidden=512,steps=4,batch=32", 8,
+                     "nodes:2x4:300G:25G", 500) ||
+        compare_mcmc("alexnet:batch=32", 8, "nodes:2x4:300G:25G", 300) ||
+        compare_mcmc(m, quick ? 8 : 64, quick ? "flat:8:450G"
+                                            : "nodes:8x8:450G:400Gb", 4))
+        return 1;
     return 0;
 }

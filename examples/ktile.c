@@ -1716,6 +1716,8 @@ static const char plan_usage[] =
     "                      (default 20: a proposal t%% slower is accepted with\n"
     "                      probability exp(-beta t/100)), chains (default 2:\n"
     "                      from data parallelism, then from random plans)\n"
+    "  --start data|dp     --strategy mcmc: the first chain starts from data\n"
+    "                      parallelism (default) or refines the level DP's plan\n"
     "  --json              print one JSON object:\n"
     "      {\"devices\", \"factors\", \"total_bytes\", \"cut_bytes\", "
     "\"search_seconds\",\n"
@@ -1787,7 +1789,7 @@ static int cmd_plan(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
         O_TOPOLOGY, O_MEMCAP, O_SVG, O_JSON, O_SECONDS, O_PROPOSALS,
-        O_SEED, O_BETA, O_RESTARTS, O_N
+        O_SEED, O_BETA, O_RESTARTS, O_START, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
@@ -1797,7 +1799,7 @@ static int cmd_plan(int argc, char **argv) {
         {"svg", 1, NULL},       {"json", 0, NULL},
         {"seconds", 1, NULL},   {"proposals", 1, NULL},
         {"seed", 1, NULL},      {"beta", 1, NULL},
-        {"restarts", 1, NULL}};
+        {"restarts", 1, NULL},  {"start", 1, NULL}};
     const char *sname;
     model_args ma;
     kt_search_options opt;
@@ -1828,7 +1830,7 @@ static int cmd_plan(int argc, char **argv) {
     if (strategy == STRATEGY_MISSING)
         return fail(EXIT_BAD_INPUT, "strategy %s is not implemented yet",
                     sname);
-    for (i = O_SECONDS; i <= O_RESTARTS; i++)
+    for (i = O_SECONDS; i <= O_START; i++)
         if (o[i].value && strategy != STRATEGY_MCMC)
             return fail(EXIT_BAD_INPUT, "plan: --%s is an option of "
                         "--strategy mcmc", o[i].name);
@@ -1857,6 +1859,7 @@ static int cmd_plan(int argc, char **argv) {
         /* FlexFlow 6 on the topology (default flat:N:450G) */
         kt_topology topo;
         kt_mcmc_options mo;
+        kt_plan start;
         char spec[64];
         double step;
         int64_t tried, accepted;
@@ -1875,6 +1878,12 @@ static int cmd_plan(int argc, char **argv) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
+        if (o[O_START].value && strcmp(o[O_START].value, "data") != 0 &&
+            strcmp(o[O_START].value, "dp") != 0) {
+            kt_graph_destroy(g);
+            return fail(EXIT_BAD_INPUT, "--start '%s': expected data or dp",
+                        o[O_START].value);
+        }
         if ((rc = parse_mcmc_options(o[O_SECONDS].value,
                                      o[O_PROPOSALS].value, o[O_SEED].value,
                                      o[O_BETA].value, o[O_RESTARTS].value,
@@ -1882,8 +1891,21 @@ static int cmd_plan(int argc, char **argv) {
             kt_graph_destroy(g);
             return rc;
         }
-        if (kt_plan_mcmc(g, &f, &topo, &mo, &p, &step, &tried, &accepted,
-                         &err) != KT_OK) {
+        if (o[O_START].value && strcmp(o[O_START].value, "dp") == 0) {
+            /* refine the level DP's plan (for the same objective) */
+            machine = kt_topology_machine(&topo);
+            opt.strategy = KT_STRATEGY_DP;
+            opt.machine = &machine;
+            if (kt_plan_search(g, &f, &opt, &start, &err) != KT_OK) {
+                kt_graph_destroy(g);
+                return fail_kt("plan", &err);
+            }
+            mo.start = &start;
+        }
+        rc = kt_plan_mcmc(g, &f, &topo, &mo, &p, &step, &tried, &accepted,
+                          &err) != KT_OK;
+        if (mo.start) kt_plan_free(&start);
+        if (rc) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
