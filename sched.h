@@ -8,16 +8,17 @@
      on every device with its share of the index space, and every
      conversion as concrete transfers -- a region of a tensor sent from one
      device to another, plain copies or partial sums to be added -- whose
-     bytes add up to exactly what the plan's cost predicts.  It also holds
-     the gradient-synchronisation cost models of the Zhang thesis (Table
-     3.4, Eq. 8.3).
+     bytes add up to exactly what the plan's cost predicts.  It builds
+     FlexFlow's task graph of that program on a device topology (compute
+     times from a roofline or a measured profile), simulates one step in
+     full or as a delta after some tasks change, searches plans by MCMC on
+     the simulated time, and holds the gradient-synchronisation models of
+     the Zhang thesis (Table 3.4, Eq. 8.3, wait-free backprop, bucket
+     merging).
 
-     Done so far (the sched.h issue is open): lowering and the
-     per-device-pair byte matrix; hierarchical topologies; the task graph,
-     FlexFlow's full simulation and schedules given as an op order; MCMC
-     search priced by full simulation; parameter-server, sufficient-factor
-     and collective cost models.  Still to come: delta simulation,
-     wait-free backprop and bucket merging, profile tables.
+     Not yet: the MCMC search lowers and simulates every proposal in full
+     (a proposal changes which transfers exist; delta simulation covers
+     changed run times).
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it

@@ -187,7 +187,7 @@ static int compare_mcmc(const char *model, int ndev, const char *topo,
            t_dpt * 1e3);
     if (data.tiling) printf("%.3g | ", t_data * 1e3);
     else printf("n/a | ");
-    printf("%.3g | %.2f | %.3g | %.3f | %lld | %.0f |\n", t_mc * 1e3,
+    printf("%.3g | %.2f | %.3g | %.3f | %lld | %.3g |\n", t_mc * 1e3,
            t_mc / t_dp, t_mc2 * 1e3, t_mc2 / t_dp, (long long)tried,
            secs > 0 ? (double)tried / secs : 0.0);
     kt_plan_free(&dp);
