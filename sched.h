@@ -232,7 +232,8 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    (> 0); the timeline is brought up to date by re-simulating only from the
    first changed task in the previous run's order until it rejoins the
    previous timeline.  Gives exactly kt_sim_run's result.  Needs a
-   kt_sim_run of this task graph before. */
+   kt_sim_run of this task graph before; between runs, change run times
+   through kt_sim_delta only (a kt_sim_run takes them from the tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
 /* kt_sim_run keeps the successor lists it derives from the predecessor
@@ -1927,6 +1928,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
                         "graph has a cycle (%d of %d tasks can run)", kk, n);
     s->step_seconds = 0;
     s->ncritical = 0;
+    w->simulated = 1;
     if (n == 0) return KT_OK;
     /* the step time: the latest end, from the maxima before and after the
        positions this run rewrote */
@@ -1942,7 +1944,6 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
             last = w->smax_at[kk];
         }
     }
-    w->simulated = 1;
     return kt__sim_critical(s, w->order[last], err);
 }
 
