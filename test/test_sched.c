@@ -1641,6 +1641,57 @@ static void test_profile(void) {
     kt_graph_destroy(g);
 }
 
+/* The compute model counts only the terms that add something: a
+   transposed convolution written by autodiff for a strided one sums over
+   every output position, and most of its padded reads are zeros.  A
+   convolution network's backward pass does about twice the forward's
+   work (one product for the input's gradient, one for the weight's); with
+   the zeros counted it looked 100x slower. */
+static void test_compute_model(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    double fwd = 0, bwd = 0, strided = 0, strided_fwd = 0;
+    int i;
+    CHECK(kt_zoo_build("wresnet:depth=50,widen=1,batch=2,image=64", &g,
+                       &err) == KT_OK);
+    if (!g) return;
+    CHECK(kt_topology_parse("flat:2:100G", &t, &err) == KT_OK);
+    kt_factors_default(2, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+    for (i = 0; i < sim.ntask; i++) {
+        const kt_sim_task *k = &sim.task[i];
+        const kt_op *op = &g->op[k->op];
+        if (k->kind != KT_TASK_COMPUTE || k->device != 0 || op->in_place)
+            continue;
+        if (op->group < 0) fwd += k->seconds;
+        else bwd += k->seconds;
+        /* the stride-2 3x3 convolution of the second stage and the
+           gradient of its input */
+        if (strcmp(op->name, "c_b4b") == 0) strided_fwd = k->seconds;
+        if (strcmp(op->name, "db4a") == 0 ||
+            strncmp(op->name, "db4a_", 5) == 0)
+            strided += k->seconds;
+    }
+    printf("compute model, wresnet-50 (widen 1, batch 2, 64x64) on 2 "
+           "devices: forward %.3g s, backward %.3g s (%.2fx); c_b4b %.3g s, "
+           "db4a %.3g s\n", fwd, bwd, bwd / fwd, strided_fwd, strided);
+    CHECKF(bwd > 1.2 * fwd && bwd < 4 * fwd, "forward %g, backward %g", fwd,
+           bwd);
+    CHECKF(strided_fwd > 0 && strided > 0 && strided < 4 * strided_fwd,
+           "c_b4b %g, db4a %g", strided_fwd, strided);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -1651,6 +1702,7 @@ int main(void) {
     test_simulation();
     test_delta();
     test_profile();
+    test_compute_model();
     test_mcmc();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "
