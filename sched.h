@@ -400,9 +400,10 @@ typedef struct kt_sync_plan_options {
     int backward_as_forward; /* 1: time each backward op as the forward op
                               it belongs to (kt_op.group: the same product-
                               sum with roles swapped, the same flops) rather
-                              than by its own roofline, which overcounts the
-                              zero-padded transposed convolution of a
-                              strided one (README "Known limit")            */
+                              than by its own roofline (which estimates the
+                              useful terms of a strided convolution's
+                              transposed one as if its axes were
+                              independent)                                 */
 } kt_sync_plan_options;
 
 /* The sync layers of a plan on topology t (Zhang thesis 3.2.1, applied to
