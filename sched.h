@@ -236,9 +236,10 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    through kt_sim_delta only (a kt_sim_run takes them from the tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
-/* kt_sim_run keeps the successor lists it derives from the predecessor
-   lists; call this after changing the predecessor lists or the task count
-   of a kt_sim yourself. */
+/* Frees the state kt_sim_run keeps for kt_sim_delta (kt_sim_free does
+   too).  Not needed to refill a kt_sim with another task graph: every
+   kt_sim_run derives what it needs from the tasks and predecessor lists
+   afresh, reusing its memory. */
 void kt_sim_invalidate(kt_sim *s);
 void kt_sim_free(kt_sim *s);
 
@@ -1656,7 +1657,8 @@ struct kt__sim_work {
     int *res_oldmax;     /*   the largest such position of its tasks, and  */
     int *res_dirty;      /*   whether it differs from the previous run     */
     int monotone;        /* the last timeline started tasks in key order   */
-    int simulated;
+    int simulated;       /* a timeline of the current task graph exists     */
+    size_t cap_n, cap_res, cap_e, cap_crit; /* allocated lengths           */
 };
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
@@ -1692,92 +1694,96 @@ void kt_sim_invalidate(kt_sim *s) {
     s->work = NULL;
 }
 
-static kt_status kt__sim_bad(kt_sim *s, kt_error *err, const char *fmt,
-                             int a, long long b, long long c) {
-    kt_sim_invalidate(s);
-    return kt__fail(err, KT_ERR_INVALID, 0, fmt, a, b, c);
+
+/* Grows *p to hold `need` elements (capacity only ever grows, so a caller
+   that refills one kt_sim for many task graphs allocates rarely). */
+static int kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
+    void **pp = (void **)p, *np;
+    size_t nc;
+    if (need <= *cap && *pp) return 1;
+    nc = *cap ? *cap : 64;
+    while (nc < need) nc *= 2;
+    np = KT_REALLOC(*pp, nc * elem);
+    if (!np) return 0;
+    *pp = np;
+    *cap = nc;
+    return 1;
 }
 
-/* Allocates the workspace and derives the successor lists (once per task
-   graph). */
+/* Sizes the workspace and derives from the tasks what a run needs: each
+   task's resource, predecessor range and the successor lists.  Done on
+   every full run, so a caller may refill a kt_sim with another task graph
+   between runs (swap.h does, thousands of times). */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, i, j, *fill;
-    size_t n1 = (size_t)n + 1, nr;
-    if (w && w->n == n && w->nres == s->ndev + s->nlink) return KT_OK;
-    kt_sim_invalidate(s);
-    w = (struct kt__sim_work *)kt__calloc(1, sizeof *w);
-    if (!w) goto nomem;
-    s->work = w;
+    int n = s->ntask, i, j;
+    size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
+    size_t e = 0;
+    if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
+                        "%lld devices and %lld links", n, (long long)s->ndev,
+                        (long long)s->nlink);
+    if (!w) {
+        w = (struct kt__sim_work *)kt__calloc(1, sizeof *w);
+        if (!w) goto nomem;
+        s->work = w;
+    }
+    w->simulated = 0;
     w->n = n;
     w->nres = s->ndev + s->nlink;
-    nr = (size_t)w->nres + 1;
-    w->pred_first = (int *)kt__calloc(n1, sizeof(int));
-    w->npred = (int *)kt__calloc(n1, sizeof(int));
-    w->succ_first = (int *)kt__calloc(n1 + 1, sizeof(int));
-    w->dev = (int *)kt__calloc(n1, sizeof(int));
-    w->sec = (double *)kt__calloc(n1, sizeof(double));
-    w->start = (double *)kt__calloc(n1, sizeof(double));
-    w->end = (double *)kt__calloc(n1, sizeof(double));
-    w->order = (int *)kt__calloc(n1, sizeof(int));
-    w->pos = (int *)kt__calloc(n1, sizeof(int));
-    w->devprev = (int *)kt__calloc(n1, sizeof(int));
-    w->pmax = (double *)kt__calloc(n1, sizeof(double));
-    w->pmax_at = (int *)kt__calloc(n1, sizeof(int));
-    w->smax = (double *)kt__calloc(n1 + 1, sizeof(double));
-    w->smax_at = (int *)kt__calloc(n1 + 1, sizeof(int));
-    w->wait = (kt__wait *)kt__calloc(n1, sizeof(kt__wait));
-    w->pend = (int *)kt__calloc(n1, sizeof(int));
-    w->heap = (kt__hitem *)kt__calloc(n1, sizeof(kt__hitem));
-    w->free_at = (double *)kt__calloc(nr, sizeof(double));
-    w->res_last = (int *)kt__calloc(nr, sizeof(int));
-    w->res_lastold = (int *)kt__calloc(nr, sizeof(int));
-    w->res_oldmax = (int *)kt__calloc(nr, sizeof(int));
-    w->res_dirty = (int *)kt__calloc(nr, sizeof(int));
-    if (!w->pred_first || !w->npred || !w->succ_first || !w->dev || !w->sec ||
-        !w->start || !w->end || !w->order || !w->pos || !w->devprev ||
-        !w->pmax || !w->pmax_at || !w->smax || !w->smax_at || !w->wait ||
-        !w->pend || !w->heap || !w->free_at || !w->res_last ||
-        !w->res_lastold || !w->res_oldmax || !w->res_dirty)
-        goto nomem;
-    if (w->nres > INT_MAX)
-        return kt__sim_bad(s, err, "simulation: %d tasks on %lld "
-                           "resources%lld: too many resources", n,
-                           (long long)w->nres, 0);
+    if (n1 > w->cap_n) {
+        size_t c = w->cap_n, need = n1 + 1;
+#define KT__GROW(field) (c = w->cap_n, kt__sim_grow(&w->field, &c, need, sizeof *w->field))
+        if (!KT__GROW(pred_first) || !KT__GROW(npred) ||
+            !KT__GROW(succ_first) || !KT__GROW(dev) || !KT__GROW(sec) ||
+            !KT__GROW(start) || !KT__GROW(end) || !KT__GROW(order) ||
+            !KT__GROW(pos) || !KT__GROW(devprev) || !KT__GROW(pmax) ||
+            !KT__GROW(pmax_at) || !KT__GROW(smax) || !KT__GROW(smax_at) ||
+            !KT__GROW(wait) || !KT__GROW(pend) || !KT__GROW(heap))
+            goto nomem;
+#undef KT__GROW
+        w->cap_n = c;
+    }
+    if (nr > w->cap_res) {
+        size_t c = w->cap_res;
+#define KT__GROW(field) (c = w->cap_res, kt__sim_grow(&w->field, &c, nr, sizeof *w->field))
+        if (!KT__GROW(free_at) || !KT__GROW(res_last) ||
+            !KT__GROW(res_lastold) || !KT__GROW(res_oldmax) ||
+            !KT__GROW(res_dirty))
+            goto nomem;
+#undef KT__GROW
+        w->cap_res = c;
+    }
+    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
         if (t->device < 0 || t->device >= w->nres || t->npred < 0)
-            return kt__sim_bad(s, err, "simulation: task %d has device %lld "
-                               "of %lld", i, (long long)t->device,
-                               (long long)w->nres);
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
+                            "device %lld of %lld", i, (long long)t->device,
+                            (long long)w->nres);
         w->dev[i] = (int)t->device;
         w->pred_first[i] = t->pred_first;
         w->npred[i] = t->npred;
-        w->pend[i] = -1;
+        w->pend[i] = 0;
         for (j = 0; j < t->npred; j++) {
             int p = s->pred[t->pred_first + j];
             if (p < 0 || p >= n)
-                return kt__sim_bad(s, err, "simulation: task %d waits for "
-                                   "task %lld of %lld", i, (long long)p,
-                                   (long long)n);
+                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d "
+                                "waits for task %d of %d", i, p, n);
             w->succ_first[p + 1]++;
         }
+        e += (size_t)t->npred;
     }
-    /* pred lists are contiguous per task in kt_sim_build's layout; a
-       hand-built kt_sim may lay them out anyhow, so keep the counts */
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    w->succ = (int *)kt__calloc((size_t)w->succ_first[n] + 1, sizeof(int));
-    fill = (int *)kt__calloc(n1, sizeof(int));
-    if (!w->succ || !fill) {
-        KT_FREE(fill);
+    if (!kt__sim_grow(&w->succ, &w->cap_e, e + 1, sizeof *w->succ))
         goto nomem;
-    }
+    /* pend counts the successors placed so far, then goes back to -1 */
     for (i = 0; i < n; i++)
-        for (j = 0; j < s->task[i].npred; j++) {
-            int p = s->pred[s->task[i].pred_first + j];
-            w->succ[w->succ_first[p] + fill[p]++] = i;
+        for (j = 0; j < w->npred[i]; j++) {
+            int p = s->pred[w->pred_first[i] + j];
+            w->succ[w->succ_first[p] + w->pend[p]++] = i;
         }
-    KT_FREE(fill);
+    for (i = 0; i < n; i++) w->pend[i] = -1;
     return KT_OK;
 nomem:
     kt_sim_invalidate(s);
@@ -1866,10 +1872,10 @@ static void kt__sim_smax_to(struct kt__sim_work *w, int k) {
 static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int t = last, i;
-    KT_FREE(s->critical);
     s->ncritical = 0;
-    s->critical = (int *)kt__calloc((size_t)s->ntask + 1, sizeof(int));
-    if (!s->critical)
+    if (!s->critical) w->cap_crit = 0;
+    if (!kt__sim_grow(&s->critical, &w->cap_crit, (size_t)s->ntask + 1,
+                      sizeof *s->critical))
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
     while (t >= 0 && s->ncritical < s->ntask) {
         double ready = 0;

@@ -1510,6 +1510,29 @@ static void test_delta_random(void) {
     }
     CHECKF(ok, "delta on random task graphs differs from a full simulation");
     {
+        /* one kt_sim refilled with other task graphs of the same size
+           between runs (as swap.h does) simulates each one afresh */
+        kt_sim a, fresh;
+        kt_error err;
+        int round2, same = 1;
+        build_random_sim(&a, 30, 3, 0, &seed);
+        CHECK(kt_sim_run(&a, &err) == KT_OK);
+        for (round2 = 0; round2 < 20; round2++) {
+            int i;
+            build_random_sim(&fresh, 30, 3, round2 % 2, &seed);
+            memcpy(a.task, fresh.task, sizeof(kt_sim_task) * 30);
+            memcpy(a.pred, fresh.pred, sizeof(int) * (30 * 3 + 1));
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&fresh, &err) == KT_OK);
+            for (i = 0; i < 30; i++)
+                if (a.task[i].end != fresh.task[i].end) same = 0;
+            if (a.step_seconds != fresh.step_seconds) same = 0;
+            kt_sim_free(&fresh);
+        }
+        CHECKF(same, "a refilled kt_sim keeps its old successor lists");
+        kt_sim_free(&a);
+    }
+    {
         /* errors: no run before, a task out of range, a bad run time */
         kt_sim s;
         kt_error err;
