@@ -2134,33 +2134,48 @@ out:
 
 /* ------------------------------------------------------------- simulation */
 
-kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
-                            kt_sim *out, kt_error *err) {
+/* A simulation whose arrays are kept from one plan to the next (the GA
+   prices thousands of plans; fresh arrays each time cost more than the
+   simulation). */
+typedef struct kt__swap_simbuf {
+    kt_sim sim;
+    int cap_task, cap_pred, cap_tidx;
+    int *tidx;
+} kt__swap_simbuf;
+
+static void kt__swap_simbuf_free(kt__swap_simbuf *b) {
+    kt_sim_free(&b->sim);
+    KT_FREE(b->tidx);
+    memset(b, 0, sizeof *b);
+}
+
+static kt_status kt__swap_sim_fill(const kt_swap_model *m,
+                                   const kt_swap_plan *p, kt__swap_simbuf *b,
+                                   kt_error *err) {
     int n = p->nsteps, i, s, ntask = n, npred = 0, k;
-    int *tidx = (int *)kt__calloc((size_t)p->nactions + 1, sizeof(int));
-    memset(out, 0, sizeof *out);
-    if (!tidx) return kt__swap_nomem(err);
+    kt_sim *out = &b->sim;
+    if (!kt__swap_grow((void **)&b->tidx, &b->cap_tidx, p->nactions + 1,
+                       sizeof(int)))
+        return kt__swap_nomem(err);
     for (i = 0; i < p->nactions; i++) {
         const kt_swap_action *a = &p->action[i];
-        tidx[i] = -1;
+        b->tidx[i] = -1;
         if (a->kind == KT_SWAP_IN || a->kind == KT_SWAP_OUT) {
-            tidx[i] = ntask++;
-            npred += 3;
-            if (a->step < n) npred++; /* the op waits for a swap-in */
+            b->tidx[i] = ntask++;
+            npred += 4; /* its three waits, and the op waiting for it */
         } else if (a->kind == KT_SWAP_ALLOC && a->wait_out >= 0) {
             npred++;
         }
     }
     npred += n;
-    out->task = (kt_sim_task *)kt__calloc((size_t)ntask + 1,
-                                          sizeof(kt_sim_task));
-    out->pred = (int *)kt__calloc((size_t)npred + 1, sizeof(int));
-    out->busy = (double *)kt__calloc(1, sizeof(double));
-    if (!out->task || !out->pred || !out->busy) {
-        KT_FREE(tidx);
-        kt_sim_free(out);
+    if (!kt__swap_grow((void **)&out->task, &b->cap_task, ntask + 1,
+                       sizeof(kt_sim_task)) ||
+        !kt__swap_grow((void **)&out->pred, &b->cap_pred, npred + 1,
+                       sizeof(int)))
         return kt__swap_nomem(err);
-    }
+    if (!out->busy && !(out->busy = (double *)kt__calloc(1, sizeof(double))))
+        return kt__swap_nomem(err);
+    memset(out->task, 0, (size_t)ntask * sizeof(kt_sim_task));
     out->ntask = ntask;
     out->ndev = 1;  /* the compute stream                                  */
     out->nlink = 2; /* link 0: swap-in stream, link 1: swap-out stream     */
@@ -2177,9 +2192,9 @@ kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
         if (s > 0) out->pred[k++] = s - 1;
         for (i = p->step_first[s]; i < p->step_first[s + 1]; i++) {
             const kt_swap_action *a = &p->action[i];
-            if (a->kind == KT_SWAP_IN) out->pred[k++] = tidx[i];
+            if (a->kind == KT_SWAP_IN) out->pred[k++] = b->tidx[i];
             else if (a->kind == KT_SWAP_ALLOC && a->wait_out >= 0)
-                out->pred[k++] = tidx[a->wait_out];
+                out->pred[k++] = b->tidx[a->wait_out];
         }
         t->npred = k - t->pred_first;
     }
@@ -2189,8 +2204,8 @@ kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
         const kt_swap_action *a = &p->action[i];
         kt_sim_task *t;
         int in = a->kind == KT_SWAP_IN;
-        if (tidx[i] < 0) continue;
-        t = &out->task[tidx[i]];
+        if (b->tidx[i] < 0) continue;
+        t = &out->task[b->tidx[i]];
         t->kind = KT_TASK_TRANSFER;
         t->op = a->step < n ? p->order[a->step] : -1;
         t->device = in ? 1 : 2;
@@ -2201,14 +2216,29 @@ kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
                      (double)t->bytes / (in ? m->h2d_bw : m->d2h_bw);
         t->pred_first = k;
         if (a->after_step >= 0) out->pred[k++] = a->after_step;
-        if (a->wait_out >= 0 && tidx[a->wait_out] >= 0)
-            out->pred[k++] = tidx[a->wait_out];
-        if (a->wait_self >= 0 && tidx[a->wait_self] >= 0)
-            out->pred[k++] = tidx[a->wait_self];
+        if (a->wait_out >= 0 && b->tidx[a->wait_out] >= 0)
+            out->pred[k++] = b->tidx[a->wait_out];
+        if (a->wait_self >= 0 && b->tidx[a->wait_self] >= 0)
+            out->pred[k++] = b->tidx[a->wait_self];
         t->npred = k - t->pred_first;
     }
-    KT_FREE(tidx);
     kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
+                            kt_sim *out, kt_error *err) {
+    kt__swap_simbuf b;
+    kt_status st;
+    memset(&b, 0, sizeof b);
+    st = kt__swap_sim_fill(m, p, &b, err);
+    KT_FREE(b.tidx);
+    if (st != KT_OK) {
+        kt_sim_free(&b.sim);
+        memset(out, 0, sizeof *out);
+        return st;
+    }
+    *out = b.sim;
     return KT_OK;
 }
 
@@ -2237,7 +2267,7 @@ void kt_swap_result_free(kt_swap_result *r) {
 static kt_status kt__swap_eval(const kt_swap_model *m, const int *order,
                                const kt_swap_alloc *a,
                                const kt_swap_options *o, double *t,
-                               kt_error *err) {
+                               kt__swap_simbuf *sb, kt_error *err) {
     kt_swap_plan p;
     kt_status st;
     *t = HUGE_VAL;
@@ -2252,7 +2282,9 @@ static kt_status kt__swap_eval(const kt_swap_model *m, const int *order,
         return KT_OK;
     }
     if (st != KT_OK) return st;
-    st = kt_swap_simulate(m, &p, t, err);
+    st = kt__swap_sim_fill(m, &p, sb, err);
+    if (st == KT_OK) st = kt_sim_run(&sb->sim, err);
+    if (st == KT_OK) *t = sb->sim.step_seconds;
     kt_swap_plan_free(&p);
     return st;
 }
@@ -2394,9 +2426,11 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
     double *w = NULL;
     kt_swap_alloc best_alloc, minimal;
     kt__swap_ga g;
+    kt__swap_simbuf sb;
     kt_status st = KT_OK;
     int64_t minbytes;
     memset(&g, 0, sizeof g);
+    memset(&sb, 0, sizeof sb);
     memset(&best_alloc, 0, sizeof best_alloc);
     memset(&minimal, 0, sizeof minimal);
     if (gens <= 0 && !(o->seconds > 0)) gens = 50;
@@ -2456,7 +2490,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
             kt__swap_alloc_random(m, &g.alloc[i], &minimal, o->memory, mins,
                                   &rng);
         if (st == KT_OK)
-            st = kt__swap_eval(m, ord, &g.alloc[i], o, &g.t[i], err);
+            st = kt__swap_eval(m, ord, &g.alloc[i], o, &g.t[i], &sb, err);
         r->evaluations++;
     }
     if (st != KT_OK) goto out;
@@ -2546,7 +2580,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
         for (c = 0; c < nc && st == KT_OK; c++) {
             int sl = freeslot[c];
             st = kt__swap_eval(m, g.order + (size_t)sl * n, &g.alloc[sl], o,
-                               &g.t[sl], err);
+                               &g.t[sl], &sb, err);
             r->evaluations++;
         }
         if (st != KT_OK) goto out;
@@ -2593,6 +2627,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
 out:
     r->search_seconds = kt__now() - start;
     kt__swap_ga_free(&g);
+    kt__swap_simbuf_free(&sb);
     kt_swap_alloc_free(&best_alloc);
     kt_swap_alloc_free(&minimal);
     KT_FREE(pop);
