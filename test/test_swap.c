@@ -98,8 +98,8 @@ static void figure41(kt_swap_model *m) {
     CHECK(kt_swap_model_finish(m, &err) == KT_OK);
 }
 
-static double fig_time(const kt_swap_model *m, const int *order, int fine,
-                       kt_swap_plan *keep) {
+static double fig_time_recent(const kt_swap_model *m, const int *order,
+                              int fine, int recent, kt_swap_plan *keep) {
     kt_swap_alloc a;
     kt_swap_options o;
     kt_swap_plan p;
@@ -118,6 +118,7 @@ static double fig_time(const kt_swap_model *m, const int *order, int fine,
     memset(&o, 0, sizeof o);
     o.memory = 10 * MB;
     o.cold = 1; /* the figure starts with the parameters in host memory */
+    o.recent_steps = recent;
     CHECK(kt_swap_alloc_check(m, &a, o.memory, &err) == KT_OK);
     if (kt_swap_plan_build(m, order, &a, &o, &p, &err) == KT_OK) {
         CHECK(kt_swap_simulate(m, &p, &t, &err) == KT_OK);
@@ -128,6 +129,11 @@ static double fig_time(const kt_swap_model *m, const int *order, int fine,
     }
     kt_swap_alloc_free(&a);
     return t;
+}
+
+static double fig_time(const kt_swap_model *m, const int *order, int fine,
+                       kt_swap_plan *keep) {
+    return fig_time_recent(m, order, fine, 0, keep);
 }
 
 /* Plan (b) as the paper draws it: the same plan as ktile's except that
@@ -190,6 +196,12 @@ static void test_figure41(void) {
     /* (b): see the header -- Belady's victims cost one unit more */
     CHECK(fig_time(&m, left, 0, NULL) == 7.0);
     CHECK(fig_paper_b(&m) == 6.0);
+    /* The recent-use threshold (recent_steps = 1) on (c): for Conv1's W1
+       the planner passes over W4 (used by Conv4 just before) and copies
+       out A2 (2 units) instead of dropping W4, and Conv1 starts two units
+       later: 8.  On (d) the fine pool has room, nothing changes: 6. */
+    CHECK(fig_time_recent(&m, right, 0, 1, NULL) == 8.0);
+    CHECK(fig_time_recent(&m, right, 1, 1, NULL) == 6.0);
     kt_swap_model_free(&m);
 }
 
