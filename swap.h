@@ -67,8 +67,11 @@
                               (PCIe 5.0 x16, what is usable of it)
 
    Deterministic: the same model, options and seed give the same plan when
-   the search is bounded by generations; a time budget stops it after a
-   varying number of generations.
+   the search is bounded by generations; a time budget (CPU time of the
+   process, clock()) stops it after a varying number of generations.
+
+   Not yet: running a plan on the CPU backend (backend_cpu.h, `ktile verify
+   --memory`); the plan's actions carry what an executor needs.
 */
 #ifndef KT_SWAP_H
 #define KT_SWAP_H
@@ -2015,7 +2018,7 @@ static int64_t kt__swap_geeps_place(const kt_swap_model *m, int64_t total,
     if (avail < 0) return -1;
     /* first the local data used at the peak: pinning it also shrinks the
        buffer, twice over */
-    for (;;) {
+    while (at >= 0) {
         int best = -1, at2;
         int64_t np, dmem;
         for (i = m->use_first[at]; i < m->use_first[at + 1]; i++) {
