@@ -38,6 +38,10 @@
      7. Deterministic per seed; the GA is never worse than no search.
      8. Errors: memory too small names the pool it needs; bad pools name
         the class.
+     9. One device's share of a partitioned step (kt_swap_model_from_plan):
+        tile sizes, op times no slower than whole; the baselines' copies
+        start when their policies allow (ODSwap on demand or one op ahead,
+        GeePS two ops ahead).
 */
 #define KT_IMPLEMENTATION
 #include "../swap.h"
@@ -202,6 +206,30 @@ static void test_figure41(void) {
        later: 8.  On (d) the fine pool has room, nothing changes: 6. */
     CHECK(fig_time_recent(&m, right, 0, 1, NULL) == 8.0);
     CHECK(fig_time_recent(&m, right, 1, 1, NULL) == 6.0);
+    {   /* the task graph of (d): six ops on the compute stream (device 0),
+           every swap-in on device 1, every swap-out on device 2 */
+        kt_swap_plan p;
+        kt_sim sim;
+        kt_error err;
+        int i, nin = 0, nout = 0, on1 = 0, on2 = 0;
+        memset(&p, 0, sizeof p);
+        fig_time(&m, right, 1, &p);
+        for (i = 0; i < p.nactions; i++) {
+            nin += p.action[i].kind == KT_SWAP_IN;
+            nout += p.action[i].kind == KT_SWAP_OUT;
+        }
+        CHECK(kt_swap_sim_build(&m, &p, &sim, &err) == KT_OK);
+        CHECK(sim.ndev == 1 && sim.nlink == 2);
+        CHECK(kt_sim_run(&sim, &err) == KT_OK);
+        for (i = 0; i < sim.ntask; i++) {
+            on1 += sim.task[i].device == 1;
+            on2 += sim.task[i].device == 2;
+        }
+        CHECK(on1 == nin && on2 == nout && nin == 4 && nout == 1);
+        CHECK(sim.busy[0] == 6.0 && sim.step_seconds == 6.0);
+        kt_sim_free(&sim);
+        kt_swap_plan_free(&p);
+    }
     kt_swap_model_free(&m);
 }
 
@@ -438,6 +466,25 @@ static int64_t total_bytes(const kt_swap_model *m) {
     return b;
 }
 
+/* When the baselines may start a copy in: ODSwap when the op is reached
+   (after the previous op) or, prefetching, one op earlier; GeePS's
+   unpinned data with the double buffer, after the op two back (pinned
+   data at the start of the step). */
+static int baseline_timing(const kt_swap_plan *p, int odswap) {
+    int i;
+    for (i = 0; i < p->nactions; i++) {
+        const kt_swap_action *a = &p->action[i];
+        if (a->kind != KT_SWAP_IN && a->kind != KT_SWAP_ALLOC) continue;
+        if (a->object != -1) return 0;
+        if (odswap && a->after_step != a->step - 1 &&
+            a->after_step != a->step - 2)
+            return 0;
+        if (!odswap && a->after_step != a->step - 2 && a->after_step != -1)
+            return 0;
+    }
+    return 1;
+}
+
 static void test_random_plans(const kt_swap_model *m, const char *name,
                               uint64_t seed) {
     int trial, n = m->nops, nsz = m->nsizes;
@@ -501,6 +548,7 @@ static void test_random_plans(const kt_swap_model *m, const char *name,
             CHECK(kt_swap_simulate(m, &p, &t, &err) == KT_OK);
             CHECKF(t >= ideal * (1 - 1e-12), "%s: %g < ideal %g", what, t,
                    ideal);
+            CHECK(baseline_timing(&p, k == 0));
             kt_swap_plan_free(&p);
         }
     }
@@ -632,6 +680,39 @@ static void test_errors(const kt_swap_model *m) {
     }
 }
 
+/* One device's share of a partitioned step: tiles no bigger than the
+   tensors, ops no slower than whole, and 4 devices need less than 1. */
+static void test_from_plan(void) {
+    kt_graph *g = NULL;
+    kt_swap_model whole, part;
+    kt_factors f;
+    kt_search_options so;
+    kt_plan p;
+    kt_error err;
+    int t, o, smaller = 0;
+    CHECK(kt_zoo_build("mlp:layers=3,hidden=256,batch=64", &g, &err) == KT_OK);
+    if (!g) return;
+    CHECK(kt_swap_model_from_graph(g, NULL, &whole, &err) == KT_OK);
+    CHECK(kt_factors_default(4, &f, &err) == KT_OK);
+    memset(&so, 0, sizeof so);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_swap_model_from_plan(g, &p, NULL, &part, &err) == KT_OK);
+    CHECK(part.ntensors == whole.ntensors && part.nops == whole.nops);
+    for (t = 0; t < part.ntensors; t++) {
+        CHECK(part.bytes[t] <= whole.bytes[t]);
+        CHECK_EQ_I64(part.bytes[t], kt_plan_tensor_bytes(g, &p, t));
+        smaller += part.bytes[t] < whole.bytes[t];
+    }
+    CHECK(smaller > 0);
+    for (o = 0; o < part.nops; o++)
+        CHECK(part.seconds[o] <= whole.seconds[o] * (1 + 1e-12));
+    CHECK(kt_swap_ideal_seconds(&part) < kt_swap_ideal_seconds(&whole));
+    kt_plan_free(&p);
+    kt_swap_model_free(&part);
+    kt_swap_model_free(&whole);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     static const char *const specs[] = {
         "mlp:layers=3,hidden=64,batch=16",
@@ -642,6 +723,7 @@ int main(void) {
     int i, quick = getenv("KT_WRAP") != NULL;
     test_figure41();
     test_figure46();
+    test_from_plan();
     for (i = 0; i < (int)(sizeof specs / sizeof specs[0]); i++) {
         kt_swap_model m = zoo_model(specs[i]);
         if (!m.size_of) continue;
