@@ -2498,7 +2498,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
     }
     if (st != KT_OK) goto out;
     for (gen = 0;; gen++) {
-        int nfree = 0, *freeslot = cand, c, k, nc, nfin = 0;
+        int *freeslot = keep, c, k, nc = 0, nfin = 0;
         double sum = 0, worst = 0, bestnow = HUGE_VAL;
         /* best so far, and this generation's figures */
         for (i = 0; i < np; i++) {
@@ -2532,12 +2532,10 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
                 goto out;
             }
             for (i = 0; i < np; i++) inpop[pop[i]] = 1;
-            for (i = 0; i < nslot; i++)
-                if (!inpop[i]) keep[nfree++] = i;
+            for (i = 0, k = 0; i < nslot; i++)
+                if (!inpop[i]) freeslot[k++] = i;
             KT_FREE(inpop);
         }
-        freeslot = keep;
-        nc = 0;
         for (k = 0; k < npairs && st == KT_OK; k++) {
             int a = pop[kt__swap_below(&rng, np)], b = pop[kt__swap_below(&rng, np)];
             int sa = freeslot[nc], sb = freeslot[nc + 1];
@@ -2560,11 +2558,10 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
             }
             memcpy(g.order + (size_t)sc * n, oa, (size_t)n * sizeof(int));
             memcpy(g.order + (size_t)sd * n, ob, (size_t)n * sizeof(int));
-            /* two pools (thesis 4.4.3), mutated: slot sa and sc get the
-               first, sb and sd the second */
+            /* two pools (thesis 4.4.3), mutated (the mutation repairs
+               against each child's own class minima) */
             {
-                int *m1 = mins, cl;
-                kt_swap_class_min(m, g.alloc[a].cls, m1);
+                int cl;
                 kt_swap_alloc_crossover(m->size, nsz, &g.alloc[a], &g.alloc[b],
                                         crm, NULL, NULL, o->memory,
                                         &g.alloc[sa], &g.alloc[sb]);
@@ -2587,15 +2584,13 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
             r->evaluations++;
         }
         if (st != KT_OK) goto out;
-        for (c = 0; c < nc; c++)
-            if (g.t[freeslot[c]] < tbest) tbest = g.t[freeslot[c]];
         /* survivors among parents and children */
         for (i = 0; i < np; i++) cand[i] = pop[i];
         for (c = 0; c < nc; c++) cand[np + c] = freeslot[c];
         /* a child better than the best so far is recorded before selection */
-        for (c = 0; c < np + nc; c++) {
+        for (c = np; c < np + nc; c++) {
             int sl = cand[c];
-            if (g.t[sl] <= tbest && g.t[sl] < HUGE_VAL) {
+            if (g.t[sl] < tbest) {
                 memcpy(best_order, g.order + (size_t)sl * n,
                        (size_t)n * sizeof(int));
                 kt__swap_alloc_copy(&best_alloc, &g.alloc[sl]);
@@ -2614,7 +2609,6 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
             memcpy(pop, sel, (size_t)np * sizeof(int));
             KT_FREE(sel);
         }
-        (void)nfree;
     }
     if (!(tbest < HUGE_VAL)) {
         st = kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes: no pool "
