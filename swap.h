@@ -1399,7 +1399,8 @@ static int kt__swap_act(kt__swap_ctx *c, kt_swap_action_kind kind, int t,
                         int obj, int step, int after, int wait_out,
                         int wait_self) {
     kt_swap_action *a;
-    if (!kt__swap_grow((void **)&c->act, &c->cap, c->nact + 1,
+    if (c->nact >= c->cap &&
+        !kt__swap_grow((void **)&c->act, &c->cap, c->nact + 1,
                        sizeof(kt_swap_action)))
         return -1;
     a = &c->act[c->nact];
@@ -2178,6 +2179,7 @@ static kt_status kt__swap_sim_fill(const kt_swap_model *m,
         return kt__swap_nomem(err);
     if (!out->busy && !(out->busy = (double *)kt__calloc(1, sizeof(double))))
         return kt__swap_nomem(err);
+    /* zeroed: fields sched.h may add later start from 0 */
     memset(out->task, 0, (size_t)ntask * sizeof(kt_sim_task));
     out->ntask = ntask;
     out->ndev = 1;  /* the compute stream                                  */
