@@ -1390,6 +1390,7 @@ typedef struct kt__swap_ctx {
     int nact, cap;
     int64_t occupied, peak, swapped;
     int fail_step, fail_tensor;
+    int dry;                    /* 1: a first pass, whose actions are not kept */
     /* dynamic-memory baselines */
     int64_t budget, used;
     int *last_out_at;           /* GeePS: last swap-out issued after a step */
@@ -1399,6 +1400,7 @@ static int kt__swap_act(kt__swap_ctx *c, kt_swap_action_kind kind, int t,
                         int obj, int step, int after, int wait_out,
                         int wait_self) {
     kt_swap_action *a;
+    if (c->dry) return 0; /* only the state the pass leaves matters */
     if (c->nact >= c->cap &&
         !kt__swap_grow((void **)&c->act, &c->cap, c->nact + 1,
                        sizeof(kt_swap_action)))
@@ -1796,7 +1798,9 @@ kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
     }
     kt__swap_reset_tensors(&c);
     kt__swap_pool_reset(&c, NULL);
+    c.dry = c.steady;
     r = kt__swap_scan(&c, a->cls);
+    c.dry = 0;
     if (r == 1 && c.steady) {
         /* second pass: from the parameters the first left resident */
         start = (int *)kt__calloc((size_t)c.nobj + 1, sizeof(int));
