@@ -15,6 +15,10 @@
                  [--plan PLAN.json] [--objective bytes|time]
                  [--topology SPEC | --topology-file F] [--timeline FILE.svg]
                  [--json]
+       ktile swap (--model SPEC | --model-file F) [--devices N] [--factors a,b]
+                  --memory SIZE[,SIZE...] [--search ga|none|odswap|geeps]
+                  [--seconds S | --generations N] [--seed N] [--cold]
+                  [--host-bw BW] [--progress] [--json]
 
    With --json a command prints exactly one JSON object on stdout.  Errors
    go to stderr as "ktile: <message>"; the exit status is 2 for bad input
@@ -35,7 +39,7 @@
 #include <string.h>
 
 #define KT_IMPLEMENTATION
-#include "../sched.h"
+#include "../swap.h"
 
 enum { EXIT_BAD_INPUT = 2, EXIT_INTERNAL = 1 };
 
@@ -3007,6 +3011,329 @@ done:
     return rc;
 }
 
+/* ------------------------------------------------------------------ swap */
+
+static const char swap_usage[] =
+    "usage: ktile swap (--model SPEC | --model-file FILE) [--devices N "
+    "[--factors LIST]]\n"
+    "                  --memory SIZE[,SIZE...] [--search "
+    "ga|none|odswap|geeps]\n"
+    "                  [--seconds S | --generations N] [--seed N] [--cold]\n"
+    "                  [--host-bw BW] [--progress] [--json]\n"
+    "\n"
+    "Plans what to swap between device and host memory when a step does not "
+    "fit\n"
+    "(swap.h, SwapAdvisor: Huang thesis ch. 4) and simulates the step with "
+    "the\n"
+    "compute, swap-in and swap-out streams side by side.  With --devices N "
+    "the\n"
+    "model is first partitioned with the DP plan and one device's share "
+    "(every\n"
+    "tensor at its tile size, every op at its slowest sub-operator) is "
+    "swapped.\n"
+    "\n"
+    "%s"
+    "  --devices N         partition on N devices first (see 'ktile help "
+    "plan')\n"
+    "  --factors LIST      cut factors, cut 1 first (product = --devices)\n"
+    "  --memory SIZE       device memory for tensors, K/M/G suffixes "
+    "(powers of\n"
+    "                      1024); several joined by commas print a table, "
+    "N/A\n"
+    "                      where nothing fits\n"
+    "  --search KIND       ga (default): genetic search over schedule and "
+    "memory\n"
+    "                      pool (thesis 4.4); none: op order and a pool "
+    "sized\n"
+    "                      from the peak; odswap: on-demand LRU swapping "
+    "with\n"
+    "                      prefetch (thesis 5.1); geeps: GeePS placement "
+    "(Zhang\n"
+    "                      thesis Algorithm 4)\n"
+    "  --seconds S         GA CPU-time budget per memory size (default 10)\n"
+    "  --generations N     GA generation budget instead: the same seed gives "
+    "the\n"
+    "                      same plan\n"
+    "  --seed N            GA seed (default 1)\n"
+    "  --cold              one step from an empty device (inference; "
+    "parameters in\n"
+    "                      host memory, nothing kept for a next step); "
+    "default:\n"
+    "                      the steady state of training\n"
+    "  --host-bw BW        host link bytes/s per direction, K/M/G/T powers "
+    "of 1000\n"
+    "                      (default 50G)\n"
+    "  --progress          the GA's best/average/worst per generation on "
+    "stderr\n"
+    "  --json              print one JSON object:\n"
+    "      {\"step_seconds\", \"ideal_seconds\", \"swapped_bytes\", "
+    "\"peak_bytes\",\n"
+    "       \"pool_bytes\", \"memory\", \"search\", \"devices\", "
+    "\"evaluations\"}\n"
+    "      with several sizes {\"rows\": [that object per size, "
+    "step_seconds null\n"
+    "      where nothing fits]}\n"
+    "\n"
+    "example: ktile swap --model wresnet:depth=152,widen=1,batch=16,infer=1 "
+    "--cold \\\n"
+    "             --memory 128M,256M,512M --search ga --seconds 5\n";
+
+static void swap_help(FILE *out) {
+    fprintf(out, swap_usage, model_options_help);
+}
+
+static const char *const swap_search_names[] = {"ga", "none", "odswap",
+                                                "geeps"};
+
+static void swap_progress(void *ctx, int gen, double best, double avg,
+                          double worst, int64_t evaluations, double secs) {
+    (void)ctx;
+    fprintf(stderr, "generation %d: best %.6g s, average %.6g s, worst %.6g "
+            "s (%lld plans, %.1f s)\n", gen, best, avg, worst,
+            (long long)evaluations, secs);
+}
+
+/* A bandwidth: a positive number with an optional K, M, G, T (powers of
+   1000). */
+static int parse_rate(const char *text, double *out) {
+    char *end;
+    double v = strtod(text, &end), mult = 1;
+    switch (*end) {
+    case 'K': case 'k': mult = 1e3; end++; break;
+    case 'M': case 'm': mult = 1e6; end++; break;
+    case 'G': case 'g': mult = 1e9; end++; break;
+    case 'T': case 't': mult = 1e12; end++; break;
+    default: break;
+    }
+    if (end == text || *end != '\0' || !isfinite(v) || v <= 0 ||
+        v * mult > 1e18)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static void swap_row_json(FILE *out, const kt_swap_result *r, int fits,
+                          int64_t memory, const char *search,
+                          int64_t devices, double ideal) {
+    fprintf(out, "{\"step_seconds\": ");
+    if (fits) json_double_exact(out, r->step_seconds);
+    else fprintf(out, "null");
+    fprintf(out, ", \"ideal_seconds\": ");
+    json_double_exact(out, ideal);
+    fprintf(out, ", \"swapped_bytes\": %lld, \"peak_bytes\": %lld, "
+            "\"pool_bytes\": %lld, \"memory\": %lld, \"search\": \"%s\", "
+            "\"devices\": %lld, \"evaluations\": %lld}",
+            (long long)(fits ? r->swapped_bytes : 0),
+            (long long)(fits ? r->peak_bytes : 0),
+            (long long)(fits ? r->plan.pool_bytes : 0), (long long)memory,
+            search, (long long)devices,
+            (long long)(fits ? r->evaluations : 0));
+}
+
+static int cmd_swap(int argc, char **argv) {
+    enum {
+        O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_MEMORY, O_SEARCH,
+        O_SECONDS, O_GENERATIONS, O_SEED, O_COLD, O_HOST_BW, O_PROGRESS,
+        O_JSON, O_N
+    };
+    cli_opt o[O_N] = {
+        {"model", 1, NULL},       {"model-file", 1, NULL},
+        {"devices", 1, NULL},     {"factors", 1, NULL},
+        {"memory", 1, NULL},      {"search", 1, NULL},
+        {"seconds", 1, NULL},     {"generations", 1, NULL},
+        {"seed", 1, NULL},        {"cold", 0, NULL},
+        {"host-bw", 1, NULL},     {"progress", 0, NULL},
+        {"json", 0, NULL}};
+    model_args ma;
+    kt_graph *g = NULL;
+    kt_swap_model m;
+    kt_swap_options opt;
+    kt_swap_search_kind kind = KT_SWAP_SEARCH_GA;
+    kt_error err;
+    int64_t mem[64], devices = 1, v;
+    int nmem = 0, rc = 0, i, have_model = 0;
+    double host_bw = 0;
+    char label[512];
+
+    memset(&m, 0, sizeof m);
+    rc = cli_parse("swap", argc, argv, o, O_N);
+    if (rc == CLI_HELP) {
+        swap_help(stdout);
+        return 0;
+    }
+    if (rc != CLI_OK) return rc;
+    memset(&opt, 0, sizeof opt);
+    if (!o[O_MEMORY].value)
+        return fail(EXIT_BAD_INPUT, "swap: missing --memory SIZE (e.g. 8G; "
+                    "see 'ktile help swap')");
+    {   /* --memory 64M,128M,... */
+        const char *p = o[O_MEMORY].value;
+        for (;;) {
+            char part[64];
+            const char *c = strchr(p, ',');
+            size_t len = c ? (size_t)(c - p) : strlen(p);
+            if (nmem == (int)(sizeof mem / sizeof mem[0]))
+                return fail(EXIT_BAD_INPUT, "--memory: at most %d sizes",
+                            (int)(sizeof mem / sizeof mem[0]));
+            if (len == 0 || len >= sizeof part)
+                return fail(EXIT_BAD_INPUT, "--memory '%s': expected sizes "
+                            "such as 512M or 16G joined by commas",
+                            o[O_MEMORY].value);
+            memcpy(part, p, len);
+            part[len] = '\0';
+            if (parse_size(part, INT64_C(1) << 60, &mem[nmem]) != 0 ||
+                mem[nmem] <= 0)
+                return fail(EXIT_BAD_INPUT, "--memory '%s': '%s' is not a "
+                            "positive size such as 512M or 16G",
+                            o[O_MEMORY].value, part);
+            nmem++;
+            if (!c) break;
+            p = c + 1;
+        }
+    }
+    if (o[O_SEARCH].value) {
+        for (i = 0; i < 4; i++)
+            if (strcmp(o[O_SEARCH].value, swap_search_names[i]) == 0)
+                kind = (kt_swap_search_kind)i;
+        if (strcmp(o[O_SEARCH].value, swap_search_names[kind]) != 0)
+            return fail(EXIT_BAD_INPUT, "--search '%s': expected ga, none, "
+                        "odswap or geeps", o[O_SEARCH].value);
+    }
+    if (o[O_SECONDS].value && o[O_GENERATIONS].value)
+        return fail(EXIT_BAD_INPUT, "swap: give --seconds or --generations, "
+                    "not both");
+    if (o[O_SECONDS].value) {
+        char *end;
+        opt.seconds = strtod(o[O_SECONDS].value, &end);
+        if (*end != '\0' || !isfinite(opt.seconds) || opt.seconds <= 0 ||
+            opt.seconds > 1e6)
+            return fail(EXIT_BAD_INPUT, "--seconds '%s': expected a positive "
+                        "number of seconds", o[O_SECONDS].value);
+    } else if (o[O_GENERATIONS].value) {
+        if (parse_int(o[O_GENERATIONS].value, 1, 1000000, &v) != 0)
+            return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
+                        "number from 1 to 1000000", o[O_GENERATIONS].value);
+        opt.generations = (int)v;
+    } else {
+        opt.seconds = 10;
+    }
+    if (o[O_SEED].value) {
+        if (parse_int(o[O_SEED].value, 0, INT64_MAX, &v) != 0)
+            return fail(EXIT_BAD_INPUT, "--seed '%s': expected a whole number",
+                        o[O_SEED].value);
+        opt.seed = (uint64_t)v;
+    } else {
+        opt.seed = 1;
+    }
+    if (o[O_HOST_BW].value && parse_rate(o[O_HOST_BW].value, &host_bw) != 0)
+        return fail(EXIT_BAD_INPUT, "--host-bw '%s': expected a positive "
+                    "bandwidth in bytes/s such as 25G", o[O_HOST_BW].value);
+    opt.cold = o[O_COLD].value != NULL;
+    if (o[O_PROGRESS].value) opt.progress = swap_progress;
+
+    ma.spec = o[O_MODEL].value;
+    ma.file = o[O_MODEL_FILE].value;
+    if ((rc = load_model("swap", &ma, &g)) != 0) return rc;
+    if (o[O_DEVICES].value || o[O_FACTORS].value) {
+        kt_factors f;
+        kt_search_options so;
+        kt_plan p;
+        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value, &f)) !=
+            0)
+            goto done;
+        devices = kt_factors_devices(&f);
+        memset(&so, 0, sizeof so);
+        so.strategy = KT_STRATEGY_DP;
+        if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) {
+            rc = fail_kt("swap: partitioning", &err);
+            goto done;
+        }
+        if (kt_swap_model_from_plan(g, &p, NULL, &m, &err) != KT_OK) {
+            kt_plan_free(&p);
+            rc = fail_kt("swap: one device's share", &err);
+            goto done;
+        }
+        kt_plan_free(&p);
+    } else if (kt_swap_model_from_graph(g, NULL, &m, &err) != KT_OK) {
+        rc = fail_kt("swap", &err);
+        goto done;
+    }
+    have_model = 1;
+    if (host_bw > 0) {
+        m.h2d_bw = m.d2h_bw = host_bw;
+    }
+
+    model_label(&ma, label, sizeof label);
+    if (o[O_JSON].value && nmem > 1) printf("{\"rows\": [");
+    if (!o[O_JSON].value && nmem > 1) {
+        printf("%s%s, %lld device%s, search %s, host link %.3g GB/s per "
+               "direction\n", label, opt.cold ? " (cold)" : "",
+               (long long)devices, devices == 1 ? "" : "s",
+               swap_search_names[kind], m.h2d_bw / 1e9);
+        printf("%10s  %12s  %12s  %12s  %12s\n", "memory", "step",
+               "ideal", "swapped", "peak");
+    }
+    for (i = 0; i < nmem; i++) {
+        kt_swap_result r;
+        kt_status st;
+        int fits;
+        opt.memory = mem[i];
+        st = kt_swap_search(&m, kind, &opt, &r, &err);
+        if (st != KT_OK && st != KT_ERR_INVALID) {
+            rc = fail_kt("swap", &err);
+            goto done;
+        }
+        fits = st == KT_OK;
+        if (!fits && nmem == 1) {
+            char b[32];
+            format_bytes(mem[i], b, sizeof b);
+            rc = fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s", b,
+                      err.message);
+            goto done;
+        }
+        if (o[O_JSON].value) {
+            if (i > 0) printf(", ");
+            swap_row_json(stdout, &r, fits, mem[i], swap_search_names[kind],
+                          devices, kt_swap_ideal_seconds(&m));
+        } else {
+            char b[5][32];
+            format_bytes(mem[i], b[0], sizeof b[0]);
+            format_seconds(kt_swap_ideal_seconds(&m), b[2], sizeof b[2]);
+            if (fits) {
+                format_seconds(r.step_seconds, b[1], sizeof b[1]);
+                format_bytes(r.swapped_bytes, b[3], sizeof b[3]);
+                format_bytes(r.peak_bytes, b[4], sizeof b[4]);
+            } else {
+                snprintf(b[1], sizeof b[1], "N/A");
+                snprintf(b[3], sizeof b[3], "-");
+                snprintf(b[4], sizeof b[4], "-");
+            }
+            if (nmem > 1) {
+                printf("%10s  %12s  %12s  %12s  %12s\n", b[0], b[1], b[2],
+                       b[3], b[4]);
+            } else {
+                printf("%s%s, %lld device%s, search %s\n", label,
+                       opt.cold ? " (cold)" : "", (long long)devices,
+                       devices == 1 ? "" : "s", swap_search_names[kind]);
+                printf("memory %s: step %s (ideal %s), swapped %s, peak %s",
+                       b[0], b[1], b[2], b[3], b[4]);
+                if (kind == KT_SWAP_SEARCH_GA)
+                    printf(", %lld plans in %.1f s", (long long)r.evaluations,
+                           r.search_seconds);
+                printf("\n");
+            }
+        }
+        if (fits) kt_swap_result_free(&r);
+    }
+    if (o[O_JSON].value) printf(nmem > 1 ? "]}\n" : "\n");
+    if (fflush(stdout) != 0 || ferror(stdout))
+        rc = fail(EXIT_INTERNAL, "cannot write the result");
+done:
+    if (have_model) kt_swap_model_free(&m);
+    if (g) kt_graph_destroy(g);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ help */
 
 static int cmd_help(int argc, char **argv);
@@ -3030,6 +3357,8 @@ static const command commands[] = {
      eval_help},
     {"sim", cmd_sim, "simulate one step of a plan on a topology", NULL,
      sim_help},
+    {"swap", cmd_swap, "plan swapping to host memory when a step does not fit",
+     NULL, swap_help},
     {"help", cmd_help, "this text, or the usage of one command", NULL, NULL},
 };
 

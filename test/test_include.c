@@ -14,6 +14,7 @@
 /* Every ktile header, in dependency order; add each new one here. */
 #include "../tiling.h"
 #include "../sched.h"
+#include "../swap.h"
 
 #include "kt_test.h"
 
@@ -97,5 +98,10 @@ int main(void) {
     }
     /* sched.h links too: Zhang thesis Table 3.4's parameter-server figure */
     CHECK(kt_sync_ps_worker(4096, 4096) == 33554432.0);
+    {   /* swap.h links too: thesis 4.4.3's CLS repair */
+        int cls[3] = {0, 2, 0};
+        kt_swap_cls_repair(cls, 3);
+        CHECK(cls[1] == 1 && cls[2] == 1);
+    }
     return KT_TEST_SUMMARY();
 }

@@ -7,6 +7,7 @@
 /* Every ktile header, in dependency order; add each new one here. */
 #include "../tiling.h"
 #include "../sched.h"
+#include "../swap.h"
 
 #include "kt_test.h"
 
@@ -61,5 +62,10 @@ int main() {
         CHECKF(0, "pthread_create failed");
     }
     CHECK(kt_sync_sfb(4096, 4096, 32, 8) == 3670016.0);
+    {   /* swap.h links too: thesis 4.4.3's CLS repair */
+        int cls[3] = {0, 2, 0};
+        kt_swap_cls_repair(cls, 3);
+        CHECK(cls[1] == 1 && cls[2] == 1);
+    }
     return KT_TEST_SUMMARY();
 }

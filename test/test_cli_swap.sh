@@ -1,0 +1,108 @@
+#!/bin/sh
+# test_cli_swap.sh -- the `ktile swap` contract of DESIGN.md "The ktile
+# command line": {"step_seconds", "ideal_seconds", "swapped_bytes",
+# "peak_bytes", ...} on stdout, nothing on stderr on success; "ktile: ..."
+# on stderr, nothing on stdout and exit status 2 on bad input.  With memory
+# for everything every search equals the ideal and swaps nothing; with
+# less, the step is never below the ideal, the peak stays within the
+# memory, the same seed and generation budget print the same result, the
+# GA is never worse than no search, a table of sizes prints null where
+# nothing fits, and --devices swaps one device's share of a partitioned
+# step.
+#
+# Environment: KTILE (default build/ktile), KT_WRAP (a command put in front
+# of every ktile run, e.g. valgrind).  Ends with "N passed, M failed".
+
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup swap
+require_ktile
+require_python
+
+M=mlp:layers=4,hidden=512,batch=64
+R=rnn:layers=2,hidden=256,steps=4,batch=8
+
+KEYS_OK='import json, sys
+d = json.load(open(sys.argv[1]))
+keys = list(d)
+assert keys[:4] == ["step_seconds", "ideal_seconds", "swapped_bytes",
+                    "peak_bytes"], keys
+assert d["step_seconds"] >= d["ideal_seconds"] * (1 - 1e-12), d
+assert d["peak_bytes"] <= d["memory"], d
+assert d["pool_bytes"] <= d["memory"], d'
+
+IDEAL='import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d["step_seconds"] - d["ideal_seconds"]) <= 1e-9 * d["ideal_seconds"], d
+assert d["swapped_bytes"] == 0, d'
+
+# enough memory: every search is the ideal
+for s in ga none odswap geeps; do
+    expect_json "$dir/big-$s" swap --model "$M" --memory 1G --search $s \
+        --generations 2 --json
+    check "$s with 1G: keys" "$KEYS_OK" "$dir/big-$s"
+    check "$s with 1G: ideal, nothing swapped" "$IDEAL" "$dir/big-$s"
+done
+
+# too little for everything: a third of it
+for s in ga none odswap geeps; do
+    expect_json "$dir/small-$s" swap --model "$R" --memory 12M --search $s \
+        --generations 3 --json
+    check "$s with 12M: keys" "$KEYS_OK" "$dir/small-$s"
+done
+check "the GA is never worse than no search" 'import json, sys
+ga, none = (json.load(open(f)) for f in sys.argv[1:3])
+assert ga["step_seconds"] <= none["step_seconds"] * (1 + 1e-12), (ga, none)
+assert none["swapped_bytes"] > 0, none' "$dir/small-ga" "$dir/small-none"
+
+# deterministic per seed and generation budget
+expect_json "$dir/seed-a" swap --model "$R" --memory 12M --generations 3 \
+    --seed 5 --json
+expect_json "$dir/seed-b" swap --model "$R" --memory 12M --generations 3 \
+    --seed 5 --json
+if cmp -s "$dir/seed-a" "$dir/seed-b"; then ok; else
+    fail=$((fail + 1)); echo "FAIL: the same seed printed different plans"; fi
+
+# a table: null where nothing fits, steps fall as memory grows (no search)
+expect_json "$dir/table" swap --model "$R" --memory 1K,12M,1G --search none \
+    --json
+check "table rows" 'import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["memory"] for r in rows] == [1024, 12 << 20, 1 << 30], rows
+assert rows[0]["step_seconds"] is None, rows[0]
+assert rows[1]["step_seconds"] >= rows[2]["step_seconds"], rows
+assert rows[2]["swapped_bytes"] == 0, rows[2]' "$dir/table"
+expect_text 'N/A' swap --model "$R" --memory 1K,1G --search none
+
+# cold: one step from an empty device copies every parameter in
+expect_json "$dir/cold" swap --model "$M" --memory 1G --search none --cold \
+    --json
+check "cold start swaps the parameters in" 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["swapped_bytes"] >= 4 * (512 * 512 * 3 + 512 * 10), d' "$dir/cold"
+
+# partitioned first: one device's share is smaller, the step shorter
+expect_json "$dir/one" swap --model "$M" --memory 1G --search none --json
+expect_json "$dir/four" swap --model "$M" --devices 4 --memory 1G \
+    --search none --json
+check "--devices 4 swaps a quarter-size share" 'import json, sys
+one, four = (json.load(open(f)) for f in sys.argv[1:3])
+assert four["devices"] == 4 and one["devices"] == 1
+assert four["ideal_seconds"] < one["ideal_seconds"], (one, four)
+assert four["peak_bytes"] < one["peak_bytes"], (one, four)' \
+    "$dir/one" "$dir/four"
+expect_text 'step' swap --model "$M" --devices 2 --memory 2M --search ga \
+    --generations 2
+
+# bad input
+expect_bad_msg 'missing --memory' swap --model "$M"
+expect_bad_msg "nothing fits" swap --model "$M" --memory 1K --search none
+expect_bad_msg "'12Q' is not a" swap --model "$M" --memory 12Q
+expect_bad_msg "expected ga, none" swap --model "$M" --memory 1G --search x
+expect_bad_msg "not both" swap --model "$M" --memory 1G --seconds 1 \
+    --generations 2
+expect_bad_msg "host-bw" swap --model "$M" --memory 1G --host-bw -3
+expect_bad_msg "devices" swap --model "$M" --memory 1G --devices 0
+expect_bad_msg "missing --model" swap --memory 1G
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
