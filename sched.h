@@ -151,6 +151,7 @@ kt_machine kt_topology_machine(const kt_topology *t);
    form with the time the simulator would use: a template to measure. */
 typedef struct kt_profile_entry {
     int op;
+    int line;  /* where it was read, 0 when not from text */
     int nvars;
     int64_t extent[KT_MAX_VARS];
     double seconds;
@@ -963,6 +964,7 @@ static kt_status kt__profile_line(const kt_graph *g, char *line,
                         "no operator %s", name);
     memset(e, 0, sizeof *e);
     e->op = (int)(op - g->op);
+    e->line = lineno;
     e->nvars = op->nvars;
     for (p = ext, n = 0;; n++) {
         long long v = strtoll(p, &end, 10);
@@ -989,7 +991,8 @@ static kt_status kt__profile_line(const kt_graph *g, char *line,
     e->seconds = strtod(secs, &end);
     if (*end || !(e->seconds > 0) || e->seconds > 1e6)
         return kt__fail(err, KT_ERR_PARSE, lineno, "profile: run time '%s' "
-                        "must be a positive number of seconds", secs);
+                        "must be a positive number of seconds, at most 1e6",
+                        secs);
     return KT_OK;
 }
 
@@ -1035,10 +1038,17 @@ kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
         qsort(out->entry, (size_t)out->n, sizeof *out->entry,
               kt__cmp_profile);
         for (i = 1; i < out->n && s == KT_OK; i++)
-            if (kt__cmp_profile(&out->entry[i - 1], &out->entry[i]) == 0)
-                s = kt__fail(err, KT_ERR_PARSE, 0, "profile: operator %s "
-                             "is listed twice with the same extents",
-                             g->op[out->entry[i].op].name);
+            if (kt__cmp_profile(&out->entry[i - 1], &out->entry[i]) == 0) {
+                const kt_profile_entry *a = &out->entry[i - 1];
+                const kt_profile_entry *b = &out->entry[i];
+                s = kt__fail(err, KT_ERR_PARSE,
+                             a->line > b->line ? a->line : b->line,
+                             "profile: operator %s is listed twice with the "
+                             "same extents (lines %d and %d)",
+                             g->op[b->op].name,
+                             a->line < b->line ? a->line : b->line,
+                             a->line > b->line ? a->line : b->line);
+            }
     }
     if (s != KT_OK) {
         kt_profile_free(out);
@@ -1072,13 +1082,22 @@ kt_status kt_profile_load_file(const kt_graph *g, const char *path,
         len += got;
         if (got == 0) break;
     }
+    if (ferror(f)) { /* a directory, say */
+        fclose(f);
+        KT_FREE(text);
+        return kt__fail(err, KT_ERR_IO, 0, "cannot read profile %s", path);
+    }
     fclose(f);
     s = kt_profile_parse(g, text, len, out, err);
     if (s != KT_OK) {
         /* name the file as well */
         char msg[sizeof err->message];
+        const char *rest = msg;
+        int line = err->line;
         memcpy(msg, err->message, sizeof msg);
-        (void)kt__fail(err, s, err->line, "%s: %.400s", path, msg);
+        if (line > 0 && strncmp(msg, "line ", 5) == 0 && strstr(msg, ": "))
+            rest = strstr(msg, ": ") + 2; /* kt__fail puts the line back */
+        (void)kt__fail(err, s, line, "%s: %.400s", path, rest);
     }
     KT_FREE(text);
     return s;
@@ -1125,11 +1144,18 @@ kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
                "ones\n");
     for (i = 0; i < seen.n; i++) {
         const kt_profile_entry *e = &seen.entry[i];
+        double secs = e->seconds;
+        int j;
         if (i > 0 && kt__cmp_profile(&seen.entry[i - 1], e) == 0) continue;
+        /* tiles of one shape can differ in padding at the borders: the
+           slowest of them, whatever order qsort left them in */
+        for (j = i + 1; j < seen.n &&
+                        kt__cmp_profile(&seen.entry[j], e) == 0; j++)
+            if (seen.entry[j].seconds > secs) secs = seen.entry[j].seconds;
         fprintf(f, "%s ", g->op[e->op].name);
         for (v = 0; v < e->nvars; v++)
             fprintf(f, "%s%lld", v ? "x" : "", (long long)e->extent[v]);
-        fprintf(f, " %.6g\n", e->seconds);
+        fprintf(f, " %.17g\n", secs);
     }
     KT_FREE(seen.entry);
     kt__ok(err);
@@ -1180,6 +1206,12 @@ static double kt__pad_share_dim(const kt_access *acc, int d, int64_t extent,
     }
     if (n == 0) return s->lower.c >= 0 && s->lower.c <= upper ? 1.0 : 0.0;
     if (n > 2) return 1.0;
+    if (n == 2 && box[used[1]].hi - box[used[1]].lo <
+                      box[used[0]].hi - box[used[0]].lo) {
+        v = used[0]; /* enumerate the shorter range */
+        used[0] = used[1];
+        used[1] = v;
+    }
     if (n == 1)
         return (double)kt__affine_hits(coef[used[0]], s->lower.c, 0, upper,
                                        box[used[0]].lo, box[used[0]].hi) /
@@ -1609,13 +1641,13 @@ done:
 /* The simulator's workspace, kept in the kt_sim between runs so that a
    delta simulation can start from the previous timeline.
 
-   Why resuming is exact.  When every task ends strictly after it becomes
-   ready, Algorithm 1 starts tasks in increasing (ready time, index) order:
-   a task pushed while t is started is ready no earlier than t ends, which
-   is later than t became ready.  So a task's timing depends only on tasks
-   started before it, and changing the run time of some tasks changes
-   nothing started before the first of them: the simulation can be resumed
-   from that point with the state the previous run had there.
+   Why resuming is exact.  Algorithm 1 is a deterministic machine whose
+   state after k starts (which tasks started and when, which are waiting
+   and since when, when each device is free) depends only on the run times
+   of the k tasks started so far: a task's run time matters from its start
+   on.  So new run times for some tasks change nothing before the first of
+   them in the previous order, and the simulation can resume there from
+   the state the previous run had.
 
    The hot per-task data lives here in compact arrays (the task structs
    are 72 bytes: one cache miss each), copied back to the tasks after a
@@ -1638,6 +1670,8 @@ struct kt__sim_work {
     int *succ_first;     /* successors (CSR), derived from the pred lists  */
     int *succ;
     int *dev;            /* per task: its resource                         */
+    int *busy_first;     /* compute device d's tasks: busy_task[busy_first */
+    int *busy_task;      /*   [d] .. busy_first[d + 1]), in index order    */
     double *sec, *start, *end;
     int *order;          /* tasks in the order the last run started them   */
     int *pos;            /* pos[order[k]] == k                             */
@@ -1656,7 +1690,6 @@ struct kt__sim_work {
     int *res_lastold;    /*   that task's position in the previous run,    */
     int *res_oldmax;     /*   the largest such position of its tasks, and  */
     int *res_dirty;      /*   whether it differs from the previous run     */
-    int monotone;        /* the last timeline started tasks in key order   */
     int simulated;       /* a timeline of the current task graph exists     */
     size_t cap_n, cap_res, cap_e, cap_crit; /* allocated lengths           */
 };
@@ -1668,6 +1701,8 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->succ_first);
     KT_FREE(w->succ);
     KT_FREE(w->dev);
+    KT_FREE(w->busy_first);
+    KT_FREE(w->busy_task);
     KT_FREE(w->sec);
     KT_FREE(w->start);
     KT_FREE(w->end);
@@ -1697,17 +1732,14 @@ void kt_sim_invalidate(kt_sim *s) {
 
 /* Grows *p to hold `need` elements (capacity only ever grows, so a caller
    that refills one kt_sim for many task graphs allocates rarely). */
-static int kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
-    void **pp = (void **)p, *np;
+static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
     size_t nc;
-    if (need <= *cap && *pp) return 1;
+    if (need <= *cap && p) return p;
     nc = *cap ? *cap : 64;
     while (nc < need) nc *= 2;
-    np = KT_REALLOC(*pp, nc * elem);
-    if (!np) return 0;
-    *pp = np;
-    *cap = nc;
-    return 1;
+    p = KT_REALLOC(p, nc * elem);
+    if (p) *cap = nc;
+    return p;
 }
 
 /* Sizes the workspace and derives from the tasks what a run needs: each
@@ -1733,23 +1765,36 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     w->nres = s->ndev + s->nlink;
     if (n1 > w->cap_n) {
         size_t c = w->cap_n, need = n1 + 1;
-#define KT__GROW(field) (c = w->cap_n, kt__sim_grow(&w->field, &c, need, sizeof *w->field))
-        if (!KT__GROW(pred_first) || !KT__GROW(npred) ||
-            !KT__GROW(succ_first) || !KT__GROW(dev) || !KT__GROW(sec) ||
-            !KT__GROW(start) || !KT__GROW(end) || !KT__GROW(order) ||
-            !KT__GROW(pos) || !KT__GROW(devprev) || !KT__GROW(pmax) ||
-            !KT__GROW(pmax_at) || !KT__GROW(smax) || !KT__GROW(smax_at) ||
-            !KT__GROW(wait) || !KT__GROW(pend) || !KT__GROW(heap))
+        void *np;
+#define KT__GROW(field, type)                                               \
+    (c = w->cap_n,                                                          \
+     (np = kt__sim_grow(w->field, &c, need, sizeof(type))) != NULL          \
+         ? (w->field = (type *)np, 1) : 0)
+        if (!KT__GROW(pred_first, int) || !KT__GROW(npred, int) ||
+            !KT__GROW(succ_first, int) || !KT__GROW(dev, int) ||
+            !KT__GROW(busy_task, int) ||
+            !KT__GROW(sec, double) || !KT__GROW(start, double) ||
+            !KT__GROW(end, double) || !KT__GROW(order, int) ||
+            !KT__GROW(pos, int) || !KT__GROW(devprev, int) ||
+            !KT__GROW(pmax, double) || !KT__GROW(pmax_at, int) ||
+            !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
+            !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
+            !KT__GROW(heap, kt__hitem))
             goto nomem;
 #undef KT__GROW
         w->cap_n = c;
     }
     if (nr > w->cap_res) {
         size_t c = w->cap_res;
-#define KT__GROW(field) (c = w->cap_res, kt__sim_grow(&w->field, &c, nr, sizeof *w->field))
-        if (!KT__GROW(free_at) || !KT__GROW(res_last) ||
-            !KT__GROW(res_lastold) || !KT__GROW(res_oldmax) ||
-            !KT__GROW(res_dirty))
+        void *np;
+#define KT__GROW(field, type)                                               \
+    (c = w->cap_res,                                                        \
+     (np = kt__sim_grow(w->field, &c, nr, sizeof(type))) != NULL            \
+         ? (w->field = (type *)np, 1) : 0)
+        if (!KT__GROW(free_at, double) || !KT__GROW(res_last, int) ||
+            !KT__GROW(busy_first, int) ||
+            !KT__GROW(res_lastold, int) || !KT__GROW(res_oldmax, int) ||
+            !KT__GROW(res_dirty, int))
             goto nomem;
 #undef KT__GROW
         w->cap_res = c;
@@ -1757,10 +1802,15 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     for (i = 0; i <= n; i++) w->succ_first[i] = 0;
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
-        if (t->device < 0 || t->device >= w->nres || t->npred < 0)
+        if (t->device < 0 || t->device >= w->nres)
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
                             "device %lld of %lld", i, (long long)t->device,
                             (long long)w->nres);
+        if (t->npred < 0 || t->pred_first < 0 ||
+            t->pred_first > INT_MAX - t->npred)
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
+                            "predecessors pred[%d .. %d + %d)", i,
+                            t->pred_first, t->pred_first, t->npred);
         w->dev[i] = (int)t->device;
         w->pred_first[i] = t->pred_first;
         w->npred[i] = t->npred;
@@ -1775,8 +1825,23 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         e += (size_t)t->npred;
     }
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    if (!kt__sim_grow(&w->succ, &w->cap_e, e + 1, sizeof *w->succ))
-        goto nomem;
+    /* each compute device's tasks in index order, to sum its busy time
+       after a delta in the order kt_sim_run does */
+    for (i = 0; i <= s->ndev; i++) w->busy_first[i] = 0;
+    for (i = 0; i < n; i++)
+        if (s->task[i].kind == KT_TASK_COMPUTE && s->task[i].device < s->ndev)
+            w->busy_first[s->task[i].device + 1]++;
+    for (i = 0; i < s->ndev; i++) w->busy_first[i + 1] += w->busy_first[i];
+    for (i = 0; i < n; i++)
+        if (s->task[i].kind == KT_TASK_COMPUTE && s->task[i].device < s->ndev)
+            w->busy_task[w->busy_first[s->task[i].device]++] = i;
+    for (i = (int)s->ndev; i > 0; i--) w->busy_first[i] = w->busy_first[i - 1];
+    w->busy_first[0] = 0;
+    {
+        void *np = kt__sim_grow(w->succ, &w->cap_e, e + 1, sizeof(int));
+        if (!np) goto nomem;
+        w->succ = (int *)np;
+    }
     /* pend counts the successors placed so far, then goes back to -1 */
     for (i = 0; i < n; i++)
         for (j = 0; j < w->npred[i]; j++) {
@@ -1872,11 +1937,13 @@ static void kt__sim_smax_to(struct kt__sim_work *w, int k) {
 static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int t = last, i;
+    void *np;
     s->ncritical = 0;
     if (!s->critical) w->cap_crit = 0;
-    if (!kt__sim_grow(&s->critical, &w->cap_crit, (size_t)s->ntask + 1,
-                      sizeof *s->critical))
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    np = kt__sim_grow(s->critical, &w->cap_crit, (size_t)s->ntask + 1,
+                      sizeof(int));
+    if (!np) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    s->critical = (int *)np;
     while (t >= 0 && s->ncritical < s->ntask) {
         double ready = 0;
         int next = -1, j;
@@ -1953,7 +2020,6 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
             w->wait[k].indeg = w->npred[k];
             if (w->npred[k] == 0) kt__hpush(w->heap, &nh, 0, k);
         }
-        w->monotone = 1;
         w->pmax_valid = 0;
         w->smax_valid = n;
         w->smax[n] = -1;
@@ -1967,7 +2033,6 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
         double start = it.ready, end;
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
-        if (!(end > it.ready)) w->monotone = 0;
         if (!full) {
             /* what still differs from the previous run */
             const int *pred = s->pred + w->pred_first[t];
@@ -2053,14 +2118,12 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
 /* FlexFlow Algorithm 2, as a resumption: new run times for some tasks,
    then Algorithm 1 again from the first of them in the previous order,
    until the timeline rejoins the previous one.  The result is exactly
-   what kt_sim_run would give (a property test checks it); when the
-   previous timeline did not start its tasks in order of readiness (a task
-   that took no time), it is a full run. */
+   what kt_sim_run would give (a property test checks it). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int i, k0 = s->ntask, k1 = -1;
-    kt_status st;
+    int i, j, k0 = s->ntask, k1 = -1;
+    kt_status st = KT_OK;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
@@ -2068,27 +2131,34 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         if (tasks[i] < 0 || tasks[i] >= s->ntask)
             return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: "
                             "task %d of %d", tasks[i], s->ntask);
-        if (!(seconds[i] > 0) || seconds[i] > 1e30)
+        if (!(seconds[i] >= 0) || seconds[i] > 1e30)
             return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: task "
-                            "%d: run time %g s is not positive and finite",
-                            tasks[i], seconds[i]);
+                            "%d: run time %g s is not a finite number of "
+                            "seconds >= 0", tasks[i], seconds[i]);
     }
     for (i = 0; i < n; i++) {
-        kt_sim_task *t = &s->task[tasks[i]];
-        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
-            s->busy[t->device] += seconds[i] - t->seconds;
-        t->seconds = w->sec[tasks[i]] = seconds[i];
+        s->task[tasks[i]].seconds = w->sec[tasks[i]] = seconds[i];
         if (w->pos[tasks[i]] < k0) k0 = w->pos[tasks[i]];
         if (w->pos[tasks[i]] > k1) k1 = w->pos[tasks[i]];
     }
-    st = KT_OK;
-    if (k0 < s->ntask)
-        st = w->monotone ? kt__sim_resume(s, k0, k1, 0, err)
-                         : kt__sim_resume(s, 0, 0, 1, err);
-    /* a task that took no time: the order argument fails, simulate all */
-    if (st == KT_OK && !w->monotone) st = kt__sim_resume(s, 0, 0, 1, err);
-    if (st == KT_OK) kt__ok(err);
-    return st;
+    /* busy time of the devices touched, summed as kt_sim_run sums it */
+    for (i = 0; i < n; i++) {
+        const kt_sim_task *t = &s->task[tasks[i]];
+        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev) {
+            int d = (int)t->device;
+            double busy = 0;
+            for (j = w->busy_first[d]; j < w->busy_first[d + 1]; j++)
+                busy += w->sec[w->busy_task[j]];
+            s->busy[d] = busy;
+        }
+    }
+    if (k0 < s->ntask) st = kt__sim_resume(s, k0, k1, 0, err);
+    if (st != KT_OK) {
+        w->simulated = 0; /* the timeline is half updated */
+        return st;
+    }
+    kt__ok(err);
+    return KT_OK;
 }
 
 /* ------------------------------------------------------------ MCMC search */

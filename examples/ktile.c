@@ -2974,8 +2974,8 @@ static int cmd_sim(int argc, char **argv) {
             goto done;
         }
         ps = kt_profile_write(g, &prog, &topo, pf, &err);
-        if (fclose(pf) != 0 && ps == KT_OK) {
-            rc = fail(EXIT_INTERNAL, "--write-profile: cannot write %s",
+        if ((ferror(pf) | fclose(pf)) != 0 && ps == KT_OK) {
+            rc = fail(EXIT_BAD_INPUT, "--write-profile: cannot write %s",
                       o[O_WRITE_PROFILE].value);
             goto done;
         }
