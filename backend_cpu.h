@@ -510,6 +510,13 @@ typedef struct kt__opctx {
     kt__view *out;        /* holds at least the output box of `box`        */
     kt_range box[KT_MAX_VARS];
     int outside;          /* a read fell outside its view: a lowering bug  */
+    int linear[KT_MAX_VARS * 4]; /* read a: no padding or division, and
+                                    inside its view over the whole box    */
+    int64_t lin_base[KT_MAX_VARS * 4];
+    int64_t lin_step[KT_MAX_VARS * 4][KT_MAX_VARS];
+    int ntight;           /* bounds on reduction variables (kt__tighten)   */
+    int tight_acc[KT_MAX_DIMS * 2], tight_dim[KT_MAX_DIMS * 2],
+        tight_var[KT_MAX_DIMS * 2];
 } kt__opctx;
 
 /* Value of access a at the variable point `at`: 0 outside a padded read
@@ -520,6 +527,11 @@ static kt_acc kt__read_at(kt__opctx *cx, int a, const int64_t *at) {
     const kt__view *v = &cx->in[ac->input];
     int64_t idx[KT_MAX_DIMS], off;
     int d, u;
+    if (cx->linear[a]) {
+        off = cx->lin_base[a];
+        for (u = 0; u < cx->op->nvars; u++) off += cx->lin_step[a][u] * at[u];
+        return (kt_acc)v->data[off];
+    }
     for (d = 0; d < ac->rank; d++) {
         int64_t x = ac->c[d];
         for (u = 0; u < cx->op->nvars; u++) x += ac->coef[d][u] * at[u];
@@ -532,6 +544,40 @@ static kt_acc kt__read_at(kt__opctx *cx, int a, const int64_t *at) {
         return (kt_acc)NAN;
     }
     return (kt_acc)v->data[off];
+}
+
+/* A read with neither padding nor division whose index range over the
+   whole box (interval analysis, Tofu 4.2) lies inside its view is an
+   affine function of the variables straight into the buffer: no bounds
+   check per element. */
+static void kt__linearize(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    int a, d, v;
+    for (a = 0; a < cx->naccess; a++) {
+        const kt__acc *ac = &cx->acc[a];
+        const kt__view *vw = &cx->in[ac->input];
+        int ok = !ac->padded;
+        cx->linear[a] = 0;
+        for (d = 0; d < ac->rank && ok; d++) {
+            int64_t lo = ac->c[d], hi = ac->c[d];
+            if (ac->div[d] != 1 || ac->whole[d]) ok = 0;
+            for (v = 0; v < op->nvars; v++) {
+                int64_t k = ac->coef[d][v];
+                lo += k * (k > 0 ? cx->box[v].lo : cx->box[v].hi - 1);
+                hi += k * (k > 0 ? cx->box[v].hi - 1 : cx->box[v].lo);
+            }
+            if (lo < vw->box.r[d].lo || hi >= vw->box.r[d].hi) ok = 0;
+        }
+        if (!ok) continue;
+        cx->lin_base[a] = 0;
+        for (v = 0; v < op->nvars; v++) cx->lin_step[a][v] = 0;
+        for (d = 0; d < ac->rank; d++) {
+            cx->lin_base[a] += (ac->c[d] - vw->box.r[d].lo) * vw->stride[d];
+            for (v = 0; v < op->nvars; v++)
+                cx->lin_step[a][v] += ac->coef[d][v] * vw->stride[d];
+        }
+        cx->linear[a] = 1;
+    }
 }
 
 /* Unary functions propagate NaN, so a poisoned element is never hidden by
@@ -596,6 +642,37 @@ static kt_real *kt__out_at(kt__opctx *cx, const int64_t *at) {
     return cx->out->data + off;
 }
 
+static int64_t kt__ceildiv(int64_t a, int64_t b) {
+    return -kt__floordiv(-a, b);
+}
+
+/* The reduction box at output point `at`, narrowed to where every
+   tightening read is inside its tensor; 0 when nothing is left. */
+static int kt__tight_box(const kt__opctx *cx, const int64_t *at,
+                         kt_range *rbox) {
+    const kt_op *op = cx->op;
+    int i, v;
+    memcpy(rbox, cx->box, sizeof(kt_range) * (size_t)op->nvars);
+    for (i = 0; i < cx->ntight; i++) {
+        const kt__acc *ac = &cx->acc[cx->tight_acc[i]];
+        int d = cx->tight_dim[i], r = cx->tight_var[i];
+        int64_t base = ac->c[d], k = ac->coef[d][r], lo, hi;
+        for (v = 0; v < op->out_rank; v++) base += ac->coef[d][v] * at[v];
+        /* 0 <= base + k*r <= shape-1 */
+        if (k > 0) {
+            lo = kt__ceildiv(-base, k);
+            hi = kt__floordiv(ac->shape[d] - 1 - base, k) + 1;
+        } else {
+            lo = kt__ceildiv(base - ac->shape[d] + 1, -k);
+            hi = kt__floordiv(base, -k) + 1;
+        }
+        if (lo > rbox[r].lo) rbox[r].lo = lo;
+        if (hi < rbox[r].hi) rbox[r].hi = hi;
+        if (rbox[r].hi <= rbox[r].lo) return 0;
+    }
+    return 1;
+}
+
 /* The reference semantics of a TDL statement (Tofu 4.1): for every output
    point of the box, the reducer over every reduction point of the box of
    the body's value. */
@@ -604,15 +681,24 @@ static void kt__run_generic(kt__opctx *cx) {
     int64_t at[KT_MAX_VARS];
     int v, nred = op->nvars - op->out_rank;
     if (kt__box_empty(cx->box, op->nvars)) return;
+    kt__linearize(cx);
     for (v = 0; v < op->nvars; v++) at[v] = cx->box[v].lo;
     do {
         kt_acc acc = 0;
         kt_real *o;
+        kt_range rbox[KT_MAX_VARS];
         for (v = op->out_rank; v < op->nvars; v++) at[v] = cx->box[v].lo;
         switch (nred ? op->reducer : KT_REDUCE_NONE) {
         case KT_REDUCE_NONE: acc = kt__eval(cx, op->nexpr - 1, at); break;
         case KT_REDUCE_SUM:
             acc = 0;
+            if (cx->ntight) {
+                if (!kt__tight_box(cx, at, rbox)) break;
+                for (v = op->out_rank; v < op->nvars; v++) at[v] = rbox[v].lo;
+                do acc += kt__eval(cx, op->nexpr - 1, at);
+                while (kt__odometer(at, rbox, op->out_rank, op->nvars));
+                break;
+            }
             do acc += kt__eval(cx, op->nexpr - 1, at);
             while (kt__odometer(at, cx->box, op->out_rank, op->nvars));
             break;
@@ -977,6 +1063,27 @@ static void kt__gemm_classify(const kt_op *op, const kt__acc *A,
 
 #define KT__GEMM_ROWS 64
 
+/* Adds block c[nr x nc] to the output elements it belongs to. */
+static void kt__scatter_add(kt__opctx *cx, const kt__acc *O,
+                            const int64_t *base, const int64_t *rows,
+                            int64_t nr, const int64_t *cols, int64_t nc,
+                            const kt_acc *c) {
+    int64_t i, j;
+    int d;
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < nc; j++) {
+            int64_t idx[KT_MAX_DIMS], off;
+            for (d = 0; d < O->rank; d++)
+                idx[d] = base[d] + rows[i * O->rank + d] + cols[j * O->rank + d];
+            off = kt__view_offset(cx->out, idx);
+            if (off < 0) {
+                cx->outside = 1;
+                return;
+            }
+            cx->out->data[off] = (kt_real)((kt_acc)cx->out->data[off] + c[i * nc + j]);
+        }
+}
+
 /* One term over the box, added into the output: for every batch point,
    B packed as [inner x columns], A gathered KT__GEMM_ROWS rows at a time,
    multiplied, and the block added to the output elements. */
@@ -990,7 +1097,7 @@ static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
     int64_t *ta[3] = {NULL, NULL, NULL}, *tb[3] = {NULL, NULL, NULL},
             *to[3] = {NULL, NULL, NULL};
     kt_acc *pa = NULL, *pb = NULL, *pc = NULL;
-    int64_t bp, r0, i, j;
+    int64_t bp, r0, c0, i, nbcols;
     kt_status s = KT_OK;
     int d, bad = 0;
     kt__acc_output(cx->g, op, &O);
@@ -1005,9 +1112,13 @@ static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
     to[0] = kt__group_table(&O, gp.bat, gp.nb, cx->box, gp.npb);
     to[1] = kt__group_table(&O, gp.mv, gp.nm, cx->box, gp.npm);
     to[2] = kt__group_table(&O, gp.nvv, gp.nn, cx->box, gp.npn);
-    pb = (kt_acc *)kt__calloc((size_t)(gp.npk * gp.npn), sizeof(kt_acc));
+    /* B is packed a block of columns at a time: at most 2^21 values */
+    nbcols = (int64_t)(1 << 21) / (gp.npk > 0 ? gp.npk : 1);
+    if (nbcols < 1) nbcols = 1;
+    if (nbcols > gp.npn) nbcols = gp.npn;
+    pb = (kt_acc *)kt__calloc((size_t)(gp.npk * nbcols), sizeof(kt_acc));
     pa = (kt_acc *)kt__calloc((size_t)(KT__GEMM_ROWS * gp.npk), sizeof(kt_acc));
-    pc = (kt_acc *)kt__calloc((size_t)(KT__GEMM_ROWS * gp.npn), sizeof(kt_acc));
+    pc = (kt_acc *)kt__calloc((size_t)(KT__GEMM_ROWS * nbcols), sizeof(kt_acc));
     for (i = 0; i < 3; i++)
         if (!ta[i] || !tb[i] || !to[i]) bad = 1;
     if (bad || !pa || !pb || !pc) {
@@ -1019,35 +1130,27 @@ static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
         int64_t basea[KT_MAX_DIMS], baseb[KT_MAX_DIMS];
         for (d = 0; d < A->rank; d++) basea[d] = A->c[d] + ta[0][bp * A->rank + d];
         for (d = 0; d < B->rank; d++) baseb[d] = B->c[d] + tb[0][bp * B->rank + d];
-        if (!kt__gather(B, vb, baseb, tb[2], gp.npk, tb[1], gp.npn, 1.0, pb)) {
-            cx->outside = 1;
-            break;
-        }
-        for (r0 = 0; r0 < gp.npm; r0 += KT__GEMM_ROWS) {
-            int64_t nr = gp.npm - r0 < KT__GEMM_ROWS ? gp.npm - r0
-                                                     : KT__GEMM_ROWS;
-            if (!kt__gather(A, va, basea, ta[1] + r0 * A->rank, nr, ta[2],
-                            gp.npk, tm->coef, pa)) {
+        for (c0 = 0; c0 < gp.npn && !cx->outside; c0 += nbcols) {
+            int64_t nc = gp.npn - c0 < nbcols ? gp.npn - c0 : nbcols;
+            if (!kt__gather(B, vb, baseb, tb[2], gp.npk, tb[1] + c0 * B->rank,
+                            nc, 1.0, pb)) {
                 cx->outside = 1;
                 break;
             }
-            memset(pc, 0, (size_t)(nr * gp.npn) * sizeof *pc);
-            kt_cpu_gemm(nr, gp.npn, gp.npk, pa, pb, pc);
-            for (i = 0; i < nr; i++)
-                for (j = 0; j < gp.npn; j++) {
-                    int64_t idx[KT_MAX_DIMS], off;
-                    for (d = 0; d < op->out_rank; d++)
-                        idx[d] = to[0][bp * O.rank + d] +
-                                 to[1][(r0 + i) * O.rank + d] +
-                                 to[2][j * O.rank + d];
-                    off = kt__view_offset(cx->out, idx);
-                    if (off < 0) {
-                        cx->outside = 1;
-                        break;
-                    }
-                    cx->out->data[off] =
-                        (kt_real)((kt_acc)cx->out->data[off] + pc[i * gp.npn + j]);
+            for (r0 = 0; r0 < gp.npm; r0 += KT__GEMM_ROWS) {
+                int64_t nr = gp.npm - r0 < KT__GEMM_ROWS ? gp.npm - r0
+                                                         : KT__GEMM_ROWS;
+                if (!kt__gather(A, va, basea, ta[1] + r0 * A->rank, nr, ta[2],
+                                gp.npk, tm->coef, pa)) {
+                    cx->outside = 1;
+                    break;
                 }
+                memset(pc, 0, (size_t)(nr * nc) * sizeof *pc);
+                kt_cpu_gemm(nr, nc, gp.npk, pa, pb, pc);
+                kt__scatter_add(cx, &O, to[0] + bp * O.rank,
+                                to[1] + r0 * O.rank, nr,
+                                to[2] + c0 * O.rank, nc, pc);
+            }
         }
     }
 done:
@@ -1084,6 +1187,50 @@ static int kt__gemm_terms(const kt_op *op, kt__term *t, int *n) {
     return kt__terms(op, op->nexpr - 1, 1.0, t, n);
 }
 
+/* The gradient autodiff writes for a strided convolution's input reads
+   the filter at -2h+p0: a sum over all of h where, for each output point,
+   only one h reads inside the zero-padded filter.  When the body is one
+   product and a padded factor's dimension moves with a single reduction
+   variable, the reduction can skip the points where that factor is zero
+   (0 * x taken as 0); cx->ntight lists those bounds.  Returns the fraction
+   of the reduction space left (1: nothing to gain). */
+static double kt__tighten(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    kt__term t[KT__MAX_TERMS];
+    int nt = 0, f, d, v;
+    double density = 1;
+    cx->ntight = 0;
+    if (op->opaque[0] || op->reducer != KT_REDUCE_SUM ||
+        op->nvars == op->out_rank ||
+        !kt__terms(op, op->nexpr - 1, 1.0, t, &nt) || nt != 1)
+        return 1;
+    for (f = 0; f < 2; f++) {
+        int a = f ? t[0].b : t[0].a;
+        const kt__acc *ac = &cx->acc[a];
+        if (!ac->padded) continue;
+        for (d = 0; d < ac->rank; d++) {
+            int r = -1, n = 0;
+            double reach;
+            for (v = op->out_rank; v < op->nvars; v++)
+                if (ac->coef[d][v]) {
+                    r = v;
+                    n++;
+                }
+            if (n != 1 || ac->div[d] != 1 || cx->ntight == KT_MAX_DIMS * 2)
+                continue;
+            cx->tight_acc[cx->ntight] = a;
+            cx->tight_dim[cx->ntight] = d;
+            cx->tight_var[cx->ntight++] = r;
+            reach = (double)ac->shape[d] /
+                    (double)(ac->coef[d][r] > 0 ? ac->coef[d][r]
+                                                : -ac->coef[d][r]);
+            if (reach < (double)op->var[r].extent)
+                density *= reach / (double)op->var[r].extent;
+        }
+    }
+    return density;
+}
+
 /* Runs cx->op over cx->box into cx->out. */
 static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
                              kt_error *err) {
@@ -1094,13 +1241,17 @@ static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
     cx->naccess = op->naccess;
     for (a = 0; a < op->naccess; a++) kt__acc_make(cx->g, op, a, &cx->acc[a]);
     cx->outside = 0;
+    cx->ntight = 0;
     if (op->opaque[0]) kt__run_opaque(cx);
     else if ((!opt || !opt->reference_only) && kt__gemm_terms(op, terms, &nterms) &&
-             !kt__box_empty(cx->box, op->nvars)) {
+             !kt__box_empty(cx->box, op->nvars) && kt__tighten(cx) >= 0.25) {
+        cx->ntight = 0; /* dense: the matrix product does all of it */
         kt__zero_output(cx);
         for (i = 0; i < nterms && s == KT_OK; i++) s = kt__run_term(cx, &terms[i], err);
-    } else
+    } else {
+        if (!opt || !opt->reference_only) kt__tighten(cx);
         kt__run_generic(cx);
+    }
     if (s == KT_OK && cx->outside)
         s = kt__fail(err, KT_ERR_INTERNAL, op->line, "op %s: a read or write "
                      "fell outside the region its device holds", op->name);
