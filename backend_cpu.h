@@ -853,41 +853,165 @@ static void kt__run_opaque(kt__opctx *cx) {
 
 /* ---------------------------------------------------------- GEMM kernel */
 
-/* C += A * B, blocked so a panel of B stays in cache while four rows of A
-   sweep it (each B element loaded once serves four rows); the inner loop
-   runs along contiguous rows of B and C so the compiler vectorises it. */
-#ifndef KT_CPU_BLAS
-static void kt__gemm_block(int64_t m, int64_t n, int64_t k, const kt_acc *a,
-                           int64_t lda, const kt_acc *b, int64_t ldb,
-                           kt_acc *c, int64_t ldc) {
-    int64_t i, p, j;
-    for (i = 0; i + 4 <= m; i += 4) {
-        kt_acc *KT__RESTRICT c0 = c + i * ldc, *KT__RESTRICT c1 = c0 + ldc,
-                             *KT__RESTRICT c2 = c1 + ldc,
-                             *KT__RESTRICT c3 = c2 + ldc;
-        for (p = 0; p < k; p++) {
-            const kt_acc *KT__RESTRICT bp = b + p * ldb;
-            kt_acc a0 = a[i * lda + p], a1 = a[(i + 1) * lda + p],
-                   a2 = a[(i + 2) * lda + p], a3 = a[(i + 3) * lda + p];
-            for (j = 0; j < n; j++) {
-                kt_acc bv = bp[j];
-                c0[j] += a0 * bv;
-                c1[j] += a1 * bv;
-                c2[j] += a2 * bv;
-                c3[j] += a3 * bv;
+/* C += A * B.  The classic blocking of GotoBLAS/BLIS: B is packed a
+   block of KT__KB rows by KT__NB columns at a time into panels of KT__NR
+   columns, and a micro-kernel keeps a KT__MR x KT__NR block of C in
+   registers while it runs down the shared dimension, so each element of
+   A and B loaded serves KT__NR (resp. KT__MR) multiply-adds.  The
+   micro-kernel is plain C with fixed trip counts, which compilers
+   vectorise; on x86 with GCC or Clang a second copy is compiled for AVX2
+   and chosen at run time when the CPU has it (KT_CPU_NO_SIMD: never). */
+#if defined(__GNUC__) && !defined(KT_CPU_NO_SIMD)
+/* GCC and Clang vector extensions: 32-byte vectors (AVX2 registers; two
+   SSE registers elsewhere), two per row of the register block. */
+#define KT__VEC 1
+typedef kt_acc kt__vec __attribute__((vector_size(32)));
+#define KT__VL ((int64_t)(32 / sizeof(kt_acc)))
+#define KT__NR (2 * KT__VL)
+#else
+#define KT__NR 8
+#endif
+#define KT__MR 4
+#define KT__KB 256
+#define KT__NB 512
+
+#if defined(__GNUC__)
+#define KT__INLINE static inline __attribute__((always_inline))
+#else
+#define KT__INLINE static inline
+#endif
+
+/* acc[MR][NR] = sum over k of a[r * lda + p] * bp[p * NR + j], added to
+   the mr x nr corner of C. */
+KT__INLINE void kt__micro(int64_t kb, const kt_acc *KT__RESTRICT a,
+                          int64_t lda, const kt_acc *KT__RESTRICT bp,
+                          kt_acc *KT__RESTRICT c, int64_t ldc, int64_t mr,
+                          int64_t nr) {
+    kt_acc acc[KT__MR][KT__NR];
+    int64_t p, r, j;
+#ifdef KT__VEC
+    kt__vec zero, c00, c01, c10, c11, c20, c21, c30, c31;
+    memset(&zero, 0, sizeof zero); /* no compound literal: C++ compiles it */
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = zero;
+    for (p = 0; p < kb; p++) {
+        kt__vec b0, b1, a0, a1, a2, a3;
+        memcpy(&b0, bp + p * KT__NR, sizeof b0);
+        memcpy(&b1, bp + p * KT__NR + KT__VL, sizeof b1);
+        a0 = zero + a[p]; /* broadcast */
+        a1 = zero + a[lda + p];
+        a2 = zero + a[2 * lda + p];
+        a3 = zero + a[3 * lda + p];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+    }
+    memcpy(&acc[0][0], &c00, sizeof c00);
+    memcpy(&acc[0][KT__VL], &c01, sizeof c01);
+    memcpy(&acc[1][0], &c10, sizeof c10);
+    memcpy(&acc[1][KT__VL], &c11, sizeof c11);
+    memcpy(&acc[2][0], &c20, sizeof c20);
+    memcpy(&acc[2][KT__VL], &c21, sizeof c21);
+    memcpy(&acc[3][0], &c30, sizeof c30);
+    memcpy(&acc[3][KT__VL], &c31, sizeof c31);
+#else
+    for (r = 0; r < KT__MR; r++)
+        for (j = 0; j < KT__NR; j++) acc[r][j] = 0;
+    for (p = 0; p < kb; p++) {
+        const kt_acc *b = bp + p * KT__NR;
+        for (r = 0; r < KT__MR; r++) {
+            kt_acc av = a[r * lda + p];
+            for (j = 0; j < KT__NR; j++) acc[r][j] += av * b[j];
+        }
+    }
+#endif
+    for (r = 0; r < mr; r++)
+        for (j = 0; j < nr; j++) c[r * ldc + j] += acc[r][j];
+}
+
+/* B[k0.., j0..] as panels of NR columns, zero beyond column n. */
+KT__INLINE void kt__pack_b(const kt_acc *b, int64_t n, int64_t kb,
+                           int64_t nb, kt_acc *out) {
+    int64_t q, p, j;
+    for (q = 0; q < nb; q += KT__NR)
+        for (p = 0; p < kb; p++) {
+            kt_acc *o = out + (q / KT__NR) * kb * KT__NR + p * KT__NR;
+            for (j = 0; j < KT__NR; j++)
+                o[j] = q + j < nb ? b[p * n + q + j] : 0;
+        }
+}
+
+KT__INLINE void kt__gemm_core(int64_t m, int64_t n, int64_t k,
+                              const kt_acc *a, const kt_acc *b, kt_acc *c,
+                              kt_acc *bpack, kt_acc *apad) {
+    int64_t j0, p0, i, q, r, p;
+    for (j0 = 0; j0 < n; j0 += KT__NB) {
+        int64_t nb = n - j0 < KT__NB ? n - j0 : KT__NB;
+        for (p0 = 0; p0 < k; p0 += KT__KB) {
+            int64_t kb = k - p0 < KT__KB ? k - p0 : KT__KB;
+            kt__pack_b(b + p0 * n + j0, n, kb, nb, bpack);
+            for (i = 0; i < m; i += KT__MR) {
+                int64_t mr = m - i < KT__MR ? m - i : KT__MR;
+                const kt_acc *ap = a + i * k + p0;
+                int64_t lda = k;
+                if (mr < KT__MR) { /* the last rows, zero-padded */
+                    for (r = 0; r < KT__MR; r++)
+                        for (p = 0; p < kb; p++)
+                            apad[r * kb + p] = r < mr ? ap[r * k + p] : 0;
+                    ap = apad;
+                    lda = kb;
+                }
+                for (q = 0; q < nb; q += KT__NR)
+                    kt__micro(kb, ap, lda, bpack + (q / KT__NR) * kb * KT__NR,
+                              c + i * n + j0 + q, n, mr,
+                              nb - q < KT__NR ? nb - q : KT__NR);
             }
         }
     }
-    for (; i < m; i++) {
-        kt_acc *KT__RESTRICT c0 = c + i * ldc;
-        for (p = 0; p < k; p++) {
-            const kt_acc *KT__RESTRICT bp = b + p * ldb;
-            kt_acc a0 = a[i * lda + p];
-            for (j = 0; j < n; j++) c0[j] += a0 * bp[j];
-        }
-    }
+}
+
+static void kt__gemm_plain(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+                           const kt_acc *b, kt_acc *c, kt_acc *bp,
+                           kt_acc *ap) {
+    kt__gemm_core(m, n, k, a, b, c, bp, ap);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(KT_CPU_NO_SIMD)
+#define KT__HAVE_AVX2_COPY 1
+__attribute__((target("avx2,fma"))) static void
+kt__gemm_avx2(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+              const kt_acc *b, kt_acc *c, kt_acc *bp, kt_acc *ap) {
+    kt__gemm_core(m, n, k, a, b, c, bp, ap);
 }
 #endif
+
+/* Returns 0 when the packing buffers cannot be allocated (C untouched). */
+static int kt__gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+                    const kt_acc *b, kt_acc *c) {
+    kt_acc *bp, *ap;
+    if (m <= 0 || n <= 0 || k <= 0) return 1;
+    bp = (kt_acc *)KT_MALLOC(sizeof(kt_acc) * (size_t)(KT__KB * (KT__NB + KT__NR)));
+    ap = (kt_acc *)KT_MALLOC(sizeof(kt_acc) * (size_t)(KT__KB * KT__MR));
+    if (!bp || !ap) {
+        KT_FREE(bp);
+        KT_FREE(ap);
+        return 0;
+    }
+#ifdef KT__HAVE_AVX2_COPY
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        kt__gemm_avx2(m, n, k, a, b, c, bp, ap);
+    else
+#endif
+        kt__gemm_plain(m, n, k, a, b, c, bp, ap);
+    KT_FREE(bp);
+    KT_FREE(ap);
+    return 1;
+}
 
 void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
                  const kt_acc *b, kt_acc *c) {
@@ -904,16 +1028,13 @@ void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
                     (const float *)(const void *)b, (int)n, 1.0f,
                     (float *)(void *)c, (int)n);
 #else
-    /* panels: 256 columns of C by 128 rows of B (256 KiB in doubles) */
-    const int64_t NB = 256, KB = 128;
-    int64_t j0, p0;
-    for (j0 = 0; j0 < n; j0 += NB)
-        for (p0 = 0; p0 < k; p0 += KB) {
-            int64_t nb = n - j0 < NB ? n - j0 : NB;
-            int64_t kb = k - p0 < KB ? k - p0 : KB;
-            kt__gemm_block(m, nb, kb, a + p0, k, b + p0 * n + j0, n, c + j0,
-                           n);
-        }
+    /* without memory for the packing buffers: the plain triple loop */
+    if (!kt__gemm(m, n, k, a, b, c)) {
+        int64_t i, j, p;
+        for (i = 0; i < m; i++)
+            for (p = 0; p < k; p++)
+                for (j = 0; j < n; j++) c[i * n + j] += a[i * k + p] * b[p * n + j];
+    }
 #endif
 }
 

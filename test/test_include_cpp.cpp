@@ -7,6 +7,7 @@
 /* Every ktile header, in dependency order; add each new one here. */
 #include "../tiling.h"
 #include "../sched.h"
+#include "../backend_cpu.h"
 
 #include "kt_test.h"
 
@@ -61,5 +62,10 @@ int main() {
         CHECKF(0, "pthread_create failed");
     }
     CHECK(kt_sync_sfb(4096, 4096, 32, 8) == 3670016.0);
+    {   /* backend_cpu.h links too: [1 2; 3 4] * [5 6; 7 8] */
+        kt_acc a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {0, 0, 0, 0};
+        kt_cpu_gemm(2, 2, 2, a, b, c);
+        CHECK(c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50);
+    }
     return KT_TEST_SUMMARY();
 }
