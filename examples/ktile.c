@@ -2920,7 +2920,7 @@ static const char verify_usage[] =
     "1e-7:\n"
     "                      the values are float64, partitioned sums differ "
     "only by\n"
-    "                      their order)\n"
+    "                      their order); both 0: bit-for-bit equality\n"
     "  --reference         run every op with the generic evaluator (no "
     "matrix-\n"
     "                      product fast path): slower, the plain semantics\n"
@@ -2944,8 +2944,13 @@ static void verify_help(FILE *out) {
     fprintf(out, verify_usage, model_options_help);
 }
 
+/* Always a JSON number with a fraction or exponent ("0.0", not "0"), so
+   readers get a float whatever the value. */
 static void json_error(FILE *out, double v) {
-    fprintf(out, "%.9g", isfinite(v) ? v : 1e308);
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", isfinite(v) ? v : 1e308);
+    fputs(buf, out);
+    if (!strpbrk(buf, ".e")) fputs(".0", out);
 }
 
 static void print_verify_json(FILE *out, const kt_graph *g,
@@ -3086,8 +3091,6 @@ static int cmd_verify(int argc, char **argv) {
         return rc;
     if (o[O_EPS].value && (rc = parse_real("eps", o[O_EPS].value, &vo.eps)))
         return rc;
-    if (vo.eps <= 0 && vo.tol <= 0)
-        return fail(EXIT_BAD_INPUT, "--tol and --eps cannot both be 0");
     vo.run.reference_only = o[O_REFERENCE].value != NULL;
 
     if ((path = o[O_PLAN].value) != NULL) {
