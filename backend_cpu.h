@@ -861,6 +861,7 @@ static void kt__run_opaque(kt__opctx *cx) {
    micro-kernel is plain C with fixed trip counts, which compilers
    vectorise; on x86 with GCC or Clang a second copy is compiled for AVX2
    and chosen at run time when the CPU has it (KT_CPU_NO_SIMD: never). */
+#ifndef KT_CPU_BLAS
 #if defined(__GNUC__) && !defined(KT_CPU_NO_SIMD)
 /* GCC and Clang vector extensions: 32-byte vectors (AVX2 registers; two
    SSE registers elsewhere), two per row of the register block. */
@@ -1012,6 +1013,8 @@ static int kt__gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
     KT_FREE(ap);
     return 1;
 }
+
+#endif /* !KT_CPU_BLAS */
 
 void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
                  const kt_acc *b, kt_acc *c) {
