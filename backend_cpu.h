@@ -514,6 +514,7 @@ typedef struct kt__opctx {
                                     inside its view over the whole box    */
     int64_t lin_base[KT_MAX_VARS * 4];
     int64_t lin_step[KT_MAX_VARS * 4][KT_MAX_VARS];
+    int out_inside;       /* the output box lies inside cx->out           */
     int ntight;           /* bounds on reduction variables (kt__tighten)   */
     int tight_acc[KT_MAX_DIMS * 2], tight_dim[KT_MAX_DIMS * 2],
         tight_var[KT_MAX_DIMS * 2];
@@ -550,25 +551,31 @@ static kt_acc kt__read_at(kt__opctx *cx, int a, const int64_t *at) {
    whole box (interval analysis, Tofu 4.2) lies inside its view is an
    affine function of the variables straight into the buffer: no bounds
    check per element. */
+static int kt__read_inside(const kt__acc *ac, const kt__view *vw,
+                           const kt_range *box, int nvars) {
+    int d, v;
+    if (ac->padded) return 0;
+    for (d = 0; d < ac->rank; d++) {
+        int64_t lo = ac->c[d], hi = ac->c[d];
+        if (ac->div[d] != 1 || ac->whole[d]) return 0;
+        for (v = 0; v < nvars; v++) {
+            int64_t k = ac->coef[d][v];
+            lo += k * (k > 0 ? box[v].lo : box[v].hi - 1);
+            hi += k * (k > 0 ? box[v].hi - 1 : box[v].lo);
+        }
+        if (lo < vw->box.r[d].lo || hi >= vw->box.r[d].hi) return 0;
+    }
+    return 1;
+}
+
 static void kt__linearize(kt__opctx *cx) {
     const kt_op *op = cx->op;
     int a, d, v;
     for (a = 0; a < cx->naccess; a++) {
         const kt__acc *ac = &cx->acc[a];
         const kt__view *vw = &cx->in[ac->input];
-        int ok = !ac->padded;
         cx->linear[a] = 0;
-        for (d = 0; d < ac->rank && ok; d++) {
-            int64_t lo = ac->c[d], hi = ac->c[d];
-            if (ac->div[d] != 1 || ac->whole[d]) ok = 0;
-            for (v = 0; v < op->nvars; v++) {
-                int64_t k = ac->coef[d][v];
-                lo += k * (k > 0 ? cx->box[v].lo : cx->box[v].hi - 1);
-                hi += k * (k > 0 ? cx->box[v].hi - 1 : cx->box[v].lo);
-            }
-            if (lo < vw->box.r[d].lo || hi >= vw->box.r[d].hi) ok = 0;
-        }
-        if (!ok) continue;
+        if (!kt__read_inside(ac, vw, cx->box, op->nvars)) continue;
         cx->lin_base[a] = 0;
         for (v = 0; v < op->nvars; v++) cx->lin_step[a][v] = 0;
         for (d = 0; d < ac->rank; d++) {
@@ -1123,12 +1130,43 @@ static int64_t *kt__group_table(const kt__acc *ac, const int *vars, int nv,
    base + rows[r] + cols[q] (im2col when the access is a convolution's
    input).  Zero outside a padded read; 0 returned when a read falls
    outside the view. */
+/* Per point of a group table, the part of the view offset its index
+   part contributes: sum_d part[d] * stride[d], plus the base's share
+   sum_d (base[d] - lo[d]) * stride[d] when base is given.  A row's and a
+   column's parts add up to the element's offset. */
+static int64_t *kt__offsets(const kt__view *v, const int64_t *base,
+                            const int64_t *part, int64_t n) {
+    int64_t *o = (int64_t *)KT_MALLOC(sizeof(int64_t) * (size_t)(n + 1)), i;
+    int d;
+    if (!o) return NULL;
+    for (i = 0; i < n; i++) {
+        o[i] = 0;
+        for (d = 0; d < v->rank; d++)
+            o[i] += (part[i * v->rank + d] +
+                     (base ? base[d] - v->box.r[d].lo : 0)) * v->stride[d];
+    }
+    return o;
+}
+
 static int kt__gather(const kt__acc *ac, const kt__view *v,
                       const int64_t *base, const int64_t *rows, int64_t nr,
                       const int64_t *cols, int64_t nc, double coef,
-                      kt_acc *out) {
+                      int inside, kt_acc *out) {
     int64_t r, q;
     int d, rank = ac->rank;
+    if (inside) { /* every read inside the view: offsets are sums */
+        int64_t *ro = kt__offsets(v, base, rows, nr);
+        int64_t *co = kt__offsets(v, NULL, cols, nc);
+        if (ro && co)
+            for (r = 0; r < nr; r++) {
+                const kt_real *src = v->data + ro[r];
+                kt_acc *o = out + r * nc;
+                for (q = 0; q < nc; q++) o[q] = (kt_acc)coef * (kt_acc)src[co[q]];
+            }
+        KT_FREE(ro);
+        KT_FREE(co);
+        if (ro && co) return 1;
+    }
     for (r = 0; r < nr; r++)
         for (q = 0; q < nc; q++) {
             int64_t off = 0;
@@ -1188,12 +1226,28 @@ static void kt__gemm_classify(const kt_op *op, const kt__acc *A,
 #define KT__GEMM_ROWS 64
 
 /* Adds block c[nr x nc] to the output elements it belongs to. */
+static int64_t *kt__offsets(const kt__view *v, const int64_t *base,
+                            const int64_t *part, int64_t n);
+
 static void kt__scatter_add(kt__opctx *cx, const kt__acc *O,
                             const int64_t *base, const int64_t *rows,
                             int64_t nr, const int64_t *cols, int64_t nc,
                             const kt_acc *c) {
     int64_t i, j;
     int d;
+    if (cx->out_inside) { /* the box's outputs are all in the view */
+        int64_t *ro = kt__offsets(cx->out, base, rows, nr);
+        int64_t *co = kt__offsets(cx->out, NULL, cols, nc);
+        if (ro && co)
+            for (i = 0; i < nr; i++) {
+                kt_real *dst = cx->out->data + ro[i];
+                for (j = 0; j < nc; j++)
+                    dst[co[j]] = (kt_real)((kt_acc)dst[co[j]] + c[i * nc + j]);
+            }
+        KT_FREE(ro);
+        KT_FREE(co);
+        if (ro && co) return;
+    }
     for (i = 0; i < nr; i++)
         for (j = 0; j < nc; j++) {
             int64_t idx[KT_MAX_DIMS], off;
@@ -1224,6 +1278,8 @@ static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
     int64_t bp, r0, c0, i, nbcols;
     kt_status s = KT_OK;
     int d, bad = 0;
+    int ina = kt__read_inside(A, va, cx->box, op->nvars);
+    int inb = kt__read_inside(B, vb, cx->box, op->nvars);
     kt__acc_output(cx->g, op, &O);
     kt__gemm_classify(op, A, B, cx->box, &gp);
     /* index tables: [0] batch, [1] rows or columns, [2] inner */
@@ -1257,7 +1313,7 @@ static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
         for (c0 = 0; c0 < gp.npn && !cx->outside; c0 += nbcols) {
             int64_t nc = gp.npn - c0 < nbcols ? gp.npn - c0 : nbcols;
             if (!kt__gather(B, vb, baseb, tb[2], gp.npk, tb[1] + c0 * B->rank,
-                            nc, 1.0, pb)) {
+                            nc, 1.0, inb, pb)) {
                 cx->outside = 1;
                 break;
             }
@@ -1265,7 +1321,7 @@ static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
                 int64_t nr = gp.npm - r0 < KT__GEMM_ROWS ? gp.npm - r0
                                                          : KT__GEMM_ROWS;
                 if (!kt__gather(A, va, basea, ta[1] + r0 * A->rank, nr, ta[2],
-                                gp.npk, tm->coef, pa)) {
+                                gp.npk, tm->coef, ina, pa)) {
                     cx->outside = 1;
                     break;
                 }
@@ -1369,7 +1425,10 @@ static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
     if (op->opaque[0]) kt__run_opaque(cx);
     else if ((!opt || !opt->reference_only) && kt__gemm_terms(op, terms, &nterms) &&
              !kt__box_empty(cx->box, op->nvars) && kt__tighten(cx) >= 0.25) {
+        kt_box ob;
         cx->ntight = 0; /* dense: the matrix product does all of it */
+        kt_op_output_box(op, cx->box, &ob);
+        cx->out_inside = kt__box_inside(&ob, &cx->out->box, op->out_rank);
         kt__zero_output(cx);
         for (i = 0; i < nterms && s == KT_OK; i++) s = kt__run_term(cx, &terms[i], err);
     } else {
