@@ -49,6 +49,8 @@
                             accumulation by default; float for speed)
      KT_CPU_BLAS   -        defined: the matrix products of the fast path
                             call cblas_sgemm/cblas_dgemm (link OpenBLAS)
+     KT_CPU_NO_SIMD -       defined: no vector extensions and no AVX2 copy
+                            of the kernel (plain C loops)
      and those of tiling.h (KT_MALLOC, KT_REALLOC, KT_FREE, KT_ASSERT).
 
    Byte counts are elements moved times the tensor's declared element size
