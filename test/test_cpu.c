@@ -556,6 +556,45 @@ static void test_broken_program(void) {
     kt_graph_destroy(g);
 }
 
+/* A max, min or product over a split reduction variable leaves partial
+   maxima (minima, products) on the devices: the REDUCE transfers must
+   combine them with the op's reducer, not add them (sched.h's lowering
+   calls every reduction "partial sums"). */
+static void test_split_reducers(void) {
+    kt_graph *g = parse("reducers", "input z[5,9]\n"
+                        "m[i] = max(k) z[i,k]\n"
+                        "n[i] = min(k) z[i,k]\n"
+                        "p[i] = prod(k) z[i,k] + 1.5\n"
+                        "s[i] = sum(k) z[i,k]\n");
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_error err;
+    int o, x, reduces = 0, dev;
+    for (dev = 2; dev <= 3 && g; dev++) {
+        char label[64];
+        CHECK(kt_factors_default(dev, &f, &err) == KT_OK);
+        CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+        /* z split along k; every op splits k; results replicated */
+        CHECK(kt_tiling_parse("S1", &p.tiling[kt_graph_find_tensor(g, "z")],
+                              &err) == KT_OK);
+        for (o = 0; o < kt_graph_op_count(g); o++) {
+            const kt_op *op = kt_graph_op(g, o);
+            CHECK(kt_tiling_parse("R", &p.tiling[op->output], &err) == KT_OK);
+            p.split[o * KT_MAX_CUTS] = 1; /* k */
+        }
+        CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+        for (x = 0; x < prog.nxfer; x++)
+            if (prog.xfer[x].kind == KT_XFER_REDUCE) reduces++;
+        kt_program_free(&prog);
+        snprintf(label, sizeof label, "split max/min/prod on %d devices", dev);
+        verify_plan(label, g, &p, 5);
+        kt_plan_free(&p);
+    }
+    CHECK(reduces > 0);
+    kt_graph_destroy(g);
+}
+
 /* The same seed gives the same report; another seed other inputs. */
 static void test_determinism(void) {
     kt_graph *g = NULL;
@@ -587,6 +626,7 @@ int main(void) {
     test_serial_softmax_xent();
     test_errors();
     test_determinism();
+    test_split_reducers();
     test_broken_program();
     test_model_files();
     test_random_plans();
