@@ -721,9 +721,10 @@ static void kt__run_generic(kt__opctx *cx) {
             int first = 1, mx = op->reducer == KT_REDUCE_MAX;
             do {
                 kt_acc x = kt__eval(cx, op->nexpr - 1, at);
-                if (first || x != x || (mx ? x > acc : x < acc)) {
-                    if (acc == acc || first) acc = x; /* NaN sticks */
-                }
+                /* a NaN (poison) wins and then sticks */
+                if (first) acc = x;
+                else if (acc == acc && (x != x || (mx ? x > acc : x < acc)))
+                    acc = x;
                 first = 0;
             } while (kt__odometer(at, cx->box, op->out_rank, op->nvars));
             break;
