@@ -23,6 +23,8 @@
          run), every tensor on every device compared with the serial value
          within tol + |ref| * eps, and the bytes moved compared with
          kt_plan_eval's prediction.
+     Still to come (DESIGN.md): runs under a memory cap with swapping
+     (after swap.h).
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -1205,7 +1207,7 @@ static int64_t kt__group_points(const int *vars, int nv, const kt_range *box) {
     return n;
 }
 
-/* Variables of a term as a matrix product (Tofu's einsum view): output
+/* Variables of a term as a matrix product (the einsum view): output
    variables both reads move with are batch, those only the first moves
    with (or neither) are rows, those only the second are columns; every
    reduction variable is the inner dimension. */
