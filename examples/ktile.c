@@ -19,6 +19,9 @@
                   --memory SIZE[,SIZE...] [--search ga|none|odswap|geeps]
                   [--seconds S | --generations N] [--seed N] [--cold]
                   [--host-bw BW] [--progress] [--json]
+       ktile verify (--model SPEC | --model-file F) --devices N
+                    [--factors a,b] [--plan PLAN.json] [--backend cpu]
+                    [--seed N] [--tol X] [--eps X] [--reference] [--json]
 
    With --json a command prints exactly one JSON object on stdout.  Errors
    go to stderr as "ktile: <message>"; the exit status is 2 for bad input
@@ -40,6 +43,7 @@
 
 #define KT_IMPLEMENTATION
 #include "../swap.h"
+#include "../backend_cpu.h"
 
 enum { EXIT_BAD_INPUT = 2, EXIT_INTERNAL = 1 };
 
@@ -3334,6 +3338,260 @@ done:
     return rc;
 }
 
+/* ---------------------------------------------------------------- verify */
+
+static const char verify_usage[] =
+    "usage: ktile verify (--model SPEC | --model-file FILE)\n"
+    "                    (--devices N [--factors K1,K2,...] | --factors "
+    "K1,K2,... |\n"
+    "                     --plan PLAN.json) [--backend cpu] [--seed N]\n"
+    "                    [--tol X] [--eps X] [--reference] [--json]\n"
+    "\n"
+    "Runs one training step twice on the CPU backend (backend_cpu.h) on the "
+    "same\n"
+    "fresh random inputs: serially, and partitioned as the plan says (one "
+    "worker\n"
+    "thread per device, each with its own buffers, the lowered program's "
+    "transfers\n"
+    "copying regions between them).  Every tensor on every device -- "
+    "outputs,\n"
+    "gradients, updated weights -- must equal the serial value within\n"
+    "tol + |ref| * eps, and the bytes moved must equal the plan's cost.  "
+    "Exit\n"
+    "status 0 when both hold, 1 when not, 2 for bad input.\n"
+    "\n"
+    "%s"
+    "  --devices N         device count; with --plan, when given, it must "
+    "equal\n"
+    "                      the plan's\n"
+    "  --factors LIST      cut factors, cut 1 first (product = --devices)\n"
+    "  --plan FILE         verify this plan (the output of 'ktile plan "
+    "--json');\n"
+    "                      without it the DP plan is searched\n"
+    "  --backend NAME      cpu (the default; the only backend built so far)\n"
+    "  --seed N            seed of the input values (default 1)\n"
+    "  --tol X, --eps X    absolute and relative tolerance (default 1e-9 and "
+    "1e-7:\n"
+    "                      the values are float64, partitioned sums differ "
+    "only by\n"
+    "                      their order); both 0: bit-for-bit equality\n"
+    "  --reference         run every op with the generic evaluator (no "
+    "matrix-\n"
+    "                      product fast path): slower, the plain semantics\n"
+    "  --json              print one JSON object:\n"
+    "      {\"ok\", \"max_rel_error\", \"bytes_moved\", \"predicted_bytes\", "
+    "\"devices\",\n"
+    "       \"values_ok\", \"bytes_ok\", \"max_abs_error\", \"compared\", "
+    "\"mismatches\",\n"
+    "       \"worst_tensor\", \"first_mismatches\": [{\"tensor\", \"device\", "
+    "\"index\",\n"
+    "       \"got\", \"want\"}]}\n"
+    "      max_rel_error = max |got - ref| / (|ref| + tol/eps), so the values "
+    "agree\n"
+    "      iff it is <= eps; 1e308 when an element is NaN on one side only\n"
+    "\n"
+    "example: ktile verify --model transformer:layers=1,dmodel=64,heads=4,"
+    "ffn=256,\\\n"
+    "             seq=16,batch=4 --devices 4 --json\n";
+
+static void verify_help(FILE *out) {
+    fprintf(out, verify_usage, model_options_help);
+}
+
+/* Always a JSON number with a fraction or exponent ("0.0", not "0"), so
+   readers get a float whatever the value. */
+static void json_error(FILE *out, double v) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", isfinite(v) ? v : 1e308);
+    fputs(buf, out);
+    if (!strpbrk(buf, ".e")) fputs(".0", out);
+}
+
+static void print_verify_json(FILE *out, const kt_graph *g,
+                              const kt_cpu_report *r) {
+    int i, d;
+    fprintf(out, "{\"ok\": %s, \"max_rel_error\": ", r->ok ? "true" : "false");
+    json_error(out, r->max_rel_error);
+    fprintf(out, ", \"bytes_moved\": %lld, \"predicted_bytes\": %lld, "
+            "\"devices\": %lld, \"values_ok\": %s, \"bytes_ok\": %s, "
+            "\"max_abs_error\": ", (long long)r->bytes_moved,
+            (long long)r->predicted_bytes, (long long)r->ndev,
+            r->values_ok ? "true" : "false", r->bytes_ok ? "true" : "false");
+    json_error(out, r->max_abs_error);
+    fprintf(out, ", \"compared\": %lld, \"mismatches\": %lld, "
+            "\"worst_tensor\": ", (long long)r->compared,
+            (long long)r->mismatches);
+    if (r->worst_tensor >= 0)
+        json_string(out, kt_graph_tensor(g, r->worst_tensor)->name);
+    else
+        fputs("null", out);
+    fputs(", \"first_mismatches\": [", out);
+    for (i = 0; i < r->nreported; i++) {
+        const kt_cpu_mismatch *m = &r->first[i];
+        const kt_tensor *x = kt_graph_tensor(g, m->tensor);
+        if (!x) continue;
+        fprintf(out, "%s{\"tensor\": ", i ? ", " : "");
+        json_string(out, x->name);
+        fprintf(out, ", \"device\": %lld, \"index\": [", (long long)m->device);
+        for (d = 0; d < x->rank; d++)
+            fprintf(out, "%s%lld", d ? ", " : "", (long long)m->index[d]);
+        fputs("], \"got\": ", out);
+        if (isfinite(m->got)) fprintf(out, "%.17g", m->got);
+        else fputs("null", out);
+        fputs(", \"want\": ", out);
+        if (isfinite(m->want)) fprintf(out, "%.17g", m->want);
+        else fputs("null", out);
+        fputs("}", out);
+    }
+    fputs("]}\n", out);
+}
+
+static void print_verify_text(FILE *out, const kt_graph *g,
+                              const kt_cpu_report *r, const char *label,
+                              double tol, double eps) {
+    int i, d;
+    char b1[32], b2[32];
+    format_bytes(r->bytes_moved, b1, sizeof b1);
+    format_bytes(r->predicted_bytes, b2, sizeof b2);
+    fprintf(out, "verify %s on %lld devices (cpu backend): %s\n", label,
+            (long long)r->ndev, r->ok ? "OK" : "FAILED");
+    fprintf(out, "  values       %lld elements compared on every device, %lld "
+            "outside %g + |ref| * %g\n", (long long)r->compared,
+            (long long)r->mismatches, tol, eps);
+    fprintf(out, "  largest error  relative %.3g, absolute %.3g%s%s\n",
+            r->max_rel_error, r->max_abs_error,
+            r->worst_tensor >= 0 ? ", in " : "",
+            r->worst_tensor >= 0 ? kt_graph_tensor(g, r->worst_tensor)->name
+                                 : "");
+    fprintf(out, "  bytes moved  %lld (%s), the plan predicts %lld (%s)%s\n",
+            (long long)r->bytes_moved, b1, (long long)r->predicted_bytes, b2,
+            r->bytes_ok ? "" : "  MISMATCH");
+    for (i = 0; i < r->nreported; i++) {
+        const kt_cpu_mismatch *m = &r->first[i];
+        const kt_tensor *x = kt_graph_tensor(g, m->tensor);
+        if (!x) continue;
+        fprintf(out, "  mismatch %s[", x->name);
+        for (d = 0; d < x->rank; d++)
+            fprintf(out, "%s%lld", d ? "," : "", (long long)m->index[d]);
+        fprintf(out, "] on device %lld: %.17g, serial %.17g\n",
+                (long long)m->device, m->got, m->want);
+    }
+}
+
+static int parse_real(const char *option, const char *text, double *out) {
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    if (end == text || *end || errno || !isfinite(*out) || *out < 0)
+        return fail(EXIT_BAD_INPUT, "--%s '%s': expected a number >= 0",
+                    option, text);
+    return 0;
+}
+
+static int cmd_verify(int argc, char **argv) {
+    enum {
+        O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_MEMORY,
+        O_BACKEND, O_SEED, O_TOL, O_EPS, O_REFERENCE, O_JSON, O_N
+    };
+    cli_opt o[O_N] = {
+        {"model", 1, NULL},   {"model-file", 1, NULL}, {"devices", 1, NULL},
+        {"factors", 1, NULL}, {"plan", 1, NULL},       {"memory", 1, NULL},
+        {"backend", 1, NULL}, {"seed", 1, NULL},       {"tol", 1, NULL},
+        {"eps", 1, NULL},     {"reference", 0, NULL},  {"json", 0, NULL}};
+    const char *path;
+    model_args ma;
+    kt_search_options opt;
+    kt_cpu_verify_options vo;
+    kt_cpu_report r;
+    kt_factors f;
+    kt_graph *g = NULL;
+    kt_plan p;
+    kt_error err;
+    jv root;
+    char label[512];
+    int64_t seed;
+    int rc, have_plan = 0;
+
+    memset(&root, 0, sizeof root);
+    rc = cli_parse("verify", argc, argv, o, O_N);
+    if (rc == CLI_HELP) {
+        verify_help(stdout);
+        return 0;
+    }
+    if (rc != CLI_OK) return rc;
+    if (!o[O_MODEL].value && !o[O_MODEL_FILE].value)
+        return fail(EXIT_BAD_INPUT, "verify: missing --model SPEC or "
+                    "--model-file FILE (see 'ktile help verify')");
+    if (o[O_BACKEND].value && strcmp(o[O_BACKEND].value, "cpu") != 0) {
+        if (strcmp(o[O_BACKEND].value, "cuda") == 0)
+            return fail(EXIT_BAD_INPUT, "--backend cuda: this ktile has no "
+                        "CUDA backend (backend_cuda.h is not built yet); use "
+                        "--backend cpu");
+        return fail(EXIT_BAD_INPUT, "--backend '%s': expected cpu or cuda",
+                    o[O_BACKEND].value);
+    }
+    if (o[O_MEMORY].value)
+        return fail(EXIT_BAD_INPUT, "--memory: runs under a memory cap "
+                    "(swapping to host memory) are not implemented yet; "
+                    "verify without --memory");
+    kt_cpu_verify_defaults(&vo);
+    if (o[O_SEED].value) {
+        if ((rc = parse_int(o[O_SEED].value, 0, INT64_MAX, &seed)) != 0)
+            return fail(EXIT_BAD_INPUT, "--seed '%s': expected an integer "
+                        ">= 0", o[O_SEED].value);
+        vo.seed = (uint64_t)seed;
+    }
+    if (o[O_TOL].value && (rc = parse_real("tol", o[O_TOL].value, &vo.tol)))
+        return rc;
+    if (o[O_EPS].value && (rc = parse_real("eps", o[O_EPS].value, &vo.eps)))
+        return rc;
+    vo.run.reference_only = o[O_REFERENCE].value != NULL;
+
+    if ((path = o[O_PLAN].value) != NULL) {
+        if ((rc = plan_file_open(path, o[O_FACTORS].value,
+                                 o[O_DEVICES].value, &root, &f)) != 0)
+            return rc;
+    } else {
+        if (!o[O_DEVICES].value && !o[O_FACTORS].value)
+            return fail(EXIT_BAD_INPUT, "verify: missing --devices N (or "
+                        "--factors K1,K2,..., or --plan PLAN.json)");
+        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value,
+                                &f)) != 0)
+            return rc;
+    }
+    ma.spec = o[O_MODEL].value;
+    ma.file = o[O_MODEL_FILE].value;
+    if ((rc = load_model("verify", &ma, &g)) != 0) goto done;
+    if (path) {
+        if ((rc = plan_file_build("verify", path, &root, g, &f, &p)) != 0)
+            goto done;
+    } else {
+        memset(&opt, 0, sizeof opt);
+        opt.strategy = KT_STRATEGY_DP;
+        if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
+            rc = fail_kt("verify", &err);
+            goto done;
+        }
+    }
+    have_plan = 1;
+    if (kt_cpu_verify(g, &p, &vo, &r, &err) != KT_OK) {
+        rc = fail_kt("verify", &err);
+        goto done;
+    }
+    model_label(&ma, label, sizeof label);
+    if (o[O_JSON].value) print_verify_json(stdout, g, &r);
+    else print_verify_text(stdout, g, &r, label, vo.tol, vo.eps);
+    if (fflush(stdout) != 0 || ferror(stdout))
+        rc = fail(EXIT_INTERNAL, "cannot write the result");
+    else if (!r.ok)
+        rc = EXIT_INTERNAL; /* the check failed: 1, unlike bad input (2) */
+done:
+    if (have_plan) kt_plan_free(&p);
+    if (g) kt_graph_destroy(g);
+    jv_free(&root);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ help */
 
 static int cmd_help(int argc, char **argv);
@@ -3359,6 +3617,8 @@ static const command commands[] = {
      sim_help},
     {"swap", cmd_swap, "plan swapping to host memory when a step does not fit",
      NULL, swap_help},
+    {"verify", cmd_verify, "run a plan on the CPU backend and check it "
+     "against the serial step", NULL, verify_help},
     {"help", cmd_help, "this text, or the usage of one command", NULL, NULL},
 };
 

@@ -8,6 +8,7 @@
 #include "../tiling.h"
 #include "../sched.h"
 #include "../swap.h"
+#include "../backend_cpu.h"
 
 #include "kt_test.h"
 
@@ -66,6 +67,11 @@ int main() {
         int cls[3] = {0, 2, 0};
         kt_swap_cls_repair(cls, 3);
         CHECK(cls[1] == 1 && cls[2] == 1);
+    }
+    {   /* backend_cpu.h links too: [1 2; 3 4] * [5 6; 7 8] */
+        kt_acc a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, c[4] = {0, 0, 0, 0};
+        kt_cpu_gemm(2, 2, 2, a, b, c);
+        CHECK(c[0] == 19 && c[1] == 22 && c[2] == 43 && c[3] == 50);
     }
     return KT_TEST_SUMMARY();
 }

@@ -1,0 +1,2113 @@
+/* backend_cpu.h -- ktile part 4: the CPU reference executor and the
+   verification of partitioned training steps.   MIT licence, see LICENSE.
+
+   WHAT IT IS FOR
+     ktile's promise is that a partitioned step computes the same numbers
+     as the serial one.  This header is the proof, and the oracle every
+     other backend is checked against:
+       - a serial reference executor for every operator a model file can
+         state: a generic evaluator that walks the index space of the TDL
+         statement (Tofu 4.1) -- zero padding where a read is pad(...),
+         sum/max/min/prod reductions, opaque(softmax_xent) -- plus a fast
+         path that runs product-sums (matrix products, batched products,
+         convolutions as im2col) as blocked matrix multiplications;
+       - a partitioned executor that runs the per-device program of
+         sched.h's kt_lower with one worker thread per device.  Every
+         worker owns its buffers (no tensor is shared between workers);
+         transfers copy regions from one worker's buffers into another's,
+         reductions combine partial results, and every received byte is
+         counted per device pair (SOYBEAN 5, Tofu 6: the executed
+         communication must be what the plan's cost predicts);
+       - verification: both runs on the same fresh random inputs (seeded,
+         never zeros; every computed tensor poisoned with NaN before each
+         run), every tensor on every device compared with the serial value
+         within tol + |ref| * eps, and the bytes moved compared with
+         kt_plan_eval's prediction.
+     Still to come (DESIGN.md): runs under a memory cap with swapping
+     (after swap.h).
+
+   HOW TO USE IT
+     #define KT_IMPLEMENTATION in one C file before including it (it
+     includes sched.h and tiling.h itself); link with -lpthread.  Never put
+     the ktile directory on the include path (sched.h would shadow the POSIX
+     <sched.h> that <pthread.h> includes).
+
+         kt_cpu_verify_options o;  kt_cpu_report r;
+         kt_cpu_verify_defaults(&o);
+         kt_cpu_verify(graph, &plan, &o, &r, &err);   -> r.ok, r.max_rel_error
+
+   PUBLIC FUNCTIONS
+     values      kt_cpu_state_init kt_cpu_state_free kt_cpu_fill_inputs
+                 kt_cpu_input_value
+     serial      kt_cpu_check_graph kt_cpu_run_op kt_cpu_run_serial
+     partitioned kt_cpu_run_partitioned kt_cpu_devices_free
+     verify      kt_cpu_verify_defaults kt_cpu_verify kt_cpu_verify_program
+                 kt_cpu_compare
+     kernels     kt_cpu_gemm
+
+   CONFIGURATION (define before including)
+     KT_CPU_REAL   double   element type of every buffer (float allowed)
+     KT_CPU_ACC    double   accumulation type of sums and products (float64
+                            accumulation by default; float for speed)
+     KT_CPU_BLAS   -        defined: the matrix products of the fast path
+                            call cblas_sgemm/cblas_dgemm (link OpenBLAS)
+     KT_CPU_NO_SIMD -       defined: no vector extensions and no AVX2 copy
+                            of the kernel (plain C loops)
+     and those of tiling.h (KT_MALLOC, KT_REALLOC, KT_FREE, KT_ASSERT).
+
+   Byte counts are elements moved times the tensor's declared element size
+   (kt_tensor.elem_bytes), whatever KT_CPU_REAL is, so they compare with the
+   plan's cost.  The library never prints and never exits.
+*/
+#ifndef KT_BACKEND_CPU_H
+#define KT_BACKEND_CPU_H
+
+#include "sched.h"
+
+#ifndef KT_CPU_REAL
+#define KT_CPU_REAL double
+#endif
+#ifndef KT_CPU_ACC
+#define KT_CPU_ACC double
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef KT_CPU_REAL kt_real;
+typedef KT_CPU_ACC kt_acc;
+
+/* The value of every tensor of a graph: full size, row-major. */
+typedef struct kt_cpu_state {
+    int ntensors;
+    kt_real **val;      /* ntensors arrays                                 */
+    int64_t *numel;     /* elements of each                                */
+} kt_cpu_state;
+
+typedef struct kt_cpu_options {
+    int reference_only; /* 1: the generic evaluator for every op (no fast
+                           paths): slow, the plain reference semantics    */
+} kt_cpu_options;
+
+/* The result of a partitioned run: every device's tile of every tensor
+   (its place in the tensor's tiling) and the bytes it received. */
+typedef struct kt_cpu_devices {
+    int64_t ndev;
+    int ntensors;
+    kt_box *box;          /* ndev * ntensors: [d * ntensors + t]          */
+    kt_real **tile;       /* ndev * ntensors: row-major over box          */
+    int64_t *pair_bytes;  /* ndev * ndev: bytes received by dst from src,
+                             [src * ndev + dst]                           */
+    int64_t bytes_moved;  /* their sum                                     */
+} kt_cpu_devices;
+
+typedef struct kt_cpu_mismatch {
+    int tensor;
+    int64_t device;               /* -1: the serial run itself            */
+    int64_t index[KT_MAX_DIMS];
+    double got, want;
+} kt_cpu_mismatch;
+
+#define KT_CPU_REPORT_MISMATCHES 8
+
+typedef struct kt_cpu_report {
+    int ok;                 /* values_ok and bytes_ok                      */
+    int values_ok;          /* every element within tol + |ref| * eps      */
+    int bytes_ok;           /* bytes_moved == predicted_bytes              */
+    double max_rel_error;   /* max |got - ref| / (|ref| + tol / eps): the
+                               values agree iff it is <= eps              */
+    double max_abs_error;
+    int worst_tensor;       /* where max_rel_error was seen, -1 if none    */
+    int64_t compared;       /* elements compared (every device's tiles)    */
+    int64_t mismatches;
+    int nreported;          /* first mismatches, in tensor/device order    */
+    kt_cpu_mismatch first[KT_CPU_REPORT_MISMATCHES];
+    int64_t bytes_moved;    /* counted by the partitioned executor         */
+    int64_t predicted_bytes;/* kt_plan_eval's total                        */
+    int64_t program_bytes;  /* the lowered program's total                 */
+    int64_t ndev;
+} kt_cpu_report;
+
+typedef struct kt_cpu_verify_options {
+    uint64_t seed;          /* input values; same seed, same report        */
+    double tol, eps;        /* an element agrees when |got - ref| <= tol +
+                               |ref| * eps                                 */
+    kt_cpu_options run;
+} kt_cpu_verify_options;
+
+/* ----- values */
+kt_status kt_cpu_state_init(kt_cpu_state *s, const kt_graph *g,
+                            kt_error *err);
+void kt_cpu_state_free(kt_cpu_state *s);
+/* The value verification gives element `index` (row-major) of leaf tensor
+   t for a seed: magnitude in [0.25, 1) times a scale, random sign, never
+   zero.  Weights are scaled by 1/sqrt(fan-in) (the extent of the
+   reduction of the first product-sum reading them), so activations stay
+   near 1 through deep models; optimizer states are positive (Adam takes
+   their square root). */
+double kt_cpu_input_value(const kt_graph *g, int t, int64_t index,
+                          uint64_t seed);
+/* Leaves (inputs, weights, optimizer states) get kt_cpu_input_value, every
+   other tensor NaN (a poison: an element nobody writes shows). */
+void kt_cpu_fill_inputs(const kt_graph *g, kt_cpu_state *s, uint64_t seed);
+
+/* ----- serial */
+/* Checks that every op can be executed (known opaque computations with
+   the arguments they expect); names the op and line otherwise. */
+kt_status kt_cpu_check_graph(const kt_graph *g, kt_error *err);
+/* Runs op `op` over its whole index space on s (in place where the op
+   writes a tensor it reads). */
+kt_status kt_cpu_run_op(const kt_graph *g, int op, kt_cpu_state *s,
+                        const kt_cpu_options *opt, kt_error *err);
+/* Every op in graph order (opt may be NULL). */
+kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
+                            const kt_cpu_options *opt, kt_error *err);
+
+/* ----- partitioned */
+/* Runs program prog (kt_lower of plan p; a test may alter it) with one
+   thread per device.  Leaf tiles are loaded from `leaves` (only its leaf
+   tensors are read), every other buffer starts as NaN.  Fails with
+   KT_ERR_INTERNAL when a transfer's region is not where the program says
+   (not held by the sender or not wanted by the receiver). */
+kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
+                                 const kt_program *prog,
+                                 const kt_cpu_state *leaves,
+                                 const kt_cpu_options *opt,
+                                 kt_cpu_devices *out, kt_error *err);
+void kt_cpu_devices_free(kt_cpu_devices *d);
+
+/* ----- verification */
+void kt_cpu_verify_defaults(kt_cpu_verify_options *o);
+/* Serial and partitioned run of plan p on the same inputs, compared.
+   Returns KT_OK when both ran (rep->ok says whether they agree). */
+kt_status kt_cpu_verify(const kt_graph *g, const kt_plan *p,
+                        const kt_cpu_verify_options *o, kt_cpu_report *rep,
+                        kt_error *err);
+/* The same with a given program (tests drop a transfer from one). */
+kt_status kt_cpu_verify_program(const kt_graph *g, const kt_plan *p,
+                                const kt_program *prog,
+                                const kt_cpu_verify_options *o,
+                                kt_cpu_report *rep, kt_error *err);
+/* Compares every device's tiles with the serial values: fills the value
+   fields of rep (ok, values_ok, max errors, mismatches). */
+void kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
+                    const kt_cpu_devices *dev, double tol, double eps,
+                    kt_cpu_report *rep);
+
+/* ----- kernels */
+/* C[m x n] += A[m x k] * B[k x n], all row-major and contiguous: the
+   blocked kernel of the fast path (or BLAS with KT_CPU_BLAS). */
+void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+                 const kt_acc *b, kt_acc *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KT_BACKEND_CPU_H */
+
+/* ======================================================================= */
+/*                              IMPLEMENTATION                             */
+/* ======================================================================= */
+#ifdef KT_IMPLEMENTATION
+#ifndef KT_BACKEND_CPU_IMPLEMENTED
+#define KT_BACKEND_CPU_IMPLEMENTED
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#ifdef KT_CPU_BLAS
+#include <cblas.h>
+#endif
+
+#ifdef __cplusplus
+#define KT__RESTRICT __restrict
+#else
+#define KT__RESTRICT restrict
+#endif
+
+/* ------------------------------------------------------------ accesses */
+
+/* One read of a statement, made concrete: dimension d of the tensor is
+   read at floor((sum_v coef[d][v] * v + c[d]) / div[d]).  At a single point
+   of the index space a symbolic interval's lower and upper bound agree,
+   so its lower bound with LO_v = HI_v = v is the index (Tofu 4.2). */
+typedef struct kt__acc {
+    int tensor, input, padded, rank;
+    int64_t shape[KT_MAX_DIMS];
+    int64_t coef[KT_MAX_DIMS][KT_MAX_VARS];
+    int64_t c[KT_MAX_DIMS], div[KT_MAX_DIMS];
+    int whole[KT_MAX_DIMS];
+    int depends[KT_MAX_VARS]; /* 1 when some dimension moves with v */
+} kt__acc;
+
+static void kt__acc_make(const kt_graph *g, const kt_op *op, int a,
+                         kt__acc *out) {
+    const kt_access *ac = &op->access[a];
+    const kt_tensor *t = kt_graph_tensor(g, ac->tensor);
+    int d, v;
+    memset(out, 0, sizeof *out);
+    out->tensor = ac->tensor;
+    out->input = ac->input;
+    out->padded = ac->padded;
+    out->rank = t->rank;
+    for (d = 0; d < t->rank; d++) {
+        const kt_sym_interval *s = &ac->dim[d];
+        out->shape[d] = t->shape[d];
+        out->whole[d] = ac->whole[d];
+        out->c[d] = s->lower.c;
+        out->div[d] = s->divisor > 0 ? s->divisor : 1;
+        for (v = 0; v < op->nvars; v++) {
+            out->coef[d][v] = s->lower.lo_coef[v] + s->lower.hi_coef[v];
+            if (out->coef[d][v] && !ac->whole[d]) out->depends[v] = 1;
+        }
+    }
+}
+
+/* The output as an access: dimension d is variable d. */
+static void kt__acc_output(const kt_graph *g, const kt_op *op, kt__acc *out) {
+    const kt_tensor *t = kt_graph_tensor(g, op->output);
+    int d;
+    memset(out, 0, sizeof *out);
+    out->tensor = op->output;
+    out->input = -1;
+    out->rank = op->out_rank;
+    for (d = 0; d < op->out_rank; d++) {
+        out->shape[d] = t->shape[d];
+        out->coef[d][d] = 1;
+        out->div[d] = 1;
+        out->depends[d] = 1;
+    }
+}
+
+static int64_t kt__floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b) && ((a < 0) != (b < 0))) q--;
+    return q;
+}
+
+/* ------------------------------------------------------------- views */
+
+/* A buffer holding region `box` of a tensor, row-major over the box. */
+typedef struct kt__view {
+    kt_real *data;
+    int rank;
+    kt_box box;
+    int64_t stride[KT_MAX_DIMS];
+} kt__view;
+
+static int64_t kt__box_numel(const kt_box *b, int rank) {
+    int64_t n = 1;
+    int d;
+    for (d = 0; d < rank; d++) {
+        int64_t e = b->r[d].hi - b->r[d].lo;
+        if (e <= 0) return 0;
+        n *= e;
+    }
+    return n;
+}
+
+static void kt__view_set(kt__view *v, kt_real *data, int rank,
+                         const kt_box *box) {
+    int d;
+    v->data = data;
+    v->rank = rank;
+    v->box = *box;
+    for (d = rank - 1; d >= 0; d--)
+        v->stride[d] = d == rank - 1 ? 1
+                                     : v->stride[d + 1] * (box->r[d + 1].hi -
+                                                           box->r[d + 1].lo);
+}
+
+static void kt__full_box(int rank, const int64_t *shape, kt_box *b) {
+    int d;
+    memset(b, 0, sizeof *b);
+    for (d = 0; d < rank; d++) {
+        b->r[d].lo = 0;
+        b->r[d].hi = shape[d];
+    }
+}
+
+/* Offset of tensor index idx in the view; -1 when outside it. */
+static int64_t kt__view_offset(const kt__view *v, const int64_t *idx) {
+    int64_t off = 0;
+    int d;
+    for (d = 0; d < v->rank; d++) {
+        if (idx[d] < v->box.r[d].lo || idx[d] >= v->box.r[d].hi) return -1;
+        off += (idx[d] - v->box.r[d].lo) * v->stride[d];
+    }
+    return off;
+}
+
+static int kt__box_inside(const kt_box *in, const kt_box *out, int rank) {
+    int d;
+    if (kt__box_numel(in, rank) == 0) return 1;
+    for (d = 0; d < rank; d++)
+        if (in->r[d].lo < out->r[d].lo || in->r[d].hi > out->r[d].hi) return 0;
+    return 1;
+}
+
+/* How a copied element lands: replaced, or combined with the receiver's
+   partial result by the op's reducer (a REDUCE transfer). */
+typedef enum kt__combine {
+    KT__SET = 0, KT__ADD, KT__MAX, KT__MIN, KT__MUL
+} kt__combine;
+
+static kt_real kt__combine1(kt__combine how, kt_real old, kt_real v) {
+    switch (how) {
+    case KT__SET: return v;
+    case KT__ADD: return (kt_real)((kt_acc)old + (kt_acc)v);
+    case KT__MUL: return (kt_real)((kt_acc)old * (kt_acc)v);
+    case KT__MAX: return (v > old || v != v) ? v : old; /* NaN wins */
+    case KT__MIN: return (v < old || v != v) ? v : old;
+    }
+    return v;
+}
+
+/* Copies region `r` (inside both views) from src to dst; returns the
+   number of elements. */
+static int64_t kt__copy_region(const kt__view *src, kt__view *dst,
+                               const kt_box *r, kt__combine how) {
+    int rank = src->rank, d;
+    int64_t at[KT_MAX_DIMS], n = kt__box_numel(r, rank), inner, done = 0;
+    if (n == 0) return 0;
+    if (rank == 0) {
+        dst->data[0] = kt__combine1(how, dst->data[0], src->data[0]);
+        return 1;
+    }
+    inner = r->r[rank - 1].hi - r->r[rank - 1].lo;
+    for (d = 0; d < rank; d++) at[d] = r->r[d].lo;
+    while (done < n) {
+        int64_t so = kt__view_offset(src, at), dof = kt__view_offset(dst, at),
+                i;
+        const kt_real *s = src->data + so;
+        kt_real *t = dst->data + dof;
+        if (how == KT__SET) memcpy(t, s, (size_t)inner * sizeof *t);
+        else
+            for (i = 0; i < inner; i++) t[i] = kt__combine1(how, t[i], s[i]);
+        done += inner;
+        for (d = rank - 2; d >= 0; d--) { /* odometer over the outer dims */
+            if (++at[d] < r->r[d].hi) break;
+            at[d] = r->r[d].lo;
+        }
+        if (d < 0) break;
+    }
+    return n;
+}
+
+static void kt__box_intersect(const kt_box *a, const kt_box *b, int rank,
+                              kt_box *out) {
+    int d;
+    memset(out, 0, sizeof *out);
+    for (d = 0; d < rank; d++) {
+        out->r[d].lo = a->r[d].lo > b->r[d].lo ? a->r[d].lo : b->r[d].lo;
+        out->r[d].hi = a->r[d].hi < b->r[d].hi ? a->r[d].hi : b->r[d].hi;
+        if (out->r[d].hi < out->r[d].lo) out->r[d].hi = out->r[d].lo;
+    }
+}
+
+static void kt__fill_nan(kt_real *p, int64_t n) {
+    int64_t i;
+    for (i = 0; i < n; i++) p[i] = (kt_real)NAN;
+}
+
+/* ------------------------------------------------------- random inputs */
+
+static uint64_t kt__mix64(uint64_t x) { /* splitmix64's finaliser */
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Fan-in of a weight: the reduction extent of the first product-sum that
+   reads it (Xavier/He scaling keeps every layer's values near 1, so a
+   float tolerance means the same at every depth). */
+static double kt__fan_in(const kt_graph *g, int t) {
+    int o, a, v;
+    for (o = 0; o < kt_graph_op_count(g); o++) {
+        const kt_op *op = kt_graph_op(g, o);
+        double n = 1;
+        int reads = 0;
+        if (op->reducer != KT_REDUCE_SUM || op->in_place) continue;
+        for (a = 0; a < op->naccess; a++)
+            if (op->access[a].tensor == t) reads = 1;
+        if (!reads) continue;
+        for (v = op->out_rank; v < op->nvars; v++) n *= (double)op->var[v].extent;
+        return n;
+    }
+    return 1;
+}
+
+double kt_cpu_input_value(const kt_graph *g, int t, int64_t index,
+                          uint64_t seed) {
+    const kt_tensor *x = kt_graph_tensor(g, t);
+    uint64_t h = kt__mix64(seed ^ kt__mix64((uint64_t)t * 0x100000001b3ULL ^
+                                            kt__mix64((uint64_t)index)));
+    double u = 0.25 + 0.75 * (double)(h >> 11) / 9007199254740992.0;
+    if (x->kind == KT_OPTSTATE) return u;
+    if (h & 1) u = -u;
+    if (x->kind == KT_WEIGHT) u /= sqrt(kt__fan_in(g, t));
+    return u;
+}
+
+static int kt__is_leaf(const kt_tensor *x) { return x->producer < 0; }
+
+kt_status kt_cpu_state_init(kt_cpu_state *s, const kt_graph *g,
+                            kt_error *err) {
+    int t, n = kt_graph_tensor_count(g);
+    memset(s, 0, sizeof *s);
+    s->val = (kt_real **)kt__calloc((size_t)n + 1, sizeof(kt_real *));
+    s->numel = (int64_t *)kt__calloc((size_t)n + 1, sizeof(int64_t));
+    s->ntensors = n;
+    if (!s->val || !s->numel) goto oom;
+    for (t = 0; t < n; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        kt_box b;
+        kt__full_box(x->rank, x->shape, &b);
+        s->numel[t] = kt__box_numel(&b, x->rank);
+        s->val[t] = (kt_real *)kt__calloc((size_t)s->numel[t] + 1,
+                                          sizeof(kt_real));
+        if (!s->val[t]) goto oom;
+    }
+    kt__ok(err);
+    return KT_OK;
+oom:
+    kt_cpu_state_free(s);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for tensor values");
+}
+
+void kt_cpu_state_free(kt_cpu_state *s) {
+    int t;
+    if (!s) return;
+    if (s->val)
+        for (t = 0; t < s->ntensors; t++) KT_FREE(s->val[t]);
+    KT_FREE(s->val);
+    KT_FREE(s->numel);
+    memset(s, 0, sizeof *s);
+}
+
+void kt_cpu_fill_inputs(const kt_graph *g, kt_cpu_state *s, uint64_t seed) {
+    int t;
+    for (t = 0; t < s->ntensors; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        int64_t i;
+        if (!kt__is_leaf(x)) {
+            kt__fill_nan(s->val[t], s->numel[t]);
+            continue;
+        }
+        for (i = 0; i < s->numel[t]; i++)
+            s->val[t][i] = (kt_real)kt_cpu_input_value(g, t, i, seed);
+    }
+}
+
+/* ----------------------------------------------------- the generic path */
+
+/* Everything one op needs to run on one device (or serially): its reads,
+   the views of its inputs and output, the variable box to cover. */
+typedef struct kt__opctx {
+    const kt_graph *g;
+    const kt_op *op;
+    kt__acc acc[KT_MAX_VARS * 4];
+    int naccess;
+    const kt__view *in;   /* per op input (op->input[j])                   */
+    kt__view *out;        /* holds at least the output box of `box`        */
+    kt_range box[KT_MAX_VARS];
+    int outside;          /* a read fell outside its view: a lowering bug  */
+    int linear[KT_MAX_VARS * 4]; /* read a: no padding or division, and
+                                    inside its view over the whole box    */
+    int64_t lin_base[KT_MAX_VARS * 4];
+    int64_t lin_step[KT_MAX_VARS * 4][KT_MAX_VARS];
+    int out_inside;       /* the output box lies inside cx->out           */
+    int ntight;           /* bounds on reduction variables (kt__tighten)   */
+    int tight_acc[KT_MAX_DIMS * 2], tight_dim[KT_MAX_DIMS * 2],
+        tight_var[KT_MAX_DIMS * 2];
+} kt__opctx;
+
+/* Value of access a at the variable point `at`: 0 outside a padded read
+   (DESIGN.md: pad(...) marks zero padding), NaN (and a flag) outside the
+   view, which the executors never let happen. */
+static kt_acc kt__read_at(kt__opctx *cx, int a, const int64_t *at) {
+    const kt__acc *ac = &cx->acc[a];
+    const kt__view *v = &cx->in[ac->input];
+    int64_t idx[KT_MAX_DIMS], off;
+    int d, u;
+    if (cx->linear[a]) {
+        off = cx->lin_base[a];
+        for (u = 0; u < cx->op->nvars; u++) off += cx->lin_step[a][u] * at[u];
+        return (kt_acc)v->data[off];
+    }
+    for (d = 0; d < ac->rank; d++) {
+        int64_t x = ac->c[d];
+        for (u = 0; u < cx->op->nvars; u++) x += ac->coef[d][u] * at[u];
+        idx[d] = kt__floordiv(x, ac->div[d]);
+        if (ac->padded && (idx[d] < 0 || idx[d] >= ac->shape[d])) return 0;
+    }
+    off = kt__view_offset(v, idx);
+    if (off < 0) {
+        cx->outside = 1;
+        return (kt_acc)NAN;
+    }
+    return (kt_acc)v->data[off];
+}
+
+/* A read with neither padding nor division whose index range over the
+   whole box (interval analysis, Tofu 4.2) lies inside its view is an
+   affine function of the variables straight into the buffer: no bounds
+   check per element. */
+static int kt__read_inside(const kt__acc *ac, const kt__view *vw,
+                           const kt_range *box, int nvars) {
+    int d, v;
+    if (ac->padded) return 0;
+    for (d = 0; d < ac->rank; d++) {
+        int64_t lo = ac->c[d], hi = ac->c[d];
+        if (ac->div[d] != 1 || ac->whole[d]) return 0;
+        for (v = 0; v < nvars; v++) {
+            int64_t k = ac->coef[d][v];
+            lo += k * (k > 0 ? box[v].lo : box[v].hi - 1);
+            hi += k * (k > 0 ? box[v].hi - 1 : box[v].lo);
+        }
+        if (lo < vw->box.r[d].lo || hi >= vw->box.r[d].hi) return 0;
+    }
+    return 1;
+}
+
+static void kt__linearize(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    int a, d, v;
+    for (a = 0; a < cx->naccess; a++) {
+        const kt__acc *ac = &cx->acc[a];
+        const kt__view *vw = &cx->in[ac->input];
+        cx->linear[a] = 0;
+        if (!kt__read_inside(ac, vw, cx->box, op->nvars)) continue;
+        cx->lin_base[a] = 0;
+        for (v = 0; v < op->nvars; v++) cx->lin_step[a][v] = 0;
+        for (d = 0; d < ac->rank; d++) {
+            cx->lin_base[a] += (ac->c[d] - vw->box.r[d].lo) * vw->stride[d];
+            for (v = 0; v < op->nvars; v++)
+                cx->lin_step[a][v] += ac->coef[d][v] * vw->stride[d];
+        }
+        cx->linear[a] = 1;
+    }
+}
+
+/* Unary functions propagate NaN, so a poisoned element is never hidden by
+   relu or step. */
+static kt_acc kt__unary(int fn, kt_acc a) {
+    switch (fn) {
+    case KT_FN_NEG: return -a;
+    case KT_FN_RELU: return a < 0 ? 0 : a;
+    case KT_FN_TANH: return (kt_acc)tanh((double)a);
+    case KT_FN_SIGMOID: return (kt_acc)(1 / (1 + exp(-(double)a)));
+    case KT_FN_EXP: return (kt_acc)exp((double)a);
+    case KT_FN_LOG: return (kt_acc)log((double)a);
+    case KT_FN_SQRT: return (kt_acc)sqrt((double)a);
+    case KT_FN_STEP: return a != a ? a : (a > 0 ? 1 : 0);
+    }
+    return (kt_acc)NAN;
+}
+
+static kt_acc kt__eval(kt__opctx *cx, int node, const int64_t *at) {
+    const kt_expr *e = &cx->op->expr[node];
+    kt_acc a, b;
+    switch (e->kind) {
+    case KT_EXPR_CONST: return (kt_acc)e->value;
+    case KT_EXPR_ACCESS: return kt__read_at(cx, e->index, at);
+    case KT_EXPR_UNARY: return kt__unary(e->fn, kt__eval(cx, e->a, at));
+    case KT_EXPR_BINARY:
+        a = kt__eval(cx, e->a, at);
+        b = kt__eval(cx, e->b, at);
+        switch (e->fn) {
+        case '+': return a + b;
+        case '-': return a - b;
+        case '*': return a * b;
+        default: return a / b;
+        }
+    }
+    return (kt_acc)NAN;
+}
+
+/* Steps `at` over vars [v0, v1) of the box, last fastest; 0 at the end. */
+static int kt__odometer(int64_t *at, const kt_range *box, int v0, int v1) {
+    int v;
+    for (v = v1 - 1; v >= v0; v--) {
+        if (++at[v] < box[v].hi) return 1;
+        at[v] = box[v].lo;
+    }
+    return 0;
+}
+
+static int kt__box_empty(const kt_range *box, int nvars) {
+    int v;
+    for (v = 0; v < nvars; v++)
+        if (box[v].hi <= box[v].lo) return 1;
+    return 0;
+}
+
+static kt_real *kt__out_at(kt__opctx *cx, const int64_t *at) {
+    int64_t off = kt__view_offset(cx->out, at); /* output dim d is var d */
+    if (off < 0) {
+        cx->outside = 1;
+        return NULL;
+    }
+    return cx->out->data + off;
+}
+
+static int64_t kt__ceildiv(int64_t a, int64_t b) {
+    return -kt__floordiv(-a, b);
+}
+
+/* The reduction box at output point `at`, narrowed to where every
+   tightening read is inside its tensor; 0 when nothing is left. */
+static int kt__tight_box(const kt__opctx *cx, const int64_t *at,
+                         kt_range *rbox) {
+    const kt_op *op = cx->op;
+    int i, v;
+    memcpy(rbox, cx->box, sizeof(kt_range) * (size_t)op->nvars);
+    for (i = 0; i < cx->ntight; i++) {
+        const kt__acc *ac = &cx->acc[cx->tight_acc[i]];
+        int d = cx->tight_dim[i], r = cx->tight_var[i];
+        int64_t base = ac->c[d], k = ac->coef[d][r], lo, hi;
+        for (v = 0; v < op->out_rank; v++) base += ac->coef[d][v] * at[v];
+        /* 0 <= base + k*r <= shape-1 */
+        if (k > 0) {
+            lo = kt__ceildiv(-base, k);
+            hi = kt__floordiv(ac->shape[d] - 1 - base, k) + 1;
+        } else {
+            lo = kt__ceildiv(base - ac->shape[d] + 1, -k);
+            hi = kt__floordiv(base, -k) + 1;
+        }
+        if (lo > rbox[r].lo) rbox[r].lo = lo;
+        if (hi < rbox[r].hi) rbox[r].hi = hi;
+        if (rbox[r].hi <= rbox[r].lo) return 0;
+    }
+    return 1;
+}
+
+/* The reference semantics of a TDL statement (Tofu 4.1): for every output
+   point of the box, the reducer over every reduction point of the box of
+   the body's value. */
+static void kt__run_generic(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    int64_t at[KT_MAX_VARS];
+    int v, nred = op->nvars - op->out_rank;
+    if (kt__box_empty(cx->box, op->nvars)) return;
+    kt__linearize(cx);
+    for (v = 0; v < op->nvars; v++) at[v] = cx->box[v].lo;
+    do {
+        kt_acc acc = 0;
+        kt_real *o;
+        kt_range rbox[KT_MAX_VARS];
+        for (v = op->out_rank; v < op->nvars; v++) at[v] = cx->box[v].lo;
+        switch (nred ? op->reducer : KT_REDUCE_NONE) {
+        case KT_REDUCE_NONE: acc = kt__eval(cx, op->nexpr - 1, at); break;
+        case KT_REDUCE_SUM:
+            acc = 0;
+            if (cx->ntight) {
+                if (!kt__tight_box(cx, at, rbox)) break;
+                for (v = op->out_rank; v < op->nvars; v++) at[v] = rbox[v].lo;
+                do acc += kt__eval(cx, op->nexpr - 1, at);
+                while (kt__odometer(at, rbox, op->out_rank, op->nvars));
+                break;
+            }
+            do acc += kt__eval(cx, op->nexpr - 1, at);
+            while (kt__odometer(at, cx->box, op->out_rank, op->nvars));
+            break;
+        case KT_REDUCE_PROD:
+            acc = 1;
+            do acc *= kt__eval(cx, op->nexpr - 1, at);
+            while (kt__odometer(at, cx->box, op->out_rank, op->nvars));
+            break;
+        case KT_REDUCE_MAX:
+        case KT_REDUCE_MIN: {
+            int first = 1, mx = op->reducer == KT_REDUCE_MAX;
+            do {
+                kt_acc x = kt__eval(cx, op->nexpr - 1, at);
+                /* a NaN (poison) wins and then sticks */
+                if (first) acc = x;
+                else if (acc == acc && (x != x || (mx ? x > acc : x < acc)))
+                    acc = x;
+                first = 0;
+            } while (kt__odometer(at, cx->box, op->out_rank, op->nvars));
+            break;
+        }
+        }
+        o = kt__out_at(cx, at);
+        if (o) *o = (kt_real)acc;
+    } while (kt__odometer(at, cx->box, 0, op->out_rank));
+}
+
+/* ------------------------------------------------------ opaque compute */
+
+/* The opaque computations the CPU backend knows.  softmax_xent(z[..,:],
+   labels[..,:]) is the cross-entropy of softmax(z) against labels along
+   the ':' dimension, sum(l) * logsumexp(z) - sum(l * z);
+   softmax_xent_grad(z, labels, dy) is its gradient with respect to z,
+   dy * (softmax(z) * sum(l) - l), the class along the output variable
+   that no argument indexes (autodiff writes it so). */
+static int kt__whole_dim(const kt__acc *a) {
+    int d, w = -1;
+    for (d = 0; d < a->rank; d++)
+        if (a->whole[d]) {
+            if (w >= 0) return -2;
+            w = d;
+        }
+    return w;
+}
+
+static kt_status kt__check_opaque(const kt_graph *g, const kt_op *op,
+                                  kt_error *err) {
+    int grad = !strcmp(op->opaque, "softmax_xent_grad"), a, classes = -1;
+    int64_t nclass = -1;
+    kt__acc ac;
+    if (!grad && strcmp(op->opaque, "softmax_xent"))
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: opaque "
+                        "computation '%s' has no CPU implementation (known: "
+                        "softmax_xent, softmax_xent_grad)", op->name,
+                        op->opaque);
+    if (op->naccess != (grad ? 3 : 2))
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: opaque(%s) "
+                        "takes %d tensor arguments, not %d", op->name,
+                        op->opaque, grad ? 3 : 2, op->naccess);
+    for (a = 0; a < 2; a++) {
+        int w;
+        kt__acc_make(g, op, a, &ac);
+        w = kt__whole_dim(&ac);
+        if (w < 0 || (nclass >= 0 && ac.shape[w] != nclass))
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: opaque(%s)"
+                            " argument %d must have exactly one ':' "
+                            "dimension, of the same extent as the others",
+                            op->name, op->opaque, a + 1);
+        nclass = ac.shape[w];
+    }
+    if (grad) {
+        kt__acc_make(g, op, 2, &ac);
+        if (kt__whole_dim(&ac) != -1)
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: the "
+                            "gradient argument of opaque(%s) has a ':' "
+                            "dimension", op->name, op->opaque);
+        for (a = 0; a < op->out_rank; a++)
+            if (!op->var[a].splittable) {
+                if (classes >= 0) classes = -2;
+                else classes = a;
+            }
+        if (classes < 0 || op->var[classes].extent != nclass)
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: "
+                            "opaque(%s) needs one output variable of extent "
+                            "%lld for the class", op->name, op->opaque,
+                            (long long)nclass);
+    }
+    return KT_OK;
+}
+
+/* Reads argument a along its ':' dimension at the point `at`. */
+static kt_acc kt__read_row(kt__opctx *cx, int a, const int64_t *at,
+                           int64_t cls) {
+    const kt__acc *ac = &cx->acc[a];
+    int64_t idx[KT_MAX_DIMS], off;
+    int d, u;
+    for (d = 0; d < ac->rank; d++) {
+        int64_t x = ac->c[d];
+        if (ac->whole[d]) {
+            idx[d] = cls;
+            continue;
+        }
+        for (u = 0; u < cx->op->nvars; u++) x += ac->coef[d][u] * at[u];
+        idx[d] = kt__floordiv(x, ac->div[d]);
+    }
+    off = kt__view_offset(&cx->in[ac->input], idx);
+    if (off < 0) {
+        cx->outside = 1;
+        return (kt_acc)NAN;
+    }
+    return (kt_acc)cx->in[ac->input].data[off];
+}
+
+static void kt__run_opaque(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    int grad = !strcmp(op->opaque, "softmax_xent_grad"), v, cv = -1;
+    int64_t at[KT_MAX_VARS], c, nclass = 0;
+    int d;
+    for (d = 0; d < cx->acc[0].rank; d++)
+        if (cx->acc[0].whole[d]) nclass = cx->acc[0].shape[d];
+    if (grad)
+        for (v = 0; v < op->out_rank; v++)
+            if (!op->var[v].splittable) cv = v;
+    if (kt__box_empty(cx->box, op->nvars)) return;
+    for (v = 0; v < op->nvars; v++) at[v] = cx->box[v].lo;
+    do {
+        /* one row of logits: recomputed per output element, which is
+           O(classes) work per element; the reference favours plainness */
+        kt_acc mx = 0, se = 0, sl = 0, slz = 0, lse, val;
+        kt_real *o;
+        for (c = 0; c < nclass; c++) {
+            kt_acc z = kt__read_row(cx, 0, at, c);
+            if (c == 0 || z > mx || z != z) mx = z;
+        }
+        for (c = 0; c < nclass; c++) {
+            kt_acc z = kt__read_row(cx, 0, at, c), l = kt__read_row(cx, 1, at, c);
+            se += (kt_acc)exp((double)(z - mx));
+            sl += l;
+            slz += l * z;
+        }
+        lse = mx + (kt_acc)log((double)se);
+        if (!grad) val = sl * lse - slz;
+        else {
+            kt_acc z = kt__read_row(cx, 0, at, at[cv]);
+            kt_acc l = kt__read_row(cx, 1, at, at[cv]);
+            kt_acc dy = kt__read_at(cx, 2, at);
+            val = dy * ((kt_acc)exp((double)(z - lse)) * sl - l);
+        }
+        o = kt__out_at(cx, at);
+        if (o) *o = (kt_real)val;
+    } while (kt__odometer(at, cx->box, 0, op->out_rank));
+}
+
+/* ---------------------------------------------------------- GEMM kernel */
+
+/* C += A * B.  The classic blocking of GotoBLAS/BLIS: B is packed a
+   block of KT__KB rows by KT__NB columns at a time into panels of KT__NR
+   columns, and a micro-kernel keeps a KT__MR x KT__NR block of C in
+   registers while it runs down the shared dimension, so each element of
+   A and B loaded serves KT__NR (resp. KT__MR) multiply-adds.  The
+   micro-kernel is plain C with fixed trip counts, which compilers
+   vectorise; on x86 with GCC or Clang a second copy is compiled for AVX2
+   and chosen at run time when the CPU has it (KT_CPU_NO_SIMD: never). */
+#ifndef KT_CPU_BLAS
+#if defined(__GNUC__) && !defined(KT_CPU_NO_SIMD)
+/* GCC and Clang vector extensions: 32-byte vectors (AVX2 registers; two
+   SSE registers elsewhere), two per row of the register block. */
+#define KT__VEC 1
+typedef kt_acc kt__vec __attribute__((vector_size(32)));
+#define KT__VL ((int64_t)(32 / sizeof(kt_acc)))
+#define KT__NR (2 * KT__VL)
+#else
+#define KT__NR 8
+#endif
+#define KT__MR 4
+#define KT__KB 256
+#define KT__NB 512
+
+#if defined(__GNUC__)
+#define KT__INLINE static inline __attribute__((always_inline))
+#else
+#define KT__INLINE static inline
+#endif
+
+/* acc[MR][NR] = sum over k of a[r * lda + p] * bp[p * NR + j], added to
+   the mr x nr corner of C. */
+KT__INLINE void kt__micro(int64_t kb, const kt_acc *KT__RESTRICT a,
+                          int64_t lda, const kt_acc *KT__RESTRICT bp,
+                          kt_acc *KT__RESTRICT c, int64_t ldc, int64_t mr,
+                          int64_t nr) {
+    kt_acc acc[KT__MR][KT__NR];
+    int64_t p, r, j;
+#ifdef KT__VEC
+    kt__vec zero, c00, c01, c10, c11, c20, c21, c30, c31;
+    memset(&zero, 0, sizeof zero); /* no compound literal: C++ compiles it */
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = zero;
+    for (p = 0; p < kb; p++) {
+        kt__vec b0, b1, a0, a1, a2, a3;
+        memcpy(&b0, bp + p * KT__NR, sizeof b0);
+        memcpy(&b1, bp + p * KT__NR + KT__VL, sizeof b1);
+        a0 = zero + a[p]; /* broadcast */
+        a1 = zero + a[lda + p];
+        a2 = zero + a[2 * lda + p];
+        a3 = zero + a[3 * lda + p];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+    }
+    memcpy(&acc[0][0], &c00, sizeof c00);
+    memcpy(&acc[0][KT__VL], &c01, sizeof c01);
+    memcpy(&acc[1][0], &c10, sizeof c10);
+    memcpy(&acc[1][KT__VL], &c11, sizeof c11);
+    memcpy(&acc[2][0], &c20, sizeof c20);
+    memcpy(&acc[2][KT__VL], &c21, sizeof c21);
+    memcpy(&acc[3][0], &c30, sizeof c30);
+    memcpy(&acc[3][KT__VL], &c31, sizeof c31);
+#else
+    for (r = 0; r < KT__MR; r++)
+        for (j = 0; j < KT__NR; j++) acc[r][j] = 0;
+    for (p = 0; p < kb; p++) {
+        const kt_acc *b = bp + p * KT__NR;
+        for (r = 0; r < KT__MR; r++) {
+            kt_acc av = a[r * lda + p];
+            for (j = 0; j < KT__NR; j++) acc[r][j] += av * b[j];
+        }
+    }
+#endif
+    for (r = 0; r < mr; r++)
+        for (j = 0; j < nr; j++) c[r * ldc + j] += acc[r][j];
+}
+
+/* B[k0.., j0..] as panels of NR columns, zero beyond column n. */
+KT__INLINE void kt__pack_b(const kt_acc *b, int64_t n, int64_t kb,
+                           int64_t nb, kt_acc *out) {
+    int64_t q, p, j;
+    for (q = 0; q < nb; q += KT__NR)
+        for (p = 0; p < kb; p++) {
+            kt_acc *o = out + (q / KT__NR) * kb * KT__NR + p * KT__NR;
+            for (j = 0; j < KT__NR; j++)
+                o[j] = q + j < nb ? b[p * n + q + j] : 0;
+        }
+}
+
+KT__INLINE void kt__gemm_core(int64_t m, int64_t n, int64_t k,
+                              const kt_acc *a, const kt_acc *b, kt_acc *c,
+                              kt_acc *bpack, kt_acc *apad) {
+    int64_t j0, p0, i, q, r, p;
+    for (j0 = 0; j0 < n; j0 += KT__NB) {
+        int64_t nb = n - j0 < KT__NB ? n - j0 : KT__NB;
+        for (p0 = 0; p0 < k; p0 += KT__KB) {
+            int64_t kb = k - p0 < KT__KB ? k - p0 : KT__KB;
+            kt__pack_b(b + p0 * n + j0, n, kb, nb, bpack);
+            for (i = 0; i < m; i += KT__MR) {
+                int64_t mr = m - i < KT__MR ? m - i : KT__MR;
+                const kt_acc *ap = a + i * k + p0;
+                int64_t lda = k;
+                if (mr < KT__MR) { /* the last rows, zero-padded */
+                    for (r = 0; r < KT__MR; r++)
+                        for (p = 0; p < kb; p++)
+                            apad[r * kb + p] = r < mr ? ap[r * k + p] : 0;
+                    ap = apad;
+                    lda = kb;
+                }
+                for (q = 0; q < nb; q += KT__NR)
+                    kt__micro(kb, ap, lda, bpack + (q / KT__NR) * kb * KT__NR,
+                              c + i * n + j0 + q, n, mr,
+                              nb - q < KT__NR ? nb - q : KT__NR);
+            }
+        }
+    }
+}
+
+static void kt__gemm_plain(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+                           const kt_acc *b, kt_acc *c, kt_acc *bp,
+                           kt_acc *ap) {
+    kt__gemm_core(m, n, k, a, b, c, bp, ap);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(KT_CPU_NO_SIMD)
+#define KT__HAVE_AVX2_COPY 1
+__attribute__((target("avx2,fma"))) static void
+kt__gemm_avx2(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+              const kt_acc *b, kt_acc *c, kt_acc *bp, kt_acc *ap) {
+    kt__gemm_core(m, n, k, a, b, c, bp, ap);
+}
+#endif
+
+/* Returns 0 when the packing buffers cannot be allocated (C untouched). */
+static int kt__gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+                    const kt_acc *b, kt_acc *c) {
+    kt_acc *bp, *ap;
+    if (m <= 0 || n <= 0 || k <= 0) return 1;
+    bp = (kt_acc *)KT_MALLOC(sizeof(kt_acc) * (size_t)(KT__KB * (KT__NB + KT__NR)));
+    ap = (kt_acc *)KT_MALLOC(sizeof(kt_acc) * (size_t)(KT__KB * KT__MR));
+    if (!bp || !ap) {
+        KT_FREE(bp);
+        KT_FREE(ap);
+        return 0;
+    }
+#ifdef KT__HAVE_AVX2_COPY
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        kt__gemm_avx2(m, n, k, a, b, c, bp, ap);
+    else
+#endif
+        kt__gemm_plain(m, n, k, a, b, c, bp, ap);
+    KT_FREE(bp);
+    KT_FREE(ap);
+    return 1;
+}
+
+#endif /* !KT_CPU_BLAS */
+
+void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
+                 const kt_acc *b, kt_acc *c) {
+#ifdef KT_CPU_BLAS
+    if (m <= 0 || n <= 0 || k <= 0) return;
+    if (sizeof(kt_acc) == sizeof(double))
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0, (const double *)(const void *)a, (int)k,
+                    (const double *)(const void *)b, (int)n, 1.0,
+                    (double *)(void *)c, (int)n);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n,
+                    (int)k, 1.0f, (const float *)(const void *)a, (int)k,
+                    (const float *)(const void *)b, (int)n, 1.0f,
+                    (float *)(void *)c, (int)n);
+#else
+    /* without memory for the packing buffers: the plain triple loop */
+    if (!kt__gemm(m, n, k, a, b, c)) {
+        int64_t i, j, p;
+        for (i = 0; i < m; i++)
+            for (p = 0; p < k; p++)
+                for (j = 0; j < n; j++) c[i * n + j] += a[i * k + p] * b[p * n + j];
+    }
+#endif
+}
+
+/* ------------------------------------------------------ the fast path */
+
+/* A product-sum term: coef * access[a] * access[b]. */
+typedef struct kt__term {
+    double coef;
+    int a, b;
+} kt__term;
+
+#define KT__MAX_TERMS 8
+
+/* Multiplies the factors of a product into *coef and the access list. */
+static int kt__factors(const kt_op *op, int node, double *coef, int *acc,
+                       int *nacc) {
+    const kt_expr *e = &op->expr[node];
+    if (e->kind == KT_EXPR_CONST) {
+        *coef *= e->value;
+        return 1;
+    }
+    if (e->kind == KT_EXPR_ACCESS) {
+        if (*nacc == 2) return 0;
+        acc[(*nacc)++] = e->index;
+        return 1;
+    }
+    if (e->kind == KT_EXPR_UNARY && e->fn == KT_FN_NEG) {
+        *coef = -*coef;
+        return kt__factors(op, e->a, coef, acc, nacc);
+    }
+    if (e->kind == KT_EXPR_BINARY && e->fn == '*')
+        return kt__factors(op, e->a, coef, acc, nacc) &&
+               kt__factors(op, e->b, coef, acc, nacc);
+    return 0;
+}
+
+/* Splits the body into a sum of products of two reads each (x*W, or the
+   LSTM's x*W + h*U); 0 when it is anything else. */
+static int kt__terms(const kt_op *op, int node, double sign, kt__term *t,
+                     int *n) {
+    const kt_expr *e = &op->expr[node];
+    double coef = sign;
+    int acc[2], nacc = 0;
+    if (e->kind == KT_EXPR_BINARY && (e->fn == '+' || e->fn == '-'))
+        return kt__terms(op, e->a, sign, t, n) &&
+               kt__terms(op, e->b, e->fn == '-' ? -sign : sign, t, n);
+    if (!kt__factors(op, node, &coef, acc, &nacc) || nacc != 2 ||
+        *n == KT__MAX_TERMS)
+        return 0;
+    t[*n].coef = coef;
+    t[*n].a = acc[0];
+    t[*n].b = acc[1];
+    (*n)++;
+    return 1;
+}
+
+/* The points of a group of variables (last fastest) and, for each, the
+   part of an access's index every dimension gets from them:
+   table[p * rank + d] = sum over the group of coef[d][v] * v. */
+static int64_t *kt__group_table(const kt__acc *ac, const int *vars, int nv,
+                                const kt_range *box, int64_t npts) {
+    int64_t *t = (int64_t *)kt__calloc((size_t)(npts * (ac->rank ? ac->rank : 1)),
+                                       sizeof(int64_t));
+    int64_t at[KT_MAX_VARS], p;
+    int i, d;
+    if (!t) return NULL;
+    for (i = 0; i < nv; i++) at[i] = box[vars[i]].lo;
+    for (p = 0; p < npts; p++) {
+        for (d = 0; d < ac->rank; d++) {
+            int64_t s = 0;
+            for (i = 0; i < nv; i++) s += ac->coef[d][vars[i]] * at[i];
+            t[p * ac->rank + d] = s;
+        }
+        for (i = nv - 1; i >= 0; i--) {
+            if (++at[i] < box[vars[i]].hi) break;
+            at[i] = box[vars[i]].lo;
+        }
+    }
+    return t;
+}
+
+/* Gathers a matrix of an access's values: row r, column q at the index
+   base + rows[r] + cols[q] (im2col when the access is a convolution's
+   input).  Zero outside a padded read; 0 returned when a read falls
+   outside the view. */
+/* Per point of a group table, the part of the view offset its index
+   part contributes: sum_d part[d] * stride[d], plus the base's share
+   sum_d (base[d] - lo[d]) * stride[d] when base is given.  A row's and a
+   column's parts add up to the element's offset. */
+static int64_t *kt__offsets(const kt__view *v, const int64_t *base,
+                            const int64_t *part, int64_t n) {
+    int64_t *o = (int64_t *)KT_MALLOC(sizeof(int64_t) * (size_t)(n + 1)), i;
+    int d;
+    if (!o) return NULL;
+    for (i = 0; i < n; i++) {
+        o[i] = 0;
+        for (d = 0; d < v->rank; d++)
+            o[i] += (part[i * v->rank + d] +
+                     (base ? base[d] - v->box.r[d].lo : 0)) * v->stride[d];
+    }
+    return o;
+}
+
+static int kt__gather(const kt__acc *ac, const kt__view *v,
+                      const int64_t *base, const int64_t *rows, int64_t nr,
+                      const int64_t *cols, int64_t nc, double coef,
+                      int inside, kt_acc *out) {
+    int64_t r, q;
+    int d, rank = ac->rank;
+    if (inside) { /* every read inside the view: offsets are sums */
+        int64_t *ro = kt__offsets(v, base, rows, nr);
+        int64_t *co = kt__offsets(v, NULL, cols, nc);
+        if (ro && co)
+            for (r = 0; r < nr; r++) {
+                const kt_real *src = v->data + ro[r];
+                kt_acc *o = out + r * nc;
+                for (q = 0; q < nc; q++) o[q] = (kt_acc)coef * (kt_acc)src[co[q]];
+            }
+        KT_FREE(ro);
+        KT_FREE(co);
+        if (ro && co) return 1;
+    }
+    for (r = 0; r < nr; r++)
+        for (q = 0; q < nc; q++) {
+            int64_t off = 0;
+            int zero = 0;
+            for (d = 0; d < rank; d++) {
+                int64_t x = base[d] + rows[r * rank + d] + cols[q * rank + d];
+                if (ac->div[d] != 1) x = kt__floordiv(x, ac->div[d]);
+                if (x < 0 || x >= ac->shape[d]) {
+                    if (ac->padded) {
+                        zero = 1;
+                        break;
+                    }
+                    return 0;
+                }
+                if (x < v->box.r[d].lo || x >= v->box.r[d].hi) return 0;
+                off += (x - v->box.r[d].lo) * v->stride[d];
+            }
+            out[r * nc + q] = zero ? 0 : (kt_acc)coef * (kt_acc)v->data[off];
+        }
+    return 1;
+}
+
+typedef struct kt__gemm_plan {
+    int bat[KT_MAX_VARS], mv[KT_MAX_VARS], nvv[KT_MAX_VARS], kv[KT_MAX_VARS];
+    int nb, nm, nn, nk;
+    int64_t npb, npm, npn, npk;
+} kt__gemm_plan;
+
+static int64_t kt__group_points(const int *vars, int nv, const kt_range *box) {
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < nv; i++) n *= box[vars[i]].hi - box[vars[i]].lo;
+    return n;
+}
+
+/* Variables of a term as a matrix product (the einsum view): output
+   variables both reads move with are batch, those only the first moves
+   with (or neither) are rows, those only the second are columns; every
+   reduction variable is the inner dimension. */
+static void kt__gemm_classify(const kt_op *op, const kt__acc *A,
+                              const kt__acc *B, const kt_range *box,
+                              kt__gemm_plan *gp) {
+    int v;
+    memset(gp, 0, sizeof *gp);
+    for (v = 0; v < op->nvars; v++) {
+        if (v >= op->out_rank) gp->kv[gp->nk++] = v;
+        else if (A->depends[v] && B->depends[v]) gp->bat[gp->nb++] = v;
+        else if (B->depends[v]) gp->nvv[gp->nn++] = v;
+        else gp->mv[gp->nm++] = v;
+    }
+    gp->npb = kt__group_points(gp->bat, gp->nb, box);
+    gp->npm = kt__group_points(gp->mv, gp->nm, box);
+    gp->npn = kt__group_points(gp->nvv, gp->nn, box);
+    gp->npk = kt__group_points(gp->kv, gp->nk, box);
+}
+
+#define KT__GEMM_ROWS 64
+
+/* Adds block c[nr x nc] to the output elements it belongs to. */
+static int64_t *kt__offsets(const kt__view *v, const int64_t *base,
+                            const int64_t *part, int64_t n);
+
+static void kt__scatter_add(kt__opctx *cx, const kt__acc *O,
+                            const int64_t *base, const int64_t *rows,
+                            int64_t nr, const int64_t *cols, int64_t nc,
+                            const kt_acc *c) {
+    int64_t i, j;
+    int d;
+    if (cx->out_inside) { /* the box's outputs are all in the view */
+        int64_t *ro = kt__offsets(cx->out, base, rows, nr);
+        int64_t *co = kt__offsets(cx->out, NULL, cols, nc);
+        if (ro && co)
+            for (i = 0; i < nr; i++) {
+                kt_real *dst = cx->out->data + ro[i];
+                for (j = 0; j < nc; j++)
+                    dst[co[j]] = (kt_real)((kt_acc)dst[co[j]] + c[i * nc + j]);
+            }
+        KT_FREE(ro);
+        KT_FREE(co);
+        if (ro && co) return;
+    }
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < nc; j++) {
+            int64_t idx[KT_MAX_DIMS], off;
+            for (d = 0; d < O->rank; d++)
+                idx[d] = base[d] + rows[i * O->rank + d] + cols[j * O->rank + d];
+            off = kt__view_offset(cx->out, idx);
+            if (off < 0) {
+                cx->outside = 1;
+                return;
+            }
+            cx->out->data[off] = (kt_real)((kt_acc)cx->out->data[off] + c[i * nc + j]);
+        }
+}
+
+/* One term over the box, added into the output: for every batch point,
+   B packed as [inner x columns], A gathered KT__GEMM_ROWS rows at a time,
+   multiplied, and the block added to the output elements. */
+static kt_status kt__run_term(kt__opctx *cx, const kt__term *tm,
+                              kt_error *err) {
+    const kt_op *op = cx->op;
+    const kt__acc *A = &cx->acc[tm->a], *B = &cx->acc[tm->b];
+    const kt__view *va = &cx->in[A->input], *vb = &cx->in[B->input];
+    kt__acc O;
+    kt__gemm_plan gp;
+    int64_t *ta[3] = {NULL, NULL, NULL}, *tb[3] = {NULL, NULL, NULL},
+            *to[3] = {NULL, NULL, NULL};
+    kt_acc *pa = NULL, *pb = NULL, *pc = NULL;
+    int64_t bp, r0, c0, i, nbcols;
+    kt_status s = KT_OK;
+    int d, bad = 0;
+    int ina = kt__read_inside(A, va, cx->box, op->nvars);
+    int inb = kt__read_inside(B, vb, cx->box, op->nvars);
+    kt__acc_output(cx->g, op, &O);
+    kt__gemm_classify(op, A, B, cx->box, &gp);
+    /* index tables: [0] batch, [1] rows or columns, [2] inner */
+    ta[0] = kt__group_table(A, gp.bat, gp.nb, cx->box, gp.npb);
+    ta[1] = kt__group_table(A, gp.mv, gp.nm, cx->box, gp.npm);
+    ta[2] = kt__group_table(A, gp.kv, gp.nk, cx->box, gp.npk);
+    tb[0] = kt__group_table(B, gp.bat, gp.nb, cx->box, gp.npb);
+    tb[1] = kt__group_table(B, gp.nvv, gp.nn, cx->box, gp.npn);
+    tb[2] = kt__group_table(B, gp.kv, gp.nk, cx->box, gp.npk);
+    to[0] = kt__group_table(&O, gp.bat, gp.nb, cx->box, gp.npb);
+    to[1] = kt__group_table(&O, gp.mv, gp.nm, cx->box, gp.npm);
+    to[2] = kt__group_table(&O, gp.nvv, gp.nn, cx->box, gp.npn);
+    /* B is packed a block of columns at a time: at most 2^21 values */
+    nbcols = (int64_t)(1 << 21) / (gp.npk > 0 ? gp.npk : 1);
+    if (nbcols < 1) nbcols = 1;
+    if (nbcols > gp.npn) nbcols = gp.npn;
+    pb = (kt_acc *)kt__calloc((size_t)(gp.npk * nbcols), sizeof(kt_acc));
+    pa = (kt_acc *)kt__calloc((size_t)(KT__GEMM_ROWS * gp.npk), sizeof(kt_acc));
+    pc = (kt_acc *)kt__calloc((size_t)(KT__GEMM_ROWS * nbcols), sizeof(kt_acc));
+    for (i = 0; i < 3; i++)
+        if (!ta[i] || !tb[i] || !to[i]) bad = 1;
+    if (bad || !pa || !pb || !pc) {
+        s = kt__fail(err, KT_ERR_NOMEM, op->line, "op %s: out of memory for "
+                     "the matrix-product buffers", op->name);
+        goto done;
+    }
+    for (bp = 0; bp < gp.npb && !cx->outside; bp++) {
+        int64_t basea[KT_MAX_DIMS], baseb[KT_MAX_DIMS];
+        for (d = 0; d < A->rank; d++) basea[d] = A->c[d] + ta[0][bp * A->rank + d];
+        for (d = 0; d < B->rank; d++) baseb[d] = B->c[d] + tb[0][bp * B->rank + d];
+        for (c0 = 0; c0 < gp.npn && !cx->outside; c0 += nbcols) {
+            int64_t nc = gp.npn - c0 < nbcols ? gp.npn - c0 : nbcols;
+            if (!kt__gather(B, vb, baseb, tb[2], gp.npk, tb[1] + c0 * B->rank,
+                            nc, 1.0, inb, pb)) {
+                cx->outside = 1;
+                break;
+            }
+            for (r0 = 0; r0 < gp.npm; r0 += KT__GEMM_ROWS) {
+                int64_t nr = gp.npm - r0 < KT__GEMM_ROWS ? gp.npm - r0
+                                                         : KT__GEMM_ROWS;
+                if (!kt__gather(A, va, basea, ta[1] + r0 * A->rank, nr, ta[2],
+                                gp.npk, tm->coef, ina, pa)) {
+                    cx->outside = 1;
+                    break;
+                }
+                memset(pc, 0, (size_t)(nr * nc) * sizeof *pc);
+                kt_cpu_gemm(nr, nc, gp.npk, pa, pb, pc);
+                kt__scatter_add(cx, &O, to[0] + bp * O.rank,
+                                to[1] + r0 * O.rank, nr,
+                                to[2] + c0 * O.rank, nc, pc);
+            }
+        }
+    }
+done:
+    for (i = 0; i < 3; i++) {
+        KT_FREE(ta[i]);
+        KT_FREE(tb[i]);
+        KT_FREE(to[i]);
+    }
+    KT_FREE(pa);
+    KT_FREE(pb);
+    KT_FREE(pc);
+    return s;
+}
+
+/* Zeroes the output elements of the box (the terms add into them). */
+static void kt__zero_output(kt__opctx *cx) {
+    int64_t at[KT_MAX_VARS];
+    int v;
+    for (v = 0; v < cx->op->out_rank; v++) at[v] = cx->box[v].lo;
+    do {
+        kt_real *o = kt__out_at(cx, at);
+        if (o) *o = 0;
+    } while (kt__odometer(at, cx->box, 0, cx->op->out_rank));
+}
+
+/* The fast path applies to a sum over reduction variables of products of
+   two reads: matrix products, batched products (attention), convolutions
+   and their gradients. */
+static int kt__gemm_terms(const kt_op *op, kt__term *t, int *n) {
+    *n = 0;
+    if (op->opaque[0] || op->reducer != KT_REDUCE_SUM ||
+        op->nvars == op->out_rank)
+        return 0;
+    return kt__terms(op, op->nexpr - 1, 1.0, t, n);
+}
+
+/* The gradient autodiff writes for a strided convolution's input reads
+   the filter at -2h+p0: a sum over all of h where, for each output point,
+   only one h reads inside the zero-padded filter.  When the body is one
+   product and a padded factor's dimension moves with a single reduction
+   variable, the reduction can skip the points where that factor is zero
+   (0 * x taken as 0); cx->ntight lists those bounds.  Returns the fraction
+   of the reduction space left (1: nothing to gain). */
+static double kt__tighten(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    kt__term t[KT__MAX_TERMS];
+    int nt = 0, f, d, v;
+    double density = 1;
+    cx->ntight = 0;
+    if (op->opaque[0] || op->reducer != KT_REDUCE_SUM ||
+        op->nvars == op->out_rank ||
+        !kt__terms(op, op->nexpr - 1, 1.0, t, &nt) || nt != 1)
+        return 1;
+    for (f = 0; f < 2; f++) {
+        int a = f ? t[0].b : t[0].a;
+        const kt__acc *ac = &cx->acc[a];
+        if (!ac->padded) continue;
+        for (d = 0; d < ac->rank; d++) {
+            int r = -1, n = 0;
+            double reach;
+            for (v = op->out_rank; v < op->nvars; v++)
+                if (ac->coef[d][v]) {
+                    r = v;
+                    n++;
+                }
+            if (n != 1 || ac->div[d] != 1 || cx->ntight == KT_MAX_DIMS * 2)
+                continue;
+            cx->tight_acc[cx->ntight] = a;
+            cx->tight_dim[cx->ntight] = d;
+            cx->tight_var[cx->ntight++] = r;
+            reach = (double)ac->shape[d] /
+                    (double)(ac->coef[d][r] > 0 ? ac->coef[d][r]
+                                                : -ac->coef[d][r]);
+            if (reach < (double)op->var[r].extent)
+                density *= reach / (double)op->var[r].extent;
+        }
+    }
+    return density;
+}
+
+/* Runs cx->op over cx->box into cx->out. */
+static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
+                             kt_error *err) {
+    const kt_op *op = cx->op;
+    kt__term terms[KT__MAX_TERMS];
+    int nterms, a, i;
+    kt_status s = KT_OK;
+    cx->naccess = op->naccess;
+    for (a = 0; a < op->naccess; a++) kt__acc_make(cx->g, op, a, &cx->acc[a]);
+    cx->outside = 0;
+    cx->ntight = 0;
+    if (op->opaque[0]) kt__run_opaque(cx);
+    else if ((!opt || !opt->reference_only) && kt__gemm_terms(op, terms, &nterms) &&
+             !kt__box_empty(cx->box, op->nvars) && kt__tighten(cx) >= 0.25) {
+        kt_box ob;
+        cx->ntight = 0; /* dense: the matrix product does all of it */
+        kt_op_output_box(op, cx->box, &ob);
+        cx->out_inside = kt__box_inside(&ob, &cx->out->box, op->out_rank);
+        kt__zero_output(cx);
+        for (i = 0; i < nterms && s == KT_OK; i++) s = kt__run_term(cx, &terms[i], err);
+    } else {
+        if (!opt || !opt->reference_only) kt__tighten(cx);
+        kt__run_generic(cx);
+    }
+    if (s == KT_OK && cx->outside)
+        s = kt__fail(err, KT_ERR_INTERNAL, op->line, "op %s: a read or write "
+                     "fell outside the region its device holds", op->name);
+    return s;
+}
+
+/* ------------------------------------------------------------ serial */
+
+kt_status kt_cpu_check_graph(const kt_graph *g, kt_error *err) {
+    int o;
+    kt_status s;
+    for (o = 0; o < kt_graph_op_count(g); o++) {
+        const kt_op *op = kt_graph_op(g, o);
+        if (op->naccess > KT_MAX_VARS * 4)
+            return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s: more than %d "
+                            "reads", op->name, KT_MAX_VARS * 4);
+        if (op->opaque[0] && (s = kt__check_opaque(g, op, err)) != KT_OK)
+            return s;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+kt_status kt_cpu_run_op(const kt_graph *g, int o, kt_cpu_state *st,
+                        const kt_cpu_options *opt, kt_error *err) {
+    const kt_op *op = kt_graph_op(g, o);
+    const kt_tensor *y = kt_graph_tensor(g, op->output);
+    kt__view in[KT_MAX_VARS], out;
+    kt__opctx *cx;
+    kt_real *tmp = NULL;
+    kt_box b;
+    int j, reads_output = 0;
+    kt_status s;
+    for (j = 0; j < op->ninputs; j++) {
+        const kt_tensor *x = kt_graph_tensor(g, op->input[j]);
+        kt__full_box(x->rank, x->shape, &b);
+        kt__view_set(&in[j], st->val[op->input[j]], x->rank, &b);
+        if (op->input[j] == op->output) reads_output = 1;
+    }
+    /* An in-place update reads what it writes: compute aside, then copy. */
+    if (reads_output) {
+        tmp = (kt_real *)kt__calloc((size_t)st->numel[op->output] + 1,
+                                    sizeof(kt_real));
+        if (!tmp)
+            return kt__fail(err, KT_ERR_NOMEM, op->line, "op %s: out of "
+                            "memory", op->name);
+    }
+    kt__full_box(y->rank, y->shape, &b);
+    kt__view_set(&out, tmp ? tmp : st->val[op->output], y->rank, &b);
+    cx = (kt__opctx *)kt__calloc(1, sizeof *cx);
+    if (!cx) {
+        KT_FREE(tmp);
+        return kt__fail(err, KT_ERR_NOMEM, op->line, "out of memory");
+    }
+    cx->g = g;
+    cx->op = op;
+    cx->in = in;
+    cx->out = &out;
+    kt_op_var_box(op, cx->box);
+    s = kt__run_box(cx, opt, err);
+    if (s == KT_OK && tmp)
+        memcpy(st->val[op->output], tmp,
+               (size_t)st->numel[op->output] * sizeof(kt_real));
+    KT_FREE(cx);
+    KT_FREE(tmp);
+    if (s == KT_OK) kt__ok(err);
+    return s;
+}
+
+kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
+                            const kt_cpu_options *opt, kt_error *err) {
+    int o;
+    kt_status st;
+    if ((st = kt_cpu_check_graph(g, err)) != KT_OK) return st;
+    for (o = 0; o < kt_graph_op_count(g); o++)
+        if ((st = kt_cpu_run_op(g, o, s, opt, err)) != KT_OK) return st;
+    return KT_OK;
+}
+
+/* ------------------------------------------------------- partitioned */
+
+/* A reusable barrier (mutex + condition: pthread_barrier_t is optional in
+   POSIX).  It also carries a failure flag, snapshot when the last worker
+   arrives, so every worker sees the same value and they all stop at the
+   same phase instead of some waiting forever. */
+typedef struct kt__barrier {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t count, waiting, generation;
+    int failed, failed_at_release;
+} kt__barrier;
+
+/* Returns the failure flag as it was when the phase ended. */
+static int kt__barrier_wait(kt__barrier *b) {
+    int64_t gen;
+    int f;
+    pthread_mutex_lock(&b->mu);
+    gen = b->generation;
+    if (++b->waiting == b->count) {
+        b->waiting = 0;
+        b->generation++;
+        b->failed_at_release = b->failed;
+        pthread_cond_broadcast(&b->cv);
+    } else
+        while (gen == b->generation) pthread_cond_wait(&b->cv, &b->mu);
+    f = b->failed_at_release;
+    pthread_mutex_unlock(&b->mu);
+    return f;
+}
+
+/* What every worker shares (read-only while the workers run, except the
+   per-device slots each worker alone writes and the barrier). */
+typedef struct kt__run {
+    const kt_graph *g;
+    const kt_plan *p;
+    const kt_program *prog;
+    const kt_cpu_options *opt;
+    int64_t ndev;
+    int ntensors;
+    kt__view *home;       /* ndev * ntensors: tiles in their tilings      */
+    kt__view *outbuf;     /* ndev: the current op's result on each device */
+    int64_t *pair_bytes;  /* [src * ndev + dst], written by dst's worker  */
+    kt__barrier bar;
+    kt_error *errs;       /* ndev: a failing worker's message              */
+    kt_status *status;    /* ndev                                          */
+} kt__run;
+
+typedef struct kt__worker {
+    kt__run *run;
+    int64_t dev;
+} kt__worker;
+
+static void kt__worker_fail(kt__run *r, int64_t dev, kt_status s) {
+    r->status[dev] = s;
+    pthread_mutex_lock(&r->bar.mu);
+    r->bar.failed = 1;
+    pthread_mutex_unlock(&r->bar.mu);
+}
+
+static int kt__xfer_is_output(const kt_graph *g, const kt_transfer *t) {
+    return t->role >= kt_graph_op(g, t->op)->ninputs;
+}
+
+static kt__combine kt__reduce_combine(const kt_op *op) {
+    switch (op->reducer) {
+    case KT_REDUCE_MAX: return KT__MAX;
+    case KT_REDUCE_MIN: return KT__MIN;
+    case KT_REDUCE_PROD: return KT__MUL;
+    default: return KT__ADD;
+    }
+}
+
+/* Phase 1 of an op on one device: gather every input region the device's
+   sub-operator reads -- what its own tiles hold by a local copy, the rest
+   by the program's transfers from the other workers' tiles. */
+static kt_status kt__phase_inputs(kt__run *r, int64_t dev, int o,
+                                  const kt_task *task, kt__view *in,
+                                  kt_real **inmem, kt_error *err) {
+    const kt_op *op = kt_graph_op(r->g, o);
+    int j, x;
+    for (j = 0; j < op->ninputs; j++) {
+        const kt_tensor *t = kt_graph_tensor(r->g, op->input[j]);
+        kt_box need, local;
+        int empty = 0;
+        int64_t n;
+        kt_op_input_box(r->g, op, j, task->box, &need, &empty);
+        if (empty) memset(&need, 0, sizeof need);
+        n = kt__box_numel(&need, t->rank);
+        inmem[j] = (kt_real *)kt__calloc((size_t)n + 1, sizeof(kt_real));
+        if (!inmem[j])
+            return kt__fail(err, KT_ERR_NOMEM, op->line, "op %s, device %lld: "
+                            "out of memory for input %s", op->name,
+                            (long long)dev, t->name);
+        kt__fill_nan(inmem[j], n);
+        kt__view_set(&in[j], inmem[j], t->rank, &need);
+        kt__box_intersect(&need, &r->home[dev * r->ntensors + op->input[j]].box,
+                          t->rank, &local);
+        kt__copy_region(&r->home[dev * r->ntensors + op->input[j]], &in[j],
+                        &local, KT__SET);
+    }
+    for (x = r->prog->xfer_first[o]; x < r->prog->xfer_first[o + 1]; x++) {
+        const kt_transfer *t = &r->prog->xfer[x];
+        const kt_tensor *tt = kt_graph_tensor(r->g, t->tensor);
+        if (t->dst != dev || kt__xfer_is_output(r->g, t)) continue;
+        kt__copy_region(&r->home[t->src * r->ntensors + t->tensor],
+                        &in[t->role], &t->region, KT__SET);
+        r->pair_bytes[t->src * r->ndev + dev] +=
+            kt__box_numel(&t->region, tt->rank) * tt->elem_bytes;
+    }
+    return KT_OK;
+}
+
+/* Phase 2: the device's sub-operator over its box of the index space. */
+static kt_status kt__phase_compute(kt__run *r, int64_t dev, int o,
+                                   const kt_task *task, const kt__view *in,
+                                   kt_real **outmem, kt_error *err) {
+    const kt_op *op = kt_graph_op(r->g, o);
+    const kt_tensor *y = kt_graph_tensor(r->g, op->output);
+    kt__opctx *cx;
+    kt_box ob;
+    int64_t n;
+    kt_status s;
+    kt_op_output_box(op, task->box, &ob);
+    n = kt__box_numel(&ob, y->rank);
+    if (n == 0) memset(&ob, 0, sizeof ob);
+    *outmem = (kt_real *)kt__calloc((size_t)n + 1, sizeof(kt_real));
+    cx = (kt__opctx *)kt__calloc(1, sizeof *cx);
+    if (!*outmem || !cx) {
+        KT_FREE(cx);
+        return kt__fail(err, KT_ERR_NOMEM, op->line, "op %s, device %lld: out "
+                        "of memory", op->name, (long long)dev);
+    }
+    kt__fill_nan(*outmem, n);
+    kt__view_set(&r->outbuf[dev], *outmem, y->rank, &ob);
+    cx->g = r->g;
+    cx->op = op;
+    cx->in = in;
+    cx->out = &r->outbuf[dev];
+    memcpy(cx->box, task->box, sizeof cx->box);
+    s = n ? kt__run_box(cx, r->opt, err) : KT_OK;
+    KT_FREE(cx);
+    return s;
+}
+
+/* Phase 3: partial results combined on their roots (REDUCE transfers),
+   with the op's reducer: sums for sum(...), maxima for max(...). */
+static void kt__phase_reduce(kt__run *r, int64_t dev, int o) {
+    const kt_op *op = kt_graph_op(r->g, o);
+    int x;
+    for (x = r->prog->xfer_first[o]; x < r->prog->xfer_first[o + 1]; x++) {
+        const kt_transfer *t = &r->prog->xfer[x];
+        const kt_tensor *tt = kt_graph_tensor(r->g, t->tensor);
+        if (t->dst != dev || t->kind != KT_XFER_REDUCE) continue;
+        kt__copy_region(&r->outbuf[t->src], &r->outbuf[dev], &t->region,
+                        kt__reduce_combine(op));
+        r->pair_bytes[t->src * r->ndev + dev] +=
+            kt__box_numel(&t->region, tt->rank) * tt->elem_bytes;
+    }
+}
+
+/* Phase 4: the result lands in the output tensor's tiles -- the device's
+   own part by a local copy, then the program's copies (which overwrite a
+   local partial sum with the reduced value where the device is not the
+   root of an element). */
+static void kt__phase_store(kt__run *r, int64_t dev, int o) {
+    const kt_op *op = kt_graph_op(r->g, o);
+    const kt_tensor *y = kt_graph_tensor(r->g, op->output);
+    kt__view *home = &r->home[dev * r->ntensors + op->output];
+    kt_box local;
+    int x;
+    kt__box_intersect(&r->outbuf[dev].box, &home->box, y->rank, &local);
+    kt__copy_region(&r->outbuf[dev], home, &local, KT__SET);
+    for (x = r->prog->xfer_first[o]; x < r->prog->xfer_first[o + 1]; x++) {
+        const kt_transfer *t = &r->prog->xfer[x];
+        if (t->dst != dev || t->kind != KT_XFER_COPY ||
+            !kt__xfer_is_output(r->g, t))
+            continue;
+        kt__copy_region(&r->outbuf[t->src], home, &t->region, KT__SET);
+        r->pair_bytes[t->src * r->ndev + dev] +=
+            kt__box_numel(&t->region, y->rank) * y->elem_bytes;
+    }
+}
+
+/* One worker: every op in program order, four phases each, separated by
+   barriers so that no buffer is read while it is written (inputs are read
+   from tiles nobody writes in phase 1; results from result buffers nobody
+   writes in phase 4; in phase 3 every element has one root). */
+static void *kt__worker_main(void *arg) {
+    kt__worker *w = (kt__worker *)arg;
+    kt__run *r = w->run;
+    int64_t dev = w->dev;
+    kt_error *err = &r->errs[dev];
+    int o, j, stop = 0;
+    for (o = 0; o < kt_graph_op_count(r->g) && !stop; o++) {
+        const kt_op *op = kt_graph_op(r->g, o);
+        const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
+        kt__view in[KT_MAX_VARS];
+        kt_real *inmem[KT_MAX_VARS], *outmem = NULL;
+        kt_status s;
+        for (j = 0; j < KT_MAX_VARS; j++) inmem[j] = NULL;
+        s = kt__phase_inputs(r, dev, o, task, in, inmem, err);
+        if (s != KT_OK) kt__worker_fail(r, dev, s);
+        if (kt__barrier_wait(&r->bar)) stop = 1;
+        if (!stop) {
+            s = kt__phase_compute(r, dev, o, task, in, &outmem, err);
+            if (s != KT_OK) kt__worker_fail(r, dev, s);
+        }
+        for (j = 0; j < op->ninputs; j++) KT_FREE(inmem[j]);
+        if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
+        if (!stop) kt__phase_reduce(r, dev, o);
+        if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
+        if (!stop) kt__phase_store(r, dev, o);
+        if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
+        /* every worker has read this result buffer: drop it */
+        memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
+        KT_FREE(outmem);
+    }
+    return NULL;
+}
+
+/* Before any worker starts: every transfer moves a region its sender holds
+   into a buffer its receiver has, so the workers never read or write out
+   of bounds whatever program they are given. */
+static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
+                                   const kt_program *prog, const kt_box *home,
+                                   kt_error *err) {
+    int64_t ndev = prog->ndev;
+    int nt = kt_graph_tensor_count(g), x;
+    (void)p;
+    if (prog->nops != kt_graph_op_count(g) ||
+        prog->ntask != kt_graph_op_count(g) * ndev)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the program has %d ops and "
+                        "%d tasks; the graph needs %d and %lld", prog->nops,
+                        prog->ntask, kt_graph_op_count(g),
+                        (long long)(kt_graph_op_count(g) * ndev));
+    for (x = 0; x < prog->ntask; x++)
+        if (prog->task[x].op != x / ndev || prog->task[x].device != x % ndev)
+            return kt__fail(err, KT_ERR_INVALID, 0, "program task %d is not "
+                            "op %lld on device %lld", x, (long long)(x / ndev),
+                            (long long)(x % ndev));
+    for (x = 0; x < prog->nxfer; x++) {
+        const kt_transfer *t = &prog->xfer[x];
+        const kt_op *op;
+        const kt_tensor *tt;
+        const kt_task *ts, *td;
+        kt_box sb, db;
+        int empty = 0, out;
+        if (t->op < 0 || t->op >= prog->nops || t->src < 0 || t->src >= ndev ||
+            t->dst < 0 || t->dst >= ndev || t->src == t->dst ||
+            x < prog->xfer_first[t->op] || x >= prog->xfer_first[t->op + 1])
+            return kt__fail(err, KT_ERR_INVALID, 0, "transfer %d: bad op or "
+                            "devices", x);
+        op = kt_graph_op(g, t->op);
+        out = t->role >= op->ninputs;
+        if (t->role < 0 || t->role > op->ninputs ||
+            t->tensor != (out ? op->output : op->input[t->role]))
+            return kt__fail(err, KT_ERR_INVALID, 0, "transfer %d of op %s: "
+                            "role %d does not name tensor %d", x, op->name,
+                            t->role, t->tensor);
+        tt = kt_graph_tensor(g, t->tensor);
+        ts = &prog->task[(int64_t)t->op * ndev + t->src];
+        td = &prog->task[(int64_t)t->op * ndev + t->dst];
+        if (!out) {
+            if (t->kind != KT_XFER_COPY)
+                return kt__fail(err, KT_ERR_INTERNAL, 0, "transfer %d of op "
+                                "%s: an input is reduced", x, op->name);
+            sb = home[t->src * nt + t->tensor];
+            kt_op_input_box(g, op, t->role, td->box, &db, &empty);
+            if (empty) memset(&db, 0, sizeof db);
+        } else {
+            kt_op_output_box(op, ts->box, &sb);
+            if (t->kind == KT_XFER_REDUCE) kt_op_output_box(op, td->box, &db);
+            else db = home[t->dst * nt + t->tensor];
+        }
+        if (!kt__box_inside(&t->region, &sb, tt->rank) ||
+            !kt__box_inside(&t->region, &db, tt->rank))
+            return kt__fail(err, KT_ERR_INTERNAL, 0, "op %s: transfer %d of %s "
+                            "from device %lld to %lld: the region is not %s",
+                            op->name, x, tt->name, (long long)t->src,
+                            (long long)t->dst,
+                            !kt__box_inside(&t->region, &sb, tt->rank)
+                                ? "held by the sender"
+                                : "wanted by the receiver");
+    }
+    return KT_OK;
+}
+
+void kt_cpu_devices_free(kt_cpu_devices *d) {
+    int64_t i;
+    if (!d) return;
+    if (d->tile)
+        for (i = 0; i < d->ndev * d->ntensors; i++) KT_FREE(d->tile[i]);
+    KT_FREE(d->tile);
+    KT_FREE(d->box);
+    KT_FREE(d->pair_bytes);
+    memset(d, 0, sizeof *d);
+}
+
+/* Every device's tiles: leaves loaded from `leaves`, the rest NaN. */
+static kt_status kt__alloc_tiles(const kt_graph *g, const kt_plan *p,
+                                 const kt_cpu_state *leaves,
+                                 kt_cpu_devices *out, kt_error *err) {
+    int64_t d, ndev = out->ndev;
+    int t, nt = out->ntensors;
+    for (d = 0; d < ndev; d++)
+        for (t = 0; t < nt; t++) {
+            const kt_tensor *x = kt_graph_tensor(g, t);
+            kt_box *b = &out->box[d * nt + t], full;
+            int64_t pc = 0, n;
+            kt__view src, dst;
+            kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f, d, b,
+                                 &pc);
+            n = kt__box_numel(b, x->rank);
+            if (n == 0) memset(b, 0, sizeof *b);
+            out->tile[d * nt + t] =
+                (kt_real *)kt__calloc((size_t)n + 1, sizeof(kt_real));
+            if (!out->tile[d * nt + t])
+                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the "
+                                "tile of %s on device %lld", x->name,
+                                (long long)d);
+            kt__fill_nan(out->tile[d * nt + t], n);
+            if (!kt__is_leaf(x) || n == 0) continue;
+            kt__full_box(x->rank, x->shape, &full);
+            kt__view_set(&src, leaves->val[t], x->rank, &full);
+            kt__view_set(&dst, out->tile[d * nt + t], x->rank, b);
+            kt__copy_region(&src, &dst, b, KT__SET);
+        }
+    return KT_OK;
+}
+
+kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
+                                 const kt_program *prog,
+                                 const kt_cpu_state *leaves,
+                                 const kt_cpu_options *opt,
+                                 kt_cpu_devices *out, kt_error *err) {
+    kt__run r;
+    kt__worker *w = NULL;
+    pthread_t *th = NULL;
+    int64_t d, ndev = prog->ndev, started = 0;
+    int t, nt = kt_graph_tensor_count(g);
+    kt_status s;
+    memset(out, 0, sizeof *out);
+    memset(&r, 0, sizeof r);
+    if ((s = kt_cpu_check_graph(g, err)) != KT_OK) return s;
+    if (ndev != kt_factors_devices(&p->f) || ndev < 1)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
+                        "devices, the plan for %lld", (long long)ndev,
+                        (long long)kt_factors_devices(&p->f));
+    for (t = 0; t < nt; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        if ((s = kt_tiling_check(&p->tiling[t], x->name, x->rank, x->shape,
+                                 &p->f, 0, err)) != KT_OK)
+            return s;
+    }
+    out->ndev = ndev;
+    out->ntensors = nt;
+    out->box = (kt_box *)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt_box));
+    out->tile = (kt_real **)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt_real *));
+    out->pair_bytes = (int64_t *)kt__calloc((size_t)(ndev * ndev), sizeof(int64_t));
+    r.home = (kt__view *)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt__view));
+    r.outbuf = (kt__view *)kt__calloc((size_t)ndev, sizeof(kt__view));
+    r.errs = (kt_error *)kt__calloc((size_t)ndev, sizeof(kt_error));
+    r.status = (kt_status *)kt__calloc((size_t)ndev, sizeof(kt_status));
+    w = (kt__worker *)kt__calloc((size_t)ndev, sizeof *w);
+    th = (pthread_t *)kt__calloc((size_t)ndev, sizeof *th);
+    if (!out->box || !out->tile || !out->pair_bytes || !r.home || !r.outbuf ||
+        !r.errs || !r.status || !w || !th) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for %lld devices",
+                     (long long)ndev);
+        goto done;
+    }
+    if ((s = kt__alloc_tiles(g, p, leaves, out, err)) != KT_OK) goto done;
+    if ((s = kt__check_program(g, p, prog, out->box, err)) != KT_OK) goto done;
+    for (d = 0; d < ndev; d++)
+        for (t = 0; t < nt; t++)
+            kt__view_set(&r.home[d * nt + t], out->tile[d * nt + t],
+                         kt_graph_tensor(g, t)->rank, &out->box[d * nt + t]);
+    r.g = g;
+    r.p = p;
+    r.prog = prog;
+    r.opt = opt;
+    r.ndev = ndev;
+    r.ntensors = nt;
+    r.pair_bytes = out->pair_bytes;
+    pthread_mutex_init(&r.bar.mu, NULL);
+    pthread_cond_init(&r.bar.cv, NULL);
+    r.bar.count = ndev;
+    /* a worker that cannot be started leaves the barrier short: the others
+       would wait forever, so count it as failed and let the rest drain */
+    for (d = 0; d < ndev; d++) {
+        w[d].run = &r;
+        w[d].dev = d;
+    }
+    for (started = 0; started < ndev; started++)
+        if (pthread_create(&th[started], NULL, kt__worker_main, &w[started]))
+            break;
+    if (started < ndev) {
+        pthread_mutex_lock(&r.bar.mu);
+        r.bar.failed = 1;
+        r.bar.count = started; /* the started ones still meet */
+        if (started > 0 && r.bar.waiting >= started) { /* all already wait */
+            r.bar.waiting = 0;
+            r.bar.generation++;
+            r.bar.failed_at_release = 1;
+            pthread_cond_broadcast(&r.bar.cv);
+        }
+        pthread_mutex_unlock(&r.bar.mu);
+    }
+    for (d = 0; d < started; d++) pthread_join(th[d], NULL);
+    pthread_cond_destroy(&r.bar.cv);
+    pthread_mutex_destroy(&r.bar.mu);
+    if (started < ndev) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "could not start a worker thread "
+                     "for device %lld of %lld", (long long)started,
+                     (long long)ndev);
+        goto done;
+    }
+    for (d = 0; d < ndev; d++)
+        if (r.status[d] != KT_OK) {
+            if (err) *err = r.errs[d];
+            s = r.status[d];
+            goto done;
+        }
+    for (d = 0; d < ndev * ndev; d++) out->bytes_moved += out->pair_bytes[d];
+    kt__ok(err);
+done:
+    KT_FREE(r.home);
+    KT_FREE(r.outbuf);
+    KT_FREE(r.errs);
+    KT_FREE(r.status);
+    KT_FREE(w);
+    KT_FREE(th);
+    if (s != KT_OK) kt_cpu_devices_free(out);
+    return s;
+}
+
+/* ---------------------------------------------------------- verification */
+
+void kt_cpu_verify_defaults(kt_cpu_verify_options *o) {
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+    /* float64 values: partitioned sums differ from serial ones only by
+       their order; float32 storage needs about 1e-4 and 1e-3 */
+    o->tol = sizeof(kt_real) >= 8 ? 1e-9 : 1e-4;
+    o->eps = sizeof(kt_real) >= 8 ? 1e-7 : 1e-3;
+}
+
+static void kt__unflatten(const kt_tensor *x, const kt_box *b, int64_t i,
+                          int64_t *idx) {
+    int d;
+    for (d = x->rank - 1; d >= 0; d--) {
+        int64_t e = b->r[d].hi - b->r[d].lo;
+        idx[d] = b->r[d].lo + i % e;
+        i /= e;
+    }
+}
+
+void kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
+                    const kt_cpu_devices *dev, double tol, double eps,
+                    kt_cpu_report *rep) {
+    int t, nt = kt_graph_tensor_count(g);
+    int64_t d;
+    double floor_ = eps > 0 ? tol / eps : 1;
+    rep->max_rel_error = 0;
+    rep->max_abs_error = 0;
+    rep->worst_tensor = -1;
+    rep->compared = 0;
+    rep->mismatches = 0;
+    rep->nreported = 0;
+    for (t = 0; t < nt; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        kt_box full;
+        kt__view rv;
+        kt__full_box(x->rank, x->shape, &full);
+        kt__view_set(&rv, ref->val[t], x->rank, &full);
+        for (d = 0; d < dev->ndev; d++) {
+            const kt_box *b = &dev->box[d * nt + t];
+            const kt_real *tile = dev->tile[d * nt + t];
+            int64_t i, n = kt__box_numel(b, x->rank);
+            for (i = 0; i < n; i++) {
+                int64_t idx[KT_MAX_DIMS];
+                double got, want, diff, rel;
+                int bad;
+                kt__unflatten(x, b, i, idx);
+                got = (double)tile[i];
+                want = (double)rv.data[kt__view_offset(&rv, idx)];
+                rep->compared++;
+                if (got != got || want != want) {
+                    /* a NaN on one side only is an element nobody wrote */
+                    bad = (got != got) != (want != want);
+                    diff = rel = bad ? INFINITY : 0;
+                } else {
+                    diff = fabs(got - want);
+                    rel = diff / (fabs(want) + floor_);
+                    bad = !(diff <= tol + fabs(want) * eps);
+                }
+                if (diff > rep->max_abs_error) rep->max_abs_error = diff;
+                if (rel > rep->max_rel_error || rep->worst_tensor < 0) {
+                    if (rel > rep->max_rel_error) rep->max_rel_error = rel;
+                    rep->worst_tensor = t;
+                }
+                if (!bad) continue;
+                if (rep->nreported < KT_CPU_REPORT_MISMATCHES) {
+                    kt_cpu_mismatch *m = &rep->first[rep->nreported++];
+                    m->tensor = t;
+                    m->device = d;
+                    memcpy(m->index, idx, sizeof m->index);
+                    m->got = got;
+                    m->want = want;
+                }
+                rep->mismatches++;
+            }
+        }
+    }
+    rep->values_ok = rep->mismatches == 0;
+    rep->ok = rep->values_ok && rep->bytes_ok;
+}
+
+static kt_status kt__plan_copy_eval(const kt_graph *g, const kt_plan *p,
+                                    int64_t *bytes, kt_error *err) {
+    kt_plan c;
+    kt_status s;
+    if ((s = kt_plan_init(&c, g, &p->f, err)) != KT_OK) return s;
+    memcpy(c.tiling, p->tiling, (size_t)kt_graph_tensor_count(g) * sizeof *c.tiling);
+    memcpy(c.split, p->split,
+           (size_t)kt_graph_op_count(g) * KT_MAX_CUTS * sizeof *c.split);
+    s = kt_plan_eval(g, &c, err);
+    *bytes = c.total_bytes;
+    kt_plan_free(&c);
+    return s;
+}
+
+kt_status kt_cpu_verify_program(const kt_graph *g, const kt_plan *p,
+                                const kt_program *prog,
+                                const kt_cpu_verify_options *o,
+                                kt_cpu_report *rep, kt_error *err) {
+    kt_cpu_verify_options def;
+    kt_cpu_state ref, leaves;
+    kt_cpu_devices dev;
+    kt_status s;
+    int nt = kt_graph_tensor_count(g), t;
+    memset(rep, 0, sizeof *rep);
+    memset(&dev, 0, sizeof dev);
+    rep->worst_tensor = -1;
+    if (!o) {
+        kt_cpu_verify_defaults(&def);
+        o = &def;
+    }
+    if ((s = kt_cpu_check_graph(g, err)) != KT_OK) return s;
+    if ((s = kt__plan_copy_eval(g, p, &rep->predicted_bytes, err)) != KT_OK)
+        return s;
+    rep->program_bytes = prog->total_bytes;
+    rep->ndev = prog->ndev;
+    if ((s = kt_cpu_state_init(&ref, g, err)) != KT_OK) return s;
+    if ((s = kt_cpu_state_init(&leaves, g, err)) != KT_OK) {
+        kt_cpu_state_free(&ref);
+        return s;
+    }
+    kt_cpu_fill_inputs(g, &ref, o->seed);
+    /* the leaves' initial values: the serial run updates weights in place */
+    for (t = 0; t < nt; t++)
+        memcpy(leaves.val[t], ref.val[t], (size_t)ref.numel[t] * sizeof(kt_real));
+    s = kt_cpu_run_serial(g, &ref, &o->run, err);
+    if (s == KT_OK)
+        s = kt_cpu_run_partitioned(g, p, prog, &leaves, &o->run, &dev, err);
+    if (s == KT_OK) {
+        rep->bytes_moved = dev.bytes_moved;
+        rep->bytes_ok = dev.bytes_moved == rep->predicted_bytes;
+        kt_cpu_compare(g, &ref, &dev, o->tol, o->eps, rep);
+    }
+    kt_cpu_devices_free(&dev);
+    kt_cpu_state_free(&ref);
+    kt_cpu_state_free(&leaves);
+    return s;
+}
+
+kt_status kt_cpu_verify(const kt_graph *g, const kt_plan *p,
+                        const kt_cpu_verify_options *o, kt_cpu_report *rep,
+                        kt_error *err) {
+    kt_program prog;
+    kt_status s;
+    memset(rep, 0, sizeof *rep);
+    rep->worst_tensor = -1;
+    if ((s = kt_lower(g, p, &prog, err)) != KT_OK) return s;
+    s = kt_cpu_verify_program(g, p, &prog, o, rep, err);
+    kt_program_free(&prog);
+    return s;
+}
+
+#endif /* KT_BACKEND_CPU_IMPLEMENTED */
+#endif /* KT_IMPLEMENTATION */

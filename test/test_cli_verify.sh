@@ -1,0 +1,115 @@
+#!/bin/sh
+# test_cli_verify.sh -- the `ktile verify` contract of DESIGN.md "The ktile
+# command line": {"ok", "max_rel_error", "bytes_moved", "predicted_bytes"}
+# (first, in that order) on stdout; exit status 0 when the partitioned step
+# equals the serial one and moves the predicted bytes, 1 when it does not,
+# 2 for bad input ("ktile: ..." on stderr, nothing on stdout).  The bytes
+# are those `ktile plan` prices, for the DP plan and for a plan file; a
+# user's model file verifies; --backend cuda and --memory are refused.
+#
+# Needs python3 (json).  Environment: KTILE (default build/ktile), KT_WRAP
+# (a command put in front of every ktile run, e.g. valgrind).  Ends with
+# "N passed, M failed".
+
+. "$(dirname "$0")/cli_lib.sh"
+cli_setup verify
+require_ktile
+require_python
+
+T=transformer:layers=1,dmodel=64,heads=4,ffn=256,seq=16,batch=4
+M=mlp:layers=3,hidden=32,batch=12
+if [ -n "${KT_WRAP:-}" ]; then # valgrind: a smaller transformer
+    T=transformer:layers=1,dmodel=16,heads=4,ffn=32,seq=4,batch=4
+fi
+
+# A result of `verify --json`: the contract's keys first and in order,
+# agreement, and the bytes moved equal to the prediction (argv[2]: the
+# bytes `plan` printed, or -1).
+VERIFY_OK='import json, sys
+d = json.load(open(sys.argv[1]))
+keys = list(d)
+assert keys[:4] == ["ok", "max_rel_error", "bytes_moved",
+                    "predicted_bytes"], keys
+assert d["ok"] is True and d["values_ok"] is True and d["bytes_ok"] is True, d
+assert isinstance(d["max_rel_error"], float), d
+assert 0 <= d["max_rel_error"] <= 1e-7, d["max_rel_error"]
+assert d["bytes_moved"] == d["predicted_bytes"], d
+assert d["compared"] > 0 and d["mismatches"] == 0, d
+assert d["first_mismatches"] == [], d
+want = int(sys.argv[2])
+assert want < 0 or d["predicted_bytes"] == want, (d["predicted_bytes"], want)
+assert d["devices"] == int(sys.argv[3]), d["devices"]'
+
+# The issue's acceptance case: the DP plan of a transformer on 4 devices.
+expect_json "$dir/t4.json" verify --model "$T" --devices 4 --json &&
+    check "verify transformer on 4 devices" "$VERIFY_OK" "$dir/t4.json" -1 4
+
+# The bytes are the plan's: what `plan --json` prices, through --plan too.
+if expect_json "$dir/plan.json" plan --model "$M" --devices 6 --json; then
+    B=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_bytes"])' "$dir/plan.json")
+    expect_json "$dir/v6.json" verify --model "$M" --devices 6 --json &&
+        check "verify DP plan = plan's bytes" "$VERIFY_OK" "$dir/v6.json" "$B" 6
+    expect_json "$dir/vp.json" verify --model "$M" --plan "$dir/plan.json" --json &&
+        check "verify --plan" "$VERIFY_OK" "$dir/vp.json" "$B" 6
+fi
+for s in data model greedy spartan; do
+    if expect_json "$dir/p_$s.json" plan --model "$M" --devices 4 --strategy $s --json; then
+        B=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total_bytes"])' "$dir/p_$s.json")
+        expect_json "$dir/v_$s.json" verify --model "$M" --plan "$dir/p_$s.json" --json &&
+            check "verify the $s plan" "$VERIFY_OK" "$dir/v_$s.json" "$B" 4
+    fi
+done
+
+# A user's model file (README.md "Verifying a model file"): padding,
+# pooling, broadcasting and a `loss` line, uneven over 3 devices.
+cat >"$dir/model.txt" <<'MODEL'
+# a small convolutional net
+input x[6,2,10,10]
+weight f[4,2,3,3]
+weight s[4]
+weight W[4,5,5,7]
+o[n,co,h:10,w:10] = sum(ci,kh,kw) pad(x[n,ci,h+kh-1,w+kw-1]) * f[co,ci,kh,kw]
+a[n,c,h,w] = relu(o[n,c,h,w] + s[c])
+m[n,c,h,w] = max(dh:2,dw:2) a[n,c,h*2+dh,w*2+dw]
+y[n,k] = sum(c,h,w) m[n,c,h,w] * W[c,h,w,k]
+loss y
+MODEL
+expect_json "$dir/vf.json" verify --model-file "$dir/model.txt" --devices 3 --json &&
+    check "verify a model file" "$VERIFY_OK" "$dir/vf.json" -1 3
+expect_text 'OK' verify --model-file "$dir/model.txt" --factors 2,2
+expect_text 'bytes moved' verify --model "$M" --devices 2 --seed 7
+
+# Exit status 1 when the check fails: bit-for-bit equality of a plan that
+# splits sums (model parallelism reduces partial sums in another order).
+if expect_json "$dir/pm.json" plan --model mlp:layers=2,hidden=64,batch=16 \
+    --devices 4 --strategy model --json; then
+    run verify --model mlp:layers=2,hidden=64,batch=16 --plan "$dir/pm.json" \
+        --tol 0 --eps 0 --json
+    if [ "$rc" -eq 1 ] && [ ! -s "$err" ] && python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] is False and d["values_ok"] is False and d["bytes_ok"] is True, d
+assert d["mismatches"] > 0 and len(d["first_mismatches"]) > 0, d
+m = d["first_mismatches"][0]
+assert set(m) == {"tensor", "device", "index", "got", "want"}, m
+assert m["got"] != m["want"], m' "$out"; then ok; else
+        echo "expected exit status 1 and ok false"
+        bad verify --tol 0 --eps 0
+    fi
+fi
+
+# Bad input: status 2, one line on stderr.
+expect_bad_msg 'CUDA' verify --model "$M" --devices 2 --backend cuda
+expect_bad_msg 'memory' verify --model "$M" --devices 2 --memory 1G
+expect_bad_msg 'tpu' verify --model "$M" --devices 2 --backend tpu
+expect_bad_msg 'seed' verify --model "$M" --devices 2 --seed -3
+expect_bad_msg 'tol' verify --model "$M" --devices 2 --tol abc
+expect_bad_msg 'model' verify --devices 2
+expect_bad_msg 'devices' verify --model "$M"
+expect_bad_msg 'frob' verify --model frob --devices 2
+expect_bad_msg "unknown option '--bogus'" verify --model "$M" --devices 2 --bogus
+printf 'input x[4,4]\ny[i] = opaque(cholesky, x[i,:])\n' >"$dir/opaque.txt"
+expect_bad_msg 'cholesky' verify --model-file "$dir/opaque.txt" --devices 2
+expect_text 'verify' help verify
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
