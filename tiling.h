@@ -6019,10 +6019,14 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
             if (need[x]) parts[x]++;
         }
     }
-    /* The loss gradient is given (an input of the training step). */
-    s = kt__add_tensor(g, gname[loss], g->tensor[loss].rank,
-                       g->tensor[loss].shape, g->tensor[loss].elem_bytes,
-                       KT_INPUT, 0, err);
+    /* The loss gradient is given (an input of the training step).  The
+       shape is copied first: adding a tensor may move g->tensor. */
+    {
+        int64_t shape[KT_MAX_DIMS];
+        memcpy(shape, g->tensor[loss].shape, sizeof shape);
+        s = kt__add_tensor(g, gname[loss], g->tensor[loss].rank, shape,
+                           g->tensor[loss].elem_bytes, KT_INPUT, 0, err);
+    }
     if (s != KT_OK) goto done;
     g->tensor[g->ntensor - 1].of = loss;
     /* Reverse topological order: every reader of Y is differentiated

@@ -605,6 +605,17 @@ static int write_megatron_json(const char *path) {
     return rc;
 }
 
+/* Autodiff adds the loss gradient while the tensor array may move: a
+   size at which it grows right then (found by AddressSanitizer in a
+   use-after-free; `make sanitize` catches a regression). */
+static void test_autodiff_growth(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    CHECKF(kt_zoo_build("rnn:layers=1,hidden=6,steps=2,batch=5", &g, &err) ==
+           KT_OK, "%s", err.message);
+    kt_graph_destroy(g);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--megatron-json") == 0)
         return write_megatron_json(argv[2]);
@@ -613,6 +624,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     test_builds();
+    test_autodiff_growth();
     test_bad_specs();
     test_search_properties();
     test_spartan_fig33();
