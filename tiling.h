@@ -4506,10 +4506,12 @@ static kt_status kt__dp_rank(const kt__cut *c, int *rank, kt_error *err) {
     int *gops = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *tfirst = (int *)kt__calloc((size_t)nt + 2, sizeof(int));
     int *tops = NULL, *fill = NULL;
+    unsigned char *texpanded = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
     kt__rank_key *keys = (kt__rank_key *)kt__calloc((size_t)n + 1,
                                                     sizeof(kt__rank_key));
     kt_status s = KT_OK;
-    if (!grp || !level || !queue || !gfirst || !gops || !tfirst || !keys)
+    if (!grp || !level || !queue || !gfirst || !gops || !tfirst || !keys ||
+        !texpanded)
         goto nomem;
     for (i = 0; i < n; i++) {
         int f = g->op[i].group >= 0 ? g->op[i].group : i;
@@ -4545,6 +4547,10 @@ static kt_status kt__dp_rank(const kt__cut *c, int *rank, kt_error *err) {
                 int op = gops[a];
                 for (j = 0; j <= g->op[op].ninputs; j++) {
                     int x = kt__op_class_of_role(c, op, j), b;
+                    /* a class once expanded has leveled all its groups;
+                       a tied class is touched by every step's ops */
+                    if (texpanded[x]) continue;
+                    texpanded[x] = 1;
                     for (b = tfirst[x]; b < tfirst[x + 1]; b++) {
                         int gb = grp[tops[b]];
                         if (level[gb] >= 0) continue;
@@ -4575,6 +4581,7 @@ done:
     KT_FREE(tops);
     KT_FREE(fill);
     KT_FREE(keys);
+    KT_FREE(texpanded);
     return s;
 }
 
@@ -4631,32 +4638,236 @@ static double kt__elim_size(const kt__table *tab, const kt__adj *adj,
     return size;
 }
 
-/* Eliminates v: multiplies (adds, in cost terms) every factor containing
-   it, minimises v out, and remembers the minimiser for every assignment of
-   the rest (the g_l tables of SOYBEAN equations 4-5). */
+/* The elimination's inner loops walk a table `dst` in storage order (first
+   variable fastest) while following the entry of another table `src` that
+   shares some of its variables.  Instead of recomputing src's index from
+   all digits at every step, each digit j gets a carry step: when digit j
+   is the lowest one that does not wrap, src's index moves by src's stride
+   for that variable minus what the wrapped lower digits had added.  So
+   following src costs one addition per entry. */
+static int64_t kt__var_stride(const kt__table *src, int x, const int *dom) {
+    int64_t stride = 1;
+    int q;
+    for (q = 0; q < src->nv; q++) {
+        if (src->var[q] == x) return stride;
+        stride *= dom[src->var[q]];
+    }
+    return 0; /* src does not depend on x */
+}
+
+static void kt__carry_steps(const kt__table *src, const int *var, int nv,
+                            const int *dom, int64_t *step) {
+    int64_t back = 0;
+    int j;
+    for (j = 0; j < nv; j++) {
+        int64_t s = kt__var_stride(src, var[j], dom);
+        step[j] = s - back;
+        back += s * (dom[var[j]] - 1);
+    }
+}
+
+/* Advances the odometer digit[0..nv) (radix dom[var[j]]); returns the
+   lowest digit that did not wrap, or nv when all wrapped (the end). */
+static int kt__odometer_next(int *digit, const int *var, int nv,
+                             const int *dom) {
+    int j;
+    for (j = 0; j < nv && ++digit[j] == dom[var[j]]; j++) digit[j] = 0;
+    return j;
+}
+
+/* dst += src, src's values broadcast over the variables it lacks; src's
+   variables must all be dst's.  step and digit hold dst->nv entries. */
+static void kt__table_accumulate(kt__table *dst, const kt__table *src,
+                                 const int *dom, int64_t *step, int *digit) {
+    int64_t idx, at = 0;
+    int j, nv = dst->nv;
+    kt__carry_steps(src, dst->var, nv, dom, step);
+    for (j = 0; j < nv; j++) digit[j] = 0;
+    for (idx = 0; idx < dst->size; idx++) {
+        dst->t[idx] += src->t[at];
+        j = kt__odometer_next(digit, dst->var, nv, dom);
+        if (j < nv) at += step[j];
+    }
+}
+
+/* Number of states of the union of a's and b's variables; mark[] gets
+   `stamp` on a's variables. */
+static int64_t kt__union_size(const kt__table *a, const kt__table *b,
+                              const int *dom, int *mark, int stamp) {
+    int64_t size = a->size;
+    int j;
+    for (j = 0; j < a->nv; j++) mark[a->var[j]] = stamp;
+    for (j = 0; j < b->nv; j++)
+        if (mark[b->var[j]] != stamp) size *= dom[b->var[j]];
+    return size;
+}
+
+/* A bucket's tables are summed once per joint state of all their
+   variables (`joint` states), so every table costs `joint` additions.  Two
+   tables whose variables together span far fewer states are cheaper to add
+   up first: a table whose variables another one has is added into that one
+   in place; otherwise the pair is summed into a new table over their union
+   when that costs (about three passes over the union) less than the pass
+   over the joint it saves.  The cheapest pair goes first, until no pair
+   pays.  Addition is associative, so the minimum is unchanged (bytes are
+   integers, exact in a double).  In an unrolled LSTM the forward cell and
+   its backward ops touch the same tensors in different orders, so a bucket
+   of five tables over twelve tensors shrinks to two. */
+static kt_status kt__bucket_presum(kt__table *b, int *owned, int *nb,
+                                   int64_t joint, const int *dom, int *mark,
+                                   int *stamp, int64_t *step, int *digit) {
+    for (;;) {
+        int i, j, bi = -1, bj = -1, sub = 0, k;
+        int64_t best = 0;
+        for (i = 0; i < *nb; i++)
+            for (j = 0; j < *nb; j++) {
+                int64_t u;
+                if (i == j) continue;
+                u = kt__union_size(&b[i], &b[j], dom, mark, ++*stamp);
+                /* j's variables all in i: added in place, one pass */
+                if (u == b[i].size) {
+                    if (u < joint && (bi < 0 || !sub || u < best)) {
+                        bi = i, bj = j, best = u, sub = 1;
+                    }
+                } else if (3 * u < joint && !sub && (bi < 0 || u < best)) {
+                    bi = i, bj = j, best = u;
+                }
+            }
+        if (bi < 0) return KT_OK;
+        if (!sub) {
+            /* a new table over i's variables and j's others */
+            kt__table u;
+            int n = b[bi].nv;
+            memset(&u, 0, sizeof u);
+            u.size = best;
+            u.var = (int *)kt__calloc((size_t)(b[bi].nv + b[bj].nv) + 1,
+                                      sizeof(int));
+            u.t = (double *)kt__calloc((size_t)best, sizeof(double));
+            if (!u.var || !u.t) {
+                KT_FREE(u.var);
+                KT_FREE(u.t);
+                return KT_ERR_NOMEM;
+            }
+            memcpy(u.var, b[bi].var, sizeof(int) * (size_t)n);
+            ++*stamp;
+            for (k = 0; k < n; k++) mark[u.var[k]] = *stamp;
+            for (k = 0; k < b[bj].nv; k++)
+                if (mark[b[bj].var[k]] != *stamp) u.var[n++] = b[bj].var[k];
+            u.nv = n;
+            u.alive = 1;
+            kt__table_accumulate(&u, &b[bi], dom, step, digit);
+            if (owned[bi]) {
+                KT_FREE(b[bi].var);
+                KT_FREE(b[bi].t);
+            }
+            b[bi] = u;
+            owned[bi] = 1;
+        }
+        kt__table_accumulate(&b[bi], &b[bj], dom, step, digit);
+        if (owned[bj]) {
+            KT_FREE(b[bj].var);
+            KT_FREE(b[bj].t);
+        }
+        for (k = bj; k + 1 < *nb; k++) {
+            b[k] = b[k + 1];
+            owned[k] = owned[k + 1];
+        }
+        --*nb;
+    }
+}
+
+/* The minimisation itself: for every assignment idx of `vars` (first
+   fastest), out[idx] = min over v of the sum of the bucket's tables, and
+   argmin[idx] the first minimising choice of v.  Every table is followed
+   by carry steps (base[q]); v's stride in it, sv[q], picks v's values. */
+static void kt__minimise_out(const kt__table *b, int nb, int v,
+                             const int *vars, int nv, const int *dom,
+                             int64_t size, double *out,
+                             unsigned char *argmin, int64_t *step,
+                             int64_t *base, int64_t *sv, int *digit) {
+    int dv = dom[v], q, j;
+    int64_t idx;
+    /* argmin is written through a local chunk: a store through an
+       unsigned char pointer may alias anything, and would make the
+       compiler reload every table pointer and index after it */
+    unsigned char chunk[256];
+    double sum[KT_MAX_DIMS + 1] = {0};
+    for (q = 0; q < nb; q++) {
+        kt__carry_steps(&b[q], vars, nv, dom, &step[(size_t)q * nv]);
+        sv[q] = kt__var_stride(&b[q], v, dom);
+        base[q] = 0;
+    }
+    for (j = 0; j < nv; j++) digit[j] = 0;
+    for (idx = 0; idx < size; idx++) {
+        double best;
+        int val, arg = 0;
+        if (dv == 3) {
+            /* S0, S1 or R of a matrix, the common case: the three sums
+               stay in registers */
+            double s0 = 0, s1 = 0, s2 = 0;
+            for (q = 0; q < nb; q++) {
+                const double *p = b[q].t + base[q];
+                int64_t s = sv[q];
+                s0 += p[0];
+                s1 += p[s];
+                s2 += p[2 * s];
+            }
+            sum[0] = s0;
+            sum[1] = s1;
+            sum[2] = s2;
+        } else {
+            for (val = 0; val < dv; val++) sum[val] = 0;
+            for (q = 0; q < nb; q++) {
+                const double *p = b[q].t + base[q];
+                int64_t s = sv[q];
+                for (val = 0; val < dv; val++) sum[val] += p[val * s];
+            }
+        }
+        best = sum[0];
+        for (val = 1; val < dv; val++)
+            if (sum[val] < best) {
+                best = sum[val];
+                arg = val;
+            }
+        out[idx] = best;
+        chunk[idx & 255] = (unsigned char)arg;
+        if ((idx & 255) == 255 || idx + 1 == size)
+            memcpy(argmin + (idx & ~(int64_t)255), chunk,
+                   (size_t)(idx & 255) + 1);
+        j = kt__odometer_next(digit, vars, nv, dom);
+        if (j < nv)
+            for (q = 0; q < nb; q++) base[q] += step[(size_t)q * nv + j];
+    }
+}
+
+/* Eliminates v: adds up every factor containing it (its bucket), minimises
+   v out, and remembers the minimiser for every assignment of the rest (the
+   g_l tables of SOYBEAN equations 4-5). */
 static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
                                kt__adj *adj, int nvars, const int *dom,
-                               int v, kt__elim *e, int *mark, int stamp,
+                               int v, kt__elim *e, int *mark, int *stamp,
                                kt_error *err) {
-    kt__table *tab = *ptab, nt;
-    int f, j, k, nin = 0, *in = NULL, *vars = NULL, nv = 0;
-    int64_t idx, size = 1;
+    kt__table *tab = *ptab, nt, *bucket = NULL;
+    int f, j, k, nin = 0, *in = NULL, *vars = NULL, nv = 0, *owned = NULL;
+    int *digit = NULL;
+    int64_t size = 1, *step = NULL, *base = NULL, *sv = NULL;
+    memset(&nt, 0, sizeof nt);
     in = (int *)KT_MALLOC(sizeof(int) * ((size_t)adj[v].n + 1));
     vars = (int *)KT_MALLOC(sizeof(int) * ((size_t)nvars + 1));
     if (!in || !vars) goto nomem;
+    ++*stamp;
     for (k = 0; k < adj[v].n; k++) {
         f = adj[v].id[k];
         if (!tab[f].alive) continue;
         in[nin++] = f;
         for (j = 0; j < tab[f].nv; j++) {
             int x = tab[f].var[j];
-            if (x == v || mark[x] == stamp) continue;
-            mark[x] = stamp;
+            if (x == v || mark[x] == *stamp) continue;
+            mark[x] = *stamp;
             vars[nv++] = x;
             size *= dom[x];
         }
     }
-    memset(&nt, 0, sizeof nt);
     nt.nv = nv;
     nt.var = (int *)kt__calloc((size_t)nv + 1, sizeof(int));
     nt.size = size;
@@ -4666,113 +4877,82 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     e->nothers = nv;
     e->others = (int *)kt__calloc((size_t)nv + 1, sizeof(int));
     e->argmin = (unsigned char *)KT_MALLOC((size_t)size);
-    if (!nt.var || !nt.t || !e->others || !e->argmin) {
-        KT_FREE(nt.var);
-        KT_FREE(nt.t);
+    /* scratch: the bucket's tables (copies of the structs), carry steps
+       per table and digit, odometer digits (a table of the bucket has at
+       most v and the nv others) */
+    bucket = (kt__table *)kt__calloc((size_t)nin + 1, sizeof(kt__table));
+    owned = (int *)kt__calloc((size_t)nin + 1, sizeof(int));
+    step = (int64_t *)KT_MALLOC((size_t)(nin + 1) * ((size_t)nv + 2) *
+                                sizeof(int64_t));
+    base = (int64_t *)KT_MALLOC(((size_t)nin + 1) * sizeof(int64_t));
+    sv = (int64_t *)KT_MALLOC(((size_t)nin + 1) * sizeof(int64_t));
+    digit = (int *)KT_MALLOC(((size_t)nv + 2) * sizeof(int));
+    if (!nt.var || !nt.t || !e->others || !e->argmin || !bucket || !owned ||
+        !step || !base || !sv || !digit)
         goto nomem;
-    }
     memcpy(nt.var, vars, sizeof(int) * (size_t)nv);
     memcpy(e->others, vars, sizeof(int) * (size_t)nv);
-    {
-        /* per input factor: its stride for each new variable and for v */
-        int64_t *stride = (int64_t *)kt__calloc((size_t)nin * (nv + 1) + 1,
-                                                sizeof(int64_t));
-        int digit[1024];
-        if (!stride || nv > 1024) {
-            KT_FREE(stride);
-            KT_FREE(nt.var);
-            KT_FREE(nt.t);
-            if (nv > 1024) {
-                KT_FREE(in);
-                KT_FREE(vars);
-                KT_FREE(e->others);
-                KT_FREE(e->argmin);
-                e->others = NULL;
-                e->argmin = NULL;
-                return kt__fail(err, KT_ERR_LIMIT, 0, "level DP: a table "
-                                "over %d tensors", nv);
-            }
-            goto nomem;
+    for (j = 0; j < nin; j++) bucket[j] = tab[in[j]];
+    if (kt__bucket_presum(bucket, owned, &nin, size * dom[v], dom, mark,
+                          stamp, step, digit) != KT_OK)
+        goto nomem;
+    kt__minimise_out(bucket, nin, v, vars, nv, dom, size, nt.t, e->argmin,
+                     step, base, sv, digit);
+    for (j = 0; j < nin; j++)
+        if (owned[j]) {
+            KT_FREE(bucket[j].var);
+            KT_FREE(bucket[j].t);
         }
-        for (j = 0; j < nin; j++) {
-            const kt__table *a = &tab[in[j]];
-            int64_t s = 1;
-            int q, x;
-            for (q = 0; q < a->nv; q++) {
-                int col = nv; /* v */
-                for (x = 0; x < nv; x++)
-                    if (vars[x] == a->var[q]) col = x;
-                stride[j * (nv + 1) + col] = s;
-                s *= dom[a->var[q]];
-            }
-        }
-        /* odometer over the new table; base[q] follows each input
-           factor's index for the current digits */
-        int64_t *base = (int64_t *)kt__calloc((size_t)nin + 1, sizeof(int64_t));
-        if (!base) {
-            KT_FREE(stride);
-            KT_FREE(nt.var);
-            KT_FREE(nt.t);
-            goto nomem;
-        }
-        for (j = 0; j < nv; j++) digit[j] = 0;
-        for (idx = 0; idx < size; idx++) {
-            double best = 0;
-            int arg = 0, val, q;
-            for (val = 0; val < dom[v]; val++) {
-                double sum = 0;
-                for (q = 0; q < nin; q++)
-                    sum += tab[in[q]].t[base[q] + stride[q * (nv + 1) + nv] * val];
-                if (val == 0 || sum < best) {
-                    best = sum;
-                    arg = val;
-                }
-            }
-            nt.t[idx] = best;
-            e->argmin[idx] = (unsigned char)arg;
-            for (j = 0; j < nv; j++) {
-                int d = dom[vars[j]];
-                if (++digit[j] < d) {
-                    for (q = 0; q < nin; q++) base[q] += stride[q * (nv + 1) + j];
-                    break;
-                }
-                digit[j] = 0;
-                for (q = 0; q < nin; q++)
-                    base[q] -= stride[q * (nv + 1) + j] * (d - 1);
-            }
-        }
-        KT_FREE(base);
-        KT_FREE(stride);
+    /* the bucket's tables are consumed */
+    for (k = 0; k < adj[v].n; k++) {
+        f = adj[v].id[k];
+        if (!tab[f].alive) continue;
+        tab[f].alive = 0;
+        KT_FREE(tab[f].var);
+        KT_FREE(tab[f].t);
+        tab[f].var = NULL;
+        tab[f].t = NULL;
     }
-    for (j = 0; j < nin; j++) {
-        tab[in[j]].alive = 0;
-        KT_FREE(tab[in[j]].var);
-        KT_FREE(tab[in[j]].t);
-        tab[in[j]].var = NULL;
-        tab[in[j]].t = NULL;
-    }
+    KT_FREE(bucket);
+    KT_FREE(owned);
+    KT_FREE(step);
+    KT_FREE(base);
+    KT_FREE(sv);
+    KT_FREE(digit);
+    bucket = NULL;
+    owned = NULL;
+    step = base = sv = NULL;
+    digit = NULL;
     if (*ntab == *cap) {
         int nc = *cap * 2;
         kt__table *nt2 = (kt__table *)KT_REALLOC(tab, (size_t)nc * sizeof *tab);
-        if (!nt2) {
-            KT_FREE(nt.var);
-            KT_FREE(nt.t);
-            goto nomem;
-        }
+        if (!nt2) goto nomem;
         tab = *ptab = nt2;
         *cap = nc;
     }
     tab[*ntab] = nt;
-    for (j = 0; j < nv; j++)
-        if (!kt__adj_add(&adj[vars[j]], *ntab)) {
-            (*ntab)++;
-            goto nomem;
-        }
     (*ntab)++;
     KT_FREE(in);
     KT_FREE(vars);
+    for (j = 0; j < nv; j++)
+        if (!kt__adj_add(&adj[e->others[j]], *ntab - 1))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
     return KT_OK;
 nomem:
+    if (bucket)
+        for (j = 0; j < nin; j++)
+            if (owned[j]) {
+                KT_FREE(bucket[j].var);
+                KT_FREE(bucket[j].t);
+            }
+    KT_FREE(bucket);
+    KT_FREE(owned);
+    KT_FREE(step);
+    KT_FREE(base);
+    KT_FREE(sv);
+    KT_FREE(digit);
+    KT_FREE(nt.var);
+    KT_FREE(nt.t);
     KT_FREE(in);
     KT_FREE(vars);
     KT_FREE(e->others);
@@ -4785,14 +4965,26 @@ nomem:
 /* Adds every table whose variables are a subset of another's into that
    one (its values broadcast over the extra variables) and retires it:
    a forward op and its backward ops often touch the same tensors, and
-   fewer, larger tables make each elimination cheaper. */
-static void kt__absorb_tables(kt__table *tab, int ntab, const int *dom) {
-    int a, b, i, j;
+   fewer, larger tables make each elimination cheaper.  A table that can
+   take a's values contains a's first variable, so only the tables on that
+   variable's list are candidates (in table order, as a full scan). */
+static kt_status kt__absorb_tables(kt__table *tab, int ntab,
+                                   const kt__adj *adj, const int *dom,
+                                   int nvars, kt_error *err) {
+    int a, k, i, j;
+    int64_t *step = (int64_t *)kt__calloc((size_t)nvars + 1, sizeof(int64_t));
+    int *digit = (int *)kt__calloc((size_t)nvars + 1, sizeof(int));
+    if (!step || !digit) {
+        KT_FREE(step);
+        KT_FREE(digit);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+    }
     for (a = 0; a < ntab; a++) {
-        if (!tab[a].alive) continue;
-        for (b = 0; b < ntab; b++) {
-            int64_t stride[64], idx, digit[64];
-            int sub = 1;
+        const kt__adj *cand;
+        if (!tab[a].alive || tab[a].nv == 0) continue;
+        cand = &adj[tab[a].var[0]];
+        for (k = 0; k < cand->n; k++) {
+            int b = cand->id[k], sub = 1;
             if (b == a || !tab[b].alive || tab[b].nv < tab[a].nv ||
                 (tab[b].nv == tab[a].nv && b < a))
                 continue;
@@ -4800,30 +4992,15 @@ static void kt__absorb_tables(kt__table *tab, int ntab, const int *dom) {
                 for (j = 0; j < tab[b].nv && tab[b].var[j] != tab[a].var[i]; j++) {}
                 sub = j < tab[b].nv;
             }
-            if (!sub || tab[b].nv > 64) continue;
-            /* stride in a of each of b's variables (0 when a lacks it) */
-            for (j = 0; j < tab[b].nv; j++) {
-                int64_t st = 1;
-                stride[j] = 0;
-                for (i = 0; i < tab[a].nv; i++) {
-                    if (tab[a].var[i] == tab[b].var[j]) stride[j] = st;
-                    st *= dom[tab[a].var[i]];
-                }
-                digit[j] = 0;
-            }
-            for (idx = 0; idx < tab[b].size; idx++) {
-                int64_t ai = 0;
-                for (j = 0; j < tab[b].nv; j++) ai += digit[j] * stride[j];
-                tab[b].t[idx] += tab[a].t[ai];
-                for (j = 0; j < tab[b].nv; j++) {
-                    if (++digit[j] < dom[tab[b].var[j]]) break;
-                    digit[j] = 0;
-                }
-            }
+            if (!sub) continue;
+            kt__table_accumulate(&tab[b], &tab[a], dom, step, digit);
             tab[a].alive = 0;
             break;
         }
     }
+    KT_FREE(step);
+    KT_FREE(digit);
+    return KT_OK;
 }
 
 /* The DP over one cut as variable elimination on the factor graph of
@@ -4893,20 +5070,30 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
         }
         tab[ntab++] = t;
     }
-    if (s == KT_OK) kt__absorb_tables(tab, ntab, c->nchoice);
-    for (left = 0, i = 0; i < nt; i++) left += active[i];
+    if (s == KT_OK)
+        s = kt__absorb_tables(tab, ntab, adj, c->nchoice, nt, err);
+    /* the variables still to eliminate, as a list (most tensors are tied
+       steps whose class is represented by another) */
+    for (left = 0, i = 0; i < nt; i++)
+        if (active[i]) active[left++] = i;
     while (s == KT_OK && left > 0) {
-        int best = -1;
-        for (i = 0; i < nt; i++) {
-            if (!active[i]) continue;
+        int best = -1, at = -1, a;
+        for (a = 0; a < left; a++) {
+            i = active[a];
             if (dirty[i]) {
                 score[i] = kt__elim_size(tab, adj, c->nchoice, i, mark,
                                          ++stamp);
                 dirty[i] = 0;
             }
+            /* smallest table, then BFS rank, then index: a total order,
+               so the list's order does not matter */
             if (best < 0 || score[i] < score[best] ||
-                (score[i] == score[best] && vrank[i] < vrank[best]))
+                (score[i] == score[best] &&
+                 (vrank[i] < vrank[best] ||
+                  (vrank[i] == vrank[best] && i < best)))) {
                 best = i;
+                at = a;
+            }
         }
         if (score[best] > (double)limit) {
             s = kt__fail(err, KT_ERR_LIMIT, 0, "level DP: eliminating tensor "
@@ -4916,12 +5103,11 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
             break;
         }
         s = kt__eliminate(&tab, &ntab, &cap, adj, nt, c->nchoice, best,
-                          &el[ne], mark, ++stamp, err);
+                          &el[ne], mark, &stamp, err);
         if (s != KT_OK) break;
         for (j = 0; j < el[ne].nothers; j++) dirty[el[ne].others[j]] = 1;
         ne++;
-        active[best] = 0;
-        left--;
+        active[at] = active[--left];
     }
     if (s != KT_OK) goto done;
     /* Walk the eliminations backwards: each one's argmin is indexed by the
