@@ -3941,23 +3941,30 @@ typedef struct kt__hash {
     uint64_t a, b;
 } kt__hash;
 
-static void kt__hash_bytes(kt__hash *h, const void *data, size_t n) {
-    const unsigned char *p = (const unsigned char *)data;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h->a = (h->a ^ p[i]) * UINT64_C(0x100000001b3);
-        h->b = (h->b ^ p[i]) * UINT64_C(0x9e3779b97f4a7c15) + 0x7f;
-    }
+/* Mixes one word into a hash (a multiply-xorshift step on each half). */
+static void kt__hash_word(kt__hash *h, uint64_t w) {
+    h->a = (h->a ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+    h->a ^= h->a >> 29;
+    h->b = (h->b + w) * UINT64_C(0xbf58476d1ce4e5b9);
+    h->b ^= h->b >> 31;
 }
 
 static void kt__hash_i64(kt__hash *h, int64_t v) {
-    kt__hash_bytes(h, &v, sizeof v);
+    kt__hash_word(h, (uint64_t)v);
 }
 
+static void kt__hash_i64s(kt__hash *h, const int64_t *v, int n) {
+    int i;
+    for (i = 0; i < n; i++) kt__hash_word(h, (uint64_t)v[i]);
+}
+
+/* The capacity is a power of two, so a slot is the hash masked (no
+   division on the search's most frequent lookup). */
 static int kt__memo_get(const kt__memo *m, kt__hash h, int64_t *bytes) {
-    size_t i;
+    size_t i, mask = m->cap - 1;
     if (!m->cap) return 0;
-    for (i = (size_t)(h.a % m->cap);; i = (i + 1) % m->cap) {
+    if (h.a == 0 && h.b == 0) h.b = 1; /* as stored: 0,0 marks a free slot */
+    for (i = (size_t)h.a & mask;; i = (i + 1) & mask) {
         if (m->e[i].k1 == 0 && m->e[i].k2 == 0) return 0;
         if (m->e[i].k1 == h.a && m->e[i].k2 == h.b) {
             *bytes = m->e[i].bytes;
@@ -3976,16 +3983,16 @@ static void kt__memo_put(kt__memo *m, kt__hash h, int64_t bytes) {
         if (!ne) return; /* a cache: losing an entry is harmless */
         for (j = 0; j < m->cap; j++)
             if (m->e[j].k1 || m->e[j].k2) {
-                size_t k = (size_t)(m->e[j].k1 % nc);
-                while (ne[k].k1 || ne[k].k2) k = (k + 1) % nc;
+                size_t k = (size_t)m->e[j].k1 & (nc - 1);
+                while (ne[k].k1 || ne[k].k2) k = (k + 1) & (nc - 1);
                 ne[k] = m->e[j];
             }
         KT_FREE(m->e);
         m->e = ne;
         m->cap = nc;
     }
-    for (i = (size_t)(h.a % m->cap); m->e[i].k1 || m->e[i].k2;
-         i = (i + 1) % m->cap)
+    for (i = (size_t)h.a & (m->cap - 1); m->e[i].k1 || m->e[i].k2;
+         i = (i + 1) & (m->cap - 1))
         if (m->e[i].k1 == h.a && m->e[i].k2 == h.b) return;
     m->e[i].k1 = h.a;
     m->e[i].k2 = h.b;
@@ -4006,7 +4013,7 @@ static kt__hash kt__role_hash(const kt_graph *g, int o, int r) {
     kt__hash_i64(&h, r < op->ninputs ? 1 : 2);
     kt__hash_i64(&h, tx->rank);
     kt__hash_i64(&h, tx->elem_bytes);
-    kt__hash_bytes(&h, tx->shape, sizeof(int64_t) * (size_t)tx->rank);
+    kt__hash_i64s(&h, tx->shape, tx->rank);
     kt__hash_i64(&h, op->nvars);
     for (v = 0; v < op->nvars; v++) {
         kt__hash_i64(&h, op->var[v].extent);
@@ -4022,27 +4029,16 @@ static kt__hash kt__role_hash(const kt_graph *g, int o, int r) {
         kt__hash_i64(&h, ac->padded);
         for (d = 0; d < tx->rank; d++) {
             kt__hash_i64(&h, ac->whole[d]);
-            kt__hash_bytes(&h, ac->dim[d].lower.lo_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
-            kt__hash_bytes(&h, ac->dim[d].lower.hi_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
-            kt__hash_bytes(&h, ac->dim[d].upper.lo_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
-            kt__hash_bytes(&h, ac->dim[d].upper.hi_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].lower.lo_coef, op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].lower.hi_coef, op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].upper.lo_coef, op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].upper.hi_coef, op->nvars);
             kt__hash_i64(&h, ac->dim[d].lower.c);
+            kt__hash_i64(&h, ac->dim[d].upper.c);
             kt__hash_i64(&h, ac->dim[d].divisor);
         }
     }
     return h;
-}
-
-/* Mixes one word into a hash (a multiply-xorshift step on each half). */
-static void kt__hash_word(kt__hash *h, uint64_t w) {
-    h->a = (h->a ^ w) * UINT64_C(0x9e3779b97f4a7c15);
-    h->a ^= h->a >> 29;
-    h->b = (h->b + w) * UINT64_C(0xbf58476d1ce4e5b9);
-    h->b ^= h->b >> 31;
 }
 
 /* The key of converting a role whose structure hashes to `role`, with
@@ -4167,7 +4163,11 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
     /* each tensor placement is built at most once, on the first miss */
     kt_placement tp[KT_MAX_VARS + 1][KT_MAX_DIMS + 1];
     kt_status st = KT_OK;
-    memset(tp, 0, sizeof tp);
+    for (r = 0; r <= op->ninputs; r++)
+        for (ch = 0; ch < c->nchoice[r < op->ninputs ? op->input[r]
+                                                      : op->output];
+             ch++)
+            tp[r][ch].box = NULL;
     memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
     for (s = 0; s < ns && st == KT_OK; s++) {
         kt_placement needed[KT_MAX_VARS], produced;
@@ -4215,7 +4215,10 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
         if (placed) kt__free_op_placements(op, needed, &produced);
     }
     for (r = 0; r <= op->ninputs; r++)
-        for (ch = 0; ch <= KT_MAX_DIMS; ch++) kt_placement_free(&tp[r][ch]);
+        for (ch = 0; ch < c->nchoice[r < op->ninputs ? op->input[r]
+                                                      : op->output];
+             ch++)
+            if (tp[r][ch].box) kt_placement_free(&tp[r][ch]);
     return st;
 }
 
@@ -4265,26 +4268,29 @@ static kt_status kt__build_factor(kt__cut *c, int rep, kt_error *err) {
         KT_FREE(cost);
         return st;
     }
-    for (a = 0; a < fa->size; a++) {
+    {
+        /* the assignments in table order: pickc is an odometer over the
+           tensors' choices (first fastest) */
         int pickc[64];
-        int64_t rest = a;
-        double best = -1;
-        for (j = 0; j < fa->nt; j++) {
-            pickc[j] = (int)(rest % c->nchoice[fa->tensor[j]]);
-            rest /= c->nchoice[fa->tensor[j]];
-        }
-        for (s = 0; s < ns; s++) {
-            int64_t total = 0;
-            double value;
-            for (j = 0; j < fa->nt; j++)
-                total += cost[(j * ns + s) * (KT_MAX_DIMS + 1) + pickc[j]];
-            value = (double)total * c->byte_weight + compute[s];
-            if (best < 0 || value < best) {
-                best = value;
-                fa->best[a] = (signed char)s;
+        for (j = 0; j < fa->nt; j++) pickc[j] = 0;
+        for (a = 0; a < fa->size; a++) {
+            double best = -1;
+            for (s = 0; s < ns; s++) {
+                int64_t total = 0;
+                double value;
+                for (j = 0; j < fa->nt; j++)
+                    total += cost[(j * ns + s) * (KT_MAX_DIMS + 1) + pickc[j]];
+                value = (double)total * c->byte_weight + compute[s];
+                if (best < 0 || value < best) {
+                    best = value;
+                    fa->best[a] = (signed char)s;
+                }
             }
+            fa->cost[a] = best;
+            for (j = 0; j < fa->nt && ++pickc[j] == c->nchoice[fa->tensor[j]];
+                 j++)
+                pickc[j] = 0;
         }
-        fa->cost[a] = best;
     }
     KT_FREE(cost);
     return KT_OK;
@@ -4776,67 +4782,79 @@ static kt_status kt__bucket_presum(kt__table *b, int *owned, int *nb,
     }
 }
 
+/* The smallest over v's dv values of the sum of the bucket's tables at
+   ptr[q] (v's value val at ptr[q][val * sv[q]]), and the first value
+   reaching it.  One and two tables (most buckets once pre-summed) get
+   their own loops so the sums stay in registers; the comparisons are
+   written as selections, which compile without data-dependent branches.
+   Tables are added in bucket order starting from 0, so the sums are the
+   same whatever loop computes them. */
+static double kt__bucket_min(const double *const *ptr, const int64_t *sv,
+                             int nb, int dv, int *arg) {
+    double best, x;
+    int val, q, at = 0;
+    if (nb == 1) {
+        const double *p0 = ptr[0];
+        int64_t s0 = sv[0];
+        best = p0[0];
+        for (val = 1; val < dv; val++) {
+            x = p0[val * s0];
+            at = x < best ? val : at;
+            best = x < best ? x : best;
+        }
+    } else if (nb == 2) {
+        const double *p0 = ptr[0], *p1 = ptr[1];
+        int64_t s0 = sv[0], s1 = sv[1];
+        best = p0[0] + p1[0];
+        for (val = 1; val < dv; val++) {
+            x = p0[val * s0] + p1[val * s1];
+            at = x < best ? val : at;
+            best = x < best ? x : best;
+        }
+    } else {
+        best = 0;
+        for (val = 0; val < dv; val++) {
+            x = 0;
+            for (q = 0; q < nb; q++) x += ptr[q][val * sv[q]];
+            at = val > 0 && x < best ? val : at;
+            best = val == 0 || x < best ? x : best;
+        }
+    }
+    *arg = at;
+    return best;
+}
+
 /* The minimisation itself: for every assignment idx of `vars` (first
    fastest), out[idx] = min over v of the sum of the bucket's tables, and
    argmin[idx] the first minimising choice of v.  Every table is followed
-   by carry steps (base[q]); v's stride in it, sv[q], picks v's values. */
+   by carry steps (ptr[q]); v's stride in it, sv[q], picks v's values. */
 static void kt__minimise_out(const kt__table *b, int nb, int v,
                              const int *vars, int nv, const int *dom,
                              int64_t size, double *out,
                              unsigned char *argmin, int64_t *step,
-                             int64_t *base, int64_t *sv, int *digit) {
+                             const double **ptr, int64_t *sv, int *digit) {
     int dv = dom[v], q, j;
     int64_t idx;
     /* argmin is written through a local chunk: a store through an
        unsigned char pointer may alias anything, and would make the
        compiler reload every table pointer and index after it */
     unsigned char chunk[256];
-    double sum[KT_MAX_DIMS + 1] = {0};
     for (q = 0; q < nb; q++) {
         kt__carry_steps(&b[q], vars, nv, dom, &step[(size_t)q * nv]);
         sv[q] = kt__var_stride(&b[q], v, dom);
-        base[q] = 0;
+        ptr[q] = b[q].t;
     }
     for (j = 0; j < nv; j++) digit[j] = 0;
     for (idx = 0; idx < size; idx++) {
-        double best;
-        int val, arg = 0;
-        if (dv == 3) {
-            /* S0, S1 or R of a matrix, the common case: the three sums
-               stay in registers */
-            double s0 = 0, s1 = 0, s2 = 0;
-            for (q = 0; q < nb; q++) {
-                const double *p = b[q].t + base[q];
-                int64_t s = sv[q];
-                s0 += p[0];
-                s1 += p[s];
-                s2 += p[2 * s];
-            }
-            sum[0] = s0;
-            sum[1] = s1;
-            sum[2] = s2;
-        } else {
-            for (val = 0; val < dv; val++) sum[val] = 0;
-            for (q = 0; q < nb; q++) {
-                const double *p = b[q].t + base[q];
-                int64_t s = sv[q];
-                for (val = 0; val < dv; val++) sum[val] += p[val * s];
-            }
-        }
-        best = sum[0];
-        for (val = 1; val < dv; val++)
-            if (sum[val] < best) {
-                best = sum[val];
-                arg = val;
-            }
-        out[idx] = best;
+        int arg;
+        out[idx] = kt__bucket_min(ptr, sv, nb, dv, &arg);
         chunk[idx & 255] = (unsigned char)arg;
         if ((idx & 255) == 255 || idx + 1 == size)
             memcpy(argmin + (idx & ~(int64_t)255), chunk,
                    (size_t)(idx & 255) + 1);
         j = kt__odometer_next(digit, vars, nv, dom);
         if (j < nv)
-            for (q = 0; q < nb; q++) base[q] += step[(size_t)q * nv + j];
+            for (q = 0; q < nb; q++) ptr[q] += step[(size_t)q * nv + j];
     }
 }
 
@@ -4850,7 +4868,8 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     kt__table *tab = *ptab, nt, *bucket = NULL;
     int f, j, k, nin = 0, *in = NULL, *vars = NULL, nv = 0, *owned = NULL;
     int *digit = NULL;
-    int64_t size = 1, *step = NULL, *base = NULL, *sv = NULL;
+    int64_t size = 1, *step = NULL, *sv = NULL;
+    const double **ptr = NULL;
     memset(&nt, 0, sizeof nt);
     in = (int *)KT_MALLOC(sizeof(int) * ((size_t)adj[v].n + 1));
     vars = (int *)KT_MALLOC(sizeof(int) * ((size_t)nvars + 1));
@@ -4884,11 +4903,11 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     owned = (int *)kt__calloc((size_t)nin + 1, sizeof(int));
     step = (int64_t *)KT_MALLOC((size_t)(nin + 1) * ((size_t)nv + 2) *
                                 sizeof(int64_t));
-    base = (int64_t *)KT_MALLOC(((size_t)nin + 1) * sizeof(int64_t));
+    ptr = (const double **)KT_MALLOC(((size_t)nin + 1) * sizeof(double *));
     sv = (int64_t *)KT_MALLOC(((size_t)nin + 1) * sizeof(int64_t));
     digit = (int *)KT_MALLOC(((size_t)nv + 2) * sizeof(int));
     if (!nt.var || !nt.t || !e->others || !e->argmin || !bucket || !owned ||
-        !step || !base || !sv || !digit)
+        !step || !ptr || !sv || !digit)
         goto nomem;
     memcpy(nt.var, vars, sizeof(int) * (size_t)nv);
     memcpy(e->others, vars, sizeof(int) * (size_t)nv);
@@ -4897,7 +4916,7 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
                           stamp, step, digit) != KT_OK)
         goto nomem;
     kt__minimise_out(bucket, nin, v, vars, nv, dom, size, nt.t, e->argmin,
-                     step, base, sv, digit);
+                     step, ptr, sv, digit);
     for (j = 0; j < nin; j++)
         if (owned[j]) {
             KT_FREE(bucket[j].var);
@@ -4916,12 +4935,13 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     KT_FREE(bucket);
     KT_FREE(owned);
     KT_FREE(step);
-    KT_FREE(base);
+    KT_FREE((void *)ptr);
     KT_FREE(sv);
     KT_FREE(digit);
     bucket = NULL;
     owned = NULL;
-    step = base = sv = NULL;
+    step = sv = NULL;
+    ptr = NULL;
     digit = NULL;
     if (*ntab == *cap) {
         int nc = *cap * 2;
@@ -4948,7 +4968,7 @@ nomem:
     KT_FREE(bucket);
     KT_FREE(owned);
     KT_FREE(step);
-    KT_FREE(base);
+    KT_FREE((void *)ptr);
     KT_FREE(sv);
     KT_FREE(digit);
     KT_FREE(nt.var);

@@ -1558,6 +1558,134 @@ static void test_errors(void) {
 
 /* --------------------------------------------------------------- main */
 
+/* ----------------------------------------- one elimination, white box */
+
+/* The one test here below the public API: kt__eliminate on random buckets
+   against the definition it implements.  The DP tests above compare whole
+   searches with brute force, but their graphs never make the elimination
+   pre-sum two tables into their union (an unrolled LSTM does); these
+   buckets do, with many small overlapping tables over up to ten tensors,
+   and also hold tables in any variable order, duplicates, subsets, tensors
+   with a single choice, and up to nine choices for the eliminated one.
+   Values are integers, so the minimum and its first minimiser must match
+   exactly. */
+
+/* Value of table t at the assignment `at` (one choice per variable). */
+static double table_at(const kt__table *t, const int *dom, const int *at) {
+    int64_t idx = 0, stride = 1;
+    int j;
+    for (j = 0; j < t->nv; j++) {
+        idx += at[t->var[j]] * stride;
+        stride *= dom[t->var[j]];
+    }
+    return t->t[idx];
+}
+
+static void elimination_case(uint64_t *seed, int many_small) {
+    enum { NV = 10, NT = 12 };
+    kt__table orig[NT];
+    kt__table *tab;
+    kt__adj adj[NV];
+    kt__elim e;
+    kt_error err;
+    int dom[NV], mark[NV], at[NV], nvars = many_small ? 10 : rnd(seed, 2, 7);
+    int ntab = many_small ? rnd(seed, 4, NT) : rnd(seed, 1, 6), cap = NT + 1;
+    int stamp = 0, i, j, v = 0, nout, bad = 0, norig;
+    uint64_t start = *seed;
+    int64_t idx;
+    kt_status s;
+    memset(adj, 0, sizeof adj);
+    memset(mark, 0, sizeof mark);
+    for (i = 0; i < nvars; i++)
+        dom[i] = many_small ? rnd(seed, 2, 3) : rnd(seed, 1, 5);
+    dom[v] = rnd(seed, 2, many_small ? 3 : KT_MAX_DIMS + 1);
+    tab = (kt__table *)kt__calloc((size_t)cap, sizeof *tab);
+    CHECK(tab != NULL);
+    if (!tab) return;
+    for (i = 0; i < ntab; i++) {
+        kt__table *t = &orig[i];
+        int in[NV], n = 0;
+        /* v and a random subset of the others, in a random order */
+        for (j = 0; j < nvars; j++)
+            in[j] = j == v || rnd(seed, 0, 99) < (many_small ? 20 : 50);
+        t->var = (int *)kt__calloc((size_t)nvars, sizeof(int));
+        for (j = 0; j < nvars; j++)
+            if (in[j]) t->var[n++] = j;
+        for (j = n - 1; j > 0; j--) {
+            int k = rnd(seed, 0, j), x = t->var[j];
+            t->var[j] = t->var[k];
+            t->var[k] = x;
+        }
+        t->nv = n;
+        t->size = 1;
+        for (j = 0; j < n; j++) t->size *= dom[t->var[j]];
+        t->t = (double *)kt__calloc((size_t)t->size, sizeof(double));
+        for (idx = 0; idx < t->size; idx++) t->t[idx] = rnd(seed, 0, 1000);
+        t->alive = 1;
+        /* the DP's copy, which the elimination consumes */
+        tab[i] = *t;
+        tab[i].var = (int *)kt__calloc((size_t)nvars, sizeof(int));
+        tab[i].t = (double *)kt__calloc((size_t)t->size, sizeof(double));
+        memcpy(tab[i].var, t->var, sizeof(int) * (size_t)n);
+        memcpy(tab[i].t, t->t, sizeof(double) * (size_t)t->size);
+        for (j = 0; j < n; j++) kt__adj_add(&adj[t->var[j]], i);
+    }
+    norig = ntab;
+    memset(&e, 0, sizeof e);
+    s = kt__eliminate(&tab, &ntab, &cap, adj, nvars, dom, v, &e, mark, &stamp,
+                      &err);
+    CHECKF(s == KT_OK, "seed %llu: %s", (unsigned long long)start,
+           err.message);
+    if (s == KT_OK) {
+        const kt__table *out = &tab[ntab - 1];
+        nout = e.nothers;
+        CHECK(ntab == norig + 1 && out->alive && out->nv == nout);
+        for (i = 0; i < norig; i++) CHECK(!tab[i].alive);
+        memset(at, 0, sizeof at);
+        for (idx = 0; idx < out->size && !bad; idx++) {
+            int64_t rest = idx;
+            double best = 0;
+            int arg = 0, val;
+            for (j = 0; j < nout; j++) {
+                at[e.others[j]] = (int)(rest % dom[e.others[j]]);
+                rest /= dom[e.others[j]];
+            }
+            for (val = 0; val < dom[v]; val++) {
+                double sum = 0;
+                at[v] = val;
+                for (i = 0; i < norig; i++)
+                    sum += table_at(&orig[i], dom, at);
+                if (val == 0 || sum < best) {
+                    best = sum;
+                    arg = val;
+                }
+            }
+            bad = out->t[idx] != best || e.argmin[idx] != arg;
+            CHECKF(!bad, "seed %llu: state %lld: %g (argmin %d), the "
+                   "definition %g (argmin %d)", (unsigned long long)start,
+                   (long long)idx, out->t[idx], e.argmin[idx], best, arg);
+        }
+    }
+    for (i = 0; i < ntab; i++) {
+        KT_FREE(tab[i].var);
+        KT_FREE(tab[i].t);
+    }
+    for (i = 0; i < norig; i++) {
+        KT_FREE(orig[i].var);
+        KT_FREE(orig[i].t);
+    }
+    for (i = 0; i < nvars; i++) KT_FREE(adj[i].id);
+    KT_FREE(tab);
+    KT_FREE(e.others);
+    KT_FREE(e.argmin);
+}
+
+static void test_elimination(void) {
+    uint64_t seed = 0x5eed0e11ULL;
+    int i, n = getenv("KT_WRAP") ? 40 : 300;
+    for (i = 0; i < n; i++) elimination_case(&seed, i % 2);
+}
+
 int main(void) {
     clock_t t0 = clock();
     memset(&st, 0, sizeof st);
@@ -1572,6 +1700,7 @@ int main(void) {
     test_determinism();
     test_split_text();
     test_errors();
+    test_elimination();
     printf("searches: %d (graph, factors) cases, %d single-cut, %d multi-cut; "
            "brute force on %d; dp plan identical to brute force's on %d; "
            "%d cuts checked against the reference\n",
