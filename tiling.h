@@ -4072,6 +4072,9 @@ typedef struct kt__cut {
     double lambda;        /* memory penalty per byte of tensor per device  */
     int *mfirst, *members; /* op class -> its member ops (CSR)             */
     int one_dim;          /* EqualChop: one dimension per tensor            */
+    int *rec_at;          /* what the last priced member op added:          */
+    int64_t *rec_bytes;   /* positions in its factor's cost table, bytes    */
+    int nrec;
 } kt__cut;
 
 static void kt__cut_free(kt__cut *c) {
@@ -4089,6 +4092,8 @@ static void kt__cut_free(kt__cut *c) {
     KT_FREE(c->nstrat);
     KT_FREE(c->strat);
     KT_FREE(c->pick);
+    KT_FREE(c->rec_at);
+    KT_FREE(c->rec_bytes);
 }
 
 /* Parts dimension d (or variable v) already has from the earlier cuts. */
@@ -4151,9 +4156,12 @@ static int kt__factor_slot(const kt__factor *fa, int tensor) {
 }
 
 /* Adds one member op's prefix costs (cuts 1..cut+1) to its class factor's
-   separable table: cost[(slot*ns + s)*(KT_MAX_DIMS+1) + choice]. */
+   separable table: cost[(slot*ns + s)*(KT_MAX_DIMS+1) + choice].  What it
+   adds is also written to rec (position and bytes, *nrec entries), so
+   that a tied step priced exactly alike can repeat it (kt__same_member). */
 static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
                                   int64_t *cost, double *compute,
+                                  int *rec_at, int64_t *rec_bytes, int *nrec,
                                   kt_error *err) {
     const kt_graph *g = c->g;
     const kt_op *op = &g->op[o];
@@ -4210,6 +4218,8 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
                     if (st == KT_OK) kt__memo_put(c->memo, key, bytes);
                 }
                 cost[(slot * ns + s) * (KT_MAX_DIMS + 1) + ch] += bytes;
+                rec_at[*nrec] = (slot * ns + s) * (KT_MAX_DIMS + 1) + ch;
+                rec_bytes[(*nrec)++] = bytes;
             }
         }
         if (placed) kt__free_op_placements(op, needed, &produced);
@@ -4220,6 +4230,26 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
              ch++)
             if (tp[r][ch].box) kt_placement_free(&tp[r][ch]);
     return st;
+}
+
+/* Two members of an op class (tied steps) whose every role has the same
+   structure (kt__role_hash) on the same tensor class are priced alike at
+   every cut: the memo key of each of their conversions is the same, since
+   a tensor class shares its tiling and the class its strategies.  Steps
+   1..n-1 of an unrolled cell are such; step 0 reads the initial state. */
+static int kt__same_member(const kt__cut *c, int a, int b) {
+    const kt_op *oa = &c->g->op[a], *ob = &c->g->op[b];
+    int r;
+    if (oa->ninputs != ob->ninputs) return 0;
+    for (r = 0; r <= oa->ninputs; r++) {
+        kt__hash ha = c->role[a * (KT_MAX_VARS + 1) + r],
+                 hb = c->role[b * (KT_MAX_VARS + 1) + r];
+        int xa = r < oa->ninputs ? oa->input[r] : oa->output,
+            xb = r < ob->ninputs ? ob->input[r] : ob->output;
+        if (ha.a != hb.a || ha.b != hb.b || c->tcls[xa] != c->tcls[xb])
+            return 0;
+    }
+    return 1;
 }
 
 /* Builds the factor of op class `rep`: the tensor classes its members
@@ -4262,8 +4292,21 @@ static kt_status kt__build_factor(kt__cut *c, int rep, kt_error *err) {
                         g->op[rep].name);
     }
     for (s = 0; s < ns; s++) compute[s] = 0;
-    for (m = c->mfirst[rep]; m < c->mfirst[rep + 1] && st == KT_OK; m++)
-        st = kt__member_costs(c, c->members[m], fa, cost, compute, err);
+    for (m = c->mfirst[rep]; m < c->mfirst[rep + 1] && st == KT_OK; m++) {
+        int k;
+        o = c->members[m];
+        if (m > c->mfirst[rep] && c->machine == NULL &&
+            kt__same_member(c, c->members[m - 1], o)) {
+            /* priced like the previous step: repeat what it added (the
+               time objective's compute term is per op, so it prices
+               every step) */
+            for (k = 0; k < c->nrec; k++) cost[c->rec_at[k]] += c->rec_bytes[k];
+            continue;
+        }
+        c->nrec = 0;
+        st = kt__member_costs(c, o, fa, cost, compute, c->rec_at,
+                              c->rec_bytes, &c->nrec, err);
+    }
     if (st != KT_OK) {
         KT_FREE(cost);
         return st;
@@ -4377,8 +4420,16 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
     c->factor = (kt__factor *)kt__calloc((size_t)g->nop + 1,
                                          sizeof(kt__factor));
     c->pick = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    /* a member op adds one price per strategy, role and choice */
+    c->rec_at = (int *)kt__calloc((size_t)(KT_MAX_VARS + 1) *
+                                      (KT_MAX_VARS + 1) * (KT_MAX_DIMS + 1),
+                                  sizeof(int));
+    c->rec_bytes = (int64_t *)kt__calloc((size_t)(KT_MAX_VARS + 1) *
+                                             (KT_MAX_VARS + 1) *
+                                             (KT_MAX_DIMS + 1),
+                                         sizeof(int64_t));
     if (!c->nchoice || !c->choice || !c->nstrat || !c->strat || !c->factor ||
-        !c->pick) {
+        !c->pick || !c->rec_at || !c->rec_bytes) {
         kt__cut_free(c);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     }
@@ -5029,7 +5080,11 @@ static kt_status kt__absorb_tables(kt__table *tab, int ntab,
    eliminates one tensor at a time, always the one whose elimination leaves
    the smallest table (BFS order breaks ties), which keeps the state small
    on branchy graphs (attention, residual blocks) where whole BFS levels
-   are wide.  The optimum is the same exact minimum. */
+   are wide.  The optimum is the same exact minimum.  Where the time goes:
+   the tables of dense clusters (an unrolled LSTM cell with its backward
+   ops ties about a dozen tensor classes, 3^11-state tables), so each
+   elimination first pre-sums its bucket (kt__bucket_presum) and then
+   walks the joint states once with carry steps (kt__minimise_out). */
 static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
     const kt_graph *g = c->g;
     int nt = g->ntensor, i, j, ne = 0, ntab = 0, cap = 16, stamp = 0, left;
