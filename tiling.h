@@ -4835,11 +4835,10 @@ static kt_status kt__bucket_presum(kt__table *b, int *owned, int *nb,
 
 /* The smallest over v's dv values of the sum of the bucket's tables at
    ptr[q] (v's value val at ptr[q][val * sv[q]]), and the first value
-   reaching it.  One and two tables (most buckets once pre-summed) get
-   their own loops so the sums stay in registers; the comparisons are
-   written as selections, which compile without data-dependent branches.
-   Tables are added in bucket order starting from 0, so the sums are the
-   same whatever loop computes them. */
+   reaching it.  The comparisons are written as selections, which compile
+   without data-dependent branches.  Tables are added in bucket order
+   starting from 0, so the sums are the same whatever loop computes them
+   (two tables have their own loop in kt__minimise_out). */
 static double kt__bucket_min(const double *const *ptr, const int64_t *sv,
                              int nb, int dv, int *arg) {
     double best, x;
@@ -4850,15 +4849,6 @@ static double kt__bucket_min(const double *const *ptr, const int64_t *sv,
         best = p0[0];
         for (val = 1; val < dv; val++) {
             x = p0[val * s0];
-            at = x < best ? val : at;
-            best = x < best ? x : best;
-        }
-    } else if (nb == 2) {
-        const double *p0 = ptr[0], *p1 = ptr[1];
-        int64_t s0 = sv[0], s1 = sv[1];
-        best = p0[0] + p1[0];
-        for (val = 1; val < dv; val++) {
-            x = p0[val * s0] + p1[val * s1];
             at = x < best ? val : at;
             best = x < best ? x : best;
         }
@@ -4896,6 +4886,43 @@ static void kt__minimise_out(const kt__table *b, int nb, int v,
         ptr[q] = b[q].t;
     }
     for (j = 0; j < nv; j++) digit[j] = 0;
+    if (nb == 2) {
+        /* most work ends here once buckets are pre-summed (the dense
+           clusters of an LSTM, a residual block's convolutions): both
+           tables' positions and steps in registers, three choices (S0, S1
+           or R of a matrix) unrolled */
+        const double *p0 = ptr[0], *p1 = ptr[1];
+        const int64_t *step0 = step, *step1 = step + nv;
+        int64_t s0 = sv[0], s1 = sv[1];
+        for (idx = 0; idx < size; idx++) {
+            double best = p0[0] + p1[0], x;
+            int arg = 0, val;
+            if (dv == 3) {
+                double x1 = p0[s0] + p1[s1], x2 = p0[2 * s0] + p1[2 * s1];
+                arg = x1 < best;
+                best = x1 < best ? x1 : best;
+                arg = x2 < best ? 2 : arg;
+                best = x2 < best ? x2 : best;
+            } else {
+                for (val = 1; val < dv; val++) {
+                    x = p0[val * s0] + p1[val * s1];
+                    arg = x < best ? val : arg;
+                    best = x < best ? x : best;
+                }
+            }
+            out[idx] = best;
+            chunk[idx & 255] = (unsigned char)arg;
+            if ((idx & 255) == 255 || idx + 1 == size)
+                memcpy(argmin + (idx & ~(int64_t)255), chunk,
+                       (size_t)(idx & 255) + 1);
+            j = kt__odometer_next(digit, vars, nv, dom);
+            if (j < nv) {
+                p0 += step0[j];
+                p1 += step1[j];
+            }
+        }
+        return;
+    }
     for (idx = 0; idx < size; idx++) {
         int arg;
         out[idx] = kt__bucket_min(ptr, sv, nb, dv, &arg);
