@@ -4773,6 +4773,9 @@ static int64_t kt__union_size(const kt__table *a, const kt__table *b,
 static kt_status kt__bucket_presum(kt__table *b, int *owned, int *nb,
                                    int64_t joint, const int *dom, int *mark,
                                    int *stamp, int64_t *step, int *digit) {
+    /* the pair search is quadratic per merge: a bucket of a tensor read
+       by hundreds of op classes is summed as it is */
+    if (*nb > 64) return KT_OK;
     for (;;) {
         int i, j, bi = -1, bj = -1, sub = 0, k;
         int64_t best = 0;
