@@ -5040,7 +5040,7 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
             return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
     return KT_OK;
 nomem:
-    if (bucket)
+    if (bucket && owned)
         for (j = 0; j < nin; j++)
             if (owned[j]) {
                 KT_FREE(bucket[j].var);
