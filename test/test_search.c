@@ -17,17 +17,38 @@
 
    Known answers: Spartan's C = A + B, D = A^T + B^T, E = C + D (Huang
    thesis, Fig. 3.3), SOYBEAN's 5-layer MLP against its data/model/hybrid
-   figures (section 3), Tofu Theorem 1 reported numerically. */
-#define KT_IMPLEMENTATION
-#include "../tiling.h"
-#include "kt_test.h"
-#include "kt_testlib.h"
+   figures (section 3), Tofu Theorem 1 reported numerically.
 
+   Below the public API: single eliminations of the DP against their
+   definition on random buckets (test_elimination), and every allocation
+   of a search failing in turn (test_out_of_memory, through KT_MALLOC). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <time.h>
+
+/* The library allocates through these: they pass through to the C
+   library unless test_out_of_memory arms `fail_at`, and then the fail_at-th
+   allocation from then on returns NULL (once). */
+static long alloc_count = 0, fail_at = 0;
+static void *test_malloc(size_t n) {
+    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
+    return malloc(n);
+}
+static void *test_realloc(void *p, size_t n) {
+    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
+    return realloc(p, n);
+}
+#define KT_MALLOC(n) test_malloc(n)
+#define KT_REALLOC(p, n) test_realloc(p, n)
+#define KT_FREE(p) free(p)
+
+#define KT_IMPLEMENTATION
+#include "../tiling.h"
+#include "kt_test.h"
+#include "kt_testlib.h"
 
 /* ------------------------------------------------------------ utilities */
 
@@ -1686,6 +1707,71 @@ static void test_elimination(void) {
     for (i = 0; i < n; i++) elimination_case(&seed, i % 2);
 }
 
+/* ------------------------------------------------------- out of memory */
+
+/* Every allocation of a DP search failing in turn: the search must return
+   KT_ERR_NOMEM (or, where the allocation only feeds the price memo, a cache
+   that may lose entries, the same plan as without the failure), never
+   crash; the sanitizer and valgrind runs check that nothing leaks.  A tied
+   RNN reaches the elimination's pre-sums into unions. */
+static void out_of_memory_case(const char *spec, const char *fspec) {
+    kt_graph *g = NULL;
+    kt_factors f = factors(fspec);
+    kt_search_options o;
+    kt_plan p;
+    kt_error err;
+    long total, n, stride;
+    int64_t want;
+    int nomem = 0, ok = 0, other = 0;
+    kt_status s = kt_zoo_build(spec, &g, &err);
+    CHECKF(s == KT_OK, "%s: %s", spec, err.message);
+    if (s != KT_OK) return;
+    memset(&o, 0, sizeof o);
+    /* count the allocations of a search that succeeds */
+    alloc_count = 0;
+    fail_at = LONG_MAX;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    total = alloc_count;
+    fail_at = 0;
+    CHECKF(s == KT_OK, "%s: %s", spec, err.message);
+    if (s != KT_OK) {
+        kt_graph_destroy(g);
+        return;
+    }
+    want = p.total_bytes;
+    kt_plan_free(&p);
+    stride = getenv("KT_WRAP") ? 1 + total / 150 : 1;
+    for (n = 1; n <= total; n += stride) {
+        alloc_count = 0;
+        fail_at = n;
+        s = kt_plan_search(g, &f, &o, &p, &err);
+        fail_at = 0;
+        if (s == KT_OK) {
+            ok++;
+            CHECKF(p.total_bytes == want, "%s on %s: allocation %ld failed: "
+                   "%lld bytes, %lld without the failure", spec, fspec, n,
+                   (long long)p.total_bytes, (long long)want);
+            kt_plan_free(&p);
+        } else if (s == KT_ERR_NOMEM) {
+            nomem++;
+        } else {
+            other++;
+            CHECKF(0, "%s on %s: allocation %ld failed: %s (%s)", spec, fspec,
+                   n, kt_status_string(s), err.message);
+        }
+    }
+    CHECKF(nomem > 0, "%s: no failure reported", spec);
+    printf("out of memory, %s on %s: %ld allocations, every %ld-th failed in "
+           "turn: %d reported, %d absorbed by the memo, %d other\n", spec,
+           fspec, total, stride, nomem, ok, other);
+    kt_graph_destroy(g);
+}
+
+static void test_out_of_memory(void) {
+    out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2");
+    out_of_memory_case("rnn:layers=1,hidden=16,steps=2,batch=4", "2,2");
+}
+
 int main(void) {
     clock_t t0 = clock();
     memset(&st, 0, sizeof st);
@@ -1701,6 +1787,7 @@ int main(void) {
     test_split_text();
     test_errors();
     test_elimination();
+    test_out_of_memory();
     printf("searches: %d (graph, factors) cases, %d single-cut, %d multi-cut; "
            "brute force on %d; dp plan identical to brute force's on %d; "
            "%d cuts checked against the reference\n",
