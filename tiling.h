@@ -1646,7 +1646,7 @@ static kt_status kt__check_name(const char *name, int line, kt_error *err) {
 static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
                                 const int64_t *shape, int elem_bytes,
                                 kt_tensor_kind kind, int line, kt_error *err) {
-    kt_tensor *t;
+    kt_tensor *t, copy;
     int d, old;
     kt_status s = kt__check_name(name, line, err);
     if (s != KT_OK) return s;
@@ -1687,21 +1687,25 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
     if ((unsigned)kind > (unsigned)KT_OPTSTATE)
         return kt__fail(err, KT_ERR_INVALID, line, "tensor %s: unknown kind",
                         name);
+    /* name and shape may point into g->tensor (autodiff passes the loss's
+       shape), which growing the array below frees: copy them first */
+    snprintf(copy.name, sizeof copy.name, "%s", name);
+    for (d = 0; d < rank; d++) copy.shape[d] = shape[d];
     if (g->ntensor == g->cap_tensor) {
         int nc = g->cap_tensor ? 2 * g->cap_tensor : 16;
         kt_tensor *nt =
             (kt_tensor *)KT_REALLOC(g->tensor, (size_t)nc * sizeof *nt);
         if (!nt)
             return kt__fail(err, KT_ERR_NOMEM, line,
-                            "out of memory adding tensor %s", name);
+                            "out of memory adding tensor %s", copy.name);
         g->tensor = nt;
         g->cap_tensor = nc;
     }
     t = &g->tensor[g->ntensor++];
     memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->name, sizeof t->name, "%s", copy.name);
     t->rank = rank;
-    for (d = 0; d < rank; d++) t->shape[d] = shape[d];
+    for (d = 0; d < rank; d++) t->shape[d] = copy.shape[d];
     t->elem_bytes = elem_bytes;
     t->kind = kind;
     t->producer = t->updater = t->of = -1;
@@ -5036,8 +5040,14 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     KT_FREE(in);
     KT_FREE(vars);
     for (j = 0; j < nv; j++)
-        if (!kt__adj_add(&adj[e->others[j]], *ntab - 1))
+        if (!kt__adj_add(&adj[e->others[j]], *ntab - 1)) {
+            /* the new table is the DP's to free; the record is not kept */
+            KT_FREE(e->others);
+            KT_FREE(e->argmin);
+            e->others = NULL;
+            e->argmin = NULL;
             return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+        }
     return KT_OK;
 nomem:
     if (bucket && owned)
