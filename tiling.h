@@ -1646,7 +1646,7 @@ static kt_status kt__check_name(const char *name, int line, kt_error *err) {
 static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
                                 const int64_t *shape, int elem_bytes,
                                 kt_tensor_kind kind, int line, kt_error *err) {
-    kt_tensor *t;
+    kt_tensor *t, copy;
     int d, old;
     kt_status s = kt__check_name(name, line, err);
     if (s != KT_OK) return s;
@@ -1687,21 +1687,25 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
     if ((unsigned)kind > (unsigned)KT_OPTSTATE)
         return kt__fail(err, KT_ERR_INVALID, line, "tensor %s: unknown kind",
                         name);
+    /* name and shape may point into g->tensor (autodiff passes the loss's
+       shape), which growing the array below frees: copy them first */
+    snprintf(copy.name, sizeof copy.name, "%s", name);
+    for (d = 0; d < rank; d++) copy.shape[d] = shape[d];
     if (g->ntensor == g->cap_tensor) {
         int nc = g->cap_tensor ? 2 * g->cap_tensor : 16;
         kt_tensor *nt =
             (kt_tensor *)KT_REALLOC(g->tensor, (size_t)nc * sizeof *nt);
         if (!nt)
             return kt__fail(err, KT_ERR_NOMEM, line,
-                            "out of memory adding tensor %s", name);
+                            "out of memory adding tensor %s", copy.name);
         g->tensor = nt;
         g->cap_tensor = nc;
     }
     t = &g->tensor[g->ntensor++];
     memset(t, 0, sizeof *t);
-    snprintf(t->name, sizeof t->name, "%s", name);
+    snprintf(t->name, sizeof t->name, "%s", copy.name);
     t->rank = rank;
-    for (d = 0; d < rank; d++) t->shape[d] = shape[d];
+    for (d = 0; d < rank; d++) t->shape[d] = copy.shape[d];
     t->elem_bytes = elem_bytes;
     t->kind = kind;
     t->producer = t->updater = t->of = -1;
@@ -3941,23 +3945,30 @@ typedef struct kt__hash {
     uint64_t a, b;
 } kt__hash;
 
-static void kt__hash_bytes(kt__hash *h, const void *data, size_t n) {
-    const unsigned char *p = (const unsigned char *)data;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h->a = (h->a ^ p[i]) * UINT64_C(0x100000001b3);
-        h->b = (h->b ^ p[i]) * UINT64_C(0x9e3779b97f4a7c15) + 0x7f;
-    }
+/* Mixes one word into a hash (a multiply-xorshift step on each half). */
+static void kt__hash_word(kt__hash *h, uint64_t w) {
+    h->a = (h->a ^ w) * UINT64_C(0x9e3779b97f4a7c15);
+    h->a ^= h->a >> 29;
+    h->b = (h->b + w) * UINT64_C(0xbf58476d1ce4e5b9);
+    h->b ^= h->b >> 31;
 }
 
 static void kt__hash_i64(kt__hash *h, int64_t v) {
-    kt__hash_bytes(h, &v, sizeof v);
+    kt__hash_word(h, (uint64_t)v);
 }
 
+static void kt__hash_i64s(kt__hash *h, const int64_t *v, int n) {
+    int i;
+    for (i = 0; i < n; i++) kt__hash_word(h, (uint64_t)v[i]);
+}
+
+/* The capacity is a power of two, so a slot is the hash masked (no
+   division on the search's most frequent lookup). */
 static int kt__memo_get(const kt__memo *m, kt__hash h, int64_t *bytes) {
-    size_t i;
+    size_t i, mask = m->cap - 1;
     if (!m->cap) return 0;
-    for (i = (size_t)(h.a % m->cap);; i = (i + 1) % m->cap) {
+    if (h.a == 0 && h.b == 0) h.b = 1; /* as stored: 0,0 marks a free slot */
+    for (i = (size_t)h.a & mask;; i = (i + 1) & mask) {
         if (m->e[i].k1 == 0 && m->e[i].k2 == 0) return 0;
         if (m->e[i].k1 == h.a && m->e[i].k2 == h.b) {
             *bytes = m->e[i].bytes;
@@ -3976,16 +3987,16 @@ static void kt__memo_put(kt__memo *m, kt__hash h, int64_t bytes) {
         if (!ne) return; /* a cache: losing an entry is harmless */
         for (j = 0; j < m->cap; j++)
             if (m->e[j].k1 || m->e[j].k2) {
-                size_t k = (size_t)(m->e[j].k1 % nc);
-                while (ne[k].k1 || ne[k].k2) k = (k + 1) % nc;
+                size_t k = (size_t)m->e[j].k1 & (nc - 1);
+                while (ne[k].k1 || ne[k].k2) k = (k + 1) & (nc - 1);
                 ne[k] = m->e[j];
             }
         KT_FREE(m->e);
         m->e = ne;
         m->cap = nc;
     }
-    for (i = (size_t)(h.a % m->cap); m->e[i].k1 || m->e[i].k2;
-         i = (i + 1) % m->cap)
+    for (i = (size_t)h.a & (m->cap - 1); m->e[i].k1 || m->e[i].k2;
+         i = (i + 1) & (m->cap - 1))
         if (m->e[i].k1 == h.a && m->e[i].k2 == h.b) return;
     m->e[i].k1 = h.a;
     m->e[i].k2 = h.b;
@@ -4006,7 +4017,7 @@ static kt__hash kt__role_hash(const kt_graph *g, int o, int r) {
     kt__hash_i64(&h, r < op->ninputs ? 1 : 2);
     kt__hash_i64(&h, tx->rank);
     kt__hash_i64(&h, tx->elem_bytes);
-    kt__hash_bytes(&h, tx->shape, sizeof(int64_t) * (size_t)tx->rank);
+    kt__hash_i64s(&h, tx->shape, tx->rank);
     kt__hash_i64(&h, op->nvars);
     for (v = 0; v < op->nvars; v++) {
         kt__hash_i64(&h, op->var[v].extent);
@@ -4022,27 +4033,16 @@ static kt__hash kt__role_hash(const kt_graph *g, int o, int r) {
         kt__hash_i64(&h, ac->padded);
         for (d = 0; d < tx->rank; d++) {
             kt__hash_i64(&h, ac->whole[d]);
-            kt__hash_bytes(&h, ac->dim[d].lower.lo_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
-            kt__hash_bytes(&h, ac->dim[d].lower.hi_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
-            kt__hash_bytes(&h, ac->dim[d].upper.lo_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
-            kt__hash_bytes(&h, ac->dim[d].upper.hi_coef,
-                           sizeof(int64_t) * (size_t)op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].lower.lo_coef, op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].lower.hi_coef, op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].upper.lo_coef, op->nvars);
+            kt__hash_i64s(&h, ac->dim[d].upper.hi_coef, op->nvars);
             kt__hash_i64(&h, ac->dim[d].lower.c);
+            kt__hash_i64(&h, ac->dim[d].upper.c);
             kt__hash_i64(&h, ac->dim[d].divisor);
         }
     }
     return h;
-}
-
-/* Mixes one word into a hash (a multiply-xorshift step on each half). */
-static void kt__hash_word(kt__hash *h, uint64_t w) {
-    h->a = (h->a ^ w) * UINT64_C(0x9e3779b97f4a7c15);
-    h->a ^= h->a >> 29;
-    h->b = (h->b + w) * UINT64_C(0xbf58476d1ce4e5b9);
-    h->b ^= h->b >> 31;
 }
 
 /* The key of converting a role whose structure hashes to `role`, with
@@ -4076,6 +4076,9 @@ typedef struct kt__cut {
     double lambda;        /* memory penalty per byte of tensor per device  */
     int *mfirst, *members; /* op class -> its member ops (CSR)             */
     int one_dim;          /* EqualChop: one dimension per tensor            */
+    int *rec_at;          /* what the last priced member op added:          */
+    int64_t *rec_bytes;   /* positions in its factor's cost table, bytes    */
+    int nrec;
 } kt__cut;
 
 static void kt__cut_free(kt__cut *c) {
@@ -4093,6 +4096,8 @@ static void kt__cut_free(kt__cut *c) {
     KT_FREE(c->nstrat);
     KT_FREE(c->strat);
     KT_FREE(c->pick);
+    KT_FREE(c->rec_at);
+    KT_FREE(c->rec_bytes);
 }
 
 /* Parts dimension d (or variable v) already has from the earlier cuts. */
@@ -4155,9 +4160,12 @@ static int kt__factor_slot(const kt__factor *fa, int tensor) {
 }
 
 /* Adds one member op's prefix costs (cuts 1..cut+1) to its class factor's
-   separable table: cost[(slot*ns + s)*(KT_MAX_DIMS+1) + choice]. */
+   separable table: cost[(slot*ns + s)*(KT_MAX_DIMS+1) + choice].  What it
+   adds is also written to rec (position and bytes, *nrec entries), so
+   that a tied step priced exactly alike can repeat it (kt__same_member). */
 static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
                                   int64_t *cost, double *compute,
+                                  int *rec_at, int64_t *rec_bytes, int *nrec,
                                   kt_error *err) {
     const kt_graph *g = c->g;
     const kt_op *op = &g->op[o];
@@ -4167,7 +4175,11 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
     /* each tensor placement is built at most once, on the first miss */
     kt_placement tp[KT_MAX_VARS + 1][KT_MAX_DIMS + 1];
     kt_status st = KT_OK;
-    memset(tp, 0, sizeof tp);
+    for (r = 0; r <= op->ninputs; r++)
+        for (ch = 0; ch < c->nchoice[r < op->ninputs ? op->input[r]
+                                                      : op->output];
+             ch++)
+            tp[r][ch].box = NULL;
     memcpy(split, &c->p->split[o * KT_MAX_CUTS], sizeof split);
     for (s = 0; s < ns && st == KT_OK; s++) {
         kt_placement needed[KT_MAX_VARS], produced;
@@ -4210,13 +4222,38 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
                     if (st == KT_OK) kt__memo_put(c->memo, key, bytes);
                 }
                 cost[(slot * ns + s) * (KT_MAX_DIMS + 1) + ch] += bytes;
+                rec_at[*nrec] = (slot * ns + s) * (KT_MAX_DIMS + 1) + ch;
+                rec_bytes[(*nrec)++] = bytes;
             }
         }
         if (placed) kt__free_op_placements(op, needed, &produced);
     }
     for (r = 0; r <= op->ninputs; r++)
-        for (ch = 0; ch <= KT_MAX_DIMS; ch++) kt_placement_free(&tp[r][ch]);
+        for (ch = 0; ch < c->nchoice[r < op->ninputs ? op->input[r]
+                                                      : op->output];
+             ch++)
+            if (tp[r][ch].box) kt_placement_free(&tp[r][ch]);
     return st;
+}
+
+/* Two members of an op class (tied steps) whose every role has the same
+   structure (kt__role_hash) on the same tensor class are priced alike at
+   every cut: the memo key of each of their conversions is the same, since
+   a tensor class shares its tiling and the class its strategies.  Steps
+   1..n-1 of an unrolled cell are such; step 0 reads the initial state. */
+static int kt__same_member(const kt__cut *c, int a, int b) {
+    const kt_op *oa = &c->g->op[a], *ob = &c->g->op[b];
+    int r;
+    if (oa->ninputs != ob->ninputs) return 0;
+    for (r = 0; r <= oa->ninputs; r++) {
+        kt__hash ha = c->role[a * (KT_MAX_VARS + 1) + r],
+                 hb = c->role[b * (KT_MAX_VARS + 1) + r];
+        int xa = r < oa->ninputs ? oa->input[r] : oa->output,
+            xb = r < ob->ninputs ? ob->input[r] : ob->output;
+        if (ha.a != hb.a || ha.b != hb.b || c->tcls[xa] != c->tcls[xb])
+            return 0;
+    }
+    return 1;
 }
 
 /* Builds the factor of op class `rep`: the tensor classes its members
@@ -4259,32 +4296,48 @@ static kt_status kt__build_factor(kt__cut *c, int rep, kt_error *err) {
                         g->op[rep].name);
     }
     for (s = 0; s < ns; s++) compute[s] = 0;
-    for (m = c->mfirst[rep]; m < c->mfirst[rep + 1] && st == KT_OK; m++)
-        st = kt__member_costs(c, c->members[m], fa, cost, compute, err);
+    for (m = c->mfirst[rep]; m < c->mfirst[rep + 1] && st == KT_OK; m++) {
+        int k;
+        o = c->members[m];
+        if (m > c->mfirst[rep] && c->machine == NULL &&
+            kt__same_member(c, c->members[m - 1], o)) {
+            /* priced like the previous step: repeat what it added (the
+               time objective's compute term is per op, so it prices
+               every step) */
+            for (k = 0; k < c->nrec; k++) cost[c->rec_at[k]] += c->rec_bytes[k];
+            continue;
+        }
+        c->nrec = 0;
+        st = kt__member_costs(c, o, fa, cost, compute, c->rec_at,
+                              c->rec_bytes, &c->nrec, err);
+    }
     if (st != KT_OK) {
         KT_FREE(cost);
         return st;
     }
-    for (a = 0; a < fa->size; a++) {
+    {
+        /* the assignments in table order: pickc is an odometer over the
+           tensors' choices (first fastest) */
         int pickc[64];
-        int64_t rest = a;
-        double best = -1;
-        for (j = 0; j < fa->nt; j++) {
-            pickc[j] = (int)(rest % c->nchoice[fa->tensor[j]]);
-            rest /= c->nchoice[fa->tensor[j]];
-        }
-        for (s = 0; s < ns; s++) {
-            int64_t total = 0;
-            double value;
-            for (j = 0; j < fa->nt; j++)
-                total += cost[(j * ns + s) * (KT_MAX_DIMS + 1) + pickc[j]];
-            value = (double)total * c->byte_weight + compute[s];
-            if (best < 0 || value < best) {
-                best = value;
-                fa->best[a] = (signed char)s;
+        for (j = 0; j < fa->nt; j++) pickc[j] = 0;
+        for (a = 0; a < fa->size; a++) {
+            double best = -1;
+            for (s = 0; s < ns; s++) {
+                int64_t total = 0;
+                double value;
+                for (j = 0; j < fa->nt; j++)
+                    total += cost[(j * ns + s) * (KT_MAX_DIMS + 1) + pickc[j]];
+                value = (double)total * c->byte_weight + compute[s];
+                if (best < 0 || value < best) {
+                    best = value;
+                    fa->best[a] = (signed char)s;
+                }
             }
+            fa->cost[a] = best;
+            for (j = 0; j < fa->nt && ++pickc[j] == c->nchoice[fa->tensor[j]];
+                 j++)
+                pickc[j] = 0;
         }
-        fa->cost[a] = best;
     }
     KT_FREE(cost);
     return KT_OK;
@@ -4371,8 +4424,16 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
     c->factor = (kt__factor *)kt__calloc((size_t)g->nop + 1,
                                          sizeof(kt__factor));
     c->pick = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    /* a member op adds one price per strategy, role and choice */
+    c->rec_at = (int *)kt__calloc((size_t)(KT_MAX_VARS + 1) *
+                                      (KT_MAX_VARS + 1) * (KT_MAX_DIMS + 1),
+                                  sizeof(int));
+    c->rec_bytes = (int64_t *)kt__calloc((size_t)(KT_MAX_VARS + 1) *
+                                             (KT_MAX_VARS + 1) *
+                                             (KT_MAX_DIMS + 1),
+                                         sizeof(int64_t));
     if (!c->nchoice || !c->choice || !c->nstrat || !c->strat || !c->factor ||
-        !c->pick) {
+        !c->pick || !c->rec_at || !c->rec_bytes) {
         kt__cut_free(c);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     }
@@ -4506,10 +4567,12 @@ static kt_status kt__dp_rank(const kt__cut *c, int *rank, kt_error *err) {
     int *gops = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *tfirst = (int *)kt__calloc((size_t)nt + 2, sizeof(int));
     int *tops = NULL, *fill = NULL;
+    unsigned char *texpanded = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
     kt__rank_key *keys = (kt__rank_key *)kt__calloc((size_t)n + 1,
                                                     sizeof(kt__rank_key));
     kt_status s = KT_OK;
-    if (!grp || !level || !queue || !gfirst || !gops || !tfirst || !keys)
+    if (!grp || !level || !queue || !gfirst || !gops || !tfirst || !keys ||
+        !texpanded)
         goto nomem;
     for (i = 0; i < n; i++) {
         int f = g->op[i].group >= 0 ? g->op[i].group : i;
@@ -4545,6 +4608,10 @@ static kt_status kt__dp_rank(const kt__cut *c, int *rank, kt_error *err) {
                 int op = gops[a];
                 for (j = 0; j <= g->op[op].ninputs; j++) {
                     int x = kt__op_class_of_role(c, op, j), b;
+                    /* a class once expanded has leveled all its groups;
+                       a tied class is touched by every step's ops */
+                    if (texpanded[x]) continue;
+                    texpanded[x] = 1;
                     for (b = tfirst[x]; b < tfirst[x + 1]; b++) {
                         int gb = grp[tops[b]];
                         if (level[gb] >= 0) continue;
@@ -4575,6 +4642,7 @@ done:
     KT_FREE(tops);
     KT_FREE(fill);
     KT_FREE(keys);
+    KT_FREE(texpanded);
     return s;
 }
 
@@ -4631,32 +4699,279 @@ static double kt__elim_size(const kt__table *tab, const kt__adj *adj,
     return size;
 }
 
-/* Eliminates v: multiplies (adds, in cost terms) every factor containing
-   it, minimises v out, and remembers the minimiser for every assignment of
-   the rest (the g_l tables of SOYBEAN equations 4-5). */
+/* The elimination's inner loops walk a table `dst` in storage order (first
+   variable fastest) while following the entry of another table `src` that
+   shares some of its variables.  Instead of recomputing src's index from
+   all digits at every step, each digit j gets a carry step: when digit j
+   is the lowest one that does not wrap, src's index moves by src's stride
+   for that variable minus what the wrapped lower digits had added.  So
+   following src costs one addition per entry. */
+static int64_t kt__var_stride(const kt__table *src, int x, const int *dom) {
+    int64_t stride = 1;
+    int q;
+    for (q = 0; q < src->nv; q++) {
+        if (src->var[q] == x) return stride;
+        stride *= dom[src->var[q]];
+    }
+    return 0; /* src does not depend on x */
+}
+
+static void kt__carry_steps(const kt__table *src, const int *var, int nv,
+                            const int *dom, int64_t *step) {
+    int64_t back = 0;
+    int j;
+    for (j = 0; j < nv; j++) {
+        int64_t s = kt__var_stride(src, var[j], dom);
+        step[j] = s - back;
+        back += s * (dom[var[j]] - 1);
+    }
+}
+
+/* Advances the odometer digit[0..nv) (radix dom[var[j]]); returns the
+   lowest digit that did not wrap, or nv when all wrapped (the end). */
+static int kt__odometer_next(int *digit, const int *var, int nv,
+                             const int *dom) {
+    int j;
+    for (j = 0; j < nv && ++digit[j] == dom[var[j]]; j++) digit[j] = 0;
+    return j;
+}
+
+/* dst += src, src's values broadcast over the variables it lacks; src's
+   variables must all be dst's.  step and digit hold dst->nv entries. */
+static void kt__table_accumulate(kt__table *dst, const kt__table *src,
+                                 const int *dom, int64_t *step, int *digit) {
+    int64_t idx, at = 0;
+    int j, nv = dst->nv;
+    kt__carry_steps(src, dst->var, nv, dom, step);
+    for (j = 0; j < nv; j++) digit[j] = 0;
+    for (idx = 0; idx < dst->size; idx++) {
+        dst->t[idx] += src->t[at];
+        j = kt__odometer_next(digit, dst->var, nv, dom);
+        if (j < nv) at += step[j];
+    }
+}
+
+/* Number of states of the union of a's and b's variables; mark[] gets
+   `stamp` on a's variables. */
+static int64_t kt__union_size(const kt__table *a, const kt__table *b,
+                              const int *dom, int *mark, int stamp) {
+    int64_t size = a->size;
+    int j;
+    for (j = 0; j < a->nv; j++) mark[a->var[j]] = stamp;
+    for (j = 0; j < b->nv; j++)
+        if (mark[b->var[j]] != stamp) size *= dom[b->var[j]];
+    return size;
+}
+
+/* A bucket's tables are summed once per joint state of all their
+   variables (`joint` states), so every table costs `joint` additions.  Two
+   tables whose variables together span far fewer states are cheaper to add
+   up first: a table whose variables another one has is added into that one
+   in place; otherwise the pair is summed into a new table over their union
+   when that costs (about three passes over the union) less than the pass
+   over the joint it saves.  The cheapest pair goes first, until no pair
+   pays.  Addition is associative, so the minimum is unchanged (bytes are
+   integers, exact in a double).  In an unrolled LSTM the forward cell and
+   its backward ops touch the same tensors in different orders, so a bucket
+   of five tables over twelve tensors shrinks to two. */
+static kt_status kt__bucket_presum(kt__table *b, int *owned, int *nb,
+                                   int64_t joint, const int *dom, int *mark,
+                                   int *stamp, int64_t *step, int *digit) {
+    /* the pair search is quadratic per merge: a bucket of a tensor read
+       by hundreds of op classes is summed as it is */
+    if (*nb > 64) return KT_OK;
+    for (;;) {
+        int i, j, bi = -1, bj = -1, sub = 0, k;
+        int64_t best = 0;
+        for (i = 0; i < *nb; i++)
+            for (j = 0; j < *nb; j++) {
+                int64_t u;
+                if (i == j) continue;
+                u = kt__union_size(&b[i], &b[j], dom, mark, ++*stamp);
+                /* j's variables all in i: added in place, one pass */
+                if (u == b[i].size) {
+                    if (u < joint && (bi < 0 || !sub || u < best)) {
+                        bi = i, bj = j, best = u, sub = 1;
+                    }
+                } else if (3 * u < joint && !sub && (bi < 0 || u < best)) {
+                    bi = i, bj = j, best = u;
+                }
+            }
+        if (bi < 0) return KT_OK;
+        if (!sub) {
+            /* a new table over i's variables and j's others */
+            kt__table u;
+            int n = b[bi].nv;
+            memset(&u, 0, sizeof u);
+            u.size = best;
+            u.var = (int *)kt__calloc((size_t)(b[bi].nv + b[bj].nv) + 1,
+                                      sizeof(int));
+            u.t = (double *)kt__calloc((size_t)best, sizeof(double));
+            if (!u.var || !u.t) {
+                KT_FREE(u.var);
+                KT_FREE(u.t);
+                return KT_ERR_NOMEM;
+            }
+            memcpy(u.var, b[bi].var, sizeof(int) * (size_t)n);
+            ++*stamp;
+            for (k = 0; k < n; k++) mark[u.var[k]] = *stamp;
+            for (k = 0; k < b[bj].nv; k++)
+                if (mark[b[bj].var[k]] != *stamp) u.var[n++] = b[bj].var[k];
+            u.nv = n;
+            u.alive = 1;
+            kt__table_accumulate(&u, &b[bi], dom, step, digit);
+            if (owned[bi]) {
+                KT_FREE(b[bi].var);
+                KT_FREE(b[bi].t);
+            }
+            b[bi] = u;
+            owned[bi] = 1;
+        }
+        kt__table_accumulate(&b[bi], &b[bj], dom, step, digit);
+        if (owned[bj]) {
+            KT_FREE(b[bj].var);
+            KT_FREE(b[bj].t);
+        }
+        for (k = bj; k + 1 < *nb; k++) {
+            b[k] = b[k + 1];
+            owned[k] = owned[k + 1];
+        }
+        --*nb;
+    }
+}
+
+/* The smallest over v's dv values of the sum of the bucket's tables at
+   ptr[q] (v's value val at ptr[q][val * sv[q]]), and the first value
+   reaching it.  The comparisons are written as selections, which compile
+   without data-dependent branches.  Tables are added in bucket order
+   starting from 0, so the sums are the same whatever loop computes them
+   (two tables have their own loop in kt__minimise_out). */
+static double kt__bucket_min(const double *const *ptr, const int64_t *sv,
+                             int nb, int dv, int *arg) {
+    double best, x;
+    int val, q, at = 0;
+    if (nb == 1) {
+        const double *p0 = ptr[0];
+        int64_t s0 = sv[0];
+        best = p0[0];
+        for (val = 1; val < dv; val++) {
+            x = p0[val * s0];
+            at = x < best ? val : at;
+            best = x < best ? x : best;
+        }
+    } else {
+        best = 0;
+        for (val = 0; val < dv; val++) {
+            x = 0;
+            for (q = 0; q < nb; q++) x += ptr[q][val * sv[q]];
+            at = val > 0 && x < best ? val : at;
+            best = val == 0 || x < best ? x : best;
+        }
+    }
+    *arg = at;
+    return best;
+}
+
+/* The minimisation itself: for every assignment idx of `vars` (first
+   fastest), out[idx] = min over v of the sum of the bucket's tables, and
+   argmin[idx] the first minimising choice of v.  Every table is followed
+   by carry steps (ptr[q]); v's stride in it, sv[q], picks v's values. */
+static void kt__minimise_out(const kt__table *b, int nb, int v,
+                             const int *vars, int nv, const int *dom,
+                             int64_t size, double *out,
+                             unsigned char *argmin, int64_t *step,
+                             const double **ptr, int64_t *sv, int *digit) {
+    int dv = dom[v], q, j;
+    int64_t idx;
+    /* argmin is written through a local chunk: a store through an
+       unsigned char pointer may alias anything, and would make the
+       compiler reload every table pointer and index after it */
+    unsigned char chunk[256];
+    for (q = 0; q < nb; q++) {
+        kt__carry_steps(&b[q], vars, nv, dom, &step[(size_t)q * nv]);
+        sv[q] = kt__var_stride(&b[q], v, dom);
+        ptr[q] = b[q].t;
+    }
+    for (j = 0; j < nv; j++) digit[j] = 0;
+    if (nb == 2) {
+        /* most work ends here once buckets are pre-summed (the dense
+           clusters of an LSTM, a residual block's convolutions): both
+           tables' positions and steps in registers, three choices (S0, S1
+           or R of a matrix) unrolled */
+        const double *p0 = ptr[0], *p1 = ptr[1];
+        const int64_t *step0 = step, *step1 = step + nv;
+        int64_t s0 = sv[0], s1 = sv[1];
+        for (idx = 0; idx < size; idx++) {
+            double best = p0[0] + p1[0], x;
+            int arg = 0, val;
+            if (dv == 3) {
+                double x1 = p0[s0] + p1[s1], x2 = p0[2 * s0] + p1[2 * s1];
+                arg = x1 < best;
+                best = x1 < best ? x1 : best;
+                arg = x2 < best ? 2 : arg;
+                best = x2 < best ? x2 : best;
+            } else {
+                for (val = 1; val < dv; val++) {
+                    x = p0[val * s0] + p1[val * s1];
+                    arg = x < best ? val : arg;
+                    best = x < best ? x : best;
+                }
+            }
+            out[idx] = best;
+            chunk[idx & 255] = (unsigned char)arg;
+            if ((idx & 255) == 255 || idx + 1 == size)
+                memcpy(argmin + (idx & ~(int64_t)255), chunk,
+                       (size_t)(idx & 255) + 1);
+            j = kt__odometer_next(digit, vars, nv, dom);
+            if (j < nv) {
+                p0 += step0[j];
+                p1 += step1[j];
+            }
+        }
+        return;
+    }
+    for (idx = 0; idx < size; idx++) {
+        int arg;
+        out[idx] = kt__bucket_min(ptr, sv, nb, dv, &arg);
+        chunk[idx & 255] = (unsigned char)arg;
+        if ((idx & 255) == 255 || idx + 1 == size)
+            memcpy(argmin + (idx & ~(int64_t)255), chunk,
+                   (size_t)(idx & 255) + 1);
+        j = kt__odometer_next(digit, vars, nv, dom);
+        if (j < nv)
+            for (q = 0; q < nb; q++) ptr[q] += step[(size_t)q * nv + j];
+    }
+}
+
+/* Eliminates v: adds up every factor containing it (its bucket), minimises
+   v out, and remembers the minimiser for every assignment of the rest (the
+   g_l tables of SOYBEAN equations 4-5). */
 static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
                                kt__adj *adj, int nvars, const int *dom,
-                               int v, kt__elim *e, int *mark, int stamp,
+                               int v, kt__elim *e, int *mark, int *stamp,
                                kt_error *err) {
-    kt__table *tab = *ptab, nt;
-    int f, j, k, nin = 0, *in = NULL, *vars = NULL, nv = 0;
-    int64_t idx, size = 1;
+    kt__table *tab = *ptab, nt, *bucket = NULL;
+    int f, j, k, nin = 0, *in = NULL, *vars = NULL, nv = 0, *owned = NULL;
+    int *digit = NULL;
+    int64_t size = 1, *step = NULL, *sv = NULL;
+    const double **ptr = NULL;
+    memset(&nt, 0, sizeof nt);
     in = (int *)KT_MALLOC(sizeof(int) * ((size_t)adj[v].n + 1));
     vars = (int *)KT_MALLOC(sizeof(int) * ((size_t)nvars + 1));
     if (!in || !vars) goto nomem;
+    ++*stamp;
     for (k = 0; k < adj[v].n; k++) {
         f = adj[v].id[k];
         if (!tab[f].alive) continue;
         in[nin++] = f;
         for (j = 0; j < tab[f].nv; j++) {
             int x = tab[f].var[j];
-            if (x == v || mark[x] == stamp) continue;
-            mark[x] = stamp;
+            if (x == v || mark[x] == *stamp) continue;
+            mark[x] = *stamp;
             vars[nv++] = x;
             size *= dom[x];
         }
     }
-    memset(&nt, 0, sizeof nt);
     nt.nv = nv;
     nt.var = (int *)kt__calloc((size_t)nv + 1, sizeof(int));
     nt.size = size;
@@ -4666,113 +4981,89 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     e->nothers = nv;
     e->others = (int *)kt__calloc((size_t)nv + 1, sizeof(int));
     e->argmin = (unsigned char *)KT_MALLOC((size_t)size);
-    if (!nt.var || !nt.t || !e->others || !e->argmin) {
-        KT_FREE(nt.var);
-        KT_FREE(nt.t);
+    /* scratch: the bucket's tables (copies of the structs), carry steps
+       per table and digit, odometer digits (a table of the bucket has at
+       most v and the nv others) */
+    bucket = (kt__table *)kt__calloc((size_t)nin + 1, sizeof(kt__table));
+    owned = (int *)kt__calloc((size_t)nin + 1, sizeof(int));
+    step = (int64_t *)KT_MALLOC((size_t)(nin + 1) * ((size_t)nv + 2) *
+                                sizeof(int64_t));
+    ptr = (const double **)KT_MALLOC(((size_t)nin + 1) * sizeof(double *));
+    sv = (int64_t *)KT_MALLOC(((size_t)nin + 1) * sizeof(int64_t));
+    digit = (int *)KT_MALLOC(((size_t)nv + 2) * sizeof(int));
+    if (!nt.var || !nt.t || !e->others || !e->argmin || !bucket || !owned ||
+        !step || !ptr || !sv || !digit)
         goto nomem;
-    }
     memcpy(nt.var, vars, sizeof(int) * (size_t)nv);
     memcpy(e->others, vars, sizeof(int) * (size_t)nv);
-    {
-        /* per input factor: its stride for each new variable and for v */
-        int64_t *stride = (int64_t *)kt__calloc((size_t)nin * (nv + 1) + 1,
-                                                sizeof(int64_t));
-        int digit[1024];
-        if (!stride || nv > 1024) {
-            KT_FREE(stride);
-            KT_FREE(nt.var);
-            KT_FREE(nt.t);
-            if (nv > 1024) {
-                KT_FREE(in);
-                KT_FREE(vars);
-                KT_FREE(e->others);
-                KT_FREE(e->argmin);
-                e->others = NULL;
-                e->argmin = NULL;
-                return kt__fail(err, KT_ERR_LIMIT, 0, "level DP: a table "
-                                "over %d tensors", nv);
-            }
-            goto nomem;
+    for (j = 0; j < nin; j++) bucket[j] = tab[in[j]];
+    if (kt__bucket_presum(bucket, owned, &nin, size * dom[v], dom, mark,
+                          stamp, step, digit) != KT_OK)
+        goto nomem;
+    kt__minimise_out(bucket, nin, v, vars, nv, dom, size, nt.t, e->argmin,
+                     step, ptr, sv, digit);
+    for (j = 0; j < nin; j++)
+        if (owned[j]) {
+            KT_FREE(bucket[j].var);
+            KT_FREE(bucket[j].t);
         }
-        for (j = 0; j < nin; j++) {
-            const kt__table *a = &tab[in[j]];
-            int64_t s = 1;
-            int q, x;
-            for (q = 0; q < a->nv; q++) {
-                int col = nv; /* v */
-                for (x = 0; x < nv; x++)
-                    if (vars[x] == a->var[q]) col = x;
-                stride[j * (nv + 1) + col] = s;
-                s *= dom[a->var[q]];
-            }
-        }
-        /* odometer over the new table; base[q] follows each input
-           factor's index for the current digits */
-        int64_t *base = (int64_t *)kt__calloc((size_t)nin + 1, sizeof(int64_t));
-        if (!base) {
-            KT_FREE(stride);
-            KT_FREE(nt.var);
-            KT_FREE(nt.t);
-            goto nomem;
-        }
-        for (j = 0; j < nv; j++) digit[j] = 0;
-        for (idx = 0; idx < size; idx++) {
-            double best = 0;
-            int arg = 0, val, q;
-            for (val = 0; val < dom[v]; val++) {
-                double sum = 0;
-                for (q = 0; q < nin; q++)
-                    sum += tab[in[q]].t[base[q] + stride[q * (nv + 1) + nv] * val];
-                if (val == 0 || sum < best) {
-                    best = sum;
-                    arg = val;
-                }
-            }
-            nt.t[idx] = best;
-            e->argmin[idx] = (unsigned char)arg;
-            for (j = 0; j < nv; j++) {
-                int d = dom[vars[j]];
-                if (++digit[j] < d) {
-                    for (q = 0; q < nin; q++) base[q] += stride[q * (nv + 1) + j];
-                    break;
-                }
-                digit[j] = 0;
-                for (q = 0; q < nin; q++)
-                    base[q] -= stride[q * (nv + 1) + j] * (d - 1);
-            }
-        }
-        KT_FREE(base);
-        KT_FREE(stride);
+    /* the bucket's tables are consumed */
+    for (k = 0; k < adj[v].n; k++) {
+        f = adj[v].id[k];
+        if (!tab[f].alive) continue;
+        tab[f].alive = 0;
+        KT_FREE(tab[f].var);
+        KT_FREE(tab[f].t);
+        tab[f].var = NULL;
+        tab[f].t = NULL;
     }
-    for (j = 0; j < nin; j++) {
-        tab[in[j]].alive = 0;
-        KT_FREE(tab[in[j]].var);
-        KT_FREE(tab[in[j]].t);
-        tab[in[j]].var = NULL;
-        tab[in[j]].t = NULL;
-    }
+    KT_FREE(bucket);
+    KT_FREE(owned);
+    KT_FREE(step);
+    KT_FREE((void *)ptr);
+    KT_FREE(sv);
+    KT_FREE(digit);
+    bucket = NULL;
+    owned = NULL;
+    step = sv = NULL;
+    ptr = NULL;
+    digit = NULL;
     if (*ntab == *cap) {
         int nc = *cap * 2;
         kt__table *nt2 = (kt__table *)KT_REALLOC(tab, (size_t)nc * sizeof *tab);
-        if (!nt2) {
-            KT_FREE(nt.var);
-            KT_FREE(nt.t);
-            goto nomem;
-        }
+        if (!nt2) goto nomem;
         tab = *ptab = nt2;
         *cap = nc;
     }
     tab[*ntab] = nt;
-    for (j = 0; j < nv; j++)
-        if (!kt__adj_add(&adj[vars[j]], *ntab)) {
-            (*ntab)++;
-            goto nomem;
-        }
     (*ntab)++;
     KT_FREE(in);
     KT_FREE(vars);
+    for (j = 0; j < nv; j++)
+        if (!kt__adj_add(&adj[e->others[j]], *ntab - 1)) {
+            /* the new table is the DP's to free; the record is not kept */
+            KT_FREE(e->others);
+            KT_FREE(e->argmin);
+            e->others = NULL;
+            e->argmin = NULL;
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+        }
     return KT_OK;
 nomem:
+    if (bucket && owned)
+        for (j = 0; j < nin; j++)
+            if (owned[j]) {
+                KT_FREE(bucket[j].var);
+                KT_FREE(bucket[j].t);
+            }
+    KT_FREE(bucket);
+    KT_FREE(owned);
+    KT_FREE(step);
+    KT_FREE((void *)ptr);
+    KT_FREE(sv);
+    KT_FREE(digit);
+    KT_FREE(nt.var);
+    KT_FREE(nt.t);
     KT_FREE(in);
     KT_FREE(vars);
     KT_FREE(e->others);
@@ -4785,14 +5076,26 @@ nomem:
 /* Adds every table whose variables are a subset of another's into that
    one (its values broadcast over the extra variables) and retires it:
    a forward op and its backward ops often touch the same tensors, and
-   fewer, larger tables make each elimination cheaper. */
-static void kt__absorb_tables(kt__table *tab, int ntab, const int *dom) {
-    int a, b, i, j;
+   fewer, larger tables make each elimination cheaper.  A table that can
+   take a's values contains a's first variable, so only the tables on that
+   variable's list are candidates (in table order, as a full scan). */
+static kt_status kt__absorb_tables(kt__table *tab, int ntab,
+                                   const kt__adj *adj, const int *dom,
+                                   int nvars, kt_error *err) {
+    int a, k, i, j;
+    int64_t *step = (int64_t *)kt__calloc((size_t)nvars + 1, sizeof(int64_t));
+    int *digit = (int *)kt__calloc((size_t)nvars + 1, sizeof(int));
+    if (!step || !digit) {
+        KT_FREE(step);
+        KT_FREE(digit);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+    }
     for (a = 0; a < ntab; a++) {
-        if (!tab[a].alive) continue;
-        for (b = 0; b < ntab; b++) {
-            int64_t stride[64], idx, digit[64];
-            int sub = 1;
+        const kt__adj *cand;
+        if (!tab[a].alive || tab[a].nv == 0) continue;
+        cand = &adj[tab[a].var[0]];
+        for (k = 0; k < cand->n; k++) {
+            int b = cand->id[k], sub = 1;
             if (b == a || !tab[b].alive || tab[b].nv < tab[a].nv ||
                 (tab[b].nv == tab[a].nv && b < a))
                 continue;
@@ -4800,30 +5103,15 @@ static void kt__absorb_tables(kt__table *tab, int ntab, const int *dom) {
                 for (j = 0; j < tab[b].nv && tab[b].var[j] != tab[a].var[i]; j++) {}
                 sub = j < tab[b].nv;
             }
-            if (!sub || tab[b].nv > 64) continue;
-            /* stride in a of each of b's variables (0 when a lacks it) */
-            for (j = 0; j < tab[b].nv; j++) {
-                int64_t st = 1;
-                stride[j] = 0;
-                for (i = 0; i < tab[a].nv; i++) {
-                    if (tab[a].var[i] == tab[b].var[j]) stride[j] = st;
-                    st *= dom[tab[a].var[i]];
-                }
-                digit[j] = 0;
-            }
-            for (idx = 0; idx < tab[b].size; idx++) {
-                int64_t ai = 0;
-                for (j = 0; j < tab[b].nv; j++) ai += digit[j] * stride[j];
-                tab[b].t[idx] += tab[a].t[ai];
-                for (j = 0; j < tab[b].nv; j++) {
-                    if (++digit[j] < dom[tab[b].var[j]]) break;
-                    digit[j] = 0;
-                }
-            }
+            if (!sub) continue;
+            kt__table_accumulate(&tab[b], &tab[a], dom, step, digit);
             tab[a].alive = 0;
             break;
         }
     }
+    KT_FREE(step);
+    KT_FREE(digit);
+    return KT_OK;
 }
 
 /* The DP over one cut as variable elimination on the factor graph of
@@ -4832,7 +5120,11 @@ static void kt__absorb_tables(kt__table *tab, int ntab, const int *dom) {
    eliminates one tensor at a time, always the one whose elimination leaves
    the smallest table (BFS order breaks ties), which keeps the state small
    on branchy graphs (attention, residual blocks) where whole BFS levels
-   are wide.  The optimum is the same exact minimum. */
+   are wide.  The optimum is the same exact minimum.  Where the time goes:
+   the tables of dense clusters (an unrolled LSTM cell with its backward
+   ops ties about a dozen tensor classes, 3^11-state tables), so each
+   elimination first pre-sums its bucket (kt__bucket_presum) and then
+   walks the joint states once with carry steps (kt__minimise_out). */
 static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
     const kt_graph *g = c->g;
     int nt = g->ntensor, i, j, ne = 0, ntab = 0, cap = 16, stamp = 0, left;
@@ -4893,20 +5185,30 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
         }
         tab[ntab++] = t;
     }
-    if (s == KT_OK) kt__absorb_tables(tab, ntab, c->nchoice);
-    for (left = 0, i = 0; i < nt; i++) left += active[i];
+    if (s == KT_OK)
+        s = kt__absorb_tables(tab, ntab, adj, c->nchoice, nt, err);
+    /* the variables still to eliminate, as a list (most tensors are tied
+       steps whose class is represented by another) */
+    for (left = 0, i = 0; i < nt; i++)
+        if (active[i]) active[left++] = i;
     while (s == KT_OK && left > 0) {
-        int best = -1;
-        for (i = 0; i < nt; i++) {
-            if (!active[i]) continue;
+        int best = -1, at = -1, a;
+        for (a = 0; a < left; a++) {
+            i = active[a];
             if (dirty[i]) {
                 score[i] = kt__elim_size(tab, adj, c->nchoice, i, mark,
                                          ++stamp);
                 dirty[i] = 0;
             }
+            /* smallest table, then BFS rank, then index: a total order,
+               so the list's order does not matter */
             if (best < 0 || score[i] < score[best] ||
-                (score[i] == score[best] && vrank[i] < vrank[best]))
+                (score[i] == score[best] &&
+                 (vrank[i] < vrank[best] ||
+                  (vrank[i] == vrank[best] && i < best)))) {
                 best = i;
+                at = a;
+            }
         }
         if (score[best] > (double)limit) {
             s = kt__fail(err, KT_ERR_LIMIT, 0, "level DP: eliminating tensor "
@@ -4916,12 +5218,11 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
             break;
         }
         s = kt__eliminate(&tab, &ntab, &cap, adj, nt, c->nchoice, best,
-                          &el[ne], mark, ++stamp, err);
+                          &el[ne], mark, &stamp, err);
         if (s != KT_OK) break;
         for (j = 0; j < el[ne].nothers; j++) dirty[el[ne].others[j]] = 1;
         ne++;
-        active[best] = 0;
-        left--;
+        active[at] = active[--left];
     }
     if (s != KT_OK) goto done;
     /* Walk the eliminations backwards: each one's argmin is indexed by the

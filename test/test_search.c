@@ -17,17 +17,38 @@
 
    Known answers: Spartan's C = A + B, D = A^T + B^T, E = C + D (Huang
    thesis, Fig. 3.3), SOYBEAN's 5-layer MLP against its data/model/hybrid
-   figures (section 3), Tofu Theorem 1 reported numerically. */
-#define KT_IMPLEMENTATION
-#include "../tiling.h"
-#include "kt_test.h"
-#include "kt_testlib.h"
+   figures (section 3), Tofu Theorem 1 reported numerically.
 
+   Below the public API: single eliminations of the DP against their
+   definition on random buckets (test_elimination), and every allocation
+   of a search failing in turn (test_out_of_memory, through KT_MALLOC). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <time.h>
+
+/* The library allocates through these: they pass through to the C
+   library unless test_out_of_memory arms `fail_at`, and then the fail_at-th
+   allocation from then on returns NULL (once). */
+static long alloc_count = 0, fail_at = 0;
+static void *test_malloc(size_t n) {
+    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
+    return malloc(n);
+}
+static void *test_realloc(void *p, size_t n) {
+    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
+    return realloc(p, n);
+}
+#define KT_MALLOC(n) test_malloc(n)
+#define KT_REALLOC(p, n) test_realloc(p, n)
+#define KT_FREE(p) free(p)
+
+#define KT_IMPLEMENTATION
+#include "../tiling.h"
+#include "kt_test.h"
+#include "kt_testlib.h"
 
 /* ------------------------------------------------------------ utilities */
 
@@ -1558,6 +1579,199 @@ static void test_errors(void) {
 
 /* --------------------------------------------------------------- main */
 
+/* ----------------------------------------- one elimination, white box */
+
+/* The one test here below the public API: kt__eliminate on random buckets
+   against the definition it implements.  The DP tests above compare whole
+   searches with brute force, but their graphs never make the elimination
+   pre-sum two tables into their union (an unrolled LSTM does); these
+   buckets do, with many small overlapping tables over up to ten tensors,
+   and also hold tables in any variable order, duplicates, subsets, tensors
+   with a single choice, and up to nine choices for the eliminated one.
+   Values are integers, so the minimum and its first minimiser must match
+   exactly. */
+
+/* Value of table t at the assignment `at` (one choice per variable). */
+static double table_at(const kt__table *t, const int *dom, const int *at) {
+    int64_t idx = 0, stride = 1;
+    int j;
+    for (j = 0; j < t->nv; j++) {
+        idx += at[t->var[j]] * stride;
+        stride *= dom[t->var[j]];
+    }
+    return t->t[idx];
+}
+
+static void elimination_case(uint64_t *seed, int many_small) {
+    enum { NV = 10, NT = 12 };
+    kt__table orig[NT];
+    kt__table *tab;
+    kt__adj adj[NV];
+    kt__elim e;
+    kt_error err;
+    int dom[NV], mark[NV], at[NV], nvars = many_small ? 10 : rnd(seed, 2, 7);
+    int ntab = many_small ? rnd(seed, 4, NT) : rnd(seed, 1, 6), cap = NT + 1;
+    int stamp = 0, i, j, v = 0, nout, bad = 0, norig;
+    uint64_t start = *seed;
+    int64_t idx;
+    kt_status s;
+    memset(adj, 0, sizeof adj);
+    memset(mark, 0, sizeof mark);
+    for (i = 0; i < nvars; i++)
+        dom[i] = many_small ? rnd(seed, 2, 3) : rnd(seed, 1, 5);
+    dom[v] = rnd(seed, 2, many_small ? 3 : KT_MAX_DIMS + 1);
+    tab = (kt__table *)kt__calloc((size_t)cap, sizeof *tab);
+    CHECK(tab != NULL);
+    if (!tab) return;
+    for (i = 0; i < ntab; i++) {
+        kt__table *t = &orig[i];
+        int in[NV], n = 0;
+        /* v and a random subset of the others, in a random order */
+        for (j = 0; j < nvars; j++)
+            in[j] = j == v || rnd(seed, 0, 99) < (many_small ? 20 : 50);
+        t->var = (int *)kt__calloc((size_t)nvars, sizeof(int));
+        for (j = 0; j < nvars; j++)
+            if (in[j]) t->var[n++] = j;
+        for (j = n - 1; j > 0; j--) {
+            int k = rnd(seed, 0, j), x = t->var[j];
+            t->var[j] = t->var[k];
+            t->var[k] = x;
+        }
+        t->nv = n;
+        t->size = 1;
+        for (j = 0; j < n; j++) t->size *= dom[t->var[j]];
+        t->t = (double *)kt__calloc((size_t)t->size, sizeof(double));
+        for (idx = 0; idx < t->size; idx++) t->t[idx] = rnd(seed, 0, 1000);
+        t->alive = 1;
+        /* the DP's copy, which the elimination consumes */
+        tab[i] = *t;
+        tab[i].var = (int *)kt__calloc((size_t)nvars, sizeof(int));
+        tab[i].t = (double *)kt__calloc((size_t)t->size, sizeof(double));
+        memcpy(tab[i].var, t->var, sizeof(int) * (size_t)n);
+        memcpy(tab[i].t, t->t, sizeof(double) * (size_t)t->size);
+        for (j = 0; j < n; j++) kt__adj_add(&adj[t->var[j]], i);
+    }
+    norig = ntab;
+    memset(&e, 0, sizeof e);
+    s = kt__eliminate(&tab, &ntab, &cap, adj, nvars, dom, v, &e, mark, &stamp,
+                      &err);
+    CHECKF(s == KT_OK, "seed %llu: %s", (unsigned long long)start,
+           err.message);
+    if (s == KT_OK) {
+        const kt__table *out = &tab[ntab - 1];
+        nout = e.nothers;
+        CHECK(ntab == norig + 1 && out->alive && out->nv == nout);
+        for (i = 0; i < norig; i++) CHECK(!tab[i].alive);
+        memset(at, 0, sizeof at);
+        for (idx = 0; idx < out->size && !bad; idx++) {
+            int64_t rest = idx;
+            double best = 0;
+            int arg = 0, val;
+            for (j = 0; j < nout; j++) {
+                at[e.others[j]] = (int)(rest % dom[e.others[j]]);
+                rest /= dom[e.others[j]];
+            }
+            for (val = 0; val < dom[v]; val++) {
+                double sum = 0;
+                at[v] = val;
+                for (i = 0; i < norig; i++)
+                    sum += table_at(&orig[i], dom, at);
+                if (val == 0 || sum < best) {
+                    best = sum;
+                    arg = val;
+                }
+            }
+            bad = out->t[idx] != best || e.argmin[idx] != arg;
+            CHECKF(!bad, "seed %llu: state %lld: %g (argmin %d), the "
+                   "definition %g (argmin %d)", (unsigned long long)start,
+                   (long long)idx, out->t[idx], e.argmin[idx], best, arg);
+        }
+    }
+    for (i = 0; i < ntab; i++) {
+        KT_FREE(tab[i].var);
+        KT_FREE(tab[i].t);
+    }
+    for (i = 0; i < norig; i++) {
+        KT_FREE(orig[i].var);
+        KT_FREE(orig[i].t);
+    }
+    for (i = 0; i < nvars; i++) KT_FREE(adj[i].id);
+    KT_FREE(tab);
+    KT_FREE(e.others);
+    KT_FREE(e.argmin);
+}
+
+static void test_elimination(void) {
+    uint64_t seed = 0x5eed0e11ULL;
+    int i, n = getenv("KT_WRAP") ? 40 : 300;
+    for (i = 0; i < n; i++) elimination_case(&seed, i % 2);
+}
+
+/* ------------------------------------------------------- out of memory */
+
+/* Every allocation of a DP search failing in turn: the search must return
+   KT_ERR_NOMEM (or, where the allocation only feeds the price memo, a cache
+   that may lose entries, the same plan as without the failure), never
+   crash; the sanitizer and valgrind runs check that nothing leaks.  A tied
+   RNN reaches the elimination's pre-sums into unions. */
+static void out_of_memory_case(const char *spec, const char *fspec) {
+    kt_graph *g = NULL;
+    kt_factors f = factors(fspec);
+    kt_search_options o;
+    kt_plan p;
+    kt_error err;
+    long total, n, stride;
+    int64_t want;
+    int nomem = 0, ok = 0, other = 0;
+    kt_status s = kt_zoo_build(spec, &g, &err);
+    CHECKF(s == KT_OK, "%s: %s", spec, err.message);
+    if (s != KT_OK) return;
+    memset(&o, 0, sizeof o);
+    /* count the allocations of a search that succeeds */
+    alloc_count = 0;
+    fail_at = LONG_MAX;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    total = alloc_count;
+    fail_at = 0;
+    CHECKF(s == KT_OK, "%s: %s", spec, err.message);
+    if (s != KT_OK) {
+        kt_graph_destroy(g);
+        return;
+    }
+    want = p.total_bytes;
+    kt_plan_free(&p);
+    stride = getenv("KT_WRAP") ? 1 + total / 150 : 1;
+    for (n = 1; n <= total; n += stride) {
+        alloc_count = 0;
+        fail_at = n;
+        s = kt_plan_search(g, &f, &o, &p, &err);
+        fail_at = 0;
+        if (s == KT_OK) {
+            ok++;
+            CHECKF(p.total_bytes == want, "%s on %s: allocation %ld failed: "
+                   "%lld bytes, %lld without the failure", spec, fspec, n,
+                   (long long)p.total_bytes, (long long)want);
+            kt_plan_free(&p);
+        } else if (s == KT_ERR_NOMEM) {
+            nomem++;
+        } else {
+            other++;
+            CHECKF(0, "%s on %s: allocation %ld failed: %s (%s)", spec, fspec,
+                   n, kt_status_string(s), err.message);
+        }
+    }
+    CHECKF(nomem > 0, "%s: no failure reported", spec);
+    printf("out of memory, %s on %s: %ld allocations, every %ld-th failed in "
+           "turn: %d reported, %d absorbed by the memo, %d other\n", spec,
+           fspec, total, stride, nomem, ok, other);
+    kt_graph_destroy(g);
+}
+
+static void test_out_of_memory(void) {
+    out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2");
+    out_of_memory_case("rnn:layers=1,hidden=16,steps=2,batch=4", "2,2");
+}
+
 int main(void) {
     clock_t t0 = clock();
     memset(&st, 0, sizeof st);
@@ -1572,6 +1786,8 @@ int main(void) {
     test_determinism();
     test_split_text();
     test_errors();
+    test_elimination();
+    test_out_of_memory();
     printf("searches: %d (graph, factors) cases, %d single-cut, %d multi-cut; "
            "brute force on %d; dp plan identical to brute force's on %d; "
            "%d cuts checked against the reference\n",
