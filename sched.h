@@ -53,7 +53,8 @@ extern "C" {
 
 typedef enum kt_xfer_kind {
     KT_XFER_COPY = 0, /* dst receives the values                        */
-    KT_XFER_REDUCE    /* dst adds the partial sums it receives to its own */
+    KT_XFER_REDUCE    /* dst combines the partial results it receives with
+                         its own by the op's reducer (+, max, min or *)   */
 } kt_xfer_kind;
 
 /* One transfer: `region` of `tensor` sent from device src to dst, as part
