@@ -2097,6 +2097,16 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
     return kt__sim_critical(s, w->order[last], err);
 }
 
+/* Compute device d's busy time: its tasks' run times summed in index
+   order, the one order both kinds of run use. */
+static double kt__sim_busy(const struct kt__sim_work *w, int d) {
+    double busy = 0;
+    int j;
+    for (j = w->busy_first[d]; j < w->busy_first[d + 1]; j++)
+        busy += w->sec[w->busy_task[j]];
+    return busy;
+}
+
 /* FlexFlow Algorithm 1: tasks become ready when their predecessors end;
    in order of readiness each starts when its device (a compute device or
    a link) is free, so every device runs its tasks in FIFO order. */
@@ -2104,13 +2114,8 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     kt_status st = kt__sim_prepare(s, err);
     int i;
     if (st != KT_OK) return st;
-    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
-    for (i = 0; i < s->ntask; i++) {
-        const kt_sim_task *t = &s->task[i];
-        s->work->sec[i] = t->seconds;
-        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
-            s->busy[t->device] += t->seconds;
-    }
+    for (i = 0; i < s->ntask; i++) s->work->sec[i] = s->task[i].seconds;
+    for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
     st = kt__sim_resume(s, 0, 0, 1, err);
     if (st == KT_OK) kt__ok(err);
     return st;
@@ -2123,7 +2128,7 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int i, j, k0 = s->ntask, k1 = -1;
+    int i, k0 = s->ntask, k1 = -1;
     kt_status st = KT_OK;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
@@ -2142,16 +2147,10 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         if (w->pos[tasks[i]] < k0) k0 = w->pos[tasks[i]];
         if (w->pos[tasks[i]] > k1) k1 = w->pos[tasks[i]];
     }
-    /* busy time of the devices touched, summed as kt_sim_run sums it */
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[tasks[i]];
-        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev) {
-            int d = (int)t->device;
-            double busy = 0;
-            for (j = w->busy_first[d]; j < w->busy_first[d + 1]; j++)
-                busy += w->sec[w->busy_task[j]];
-            s->busy[d] = busy;
-        }
+        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
+            s->busy[t->device] = kt__sim_busy(w, (int)t->device);
     }
     if (k0 < s->ntask) st = kt__sim_resume(s, k0, k1, 0, err);
     if (st != KT_OK) {
