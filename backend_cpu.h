@@ -213,6 +213,12 @@ void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
 #ifndef KT_BACKEND_CPU_IMPLEMENTED
 #define KT_BACKEND_CPU_IMPLEMENTED
 
+/* The header this one builds on, again: if it was first included without
+   KT_IMPLEMENTATION, its declarations guard kept it from being re-read
+   above, and its implementation would be missing.  Its own guards make
+   this a no-op otherwise. */
+#include "sched.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <string.h>

@@ -43,6 +43,8 @@
 #ifndef KT_SCHED_H
 #define KT_SCHED_H
 
+#include <stdio.h> /* FILE, for kt_profile_write */
+
 #include "tiling.h"
 
 #ifdef __cplusplus
@@ -437,6 +439,12 @@ kt_status kt_sync_layers_from_plan(const kt_graph *g, const kt_plan *p,
 #ifdef KT_IMPLEMENTATION
 #ifndef KT_SCHED_IMPLEMENTED
 #define KT_SCHED_IMPLEMENTED
+
+/* The header this one builds on, again: if it was first included without
+   KT_IMPLEMENTATION, its declarations guard kept it from being re-read
+   above, and its implementation would be missing.  Its own guards make
+   this a no-op otherwise. */
+#include "tiling.h"
 
 /* ------------------------------------------------------------- lowering */
 

@@ -361,6 +361,12 @@ void kt_swap_result_free(kt_swap_result *r);
 #ifndef KT_SWAP_IMPLEMENTED
 #define KT_SWAP_IMPLEMENTED
 
+/* The header this one builds on, again: if it was first included without
+   KT_IMPLEMENTATION, its declarations guard kept it from being re-read
+   above, and its implementation would be missing.  Its own guards make
+   this a no-op otherwise. */
+#include "sched.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
