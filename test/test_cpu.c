@@ -456,6 +456,15 @@ static void test_model_files(void) {
         "z[n,k] = sum(j) a6[n,j] * W7[j,k]\n"
         "xent[n] = opaque(softmax_xent, z[n,:], labels[n,:])\n"
         "loss xent\n",
+        /* a padded 3x3 convolution of a 1x1 image (Wide ResNet at its
+           smallest image): split along kh on 3 devices, two devices' share
+           of the filter gradient reads only padding, and they hold none of
+           x -- the matrix-product gather must give 0 there, not report a
+           read outside the (empty) region */
+        "input x[2,2,1,1]\nweight f[2,2,3,3]\n"
+        "o[n,co,h:1,w:1] = sum(ci,kh,kw) pad(x[n,ci,h+kh-1,w+kw-1]) * "
+        "f[co,ci,kh,kw]\n"
+        "loss o\n",
     };
     static const int all[] = {2, 3, 4, 6, 8}, few[] = {2, 4};
     int i;
