@@ -6587,6 +6587,21 @@ static void kt__zoo_vgg16(kt__zoo_net *net, const kt__zoo_args *a) {
     kt__zoo_loss(b, "a16", B, K);
 }
 
+/* Bottleneck blocks per stage of the ResNet depths (3 layers a block, plus
+   the stem and the classifier); NULL for any other depth. */
+static const int *kt__wresnet_blocks(int64_t depth) {
+    static const struct {
+        int depth, blocks[4];
+    } table[] = {{26, {2, 2, 2, 2}},
+                 {50, {3, 4, 6, 3}},
+                 {101, {3, 4, 23, 3}},
+                 {152, {3, 8, 36, 3}}};
+    size_t i;
+    for (i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].depth == depth) return table[i].blocks;
+    return NULL;
+}
+
 /* Wide ResNet as in Tofu's evaluation: ResNet bottleneck blocks with every
    channel count multiplied by the widening factor.  Stage i has blocks of
    (width << i) * widen channels inside and 4 times that out (width 64:
@@ -6598,13 +6613,10 @@ static void kt__zoo_wresnet(kt__zoo_net *net, const kt__zoo_args *a) {
     int64_t depth = kt__zoo_get(a, "depth"), wf = kt__zoo_get(a, "widen"),
             B = kt__zoo_get(a, "batch"), s = kt__zoo_get(a, "image"),
             base = kt__zoo_get(a, "width"), K = kt__zoo_get(a, "classes");
-    int64_t blocks[4], cin, stage, blk, cmid;
+    const int *blocks = kt__wresnet_blocks(depth);
+    int64_t cin, stage, blk, cmid;
     char in[32];
     int id = 0;
-    if (depth == 26) { blocks[0] = 2; blocks[1] = 2; blocks[2] = 2; blocks[3] = 2; }
-    else if (depth == 50) { blocks[0] = 3; blocks[1] = 4; blocks[2] = 6; blocks[3] = 3; }
-    else if (depth == 101) { blocks[0] = 3; blocks[1] = 4; blocks[2] = 23; blocks[3] = 3; }
-    else { blocks[0] = 3; blocks[1] = 8; blocks[2] = 36; blocks[3] = 3; }
     kt__str_add(b, "# Wide ResNet-%lld, widening factor %lld (bottleneck "
                 "blocks, every width x%lld), no batch norm\n"
                 "input x[%lld,3,%lld,%lld]\n", (long long)depth, (long long)wf,
@@ -6861,7 +6873,7 @@ static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
                             "least 1", model, a->p[i].key);
     if (!strcmp(model, "wresnet")) {
         int64_t d = kt__zoo_get(a, "depth");
-        if (d != 26 && d != 50 && d != 101 && d != 152)
+        if (!kt__wresnet_blocks(d))
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: depth %lld "
                             "is not 26, 50, 101 or 152", (long long)d);
     }
