@@ -1180,22 +1180,30 @@ static int kt__gather(const kt__acc *ac, const kt__view *v,
     }
     for (r = 0; r < nr; r++)
         for (q = 0; q < nc; q++) {
-            int64_t off = 0;
+            int64_t idx[KT_MAX_DIMS], off = 0;
             int zero = 0;
+            /* a padded read outside the tensor in any dimension is 0 before
+               the view is asked: a device may hold none of a tensor whose
+               every read of its share is padding (an empty view) */
             for (d = 0; d < rank; d++) {
                 int64_t x = base[d] + rows[r * rank + d] + cols[q * rank + d];
                 if (ac->div[d] != 1) x = kt__floordiv(x, ac->div[d]);
                 if (x < 0 || x >= ac->shape[d]) {
-                    if (ac->padded) {
-                        zero = 1;
-                        break;
-                    }
-                    return 0;
+                    if (!ac->padded) return 0;
+                    zero = 1;
                 }
-                if (x < v->box.r[d].lo || x >= v->box.r[d].hi) return 0;
-                off += (x - v->box.r[d].lo) * v->stride[d];
+                idx[d] = x;
             }
-            out[r * nc + q] = zero ? 0 : (kt_acc)coef * (kt_acc)v->data[off];
+            if (zero) {
+                out[r * nc + q] = 0;
+                continue;
+            }
+            for (d = 0; d < rank; d++) {
+                if (idx[d] < v->box.r[d].lo || idx[d] >= v->box.r[d].hi)
+                    return 0;
+                off += (idx[d] - v->box.r[d].lo) * v->stride[d];
+            }
+            out[r * nc + q] = (kt_acc)coef * (kt_acc)v->data[off];
         }
     return 1;
 }

@@ -6421,6 +6421,14 @@ typedef struct kt__zoo_args {
     kt__zoo_param p[12];
 } kt__zoo_args;
 
+/* What a model builder writes: the model file text and, for the
+   convolution models, the first layer whose output has no pixels left (the
+   image was too small for the conv/pool stack; kt_zoo_text reports it). */
+typedef struct kt__zoo_net {
+    kt__str b;
+    char empty[32];
+} kt__zoo_net;
+
 static int64_t kt__zoo_get(const kt__zoo_args *a, const char *key) {
     int i;
     for (i = 0; i < a->n; i++)
@@ -6428,12 +6436,24 @@ static int64_t kt__zoo_get(const kt__zoo_args *a, const char *key) {
     return -1;
 }
 
+/* Records that layer `name` came out with `size` < 1 pixels (the first such
+   layer is the one an error names). */
+static void kt__zoo_size(kt__zoo_net *net, const char *name,
+                         int64_t size) {
+    if (size < 1 && !net->empty[0])
+        snprintf(net->empty, sizeof net->empty, "%s", name);
+}
+
 /* A convolution (with stride and zero padding) followed by relu. */
-static void kt__zoo_conv(kt__str *b, const char *out, const char *in,
+static void kt__zoo_conv(kt__zoo_net *net, const char *out, const char *in,
                          const char *w, int64_t cin, int64_t cout,
                          int64_t size, int64_t k, int64_t stride, int64_t pad,
                          int relu, int64_t *out_size) {
-    int64_t o = (size + 2 * pad - k) / stride + 1;
+    kt__str *b = &net->b;
+    /* floor division: an input smaller than the window gives no output */
+    int64_t span = size + 2 * pad - k,
+            o = span < 0 ? 0 : span / stride + 1;
+    kt__zoo_size(net, out, o);
     kt__str_add(b, "weight %s[%lld,%lld,%lld,%lld]\n", w, (long long)cout,
                 (long long)cin, (long long)k, (long long)k);
     kt__str_add(b, "%s%s[n,co,h:%lld,w:%lld] = sum(ci,kh,kw) ", relu ? "c_" : "",
@@ -6452,11 +6472,12 @@ static void kt__zoo_conv(kt__str *b, const char *out, const char *in,
 }
 
 /* 2x2 max pooling with stride 2 (non-overlapping windows). */
-static void kt__zoo_pool(kt__str *b, const char *out, const char *in,
+static void kt__zoo_pool(kt__zoo_net *net, const char *out, const char *in,
                          int64_t *size) {
-    kt__str_add(b, "%s[n,c,h,w] = max(dh:2,dw:2) %s[n,c,h*2+dh,w*2+dw]\n", out,
-                in);
+    kt__str_add(&net->b, "%s[n,c,h,w] = max(dh:2,dw:2) %s[n,c,h*2+dh,w*2+dw]\n",
+                out, in);
     *size /= 2;
+    kt__zoo_size(net, out, *size);
 }
 
 static void kt__zoo_fc(kt__str *b, const char *out, const char *in,
@@ -6477,7 +6498,8 @@ static void kt__zoo_loss(kt__str *b, const char *logits, int64_t batch,
     kt__str_add(b, "loss xent\n");
 }
 
-static void kt__zoo_mlp(kt__str *b, const kt__zoo_args *a) {
+static void kt__zoo_mlp(kt__zoo_net *net, const kt__zoo_args *a) {
+    kt__str *b = &net->b;
     int64_t L = kt__zoo_get(a, "layers"), H = kt__zoo_get(a, "hidden"),
             B = kt__zoo_get(a, "batch");
     int64_t l;
@@ -6497,78 +6519,114 @@ static void kt__zoo_mlp(kt__str *b, const kt__zoo_args *a) {
     kt__str_add(b, "loss x%lld\n", (long long)L);
 }
 
-static void kt__zoo_alexnet(kt__str *b, const kt__zoo_args *a) {
-    int64_t B = kt__zoo_get(a, "batch"), s = 227;
+/* AlexNet.  Every channel count is a multiple of `width` (96, 256, 384,
+   384, 256 at the default 32); `fc` is the width of the two hidden fully
+   connected layers, `classes` of the last.  The default image is 227
+   pixels, the size at which the 11x11 stride-4 convolution tiles the image
+   exactly (the paper's "224" does not); the smallest is 39 (one pixel left
+   after the third pooling). */
+static void kt__zoo_alexnet(kt__zoo_net *net, const kt__zoo_args *a) {
+    kt__str *b = &net->b;
+    int64_t B = kt__zoo_get(a, "batch"), s = kt__zoo_get(a, "image"),
+            w = kt__zoo_get(a, "width"), F = kt__zoo_get(a, "fc"),
+            K = kt__zoo_get(a, "classes");
     kt__str_add(b, "# AlexNet (Krizhevsky et al.), 2x2 pooling, no biases\n"
-                "input x[%lld,3,227,227]\n", (long long)B);
-    kt__zoo_conv(b, "a1", "x", "f1", 3, 96, s, 11, 4, 0, 1, &s);
-    kt__zoo_pool(b, "p1", "a1", &s);
-    kt__zoo_conv(b, "a2", "p1", "f2", 96, 256, s, 5, 1, 2, 1, &s);
-    kt__zoo_pool(b, "p2", "a2", &s);
-    kt__zoo_conv(b, "a3", "p2", "f3", 256, 384, s, 3, 1, 1, 1, &s);
-    kt__zoo_conv(b, "a4", "a3", "f4", 384, 384, s, 3, 1, 1, 1, &s);
-    kt__zoo_conv(b, "a5", "a4", "f5", 384, 256, s, 3, 1, 1, 1, &s);
-    kt__zoo_pool(b, "p5", "a5", &s);
-    kt__str_add(b, "weight W6[256,%lld,%lld,4096]\n", (long long)s,
+                "input x[%lld,3,%lld,%lld]\n", (long long)B, (long long)s,
                 (long long)s);
+    kt__zoo_conv(net, "a1", "x", "f1", 3, 3 * w, s, 11, 4, 0, 1, &s);
+    kt__zoo_pool(net, "p1", "a1", &s);
+    kt__zoo_conv(net, "a2", "p1", "f2", 3 * w, 8 * w, s, 5, 1, 2, 1, &s);
+    kt__zoo_pool(net, "p2", "a2", &s);
+    kt__zoo_conv(net, "a3", "p2", "f3", 8 * w, 12 * w, s, 3, 1, 1, 1, &s);
+    kt__zoo_conv(net, "a4", "a3", "f4", 12 * w, 12 * w, s, 3, 1, 1, 1, &s);
+    kt__zoo_conv(net, "a5", "a4", "f5", 12 * w, 8 * w, s, 3, 1, 1, 1, &s);
+    kt__zoo_pool(net, "p5", "a5", &s);
+    kt__str_add(b, "weight W6[%lld,%lld,%lld,%lld]\n", (long long)(8 * w),
+                (long long)s, (long long)s, (long long)F);
     kt__str_add(b, "f_a6[n,k] = sum(c,y,z) p5[n,c,y,z] * W6[c,y,z,k]\n"
                 "a6[n,k] = relu(f_a6[n,k])\n");
-    kt__zoo_fc(b, "a7", "a6", "W7", 4096, 4096, 1);
-    kt__zoo_fc(b, "a8", "a7", "W8", 4096, 1000, 0);
-    kt__zoo_loss(b, "a8", B, 1000);
+    kt__zoo_fc(b, "a7", "a6", "W7", F, F, 1);
+    kt__zoo_fc(b, "a8", "a7", "W8", F, K, 0);
+    kt__zoo_loss(b, "a8", B, K);
 }
 
-static void kt__zoo_vgg16(kt__str *b, const kt__zoo_args *a) {
-    static const int cfg[] = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0,
-                              512, 512, 512, 0, 512, 512, 512, 0};
-    int64_t B = kt__zoo_get(a, "batch"), s = 224, cin = 3;
+/* VGG-16: 13 3x3 convolutions in five stages of width x 1, 2, 4, 8, 8
+   channels (64 ... 512 at the default 64), each stage closed by 2x2
+   pooling; the smallest image is 32. */
+static void kt__zoo_vgg16(kt__zoo_net *net, const kt__zoo_args *a) {
+    static const int cfg[] = {1, 1, 0, 2, 2, 0, 4, 4, 4, 0,
+                              8, 8, 8, 0, 8, 8, 8, 0};
+    kt__str *b = &net->b;
+    int64_t B = kt__zoo_get(a, "batch"), s = kt__zoo_get(a, "image"),
+            wd = kt__zoo_get(a, "width"), F = kt__zoo_get(a, "fc"),
+            K = kt__zoo_get(a, "classes"), cin = 3;
     char in[32] = "x", out[32], w[32];
-    int i, n = 0;
+    int i, nconv = 0;
     kt__str_add(b, "# VGG-16 (Simonyan and Zisserman), no biases\n"
-                "input x[%lld,3,224,224]\n", (long long)B);
+                "input x[%lld,3,%lld,%lld]\n", (long long)B, (long long)s,
+                (long long)s);
     for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++) {
         if (cfg[i] == 0) {
-            snprintf(out, sizeof out, "p%d", n);
-            kt__zoo_pool(b, out, in, &s);
+            snprintf(out, sizeof out, "p%d", nconv);
+            kt__zoo_pool(net, out, in, &s);
         } else {
-            n++;
-            snprintf(out, sizeof out, "a%d", n);
-            snprintf(w, sizeof w, "f%d", n);
-            kt__zoo_conv(b, out, in, w, cin, cfg[i], s, 3, 1, 1, 1, &s);
-            cin = cfg[i];
+            nconv++;
+            snprintf(out, sizeof out, "a%d", nconv);
+            snprintf(w, sizeof w, "f%d", nconv);
+            kt__zoo_conv(net, out, in, w, cin, cfg[i] * wd, s, 3, 1, 1, 1, &s);
+            cin = cfg[i] * wd;
         }
         snprintf(in, sizeof in, "%s", out);
     }
-    kt__str_add(b, "weight W14[512,%lld,%lld,4096]\n", (long long)s,
-                (long long)s);
+    kt__str_add(b, "weight W14[%lld,%lld,%lld,%lld]\n", (long long)cin,
+                (long long)s, (long long)s, (long long)F);
     kt__str_add(b, "f_a14[n,k] = sum(c,y,z) %s[n,c,y,z] * W14[c,y,z,k]\n"
                 "a14[n,k] = relu(f_a14[n,k])\n", in);
-    kt__zoo_fc(b, "a15", "a14", "W15", 4096, 4096, 1);
-    kt__zoo_fc(b, "a16", "a15", "W16", 4096, 1000, 0);
-    kt__zoo_loss(b, "a16", B, 1000);
+    kt__zoo_fc(b, "a15", "a14", "W15", F, F, 1);
+    kt__zoo_fc(b, "a16", "a15", "W16", F, K, 0);
+    kt__zoo_loss(b, "a16", B, K);
+}
+
+/* Bottleneck blocks per stage of the ResNet depths (3 layers a block, plus
+   the stem and the classifier); NULL for any other depth. */
+static const int *kt__wresnet_blocks(int64_t depth) {
+    static const struct {
+        int depth, blocks[4];
+    } table[] = {{26, {2, 2, 2, 2}},
+                 {50, {3, 4, 6, 3}},
+                 {101, {3, 4, 23, 3}},
+                 {152, {3, 8, 36, 3}}};
+    size_t i;
+    for (i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].depth == depth) return table[i].blocks;
+    return NULL;
 }
 
 /* Wide ResNet as in Tofu's evaluation: ResNet bottleneck blocks with every
-   channel count multiplied by the widening factor. */
-static void kt__zoo_wresnet(kt__str *b, const kt__zoo_args *a) {
+   channel count multiplied by the widening factor.  Stage i has blocks of
+   (width << i) * widen channels inside and 4 times that out (width 64:
+   ResNet's).  Depth 26 (two blocks per stage) is the smallest with both
+   kinds of shortcut: a projection (1x1 convolution, strided from stage 2
+   on) in a stage's first block and the identity in its others. */
+static void kt__zoo_wresnet(kt__zoo_net *net, const kt__zoo_args *a) {
+    kt__str *b = &net->b;
     int64_t depth = kt__zoo_get(a, "depth"), wf = kt__zoo_get(a, "widen"),
-            B = kt__zoo_get(a, "batch"), s = kt__zoo_get(a, "image");
-    int64_t blocks[4], cin, stage, blk, cmid;
+            B = kt__zoo_get(a, "batch"), s = kt__zoo_get(a, "image"),
+            base = kt__zoo_get(a, "width"), K = kt__zoo_get(a, "classes");
+    const int *blocks = kt__wresnet_blocks(depth);
+    int64_t cin, stage, blk, cmid;
     char in[32];
     int id = 0;
-    if (depth == 50) { blocks[0] = 3; blocks[1] = 4; blocks[2] = 6; blocks[3] = 3; }
-    else if (depth == 101) { blocks[0] = 3; blocks[1] = 4; blocks[2] = 23; blocks[3] = 3; }
-    else { blocks[0] = 3; blocks[1] = 8; blocks[2] = 36; blocks[3] = 3; }
     kt__str_add(b, "# Wide ResNet-%lld, widening factor %lld (bottleneck "
                 "blocks, every width x%lld), no batch norm\n"
                 "input x[%lld,3,%lld,%lld]\n", (long long)depth, (long long)wf,
                 (long long)wf, (long long)B, (long long)s, (long long)s);
-    kt__zoo_conv(b, "stem", "x", "fstem", 3, 64 * wf, s, 7, 2, 3, 1, &s);
-    kt__zoo_pool(b, "pool", "stem", &s);
+    kt__zoo_conv(net, "stem", "x", "fstem", 3, base * wf, s, 7, 2, 3, 1, &s);
+    kt__zoo_pool(net, "pool", "stem", &s);
     snprintf(in, sizeof in, "pool");
-    cin = 64 * wf;
+    cin = base * wf;
     for (stage = 0; stage < 4; stage++) {
-        cmid = (64 << stage) * wf;
+        cmid = (base << stage) * wf;
         for (blk = 0; blk < blocks[stage]; blk++) {
             int64_t stride = (stage > 0 && blk == 0) ? 2 : 1, s1, s2, s3;
             char n1[32], n2[32], n3[32], f1[32], f2[32], f3[32], sc[32],
@@ -6581,14 +6639,14 @@ static void kt__zoo_wresnet(kt__str *b, const kt__zoo_args *a) {
             snprintf(f2, sizeof f2, "w%db", id);
             snprintf(f3, sizeof f3, "w%dc", id);
             snprintf(out, sizeof out, "r%d", id);
-            kt__zoo_conv(b, n1, in, f1, cin, cmid, s, 1, 1, 0, 1, &s1);
-            kt__zoo_conv(b, n2, n1, f2, cmid, cmid, s1, 3, stride, 1, 1, &s2);
-            kt__zoo_conv(b, n3, n2, f3, cmid, 4 * cmid, s2, 1, 1, 0, 0, &s3);
+            kt__zoo_conv(net, n1, in, f1, cin, cmid, s, 1, 1, 0, 1, &s1);
+            kt__zoo_conv(net, n2, n1, f2, cmid, cmid, s1, 3, stride, 1, 1, &s2);
+            kt__zoo_conv(net, n3, n2, f3, cmid, 4 * cmid, s2, 1, 1, 0, 0, &s3);
             if (stride != 1 || cin != 4 * cmid) {
                 int64_t ss;
                 snprintf(sc, sizeof sc, "s%d", id);
                 snprintf(fs, sizeof fs, "ws%d", id);
-                kt__zoo_conv(b, sc, in, fs, cin, 4 * cmid, s, 1, stride, 0, 0,
+                kt__zoo_conv(net, sc, in, fs, cin, 4 * cmid, s, 1, stride, 0, 0,
                              &ss);
             } else {
                 snprintf(sc, sizeof sc, "%s", in);
@@ -6600,16 +6658,19 @@ static void kt__zoo_wresnet(kt__str *b, const kt__zoo_args *a) {
             s = s3;
         }
     }
+    /* 1/(s*s) only when there are pixels (an empty stack is reported by
+       kt_zoo_text, whose text is never parsed) */
     kt__str_add(b, "gap[n,c] = sum(h,w) %s[n,c,h,w] * %.17g\n", in,
-                1.0 / (double)(s * s));
-    kt__zoo_fc(b, "logits", "gap", "Wfc", cin, 1000, 0);
-    kt__zoo_loss(b, "logits", B, 1000);
+                s > 0 ? 1.0 / (double)(s * s) : 0.0);
+    kt__zoo_fc(b, "logits", "gap", "Wfc", cin, K, 0);
+    kt__zoo_loss(b, "logits", B, K);
 }
 
 /* Stacked LSTM unrolled over `steps`; a layer's weights are shared by its
    steps, and its per-step tensors are named NAME_t<step> so the planner
    coalesces the steps (Tofu 5.1). */
-static void kt__zoo_rnn(kt__str *b, const kt__zoo_args *a) {
+static void kt__zoo_rnn(kt__zoo_net *net, const kt__zoo_args *a) {
+    kt__str *b = &net->b;
     int64_t L = kt__zoo_get(a, "layers"), H = kt__zoo_get(a, "hidden"),
             T = kt__zoo_get(a, "steps"), B = kt__zoo_get(a, "batch"), l, t;
     static const char gate[4] = {'i', 'f', 'o', 'g'};
@@ -6669,7 +6730,8 @@ static void kt__zoo_rnn(kt__str *b, const kt__zoo_args *a) {
    Wq[dmodel,heads,hdim] let heads be split without reshapes (Megatron's
    column/row split is then just a choice of the planner).  No layer norm,
    no causal mask; the loss is taken on the last layer's output. */
-static void kt__zoo_transformer(kt__str *b, const kt__zoo_args *a) {
+static void kt__zoo_transformer(kt__zoo_net *net, const kt__zoo_args *a) {
+    kt__str *b = &net->b;
     int64_t L = kt__zoo_get(a, "layers"), D = kt__zoo_get(a, "dmodel"),
             Hh = kt__zoo_get(a, "heads"), F = kt__zoo_get(a, "ffn"),
             S = kt__zoo_get(a, "seq"), B = kt__zoo_get(a, "batch"), E, l;
@@ -6720,18 +6782,20 @@ static void kt__zoo_transformer(kt__str *b, const kt__zoo_args *a) {
 
 typedef struct kt__zoo_model {
     const char *name, *params, *about;
-    void (*build)(kt__str *b, const kt__zoo_args *a);
+    void (*build)(kt__zoo_net *net, const kt__zoo_args *a);
 } kt__zoo_model;
 
 static const kt__zoo_model kt__zoo[] = {
     {"mlp", "layers=5,hidden=300,batch=400",
      "fully connected layers with relu (SOYBEAN 2.2)", kt__zoo_mlp},
-    {"alexnet", "batch=128", "AlexNet, 5 convolutions and 3 fully connected",
-     kt__zoo_alexnet},
-    {"vgg16", "batch=32", "VGG-16, 13 convolutions and 3 fully connected",
-     kt__zoo_vgg16},
-    {"wresnet", "depth=50,widen=4,batch=8,image=224",
-     "Wide ResNet 50/101/152 with bottleneck blocks (Tofu 7)",
+    {"alexnet", "batch=128,image=227,width=32,fc=4096,classes=1000",
+     "AlexNet, 5 convolutions (width x 3, 8, 12, 12, 8 channels) and 3 "
+     "fully connected", kt__zoo_alexnet},
+    {"vgg16", "batch=32,image=224,width=64,fc=4096,classes=1000",
+     "VGG-16, 13 convolutions (width x 1, 2, 4, 8, 8 channels) and 3 fully "
+     "connected", kt__zoo_vgg16},
+    {"wresnet", "depth=50,widen=4,batch=8,image=224,width=64,classes=1000",
+     "Wide ResNet 26/50/101/152 with bottleneck blocks (Tofu 7)",
      kt__zoo_wresnet},
     {"rnn", "layers=2,hidden=1024,steps=10,batch=64",
      "stacked LSTM unrolled over steps, weights shared (Tofu 7)", kt__zoo_rnn},
@@ -6808,13 +6872,10 @@ static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s must be at "
                             "least 1", model, a->p[i].key);
     if (!strcmp(model, "wresnet")) {
-        int64_t d = kt__zoo_get(a, "depth"), s = kt__zoo_get(a, "image");
-        if (d != 50 && d != 101 && d != 152)
+        int64_t d = kt__zoo_get(a, "depth");
+        if (!kt__wresnet_blocks(d))
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: depth %lld "
-                            "is not 50, 101 or 152", (long long)d);
-        if (s < 64)
-            return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: image %lld "
-                            "is below 64", (long long)s);
+                            "is not 26, 50, 101 or 152", (long long)d);
     }
     if (!strcmp(model, "transformer") &&
         kt__zoo_get(a, "dmodel") % kt__zoo_get(a, "heads") != 0)
@@ -6825,6 +6886,35 @@ static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
     return KT_OK;
 }
 
+/* The error for an image too small for a model's conv/pool stack: it names
+   the first layer left without pixels and the smallest image that works
+   (found by building the model for growing images: the stacks are too
+   varied -- strides, padding, floor divisions -- for one formula). */
+static kt_status kt__zoo_too_small(const kt__zoo_model *m,
+                                   const kt__zoo_args *given,
+                                   const char *layer, kt_error *err) {
+    kt__zoo_args a = *given;
+    int64_t image = kt__zoo_get(given, "image"), smallest = -1, s;
+    int k;
+    for (k = 0; k < a.n && strcmp(a.p[k].key, "image") != 0; k++) {}
+    for (s = image + 1; k < a.n && smallest < 0 && s <= 4096; s++) {
+        kt__zoo_net net;
+        memset(&net, 0, sizeof net);
+        a.p[k].value = s;
+        m->build(&net, &a);
+        if (!net.b.oom && !net.empty[0]) smallest = s;
+        KT_FREE(net.b.s);
+    }
+    if (smallest < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: image %lld is too "
+                        "small: layer %s has no pixels left", m->name,
+                        (long long)image, layer);
+    return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: image %lld is too small: "
+                    "layer %s has no pixels left (the smallest image is "
+                    "%lld)", m->name, (long long)image, layer,
+                    (long long)smallest);
+}
+
 kt_status kt_zoo_text(const char *spec, char **text, int *training,
                       kt_error *err) {
     char name[32];
@@ -6832,7 +6922,7 @@ kt_status kt_zoo_text(const char *spec, char **text, int *training,
     size_t nl;
     int i;
     kt__zoo_args args;
-    kt__str b;
+    kt__zoo_net net;
     kt_status s;
     *text = NULL;
     *training = 0;
@@ -6854,19 +6944,23 @@ kt_status kt_zoo_text(const char *spec, char **text, int *training,
                                err);
     if (s == KT_OK) s = kt__zoo_check(name, &args, err);
     if (s != KT_OK) return s;
-    memset(&b, 0, sizeof b);
-    kt__zoo[i].build(&b, &args);
-    if (b.oom) {
-        KT_FREE(b.s);
+    memset(&net, 0, sizeof net);
+    kt__zoo[i].build(&net, &args);
+    if (net.b.oom) {
+        KT_FREE(net.b.s);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    }
+    if (net.empty[0]) {
+        KT_FREE(net.b.s);
+        return kt__zoo_too_small(&kt__zoo[i], &args, net.empty, err);
     }
     *training = kt__zoo_get(&args, "infer") > 0 ? 0 : 1;
     if (!*training) {
         /* inference: the same graph planned as written */
-        char *l = strstr(b.s, "\nloss ");
+        char *l = strstr(net.b.s, "\nloss ");
         if (l) l[1] = '\0';
     }
-    *text = b.s;
+    *text = net.b.s;
     kt__ok(err);
     return KT_OK;
 }

@@ -79,6 +79,13 @@ expect_json "$dir/vf.json" verify --model-file "$dir/model.txt" --devices 3 --js
 expect_text 'OK' verify --model-file "$dir/model.txt" --factors 2,2
 expect_text 'bytes moved' verify --model "$M" --devices 2 --seed 7
 
+# A zoo convolution model at a small size (the zoo's image, width, fc and
+# classes parameters); an image too small for it is bad input.
+A=alexnet:batch=4,image=39,width=1,fc=8,classes=5
+expect_json "$dir/va.json" verify --model "$A" --devices 3 --json &&
+    check "verify a small alexnet on 3 devices" "$VERIFY_OK" "$dir/va.json" -1 3
+expect_bad_msg 'image 38 is too small' verify --model alexnet:image=38 --devices 2
+
 # Exit status 1 when the check fails: bit-for-bit equality of a plan that
 # splits sums (model parallelism reduces partial sums in another order).
 if expect_json "$dir/pm.json" plan --model mlp:layers=2,hidden=64,batch=16 \

@@ -6,11 +6,13 @@
      a broadcast and softmax cross-entropy computed by hand in this file;
      the fast path (matrix products) equal to the generic evaluator;
    - partitioned == serial and bytes moved == kt_plan_eval's bytes for
-     every zoo model at small sizes on 1, 2, 3, 4, 6 and 8 devices, with
-     the DP plan and every baseline that applies, on random plans (a random
-     tiling per tensor, a random strategy per op), on model files with
-     padding, pooling, broadcasting, division, max/min reductions and
-     uneven tiles;
+     every zoo model at small sizes (MLP, LSTM, transformer, AlexNet,
+     VGG-16, Wide ResNet-26; Wide ResNet-50 with the DP plan) on 1, 2, 3,
+     4, 6 and 8 devices, with the DP plan and every baseline that applies
+     (brute force where its plan space is small enough), on random plans
+     (a random tiling per tensor, a random strategy per op), on model
+     files with padding, pooling, broadcasting, division, max/min
+     reductions and uneven tiles;
    - a program with one transfer dropped is caught (values and bytes).
    Under valgrind (KT_WRAP set) fewer device counts and models run. */
 #define KT_IMPLEMENTATION
@@ -316,25 +318,55 @@ static void test_zoo(void) {
     }
 }
 
-/* The convolution models of the zoo: the smallest Wide ResNet has 23
-   million weights (25 s of CPU on 8 devices), so one device count unless
-   KT_TEST_LONG is set, and none under valgrind.  AlexNet and VGG-16 have a
-   fixed 224-pixel input (60 and 138 million weights): their statement
-   forms -- strided convolutions, pooling, softmax_xent -- run in the
-   AlexNet-shaped model file of test_model_files instead. */
+/* The convolution models of the zoo at small sizes (the zoo's image, width,
+   fc and classes parameters), each the smallest that keeps every layer
+   kind: AlexNet's 11x11 stride-4 convolution, padded 5x5 and 3x3 ones, 2x2
+   pooling, the fully connected layers and softmax cross-entropy (39 px: one
+   pixel after the last pooling); VGG-16's 13 padded 3x3 convolutions in
+   five pooled stages (32 px); Wide ResNet-26's stride-2 stem, pooling,
+   bottleneck blocks with strided projection shortcuts and identity ones,
+   global average pooling (32 px: 1 pixel in the last stage).  A batch of 8
+   lets data parallelism apply on all six counts (unevenly on 3 and 6).
+   Every plan on 1, 2, 3, 4, 6 and 8 devices; Wide ResNet-50 (all 16 blocks)
+   with the DP plan.  Under valgrind: the DP plan of the first three.
+   KT_TEST_LONG=1 adds a Wide ResNet-50 of 23 million weights (64 px) on
+   all six counts with the DP and data-parallel plans (minutes of CPU). */
 static void test_zoo_conv(void) {
-    static const int all[] = {1, 2, 3, 4, 6, 8}, one[] = {4};
-    const char *spec = "wresnet:depth=50,widen=1,batch=2,image=64";
-    kt_graph *g = NULL;
-    kt_error err;
-    if (under_valgrind()) return;
-    if (kt_zoo_build(spec, &g, &err) != KT_OK) {
-        CHECKF(0, "wresnet: %s", err.message);
-        return;
+    static const int all[] = {1, 2, 3, 4, 6, 8};
+    static const struct {
+        const char *spec;
+        int strategies; /* how many of strategies[] (all, or DP only) */
+    } models[] = {
+        {"alexnet:batch=8,image=39,width=2,fc=16,classes=10", 7},
+        {"vgg16:batch=8,image=32,width=1,fc=16,classes=10", 7},
+        {"wresnet:depth=26,widen=1,width=2,batch=8,image=32,classes=10", 7},
+        {"wresnet:depth=50,widen=1,width=2,batch=8,image=32,classes=10", 1},
+    };
+    const char *big = "wresnet:depth=50,widen=1,batch=2,image=64";
+    int m;
+    for (m = 0; m < (int)(sizeof models / sizeof models[0]); m++) {
+        kt_graph *g = NULL;
+        kt_error err;
+        if (kt_zoo_build(models[m].spec, &g, &err) != KT_OK) {
+            CHECKF(0, "%s: %s", models[m].spec, err.message);
+            continue;
+        }
+        if (!under_valgrind())
+            verify_all_plans(models[m].spec, g, all, 6, models[m].strategies);
+        else if (models[m].strategies > 1)
+            verify_all_plans(models[m].spec, g, all, 6, 1);
+        kt_graph_destroy(g);
     }
-    if (getenv("KT_TEST_LONG")) verify_all_plans(spec, g, all, 6, 2);
-    else verify_all_plans(spec, g, one, 1, 1);
-    kt_graph_destroy(g);
+    if (getenv("KT_TEST_LONG") && !under_valgrind()) {
+        kt_graph *g = NULL;
+        kt_error err;
+        if (kt_zoo_build(big, &g, &err) != KT_OK) {
+            CHECKF(0, "%s: %s", big, err.message);
+            return;
+        }
+        verify_all_plans(big, g, all, 6, 2);
+        kt_graph_destroy(g);
+    }
 }
 
 /* A random plan: a random tiling for every tensor, a random variable (or
@@ -456,6 +488,15 @@ static void test_model_files(void) {
         "z[n,k] = sum(j) a6[n,j] * W7[j,k]\n"
         "xent[n] = opaque(softmax_xent, z[n,:], labels[n,:])\n"
         "loss xent\n",
+        /* a padded 3x3 convolution of a 1x1 image (Wide ResNet at its
+           smallest image): split along kh on 3 devices, two devices' share
+           of the filter gradient reads only padding, and they hold none of
+           x -- the matrix-product gather must give 0 there, not report a
+           read outside the (empty) region */
+        "input x[2,2,1,1]\nweight f[2,2,3,3]\n"
+        "o[n,co,h:1,w:1] = sum(ci,kh,kw) pad(x[n,ci,h+kh-1,w+kw-1]) * "
+        "f[co,ci,kh,kw]\n"
+        "loss o\n",
     };
     static const int all[] = {2, 3, 4, 6, 8}, few[] = {2, 4};
     int i;

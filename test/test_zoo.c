@@ -134,8 +134,26 @@ static void test_bad_specs(void) {
         {"mlp:layers=3x", "layers needs a non-negative integer"},
         {"mlp:batch=-4", "batch needs a non-negative integer"},
         {"mlp:layers=0", "layers must be at least 1"},
-        {"wresnet:depth=34", "depth 34 is not 50, 101 or 152"},
-        {"wresnet:depth=50,image=32", "image 32 is below 64"},
+        {"wresnet:depth=34", "depth 34 is not 26, 50, 101 or 152"},
+        /* an image too small for the conv/pool stack names the first empty
+           layer and the smallest image that works */
+        {"wresnet:depth=50,image=2", "zoo wresnet: image 2 is too small: "
+                                     "layer pool has no pixels left (the "
+                                     "smallest image is 3)"},
+        {"alexnet:image=38", "zoo alexnet: image 38 is too small: layer p5 "
+                             "has no pixels left (the smallest image is 39)"},
+        {"alexnet:image=10", "zoo alexnet: image 10 is too small: layer a1 "
+                             "has no pixels left (the smallest image is 39)"},
+        {"vgg16:image=31,width=2", "zoo vgg16: image 31 is too small: layer "
+                                   "p13 has no pixels left (the smallest "
+                                   "image is 32)"},
+        {"alexnet:width=0", "zoo alexnet: width must be at least 1"},
+        {"alexnet:fc=0", "zoo alexnet: fc must be at least 1"},
+        {"vgg16:classes=0", "zoo vgg16: classes must be at least 1"},
+        {"wresnet:width=0", "zoo wresnet: width must be at least 1"},
+        {"wresnet:image=0", "zoo wresnet: image must be at least 1"},
+        {"wresnet:fc=16", "zoo wresnet: unknown parameter fc"},
+        {"alexnet:depth=8", "zoo alexnet: unknown parameter depth"},
         {"transformer:dmodel=100,heads=16", "dmodel 100 is not a multiple "
                                             "of heads 16"},
     };
@@ -153,6 +171,138 @@ static void test_bad_specs(void) {
                bad[i].message);
         s = kt_zoo_text(bad[i].spec, &text, &training, &err);
         CHECKF(s != KT_OK && text == NULL, "'%s' gave a text", bad[i].spec);
+    }
+}
+
+/* The convolution models' size parameters: the defaults build exactly the
+   graphs they built before the parameters existed (the op, tensor and
+   weight counts recorded then; weight elements from the architectures,
+   computed here), and small sizes have the layers the parameters say. */
+static int64_t weight_elements(const kt_graph *g, int *nweights) {
+    int64_t n = 0;
+    int t, d;
+    *nweights = 0;
+    for (t = 0; t < kt_graph_tensor_count(g); t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        int64_t e = 1;
+        if (x->kind != KT_WEIGHT) continue;
+        for (d = 0; d < x->rank; d++) e *= x->shape[d];
+        n += e;
+        ++*nweights;
+    }
+    return n;
+}
+
+static int64_t shape_of(const kt_graph *g, const char *name, int d) {
+    int t = kt_graph_find_tensor(g, name);
+    CHECKF(t >= 0, "no tensor %s", name);
+    return t >= 0 && d < kt_graph_tensor(g, t)->rank
+               ? kt_graph_tensor(g, t)->shape[d] : -1;
+}
+
+static void test_conv_params(void) {
+    /* AlexNet at 227 px with 2x2 pooling: 55, 27, 27, 13, 13, 6 pixels */
+    const int64_t alexnet = 96 * 3 * 121 + 256 * 96 * 25 + 384 * 256 * 9 +
+                            384 * 384 * 9 + 256 * 384 * 9 +
+                            256 * 6 * 6 * 4096 + 4096 * 4096 + 4096 * 1000;
+    /* VGG-16 at 224 px: 7 pixels left after five poolings */
+    const int64_t vgg16 = 64 * 3 * 9 + 64 * 64 * 9 + 128 * 64 * 9 +
+                          128 * 128 * 9 + 256 * 128 * 9 + 2 * 256 * 256 * 9 +
+                          512 * 256 * 9 + 5 * 512 * 512 * 9 +
+                          512 * 7 * 7 * 4096 + 4096 * 4096 + 4096 * 1000;
+    static const struct {
+        const char *spec, *explicit_spec;
+        int ops, tensors, weights; /* recorded before the parameters */
+    } defaults[] = {
+        {"alexnet", "alexnet:batch=128,image=227,width=32,fc=4096,"
+                    "classes=1000", 53, 56, 8},
+        {"alexnet:infer=1", NULL, 19, 29, 8},
+        {"vgg16", "vgg16:batch=32,image=224,width=64,fc=4096,classes=1000",
+         105, 108, 16},
+        {"vgg16:infer=1", NULL, 37, 55, 16},
+        {"wresnet", "wresnet:depth=50,widen=4,batch=8,image=224,width=64,"
+                    "classes=1000", 351, 354, 54},
+        {"wresnet:infer=1", NULL, 106, 162, 54},
+        {"wresnet:depth=101,image=64", NULL, 691, 694, 105},
+        {"wresnet:depth=152,widen=10", NULL, 1031, 1034, 156},
+    };
+    size_t i;
+    kt_graph *g;
+    int nw;
+    for (i = 0; i < sizeof defaults / sizeof defaults[0]; i++) {
+        if (!(g = build(defaults[i].spec))) continue;
+        CHECKF(kt_graph_op_count(g) == defaults[i].ops &&
+                   kt_graph_tensor_count(g) == defaults[i].tensors,
+               "%s: %d ops, %d tensors (before: %d, %d)", defaults[i].spec,
+               kt_graph_op_count(g), kt_graph_tensor_count(g),
+               defaults[i].ops, defaults[i].tensors);
+        weight_elements(g, &nw);
+        CHECK_EQ_I64(nw, defaults[i].weights);
+        if (i == 0) CHECK_EQ_I64(weight_elements(g, &nw), alexnet);
+        if (i == 2) CHECK_EQ_I64(weight_elements(g, &nw), vgg16);
+        kt_graph_destroy(g);
+        if (defaults[i].explicit_spec) {
+            /* the listed defaults are the defaults */
+            char *a = NULL, *b = NULL;
+            int ta, tb;
+            kt_error err;
+            CHECK(kt_zoo_text(defaults[i].spec, &a, &ta, &err) == KT_OK);
+            CHECK(kt_zoo_text(defaults[i].explicit_spec, &b, &tb, &err) ==
+                  KT_OK);
+            CHECKF(a && b && strcmp(a, b) == 0, "%s differs from %s",
+                   defaults[i].spec, defaults[i].explicit_spec);
+            KT_FREE(a);
+            KT_FREE(b);
+        }
+    }
+    /* The smallest AlexNet: 39 px leave 8, 4, 4, 2, 2, 1 pixels. */
+    if ((g = build("alexnet:batch=3,image=39,width=2,fc=16,classes=10"))) {
+        CHECK_EQ_I64(shape_of(g, "x", 3), 39);
+        CHECK_EQ_I64(shape_of(g, "a1", 1), 6);
+        CHECK_EQ_I64(shape_of(g, "a1", 2), 8);
+        CHECK_EQ_I64(shape_of(g, "a5", 1), 16);
+        CHECK_EQ_I64(shape_of(g, "p5", 3), 1);
+        CHECK_EQ_I64(shape_of(g, "W6", 0), 16);
+        CHECK_EQ_I64(shape_of(g, "W6", 3), 16);
+        CHECK_EQ_I64(shape_of(g, "a8", 1), 10);
+        CHECK_EQ_I64(shape_of(g, "labels", 0), 3);
+        CHECK_EQ_I64(kt_graph_op_count(g), 53);
+        kt_graph_destroy(g);
+    }
+    /* VGG-16 at 32 px: 1 pixel after the fifth pooling. */
+    if ((g = build("vgg16:batch=2,image=32,width=2,fc=8,classes=5"))) {
+        CHECK_EQ_I64(shape_of(g, "a1", 1), 2);
+        CHECK_EQ_I64(shape_of(g, "a13", 1), 16);
+        CHECK_EQ_I64(shape_of(g, "p13", 3), 1);
+        CHECK_EQ_I64(shape_of(g, "W14", 0), 16);
+        CHECK_EQ_I64(shape_of(g, "W15", 1), 8);
+        CHECK_EQ_I64(shape_of(g, "a16", 1), 5);
+        CHECK_EQ_I64(kt_graph_op_count(g), 105);
+        kt_graph_destroy(g);
+    }
+    /* Wide ResNet-26: two blocks per stage, so a stem, 8 x 3 convolutions,
+       4 projections (every stage's first block) and the classifier; 32 px
+       leave 16, 8 (pool), 8, 4, 2, 1 pixels. */
+    if ((g = build("wresnet:depth=26,widen=2,width=3,batch=2,image=32,"
+                   "classes=7"))) {
+        weight_elements(g, &nw);
+        CHECK_EQ_I64(nw, 1 + 8 * 3 + 4 + 1);
+        CHECK_EQ_I64(shape_of(g, "stem", 1), 6);   /* width x widen */
+        CHECK_EQ_I64(shape_of(g, "b8b", 1), 48);   /* (3 << 3) x 2 */
+        CHECK_EQ_I64(shape_of(g, "r8", 1), 192);
+        CHECK_EQ_I64(shape_of(g, "r8", 3), 1);
+        CHECK_EQ_I64(shape_of(g, "pool", 3), 8);
+        CHECK_EQ_I64(shape_of(g, "Wfc", 1), 7);
+        CHECK(kt_graph_find_tensor(g, "ws1") >= 0 &&
+              kt_graph_find_tensor(g, "ws2") < 0 && /* identity */
+              kt_graph_find_tensor(g, "ws7") >= 0);
+        kt_graph_destroy(g);
+    }
+    /* The smallest images build (and one less is refused above). */
+    if ((g = build("wresnet:depth=26,width=1,widen=1,batch=1,image=3,"
+                   "classes=2"))) {
+        CHECK_EQ_I64(shape_of(g, "r8", 3), 1);
+        kt_graph_destroy(g);
     }
 }
 
@@ -626,6 +776,7 @@ int main(int argc, char **argv) {
     test_builds();
     test_autodiff_growth();
     test_bad_specs();
+    test_conv_params();
     test_search_properties();
     test_spartan_fig33();
     test_megatron();
