@@ -2908,14 +2908,16 @@ static int cmd_sim(int argc, char **argv) {
                       "--topology-file" : "--topology", tspec);
             goto done;
         }
-    if (!isfinite(topo.peak_flops) || topo.peak_flops <= 0 ||
-        !isfinite(topo.mem_bw) || topo.mem_bw <= 0) {
-        rc = fail(EXIT_BAD_INPUT, "%s %s: the device's flops and membw must "
-                  "be finite and positive (e.g. 67T, 3T)",
-                  o[O_TOPOLOGY_FILE].value ? "--topology-file" : "--topology",
-                  tspec);
-        goto done;
-    }
+    for (l = 0; l < topo.nkinds; l++)
+        if (!isfinite(topo.kind[l].peak_flops) ||
+            topo.kind[l].peak_flops <= 0 || !isfinite(topo.kind[l].mem_bw) ||
+            topo.kind[l].mem_bw <= 0) {
+            rc = fail(EXIT_BAD_INPUT, "%s %s: the device's flops and membw "
+                      "must be finite and positive (e.g. 67T, 3T)",
+                      o[O_TOPOLOGY_FILE].value ? "--topology-file"
+                                               : "--topology", tspec);
+            goto done;
+        }
     if (topo.ndev != ndev) {
         rc = fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan is for "
                   "%lld", o[O_TOPOLOGY_FILE].value ? "--topology-file" :
@@ -2948,6 +2950,10 @@ static int cmd_sim(int argc, char **argv) {
         if (kt_profile_load_file(g, o[O_PROFILE].value, &prof, &err) !=
             KT_OK) {
             rc = fail_kt(NULL, &err); /* the message names the file */
+            goto done;
+        }
+        if (kt_profile_check_kinds(&prof, &topo, &err) != KT_OK) {
+            rc = fail_kt(o[O_PROFILE].value, &err);
             goto done;
         }
         topo.profile = &prof;
