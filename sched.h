@@ -1196,7 +1196,8 @@ static kt_status kt__topo_kind_map(kt__topo_reader *r, kt_topology *t,
         if (it->hi > t->ndev)
             return kt__fail(err, KT_ERR_PARSE, it->line, "%s: device %lld "
                             "is out of range: the levels give %lld devices "
-                            "(0-%lld)", r->name, (long long)(it->hi - 1),
+                            "(0-%lld)", r->name,
+                            (long long)(it->lo > t->ndev ? it->lo : t->ndev),
                             (long long)t->ndev, (long long)(t->ndev - 1));
     }
     qsort(r->item, (size_t)r->nitem, sizeof r->item[0], kt__cmp_kind_item);

@@ -2361,11 +2361,17 @@ static const char sim_usage[] =
     "[LATENCY]'\n"
     "                      (slowest first), 'device flops PEAK' or 'device "
     "membw\n"
-    "                      BYTES_PER_S', '#' comments\n"
-    "  --profile FILE      measured compute times: lines 'OP EXTENTS SECONDS'\n"
-    "                      (EXTENTS: the op's index-variable extents on one\n"
-    "                      device, joined by x); sub-operators not listed keep\n"
-    "                      the roofline time (FlexFlow 5.1)\n"
+    "                      BYTES_PER_S', '#' comments.  Devices of several "
+    "kinds:\n"
+    "                      'kind NAME flops PEAK membw BYTES_PER_S' lines and\n"
+    "                      'devices LIST NAME' (LIST: all, D, D1-D2, joined by\n"
+    "                      commas) giving every device one kind\n"
+    "  --profile FILE      measured compute times: lines 'OP EXTENTS SECONDS\n"
+    "                      [KIND]' (EXTENTS: the op's index-variable extents "
+    "on\n"
+    "                      one device, joined by x; KIND: the device kind it\n"
+    "                      was measured on, none: any); sub-operators not\n"
+    "                      listed keep the roofline time (FlexFlow 5.1)\n"
     "  --write-profile F   write every distinct sub-operator of the plan in\n"
     "                      that form with the time used: a table to measure\n"
     "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
@@ -2378,7 +2384,9 @@ static const char sim_usage[] =
     "  --json              print one JSON object:\n"
     "      {\"step_seconds\", \"bytes\", \"devices\": [{\"busy_seconds\", "
     "\"idle_seconds\"}],\n"
-    "       \"critical_path_tasks\"}\n"
+    "       \"critical_path_tasks\"}; with named device kinds every device "
+    "also has\n"
+    "      \"kind\"\n"
     "      bytes: all transfers of the lowered program (= the plan's "
     "total_bytes);\n"
     "      idle_seconds = step_seconds - busy_seconds, device 0 first\n"
@@ -2420,6 +2428,27 @@ static void describe_topology(const kt_topology *t, char *buf, size_t cap) {
         n += (size_t)snprintf(buf + n, cap - n, "%s%lld x %s", l ? ", " : "",
                               (long long)t->fanout[l], r);
     }
+    /* named kinds: "; kinds h200 x4 (989 Tflop/s, 4.8 TB/s), ..." */
+    for (l = 0; l < t->nkinds && t->kind[0].name[0] && n < cap; l++) {
+        char r[32];
+        int64_t count = 0;
+        int i;
+        for (i = 0; i < t->nkind_ranges; i++)
+            if (t->kind_range[i].kind == l)
+                count += t->kind_range[i].devices.hi -
+                         t->kind_range[i].devices.lo;
+        format_rate(t->kind[l].mem_bw, r, sizeof r);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s x%lld (%.4g Tflop/s, "
+                              "%s)", l ? ", " : "; kinds ", t->kind[l].name,
+                              (long long)count, t->kind[l].peak_flops / 1e12,
+                              r);
+    }
+}
+
+/* The kind of device d when the topology names kinds, else NULL. */
+static const char *device_kind_name(const kt_topology *t, int64_t d) {
+    const char *name = t->kind[kt_topology_device_kind(t, d)].name;
+    return name[0] ? name : NULL;
 }
 
 static const char *sim_op_name(const kt_graph *g, int op) {
@@ -2547,7 +2576,8 @@ static void tl_task(FILE *out, const kt_graph *g, const kt_sim_task *t,
 }
 
 static int write_timeline(const char *path, const kt_graph *g,
-                          const kt_sim *s, const char *label) {
+                          const kt_sim *s, const kt_topology *t,
+                          const char *label) {
     int64_t ndev = s->ndev, nlinks = 0, nshown = 0, hidden_xfers = 0, r;
     int64_t ncompute = 0, nxfer = 0, nrows, i;
     tl_link *links = NULL;
@@ -2662,10 +2692,19 @@ static int write_timeline(const char *path, const kt_graph *g,
                     "height=\"%d\" fill=\"#f2f2f2\"/>\n", TL_MARGIN, y,
                     TL_LABEL_W + TL_PLOT_W, TL_ROW_H);
     }
-    for (r = 0; r < ndev; r++)
-        fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\">d%lld"
-                "</text>\n", TL_MARGIN + 4,
-                TL_TOP + (double)r * TL_ROW_H + TL_ROW_H - 4, (long long)r);
+    /* a device row: "d3", then its kind when the topology names kinds */
+    for (r = 0; r < ndev; r++) {
+        const char *kind = device_kind_name(t, r);
+        fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\">d%lld",
+                TL_MARGIN + 4, TL_TOP + (double)r * TL_ROW_H + TL_ROW_H - 4,
+                (long long)r);
+        if (kind) {
+            fputs("<tspan dx=\"5\" fill=\"#555555\">", out);
+            svg_text(out, kind);
+            fputs("</tspan>", out);
+        }
+        fputs("</text>\n", out);
+    }
     for (i = 0; i < nlinks; i++)
         if (links[i].row >= 0)
             fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" "
@@ -2716,7 +2755,8 @@ static int write_timeline(const char *path, const kt_graph *g,
 
 /* ------------------------------------------------------- sim: command */
 
-static void print_sim_json(FILE *out, const kt_sim *s, int64_t bytes) {
+static void print_sim_json(FILE *out, const kt_sim *s, const kt_topology *t,
+                           int64_t bytes) {
     int64_t d;
     fputs("{\"step_seconds\": ", out);
     json_double_exact(out, s->step_seconds);
@@ -2726,6 +2766,8 @@ static void print_sim_json(FILE *out, const kt_sim *s, int64_t bytes) {
         json_double_exact(out, s->busy[d]);
         fputs(", \"idle_seconds\": ", out);
         json_double_exact(out, s->step_seconds - s->busy[d]);
+        if (device_kind_name(t, d)) /* a name: letters, digits, _ . - */
+            fprintf(out, ", \"kind\": \"%s\"", device_kind_name(t, d));
         fputc('}', out);
     }
     fprintf(out, "], \"critical_path_tasks\": %d}\n", s->ncritical);
@@ -2742,7 +2784,7 @@ typedef struct sim_report {
 static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, const kt_program *prog,
                            const kt_sim *s, const sim_report *r) {
-    char b1[64], b2[64], b3[32], fa[KT_MAX_CUTS * 12], lv[KT_MAX_CUTS * 48];
+    char b1[64], b2[64], b3[32], fa[KT_MAX_CUTS * 12], lv[KT_MAX_CUTS * 48 + KT_MAX_DEVICE_KINDS * 80];
     int64_t d, ncompute = 0, nxfer = 0, ccomp = 0, cxfer = 0;
     double scomp = 0, sxfer = 0;
     int i, wdev;
@@ -2784,15 +2826,17 @@ static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
 
     snprintf(b3, sizeof b3, "d%lld", (long long)(s->ndev - 1));
     wdev = (int)strlen(b3) > 6 ? (int)strlen(b3) : 6;
-    fprintf(out, "\n%-*s  %-12s  %-12s  %s\n", wdev, "device", "busy", "idle",
-            "utilisation");
+    fprintf(out, "\n%-*s  %-12s  %-12s  %s%s\n", wdev, "device", "busy",
+            "idle", "utilisation", device_kind_name(t, 0) ? "  kind" : "");
     for (d = 0; d < s->ndev; d++) {
         double busy = s->busy[d], idle = s->step_seconds - busy;
+        const char *kind = device_kind_name(t, d);
         snprintf(b3, sizeof b3, "d%lld", (long long)d);
         format_seconds(busy, b1, sizeof b1);
         format_seconds(idle, b2, sizeof b2);
-        fprintf(out, "%-*s  %-12s  %-12s  %5.1f%%\n", wdev, b3, b1, b2,
-                s->step_seconds > 0 ? 100 * busy / s->step_seconds : 0.0);
+        fprintf(out, "%-*s  %-12s  %-12s  %5.1f%%%s%s\n", wdev, b3, b1, b2,
+                s->step_seconds > 0 ? 100 * busy / s->step_seconds : 0.0,
+                kind ? "       " : "", kind ? kind : "");
     }
     format_seconds(scomp, b1, sizeof b1);
     format_seconds(sxfer, b2, sizeof b2);
@@ -2997,10 +3041,11 @@ static int cmd_sim(int argc, char **argv) {
 
     model_label(&ma, label, sizeof label);
     if (o[O_TIMELINE].value &&
-        (rc = write_timeline(o[O_TIMELINE].value, g, &sim, label)) != 0)
+        (rc = write_timeline(o[O_TIMELINE].value, g, &sim, &topo, label)) !=
+            0)
         goto done;
     if (o[O_JSON].value) {
-        print_sim_json(stdout, &sim, prog.total_bytes);
+        print_sim_json(stdout, &sim, &topo, prog.total_bytes);
     } else {
         r.model = label;
         r.plan = path;
