@@ -2242,7 +2242,6 @@ static void test_kinds_zoo(void) {
         kt_search_options opt;
         kt_machine m;
         double t_fast, t_slow, t_mixed;
-        if (getenv("KT_WRAP") && mi == 2) continue; /* valgrind: shorter */
         CHECKF(kt_zoo_build(models[mi], &g, &err) == KT_OK, "%s: %s",
                models[mi], err.message);
         if (!g) continue;
