@@ -962,6 +962,8 @@ typedef struct kt__kind_item {
     int kind, line;
 } kt__kind_item;
 
+#define KT__TOPO_WORDS 16 /* most words on a topology file line */
+
 typedef struct kt__topo_reader {
     const char *name;      /* the file, for messages                     */
     int named;             /* kind lines seen                            */
@@ -1071,7 +1073,8 @@ static kt_status kt__topo_device_item(kt__topo_reader *r, const char *s,
     } else {
         lo = strtoll(buf, &end, 10);
         hi = lo;
-        if (*end == '-' && end > buf) hi = strtoll(end + 1, &end, 10);
+        if (*end == '-' && end > buf && isdigit((unsigned char)end[1]))
+            hi = strtoll(end + 1, &end, 10);
         if (*end || !isdigit((unsigned char)buf[0]) || lo < 0 || hi < 0 ||
             lo > KT_MAX_DEVICES || hi > KT_MAX_DEVICES)
             return kt__fail(err, KT_ERR_PARSE, line, "%s: device list item "
@@ -1098,12 +1101,18 @@ static kt_status kt__topo_device_item(kt__topo_reader *r, const char *s,
 static kt_status kt__topo_devices_line(kt__topo_reader *r, kt_topology *t,
                                        char **w, int n, int line,
                                        kt_error *err) {
-    const char *name = w[n - 1];
-    int i, kind = r->named ? kt_topology_find_kind(t, name) : -1;
+    const char *name;
+    int i, kind;
     kt_status s;
     if (n < 3)
         return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `devices "
                         "LIST KIND` (devices 0-3 h200)", r->name);
+    if (n > KT__TOPO_WORDS)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: more than %d words: "
+                        "join the device lists with commas (0-3,8-11)",
+                        r->name, KT__TOPO_WORDS);
+    name = w[n - 1];
+    kind = r->named ? kt_topology_find_kind(t, name) : -1;
     if (kind < 0) {
         char known[KT_MAX_DEVICE_KINDS * (KT_KIND_NAME_MAX + 2)];
         if (!r->named)
@@ -1250,9 +1259,10 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
     kt_status s = KT_OK;
     kt__topology_defaults(t);
     if (!r) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-    r->name = name;
+    r->name = name ? name : "topology";
+    name = r->name;
     while (*at && s == KT_OK) {
-        char line[512], *w[16], *hash;
+        char line[512], *w[KT__TOPO_WORDS], *hash;
         const char *eol = strchr(at, '\n');
         size_t len = eol ? (size_t)(eol - at) : strlen(at);
         int n;
@@ -1266,7 +1276,7 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
         line[len] = '\0';
         at += len + (eol ? 1 : 0);
         if ((hash = strchr(line, '#')) != NULL) *hash = '\0';
-        n = kt__words(line, w, 16);
+        n = kt__words(line, w, KT__TOPO_WORDS);
         if (n == 0) continue;
         if (!strcmp(w[0], "level"))
             s = kt__topo_level_line(r, t, w, n, lineno, err);
@@ -1274,7 +1284,7 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
             s = kt__topo_device_line(r, t, w, n, lineno, err);
         else if (!strcmp(w[0], "kind"))
             s = kt__topo_kind_line(r, t, w, n, lineno, err);
-        else if (!strcmp(w[0], "devices") && n <= 16)
+        else if (!strcmp(w[0], "devices"))
             s = kt__topo_devices_line(r, t, w, n, lineno, err);
         else
             s = kt__fail(err, KT_ERR_PARSE, lineno, "%s: unknown line "

@@ -1903,7 +1903,13 @@ static void test_kinds_parse(void) {
              "expected `devices LIST KIND`", 3},
             {"level 8 1G\nkind a flops 1T membw 1T\ndevices x-3 a\n",
              "device list item 'x-3'", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 2- a\n",
+             "device list item '2-'", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 1-+3 a\n",
+             "device list item '1-+3'", 3},
             {"level 8 1G\nnodes 2\n", "unknown line", 2},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0 1 2 3 4 5 6 "
+             "7 0 1 2 3 4 5 6 7 a\n", "more than 16 words", 3},
             {"level 8 fast\n", "expected `level", 1},
         };
         for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
