@@ -6,15 +6,16 @@
                   [--devices N] [--dtype-bytes 4] [--json]
        ktile zoo [--print SPEC] [--json]
        ktile plan (--model SPEC | --model-file F) --devices N [--factors a,b]
-                  [--strategy NAME] [--objective bytes|time] [--topology SPEC]
-                  [--memory-cap SIZE] [--svg FILE] [--json]
+                  [--strategy NAME] [--objective bytes|time]
+                  [--topology SPEC|FILE] [--memory-cap SIZE] [--svg FILE]
+                  [--json]
        ktile eval (--model SPEC | --model-file F) --plan PLAN.json
                   [--devices N] [--factors a,b] [--objective bytes|time]
-                  [--topology SPEC] [--svg FILE] [--json]
+                  [--topology SPEC|FILE] [--svg FILE] [--json]
        ktile sim (--model SPEC | --model-file F) --devices N [--factors a,b]
                  [--plan PLAN.json] [--objective bytes|time]
-                 [--topology SPEC | --topology-file F] [--timeline FILE.svg]
-                 [--json]
+                 [--topology SPEC|FILE | --topology-file F]
+                 [--timeline FILE.svg] [--json]
        ktile swap (--model SPEC | --model-file F) [--devices N] [--factors a,b]
                   --memory SIZE[,SIZE...] [--search ga|none|odswap|geeps]
                   [--seconds S | --generations N] [--seed N] [--cold]
@@ -1011,6 +1012,14 @@ static int64_t machine_devices(const kt_machine *m) {
     return n;
 }
 
+/* A --topology value: a spec (flat:..., nodes:...; every spec has a
+   colon) or else a topology file, which may name device kinds. */
+static kt_status load_topology(const char *value, kt_topology *t,
+                               kt_error *err) {
+    if (strchr(value, ':')) return kt_topology_parse(value, t, err);
+    return kt_topology_load_file(value, t, err);
+}
+
 /* --objective and --topology (plan and eval).  *machine_set says whether
    *m holds a parsed topology. */
 static int parse_time_options(const char *objective, const char *topology,
@@ -1026,7 +1035,18 @@ static int parse_time_options(const char *objective, const char *topology,
             return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
                         "time", objective);
     }
-    if (topology) {
+    if (topology && !strchr(topology, ':')) {
+        /* a file: its levels, and the slowest of its device kinds */
+        kt_topology t;
+        if (load_topology(topology, &t, &err) != KT_OK)
+            return fail_kt(NULL, &err); /* it names the file */
+        if (f && t.ndev != kt_factors_devices(f))
+            return fail(EXIT_BAD_INPUT, "--topology %s has %lld devices but "
+                        "the plan is for %lld", topology, (long long)t.ndev,
+                        (long long)kt_factors_devices(f));
+        *m = kt_topology_machine(&t);
+        *machine_set = 1;
+    } else if (topology) {
         int64_t n;
         int i;
         if (kt_machine_parse(topology, m, &err) != KT_OK)
@@ -1708,8 +1728,13 @@ static const char plan_usage[] =
     "be N.\n"
     "                      Cut 1 goes on the slowest level.  Default: one "
     "level of\n"
-    "                      450 GB/s links.  With --objective time or "
-    "--topology\n"
+    "                      450 GB/s links.  A value without ':' is a "
+    "topology\n"
+    "                      file (see 'ktile help sim'); with device kinds "
+    "the\n"
+    "                      time objective prices compute on the slowest "
+    "kind.\n"
+    "                      With --objective time or --topology\n"
     "                      the result includes step_seconds\n"
     "  --memory-cap SIZE   most tensor bytes per device (K, M, G: powers of "
     "1024);\n"
@@ -1882,7 +1907,7 @@ static int cmd_plan(int argc, char **argv) {
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
-        if (kt_topology_parse(tspec, &topo, &err) != KT_OK) {
+        if (load_topology(tspec, &topo, &err) != KT_OK) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
@@ -2356,7 +2381,9 @@ static const char sim_usage[] =
     "bits/s with\n"
     "                      a trailing b (400Gb).  Default flat:N:450G.  Its "
     "device\n"
-    "                      count must be the plan's\n"
+    "                      count must be the plan's.  A value without ':' is "
+    "read\n"
+    "                      as --topology-file\n"
     "  --topology-file F   a topology file: lines 'level FANOUT BANDWIDTH "
     "[LATENCY]'\n"
     "                      (slowest first), 'device flops PEAK' or 'device "
@@ -2938,7 +2965,7 @@ static int cmd_sim(int argc, char **argv) {
                      (long long)ndev);
             tspec = defspec;
         }
-        if (kt_topology_parse(tspec, &topo, &err) != KT_OK) {
+        if (load_topology(tspec, &topo, &err) != KT_OK) {
             rc = fail_kt(NULL, &err); /* the message names the spec */
             goto done;
         }

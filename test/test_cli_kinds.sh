@@ -122,6 +122,37 @@ expect_bad_msg 'line 2: .*kind h100 is not a kind of the topology (h200, half)' 
 expect_bad_msg 'names no kinds' sim --model "$P" --devices 8 \
     --topology-file "$dir/old.txt" --profile "$dir/badkind.txt"
 
+# --topology FILE (a value without ':') reads the file, as --topology-file
+expect_json "$dir/bytopo.json" sim --model "$M" --devices 8 \
+    --topology "$dir/mixed.txt" --json
+check "sim --topology FILE = --topology-file FILE" 'import sys
+assert open(sys.argv[1]).read() == open(sys.argv[2]).read()' \
+    "$dir/mixed.json" "$dir/bytopo.json"
+# plan's time objective on a mixed machine is the slowest kind's: the same
+# plan and step as on the all-slow machine
+expect_json "$dir/plan-mixed.json" plan --model "$M" --devices 8 \
+    --objective time --topology "$dir/mixed.txt" --json
+expect_json "$dir/plan-slow.json" plan --model "$M" --devices 8 \
+    --objective time --topology "$dir/slow.txt" --json
+expect_json "$dir/plan-fast.json" plan --model "$M" --devices 8 \
+    --objective time --topology "$dir/fast.txt" --json
+check "plan --objective time: a mixed machine plans as its slowest kind" '
+import json, sys
+a, b, c = (json.load(open(x)) for x in sys.argv[1:4])
+for k in ("tensors", "ops", "total_bytes", "step_seconds"):
+    assert a[k] == b[k], k
+assert c["step_seconds"] < b["step_seconds"], (c["step_seconds"],
+                                               b["step_seconds"])' \
+    "$dir/plan-mixed.json" "$dir/plan-slow.json" "$dir/plan-fast.json"
+expect_json "$dir/mcmc.json" plan --model "$P" --devices 8 --strategy mcmc \
+    --proposals 20 --topology "$dir/mixed.txt" --json
+expect_bad_msg 'cannot open topology file .*nosuch' plan --model "$M" \
+    --devices 8 --objective time --topology "$dir/nosuch"
+expect_bad_msg 'has 8 devices but the plan is for 4' plan --model "$M" \
+    --devices 4 --objective time --topology "$dir/mixed.txt"
+expect_bad_msg 'cannot open topology file .*nosuch' sim --model "$M" \
+    --devices 8 --topology "$dir/nosuch"
+
 # bad topology files: the line and the problem
 bad_topo() {
     pattern=$1
