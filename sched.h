@@ -45,10 +45,10 @@
 
    CONFIGURATION MACROS (define before including)
      KT_MAX_DEVICE_KINDS  16   most device kinds in one topology
-     KT_MAX_KIND_RANGES   256  most device ranges of one kind after
-                               merging neighbours (the device -> kind map
-                               is kept as ranges so that a kt_topology
-                               stays a plain value)
+     KT_MAX_KIND_RANGES   256  most items (D or D1-D2) in the devices
+                               lines of a topology file, so most ranges
+                               in its device -> kind map (kept as ranges
+                               so that a kt_topology stays a plain value)
      and tiling.h's.
 */
 #ifndef KT_SCHED_H
