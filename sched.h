@@ -1783,11 +1783,12 @@ static double kt__useful_share(const kt_graph *g, const kt_op *op,
     return share;
 }
 
-/* Time of one sub-operator on its box on `device`: its profile entry
-   for the device's kind, or the roofline of that kind (issue 4: FLOPs
-   over peak and bytes over memory bandwidth, per device kind) -- the
-   flops of the terms that are not zero over the peak, or its bytes over
-   the memory bandwidth, whichever is longer. */
+/* Time of one sub-operator on its box on `device` (FlexFlow 5.1: a
+   task's exeTime is its time "on the given device", so devices of
+   different kinds differ): its profile entry for the device's kind, or
+   the roofline of that kind -- the flops of the terms that are not zero
+   over the kind's peak, or its bytes over the kind's memory bandwidth,
+   whichever is longer. */
 static double kt__task_seconds(const kt_graph *g, const kt_op *op,
                                const kt_range *box, const kt_topology *t,
                                int64_t device) {
