@@ -27,9 +27,12 @@
 
    PUBLIC FUNCTIONS
      lowering    kt_lower kt_program_free
-     topology    kt_topology_parse kt_topology_load_file kt_topology_level
+     topology    kt_topology_parse kt_topology_parse_text
+                 kt_topology_load_file kt_topology_single kt_topology_level
+                 kt_topology_device_kind kt_topology_find_kind
                  kt_topology_machine
      profiles    kt_profile_parse kt_profile_load_file kt_profile_lookup
+                 kt_profile_lookup_kind kt_profile_check_kinds
                  kt_profile_write kt_profile_free
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
                  kt_sim_run kt_sim_delta kt_sim_invalidate kt_sim_free
@@ -39,6 +42,14 @@
                  kt_sync_layer_seconds kt_sync_schedule_run
                  kt_sync_schedule_buckets kt_sync_best_bucket
                  kt_sync_schedule_free kt_sync_layers_from_plan
+
+   CONFIGURATION MACROS (define before including)
+     KT_MAX_DEVICE_KINDS  16   most device kinds in one topology
+     KT_MAX_KIND_RANGES   256  most items (D or D1-D2) in the devices
+                               lines of a topology file, so most ranges
+                               in its device -> kind map (kept as ranges
+                               so that a kt_topology stays a plain value)
+     and tiling.h's.
 */
 #ifndef KT_SCHED_H
 #define KT_SCHED_H
@@ -110,6 +121,28 @@ void kt_program_free(kt_program *prog);
 
 /* ------------------------------------------------------------ topology */
 
+#ifndef KT_MAX_DEVICE_KINDS
+#define KT_MAX_DEVICE_KINDS 16
+#endif
+#ifndef KT_MAX_KIND_RANGES
+#define KT_MAX_KIND_RANGES 256
+#endif
+#define KT_KIND_NAME_MAX 32
+
+/* A kind of device (issue 4: "per device kind"): its roofline.  The one
+   kind of a topology without kind lines has the empty name. */
+typedef struct kt_device_kind {
+    char name[KT_KIND_NAME_MAX];
+    double peak_flops; /* flop/s                                          */
+    double mem_bw;     /* bytes/s                                         */
+} kt_device_kind;
+
+/* Devices devices.lo .. devices.hi - 1 are of kind `kind`. */
+typedef struct kt_kind_range {
+    kt_range devices;
+    int kind;
+} kt_kind_range;
+
 /* Devices joined by a hierarchy of interconnect levels, slowest first
    (SOYBEAN 5.1): level l groups devices into fanout[l] groups of the next
    level.  Two devices communicate over the level of the first group they
@@ -118,61 +151,104 @@ void kt_program_free(kt_program *prog);
      flat:N:BW                       one level of N devices
      nodes:MxG:INTRA_BW:INTER_BW     M nodes of G devices
    bandwidths in bytes/s with K, M, G, T suffixes (powers of 1000), or
-   bits/s with a trailing b (400Gb).  A topology file has lines
+   bits/s with a trailing b (400Gb); every device is of one unnamed kind
+   (an H200-class roofline, kt_machine_default).  A topology file has
+   lines
      level FANOUT BANDWIDTH [LATENCY]      (slowest level first)
-     device flops PEAK_FLOPS | membw BYTES_PER_S
-   and `#` comments. */
+     device flops PEAK_FLOPS | device membw BYTES_PER_S
+   and `#` comments; the device lines set the one kind's roofline.  For
+   devices of several kinds, name them instead and give each device one:
+     kind NAME flops PEAK_FLOPS membw BYTES_PER_S
+     devices LIST NAME     LIST: all, D or D1-D2 (inclusive), joined by
+                           commas: devices 0-3,8-11 h200
+   A file with kind lines has no device lines, and every device gets
+   exactly one kind. */
 typedef struct kt_topology {
     int nlevels;
     int64_t fanout[KT_MAX_CUTS];
     double bandwidth[KT_MAX_CUTS];
     double latency[KT_MAX_CUTS];
     int64_t ndev;               /* product of the fanouts */
-    double peak_flops, mem_bw;  /* per device, for compute times */
+    int nkinds;                 /* 1 .. KT_MAX_DEVICE_KINDS */
+    kt_device_kind kind[KT_MAX_DEVICE_KINDS];
+    int nkind_ranges;           /* the map device -> kind: ranges sorted */
+    kt_kind_range kind_range[KT_MAX_KIND_RANGES]; /* by device, covering
+                                                     0 .. ndev - 1 once  */
     const struct kt_profile *profile; /* measured compute times (NULL: the
                                          roofline alone); not owned       */
 } kt_topology;
 
 kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err);
+/* The text of a topology file; `name` (the file's) starts the messages. */
+kt_status kt_topology_parse_text(const char *text, const char *name,
+                                 kt_topology *t, kt_error *err);
 kt_status kt_topology_load_file(const char *path, kt_topology *t,
                                 kt_error *err);
+/* One device of roofline peak_flops / mem_bw (the unnamed kind). */
+void kt_topology_single(kt_topology *t, double peak_flops, double mem_bw);
 /* The level two devices communicate over (-1 for the same device). */
 int kt_topology_level(const kt_topology *t, int64_t a, int64_t b);
-/* The same levels as a tiling.h machine, for the time objective. */
+/* The kind of device dev (an index into t->kind). */
+int kt_topology_device_kind(const kt_topology *t, int64_t dev);
+/* The kind index called `name`, or -1. */
+int kt_topology_find_kind(const kt_topology *t, const char *name);
+/* The same levels as a tiling.h machine, for the time objective.  Its one
+   roofline is the slowest of the kinds in use: the least peak and the
+   least memory bandwidth of any kind some device has.  The level DP
+   prices an op by its largest tile on one device and balanced splits give
+   every device an equal share, so a step waits for the slowest device --
+   exact when one kind is slowest in both, an upper bound otherwise. */
 kt_machine kt_topology_machine(const kt_topology *t);
 
 /* ------------------------------------------------------------- profiles */
 
 /* Measured run times of sub-operators (FlexFlow 5.1, assumption A1: an
    operator's time depends on its input sizes, so it is measured once per
-   size and reused).  Keyed by the operator and the extents of its index
-   variables on one device.  Text lines
-       OP EXTENTS SECONDS        fc1 16x1024x1024 1.2e-4
+   size and reused).  Keyed by the operator, the extents of its index
+   variables on one device and, optionally, the device kind it was
+   measured on.  Text lines
+       OP EXTENTS SECONDS [KIND]     fc1 16x1024x1024 1.2e-4
+                                     fc1 16x1024x1024 3.1e-4 a100
    with EXTENTS in the op's variable order (the output's first), joined by
-   `x`, and `#` comments.  Sub-operators not listed keep the roofline time.
-   kt_profile_write prints every sub-operator of a lowered program in this
-   form with the time the simulator would use: a template to measure. */
+   `x`, and `#` comments.  A line without a kind holds for every kind.  A
+   sub-operator on a device of kind K takes the time of its line for K,
+   else of its line without a kind, else the roofline of K: a time measured
+   on another kind says little about this one.  kt_profile_write prints
+   every sub-operator of a lowered program in this form with the time the
+   simulator would use, with the kind of its device when the topology
+   names kinds: a template to measure. */
 typedef struct kt_profile_entry {
     int op;
     int line;  /* where it was read, 0 when not from text */
     int nvars;
     int64_t extent[KT_MAX_VARS];
+    char kind[KT_KIND_NAME_MAX]; /* "": any kind */
     double seconds;
 } kt_profile_entry;
 
 typedef struct kt_profile {
     int n;
-    kt_profile_entry *entry; /* sorted by (op, extents) */
+    kt_profile_entry *entry; /* sorted by (op, extents, kind) */
 } kt_profile;
 
 kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
                            kt_profile *out, kt_error *err);
 kt_status kt_profile_load_file(const kt_graph *g, const char *path,
                                kt_profile *out, kt_error *err);
-/* The time of op `op` over `box` (one range per index variable): the
-   profile's entry, or -1 when it has none. */
+/* The time of op `op` over `box` (one range per index variable) on a
+   device of kind `kind` (NULL or "": the unnamed kind): the entry for
+   that kind, else the entry without a kind, or -1 when there is neither. */
+double kt_profile_lookup_kind(const kt_profile *p, int op,
+                              const kt_range *box, int nvars,
+                              const char *kind);
+/* The same for the unnamed kind: the entry without a kind, or -1. */
 double kt_profile_lookup(const kt_profile *p, int op, const kt_range *box,
                          int nvars);
+/* Fails, naming the line, when an entry's kind is not one of t's: such a
+   line would never be used (a misspelt kind, a table for another
+   machine). */
+kt_status kt_profile_check_kinds(const kt_profile *p, const kt_topology *t,
+                                 kt_error *err);
 kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
                            const kt_topology *t, FILE *f, kt_error *err);
 void kt_profile_free(kt_profile *p);
@@ -784,22 +860,56 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
 
 /* ------------------------------------------------------------ topology */
 
+/* Splits line in place into at most max words; returns how many (max + 1
+   when there are more). */
+static int kt__words(char *line, char **word, int max) {
+    int n = 0;
+    for (;;) {
+        while (*line == ' ' || *line == '\t' || *line == '\r') *line++ = '\0';
+        if (*line == '\0') return n;
+        if (n == max) return max + 1;
+        word[n++] = line;
+        while (*line && *line != ' ' && *line != '\t' && *line != '\r')
+            line++;
+    }
+}
+
+/* One unnamed kind with the default roofline, no levels yet. */
 static void kt__topology_defaults(kt_topology *t) {
     kt_machine m = kt_machine_default();
     memset(t, 0, sizeof *t);
-    t->peak_flops = m.peak_flops;
-    t->mem_bw = m.mem_bw;
+    t->nkinds = 1;
+    t->kind[0].peak_flops = m.peak_flops;
+    t->kind[0].mem_bw = m.mem_bw;
 }
 
-static kt_status kt__topology_finish(kt_topology *t, const char *what,
-                                     kt_error *err) {
-    int l;
+/* Every device of kind 0: the map of a topology that names no kinds. */
+static void kt__topology_one_kind(kt_topology *t) {
+    t->nkind_ranges = 1;
+    t->kind_range[0].devices.lo = 0;
+    t->kind_range[0].devices.hi = t->ndev;
+    t->kind_range[0].kind = 0;
+}
+
+static int kt__finite_positive(double x, double most) {
+    return x > 0 && x <= most; /* false for NaN too */
+}
+
+/* The rooflines and the levels; sets ndev. */
+static kt_status kt__topology_check(kt_topology *t, const char *what,
+                                    kt_error *err) {
+    int l, k;
     t->ndev = 1;
-    if (!(t->peak_flops > 0) || t->peak_flops > 1e30 || !(t->mem_bw > 0) ||
-        t->mem_bw > 1e30)
-        return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: device flops "
-                        "and memory bandwidth must be positive and finite",
-                        what);
+    for (k = 0; k < t->nkinds; k++)
+        if (!kt__finite_positive(t->kind[k].peak_flops, 1e30) ||
+            !kt__finite_positive(t->kind[k].mem_bw, 1e30))
+            return t->kind[k].name[0]
+                ? kt__fail(err, KT_ERR_INVALID, 0, "topology %s: kind %s: "
+                           "flops and membw must be positive and finite",
+                           what, t->kind[k].name)
+                : kt__fail(err, KT_ERR_INVALID, 0, "topology %s: device "
+                           "flops and memory bandwidth must be positive and "
+                           "finite", what);
     if (t->nlevels < 1)
         return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: no levels",
                         what);
@@ -836,59 +946,408 @@ kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err) {
         t->bandwidth[l] = m.level_bw[l];
         t->latency[l] = m.nlevels > 1 && l == 0 ? 5e-6 : 1e-6;
     }
-    return kt__topology_finish(t, spec, err);
+    if ((s = kt__topology_check(t, spec, err)) != KT_OK) return s;
+    kt__topology_one_kind(t);
+    return KT_OK;
+}
+
+void kt_topology_single(kt_topology *t, double peak_flops, double mem_bw) {
+    kt_machine m = kt_machine_default();
+    kt__topology_defaults(t);
+    t->nlevels = 1;
+    t->fanout[0] = 1;
+    t->bandwidth[0] = m.level_bw[0];
+    t->latency[0] = 1e-6;
+    t->ndev = 1;
+    t->kind[0].peak_flops = peak_flops;
+    t->kind[0].mem_bw = mem_bw;
+    kt__topology_one_kind(t);
+}
+
+/* A `devices` item as read, before the level lines are all known. */
+typedef struct kt__kind_item {
+    int64_t lo, hi;  /* devices lo .. hi - 1; hi < 0: all of them */
+    int kind, line;
+} kt__kind_item;
+
+#define KT__TOPO_WORDS 16 /* most words on a topology file line */
+
+typedef struct kt__topo_reader {
+    const char *name;      /* the file, for messages                     */
+    int named;             /* kind lines seen                            */
+    int device_line;       /* the first `device` line, 0: none           */
+    int kind_line[KT_MAX_DEVICE_KINDS];
+    int nitem;
+    kt__kind_item item[KT_MAX_KIND_RANGES];
+} kt__topo_reader;
+
+/* A kind name: a letter or _ first, then letters, digits, _ . -, so that
+   it reads as one word everywhere (files, profiles, SVG labels). */
+static int kt__kind_name_ok(const char *s) {
+    size_t i, n = strlen(s);
+    if (n == 0 || n >= KT_KIND_NAME_MAX || strcmp(s, "all") == 0) return 0;
+    if (!isalpha((unsigned char)s[0]) && s[0] != '_') return 0;
+    for (i = 1; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.' &&
+            s[i] != '-')
+            return 0;
+    return 1;
+}
+
+int kt_topology_find_kind(const kt_topology *t, const char *name) {
+    int k;
+    for (k = 0; k < t->nkinds; k++)
+        if (strcmp(t->kind[k].name, name) == 0) return k;
+    return -1;
+}
+
+/* "h200, a100" */
+static void kt__kind_list(const kt_topology *t, char *buf, size_t cap) {
+    size_t n = 0;
+    int k;
+    buf[0] = '\0';
+    for (k = 0; k < t->nkinds && n < cap; k++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", k ? ", " : "",
+                              t->kind[k].name);
+}
+
+/* kind NAME flops PEAK membw BW (the two pairs in either order) */
+static kt_status kt__topo_kind_line(kt__topo_reader *r, kt_topology *t,
+                                    char **w, int n, int line,
+                                    kt_error *err) {
+    double v[2] = {0, 0};
+    int i, have[2] = {0, 0}, k;
+    if (r->device_line)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: a file with kind "
+                        "lines has no `device` lines (line %d): give flops "
+                        "and membw on each kind line", r->name,
+                        r->device_line);
+    if (n != 6)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `kind NAME "
+                        "flops PEAK_FLOPS membw BYTES_PER_S`", r->name);
+    if (!kt__kind_name_ok(w[1]))
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: kind name '%s': "
+                        "expected a letter or _ and then letters, digits, "
+                        "_ . or -, at most %d characters, not `all`",
+                        r->name, w[1], KT_KIND_NAME_MAX - 1);
+    if (r->named && (k = kt_topology_find_kind(t, w[1])) >= 0)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: kind %s is declared "
+                        "twice (lines %d and %d)", r->name, w[1],
+                        r->kind_line[k], line);
+    if (r->named == KT_MAX_DEVICE_KINDS)
+        return kt__fail(err, KT_ERR_LIMIT, line, "%s: more than %d device "
+                        "kinds (KT_MAX_DEVICE_KINDS)", r->name,
+                        KT_MAX_DEVICE_KINDS);
+    for (i = 2; i < 6; i += 2) {
+        int which = strcmp(w[i], "flops") == 0   ? 0
+                    : strcmp(w[i], "membw") == 0 ? 1
+                                                 : -1;
+        if (which < 0 || have[which])
+            return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `kind "
+                            "NAME flops PEAK_FLOPS membw BYTES_PER_S`",
+                            r->name);
+        if (!kt__parse_bandwidth(w[i + 1], strlen(w[i + 1]), &v[which]))
+            return kt__fail(err, KT_ERR_PARSE, line, "%s: kind %s: bad "
+                            "number '%s' (e.g. 989T, 4.8T)", r->name, w[1],
+                            w[i + 1]);
+        have[which] = 1;
+    }
+    /* the first kind line replaces the unnamed kind */
+    k = r->named++;
+    t->nkinds = r->named;
+    memset(&t->kind[k], 0, sizeof t->kind[k]);
+    strcpy(t->kind[k].name, w[1]);
+    t->kind[k].peak_flops = v[0];
+    t->kind[k].mem_bw = v[1];
+    r->kind_line[k] = line;
+    return KT_OK;
+}
+
+/* One item of a device list: "all", "5" or "0-3". */
+static kt_status kt__topo_device_item(kt__topo_reader *r, const char *s,
+                                      size_t len, int kind, int line,
+                                      kt_error *err) {
+    char buf[48], *end;
+    long long lo, hi;
+    kt__kind_item *it;
+    if (len == 0 || len >= sizeof buf)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: device list: expected "
+                        "all, D or D1-D2 joined by commas (0-3,8)", r->name);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (strcmp(buf, "all") == 0) {
+        lo = 0;
+        hi = -1;
+    } else {
+        lo = strtoll(buf, &end, 10);
+        hi = lo;
+        if (*end == '-' && end > buf && isdigit((unsigned char)end[1]))
+            hi = strtoll(end + 1, &end, 10);
+        if (*end || !isdigit((unsigned char)buf[0]) || lo < 0 || hi < 0 ||
+            lo > KT_MAX_DEVICES || hi > KT_MAX_DEVICES)
+            return kt__fail(err, KT_ERR_PARSE, line, "%s: device list item "
+                            "'%s': expected all, D or D1-D2 (0-3)", r->name,
+                            buf);
+        if (hi < lo)
+            return kt__fail(err, KT_ERR_PARSE, line, "%s: device range '%s' "
+                            "runs backwards", r->name, buf);
+        hi++;
+    }
+    if (r->nitem == KT_MAX_KIND_RANGES)
+        return kt__fail(err, KT_ERR_LIMIT, line, "%s: more than %d device "
+                        "list items (KT_MAX_KIND_RANGES): give devices of "
+                        "one kind as ranges", r->name, KT_MAX_KIND_RANGES);
+    it = &r->item[r->nitem++];
+    it->lo = lo;
+    it->hi = hi;
+    it->kind = kind;
+    it->line = line;
+    return KT_OK;
+}
+
+/* devices LIST [LIST ...] NAME */
+static kt_status kt__topo_devices_line(kt__topo_reader *r, kt_topology *t,
+                                       char **w, int n, int line,
+                                       kt_error *err) {
+    const char *name;
+    int i, kind;
+    kt_status s;
+    if (n < 3)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `devices "
+                        "LIST KIND` (devices 0-3 h200)", r->name);
+    if (n > KT__TOPO_WORDS)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: more than %d words: "
+                        "join the device lists with commas (0-3,8-11)",
+                        r->name, KT__TOPO_WORDS);
+    name = w[n - 1];
+    kind = r->named ? kt_topology_find_kind(t, name) : -1;
+    if (kind < 0) {
+        char known[KT_MAX_DEVICE_KINDS * (KT_KIND_NAME_MAX + 2)];
+        if (!r->named)
+            return kt__fail(err, KT_ERR_PARSE, line, "%s: unknown kind '%s': "
+                            "declare it first with `kind %s flops "
+                            "PEAK_FLOPS membw BYTES_PER_S`", r->name, name,
+                            name);
+        kt__kind_list(t, known, sizeof known);
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: unknown kind '%s' "
+                        "(declared so far: %s)", r->name, name, known);
+    }
+    for (i = 1; i < n - 1; i++) {
+        const char *p = w[i];
+        for (;;) {
+            const char *comma = strchr(p, ',');
+            size_t len = comma ? (size_t)(comma - p) : strlen(p);
+            if ((s = kt__topo_device_item(r, p, len, kind, line, err)) !=
+                KT_OK)
+                return s;
+            if (!comma) break;
+            p = comma + 1;
+        }
+    }
+    return KT_OK;
+}
+
+/* level FANOUT BANDWIDTH [LATENCY] */
+static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
+                                     char **w, int n, int line,
+                                     kt_error *err) {
+    char *end;
+    long fan = n >= 2 ? strtol(w[1], &end, 10) : 0;
+    double lat = 1e-6;
+    if ((n != 3 && n != 4) || *end || fan < 1 ||
+        t->nlevels == KT_MAX_CUTS ||
+        !kt__parse_bandwidth(w[2], strlen(w[2]), &t->bandwidth[t->nlevels]) ||
+        (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
+                    lat > 1e6)))
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `level "
+                        "FANOUT BANDWIDTH [LATENCY]`", r->name);
+    t->fanout[t->nlevels] = fan;
+    t->latency[t->nlevels] = lat;
+    t->nlevels++;
+    return KT_OK;
+}
+
+/* device flops PEAK | device membw BW: the unnamed kind's roofline */
+static kt_status kt__topo_device_line(kt__topo_reader *r, kt_topology *t,
+                                      char **w, int n, int line,
+                                      kt_error *err) {
+    double v;
+    if (n != 3 || (strcmp(w[1], "flops") && strcmp(w[1], "membw")))
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `device "
+                        "flops PEAK_FLOPS` or `device membw BYTES_PER_S`",
+                        r->name);
+    if (r->named)
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: a file with kind "
+                        "lines (line %d) has no `device` lines: give flops "
+                        "and membw on each kind line", r->name,
+                        r->kind_line[0]);
+    if (!kt__parse_bandwidth(w[2], strlen(w[2]), &v))
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: bad number '%s'",
+                        r->name, w[2]);
+    if (!strcmp(w[1], "flops")) t->kind[0].peak_flops = v;
+    else t->kind[0].mem_bw = v;
+    if (!r->device_line) r->device_line = line;
+    return KT_OK;
+}
+
+static int kt__cmp_kind_item(const void *x, const void *y) {
+    const kt__kind_item *a = (const kt__kind_item *)x;
+    const kt__kind_item *b = (const kt__kind_item *)y;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return (a->line > b->line) - (a->line < b->line);
+}
+
+/* The device -> kind map from the `devices` items, now that ndev is
+   known: every device exactly once, neighbours of one kind merged. */
+static kt_status kt__topo_kind_map(kt__topo_reader *r, kt_topology *t,
+                                   kt_error *err) {
+    int64_t next = 0; /* devices 0 .. next - 1 have their kind */
+    int i, reach = 0;
+    if (!r->named) {
+        kt__topology_one_kind(t);
+        return KT_OK;
+    }
+    for (i = 0; i < r->nitem; i++) { /* in file order: the first bad line */
+        kt__kind_item *it = &r->item[i];
+        if (it->hi < 0) it->hi = t->ndev;
+        if (it->hi > t->ndev)
+            return kt__fail(err, KT_ERR_PARSE, it->line, "%s: device %lld "
+                            "is out of range: the levels give %lld devices "
+                            "(0-%lld)", r->name,
+                            (long long)(it->lo > t->ndev ? it->lo : t->ndev),
+                            (long long)t->ndev, (long long)(t->ndev - 1));
+    }
+    qsort(r->item, (size_t)r->nitem, sizeof r->item[0], kt__cmp_kind_item);
+    t->nkind_ranges = 0;
+    for (i = 0; i < r->nitem; i++) {
+        const kt__kind_item *it = &r->item[i];
+        if (it->lo < next) { /* item `reach` covers it->lo already */
+            const kt__kind_item *a = &r->item[reach];
+            const kt__kind_item *b = it;
+            if (a->line > b->line) {
+                b = a;
+                a = it;
+            }
+            if (a->kind == b->kind)
+                return kt__fail(err, KT_ERR_PARSE, b->line, "%s: device "
+                                "%lld is listed twice (lines %d and %d)",
+                                r->name, (long long)it->lo, a->line,
+                                b->line);
+            return kt__fail(err, KT_ERR_PARSE, b->line, "%s: device %lld is "
+                            "given two kinds: %s (line %d) and %s (line %d)",
+                            r->name, (long long)it->lo, t->kind[a->kind].name,
+                            a->line, t->kind[b->kind].name, b->line);
+        }
+        if (it->lo > next) break; /* a gap: reported below */
+        if (t->nkind_ranges > 0 &&
+            t->kind_range[t->nkind_ranges - 1].kind == it->kind) {
+            t->kind_range[t->nkind_ranges - 1].devices.hi = it->hi;
+        } else {
+            kt_kind_range *nr = &t->kind_range[t->nkind_ranges++];
+            nr->devices.lo = it->lo;
+            nr->devices.hi = it->hi;
+            nr->kind = it->kind;
+        }
+        next = it->hi;
+        reach = i;
+    }
+    if (next < t->ndev)
+        return kt__fail(err, KT_ERR_PARSE, 0, "%s: device %lld has no kind: "
+                        "with kind lines every device needs one from a "
+                        "`devices LIST KIND` line", r->name,
+                        (long long)next);
+    return KT_OK;
+}
+
+kt_status kt_topology_parse_text(const char *text, const char *name,
+                                 kt_topology *t, kt_error *err) {
+    kt__topo_reader *r = (kt__topo_reader *)kt__calloc(1, sizeof *r);
+    const char *at = text;
+    int lineno = 0;
+    kt_status s = KT_OK;
+    kt__topology_defaults(t);
+    if (!r) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    r->name = name ? name : "topology";
+    name = r->name;
+    while (*at && s == KT_OK) {
+        char line[512], *w[KT__TOPO_WORDS], *hash;
+        const char *eol = strchr(at, '\n');
+        size_t len = eol ? (size_t)(eol - at) : strlen(at);
+        int n;
+        lineno++;
+        if (len >= sizeof line) {
+            s = kt__fail(err, KT_ERR_PARSE, lineno, "%s: line longer than "
+                         "%d characters", name, (int)sizeof line - 1);
+            break;
+        }
+        memcpy(line, at, len);
+        line[len] = '\0';
+        at += len + (eol ? 1 : 0);
+        if ((hash = strchr(line, '#')) != NULL) *hash = '\0';
+        n = kt__words(line, w, KT__TOPO_WORDS);
+        if (n == 0) continue;
+        if (!strcmp(w[0], "level"))
+            s = kt__topo_level_line(r, t, w, n, lineno, err);
+        else if (!strcmp(w[0], "device"))
+            s = kt__topo_device_line(r, t, w, n, lineno, err);
+        else if (!strcmp(w[0], "kind"))
+            s = kt__topo_kind_line(r, t, w, n, lineno, err);
+        else if (!strcmp(w[0], "devices"))
+            s = kt__topo_devices_line(r, t, w, n, lineno, err);
+        else
+            s = kt__fail(err, KT_ERR_PARSE, lineno, "%s: unknown line "
+                         "(level FANOUT BW [LATENCY] | device flops|membw "
+                         "VALUE | kind NAME flops F membw B | devices LIST "
+                         "KIND)", name);
+    }
+    if (s == KT_OK) s = kt__topology_check(t, name, err);
+    if (s == KT_OK) s = kt__topo_kind_map(r, t, err);
+    KT_FREE(r);
+    if (s == KT_OK) kt__ok(err);
+    return s;
 }
 
 kt_status kt_topology_load_file(const char *path, kt_topology *t,
                                 kt_error *err) {
-    FILE *f = fopen(path, "r");
-    char line[512];
-    int lineno = 0;
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0, cap = 0, got;
+    kt_status s;
     kt__topology_defaults(t);
     if (!f)
         return kt__fail(err, KT_ERR_IO, 0, "cannot open topology file %s",
                         path);
-    while (fgets(line, sizeof line, f)) {
-        char word[32], a[64], b[64], c[64], *hash = strchr(line, '#');
-        int n;
-        lineno++;
-        if (hash) *hash = '\0';
-        n = sscanf(line, "%31s %63s %63s %63s", word, a, b, c);
-        if (n <= 0) continue;
-        if (!strcmp(word, "level") && (n == 3 || n == 4)) {
-            char *end;
-            long fan = strtol(a, &end, 10);
-            double lat = 1e-6;
-            if (*end || fan < 1 || t->nlevels == KT_MAX_CUTS ||
-                !kt__parse_bandwidth(b, strlen(b), &t->bandwidth[t->nlevels]) ||
-                (n == 4 && (sscanf(c, "%lf", &lat) != 1 || !(lat >= 0) ||
-                            lat > 1e6))) {
+    for (;;) {
+        if (len + 4096 > cap) {
+            char *nt = (char *)KT_REALLOC(text, cap ? 2 * cap : 16384);
+            if (!nt) {
+                KT_FREE(text);
                 fclose(f);
-                return kt__fail(err, KT_ERR_PARSE, lineno, "%s: expected "
-                                "`level FANOUT BANDWIDTH [LATENCY]`", path);
+                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
             }
-            t->fanout[t->nlevels] = fan;
-            t->latency[t->nlevels] = lat;
-            t->nlevels++;
-        } else if (!strcmp(word, "device") && n == 3 &&
-                   (!strcmp(a, "flops") || !strcmp(a, "membw"))) {
-            double v;
-            if (!kt__parse_bandwidth(b, strlen(b), &v)) {
-                fclose(f);
-                return kt__fail(err, KT_ERR_PARSE, lineno, "%s: bad number "
-                                "'%s'", path, b);
-            }
-            if (!strcmp(a, "flops")) t->peak_flops = v;
-            else t->mem_bw = v;
-        } else {
-            fclose(f);
-            return kt__fail(err, KT_ERR_PARSE, lineno, "%s: unknown line "
-                            "(level FANOUT BW [LATENCY] | device flops|membw "
-                            "VALUE)", path);
+            text = nt;
+            cap = cap ? 2 * cap : 16384;
         }
+        got = fread(text + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0) break;
+    }
+    if (ferror(f)) { /* a directory, say */
+        fclose(f);
+        KT_FREE(text);
+        return kt__fail(err, KT_ERR_IO, 0, "cannot read topology file %s",
+                        path);
     }
     fclose(f);
-    return kt__topology_finish(t, path, err);
+    text[len] = '\0';
+    if (strlen(text) != len) {
+        KT_FREE(text);
+        return kt__fail(err, KT_ERR_PARSE, 0, "topology file %s: not a text "
+                        "file (a NUL byte)", path);
+    }
+    s = kt_topology_parse_text(text, path, t, err);
+    KT_FREE(text);
+    return s;
 }
 
 int kt_topology_level(const kt_topology *t, int64_t a, int64_t b) {
@@ -905,17 +1364,45 @@ int kt_topology_level(const kt_topology *t, int64_t a, int64_t b) {
     return t->nlevels - 1;
 }
 
+int kt_topology_device_kind(const kt_topology *t, int64_t dev) {
+    int lo = 0, hi = t->nkind_ranges - 1;
+    /* binary search of the sorted ranges; a device outside them (a
+       topology filled by hand) is of the first kind */
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const kt_range *d = &t->kind_range[mid].devices;
+        if (dev < d->lo) hi = mid - 1;
+        else if (dev >= d->hi) lo = mid + 1;
+        else return t->kind_range[mid].kind;
+    }
+    return 0;
+}
+
+/* tiling.h's level DP has one roofline for all devices (kt_machine): it
+   prices an op by the largest tile on one device, and with balanced
+   splits every device gets a tile of that size, so the op ends when the
+   slowest device does.  The machine's roofline is therefore the slowest
+   of the kinds that hold a device, each of its two roofs taken
+   separately (see kt_topology_machine's declaration). */
 kt_machine kt_topology_machine(const kt_topology *t) {
     kt_machine m;
-    int l;
+    int l, i, used = 0;
     memset(&m, 0, sizeof m);
     m.nlevels = t->nlevels;
     for (l = 0; l < t->nlevels; l++) {
         m.level_bw[l] = t->bandwidth[l];
         m.level_fanout[l] = t->fanout[l];
     }
-    m.peak_flops = t->peak_flops;
-    m.mem_bw = t->mem_bw;
+    for (i = 0; i < t->nkind_ranges; i++) {
+        const kt_device_kind *k = &t->kind[t->kind_range[i].kind];
+        if (!used || k->peak_flops < m.peak_flops) m.peak_flops = k->peak_flops;
+        if (!used || k->mem_bw < m.mem_bw) m.mem_bw = k->mem_bw;
+        used = 1;
+    }
+    if (!used) { /* no map: a topology filled by hand, the first kind */
+        m.peak_flops = t->kind[0].peak_flops;
+        m.mem_bw = t->kind[0].mem_bw;
+    }
     return m;
 }
 
@@ -929,7 +1416,7 @@ static int kt__cmp_profile(const void *x, const void *y) {
     for (v = 0; v < a->nvars; v++)
         if (a->extent[v] != b->extent[v])
             return a->extent[v] < b->extent[v] ? -1 : 1;
-    return 0;
+    return strcmp(a->kind, b->kind); /* "" (any kind) first */
 }
 
 void kt_profile_free(kt_profile *p) {
@@ -938,31 +1425,18 @@ void kt_profile_free(kt_profile *p) {
     memset(p, 0, sizeof *p);
 }
 
-/* One line `OP EXTENTS SECONDS` into *e; 0 and a message when it is not. */
-/* Splits line in place into at most max words; returns how many (max + 1
-   when there are more). */
-static int kt__words(char *line, char **word, int max) {
-    int n = 0;
-    for (;;) {
-        while (*line == ' ' || *line == '\t' || *line == '\r') *line++ = '\0';
-        if (*line == '\0') return n;
-        if (n == max) return max + 1;
-        word[n++] = line;
-        while (*line && *line != ' ' && *line != '\t' && *line != '\r')
-            line++;
-    }
-}
-
+/* One line `OP EXTENTS SECONDS [KIND]` into *e. */
 static kt_status kt__profile_line(const kt_graph *g, char *line,
                                   int lineno, kt_profile_entry *e,
                                   kt_error *err) {
-    char *w[3], *name, *ext, *secs, *end;
+    char *w[4], *name, *ext, *secs, *end;
     const char *p;
-    int n = kt__words(line, w, 3), o;
+    int nwords = kt__words(line, w, 4), n, o;
     const kt_op *op = NULL;
-    if (n != 3)
+    if (nwords != 3 && nwords != 4)
         return kt__fail(err, KT_ERR_PARSE, lineno, "profile: expected `OP "
-                        "EXTENTS SECONDS`, e.g. `fc1 16x1024x1024 1.2e-4`");
+                        "EXTENTS SECONDS [KIND]`, e.g. `fc1 16x1024x1024 "
+                        "1.2e-4` or `fc1 16x1024x1024 3e-4 a100`");
     name = w[0];
     ext = w[1];
     secs = w[2];
@@ -1002,6 +1476,14 @@ static kt_status kt__profile_line(const kt_graph *g, char *line,
         return kt__fail(err, KT_ERR_PARSE, lineno, "profile: run time '%s' "
                         "must be a positive number of seconds, at most 1e6",
                         secs);
+    if (nwords == 4) {
+        if (!kt__kind_name_ok(w[3]))
+            return kt__fail(err, KT_ERR_PARSE, lineno, "profile: expected "
+                            "`OP EXTENTS SECONDS [KIND]`; '%s' is not a "
+                            "device kind name (a letter or _, then letters, "
+                            "digits, _ . or -)", w[3]);
+        strcpy(e->kind, w[3]);
+    }
     return KT_OK;
 }
 
@@ -1053,8 +1535,9 @@ kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
                 s = kt__fail(err, KT_ERR_PARSE,
                              a->line > b->line ? a->line : b->line,
                              "profile: operator %s is listed twice with the "
-                             "same extents (lines %d and %d)",
-                             g->op[b->op].name,
+                             "same extents%s%s (lines %d and %d)",
+                             g->op[b->op].name, b->kind[0] ? " on " : "",
+                             b->kind,
                              a->line < b->line ? a->line : b->line,
                              a->line > b->line ? a->line : b->line);
             }
@@ -1112,23 +1595,64 @@ kt_status kt_profile_load_file(const kt_graph *g, const char *path,
     return s;
 }
 
-double kt_profile_lookup(const kt_profile *p, int op, const kt_range *box,
-                         int nvars) {
+/* The entry of exactly (op, extents of box, kind), or NULL. */
+static const kt_profile_entry *kt__profile_find(const kt_profile *p, int op,
+                                                const kt_range *box,
+                                                int nvars, const char *kind) {
     kt_profile_entry key;
     const kt_profile_entry *hit;
     int v;
-    if (!p || p->n == 0) return -1;
+    if (!p || p->n == 0 || nvars > KT_MAX_VARS ||
+        strlen(kind) >= KT_KIND_NAME_MAX)
+        return NULL;
     memset(&key, 0, sizeof key);
     key.op = op;
     key.nvars = nvars;
     for (v = 0; v < nvars; v++) key.extent[v] = box[v].hi - box[v].lo;
+    strcpy(key.kind, kind);
     hit = (const kt_profile_entry *)bsearch(&key, p->entry, (size_t)p->n,
                                             sizeof key, kt__cmp_profile);
-    return hit && hit->nvars == nvars ? hit->seconds : -1;
+    return hit && hit->nvars == nvars ? hit : NULL;
+}
+
+double kt_profile_lookup_kind(const kt_profile *p, int op,
+                              const kt_range *box, int nvars,
+                              const char *kind) {
+    const kt_profile_entry *hit = NULL;
+    /* the time measured on this kind, else one that holds for any kind;
+       never another kind's: the roofline of this one is a better guess */
+    if (kind && kind[0]) hit = kt__profile_find(p, op, box, nvars, kind);
+    if (!hit) hit = kt__profile_find(p, op, box, nvars, "");
+    return hit ? hit->seconds : -1;
+}
+
+double kt_profile_lookup(const kt_profile *p, int op, const kt_range *box,
+                         int nvars) {
+    return kt_profile_lookup_kind(p, op, box, nvars, NULL);
+}
+
+kt_status kt_profile_check_kinds(const kt_profile *p, const kt_topology *t,
+                                 kt_error *err) {
+    int i;
+    for (i = 0; p && i < p->n; i++) {
+        const kt_profile_entry *e = &p->entry[i];
+        char known[KT_MAX_DEVICE_KINDS * (KT_KIND_NAME_MAX + 2)];
+        if (!e->kind[0] || kt_topology_find_kind(t, e->kind) >= 0) continue;
+        kt__kind_list(t, known, sizeof known);
+        if (!known[0])
+            return kt__fail(err, KT_ERR_INVALID, e->line, "profile: kind %s "
+                            "is not a kind of the topology (it names no "
+                            "kinds)", e->kind);
+        return kt__fail(err, KT_ERR_INVALID, e->line, "profile: kind %s is "
+                        "not a kind of the topology (%s)", e->kind, known);
+    }
+    kt__ok(err);
+    return KT_OK;
 }
 
 static double kt__task_seconds(const kt_graph *g, const kt_op *op,
-                               const kt_range *box, const kt_topology *t);
+                               const kt_range *box, const kt_topology *t,
+                               int64_t device);
 
 kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
                            const kt_topology *t, FILE *f, kt_error *err) {
@@ -1145,12 +1669,16 @@ kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
         e->nvars = g->op[tk->op].nvars;
         for (v = 0; v < e->nvars; v++)
             e->extent[v] = tk->box[v].hi - tk->box[v].lo;
-        e->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, t);
+        /* the unnamed kind writes no kind column: the old format */
+        strcpy(e->kind,
+               t->kind[kt_topology_device_kind(t, tk->device)].name);
+        e->seconds =
+            kt__task_seconds(g, &g->op[tk->op], tk->box, t, tk->device);
     }
     qsort(seen.entry, (size_t)seen.n, sizeof *seen.entry, kt__cmp_profile);
-    fprintf(f, "# ktile profile: OP EXTENTS SECONDS, one line per distinct "
-               "sub-operator;\n# replace the modelled times with measured "
-               "ones\n");
+    fprintf(f, "# ktile profile: OP EXTENTS SECONDS [KIND], one line per "
+               "distinct sub-operator\n# (and device kind); replace the "
+               "modelled times with measured ones\n");
     for (i = 0; i < seen.n; i++) {
         const kt_profile_entry *e = &seen.entry[i];
         double secs = e->seconds;
@@ -1164,7 +1692,7 @@ kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
         fprintf(f, "%s ", g->op[e->op].name);
         for (v = 0; v < e->nvars; v++)
             fprintf(f, "%s%lld", v ? "x" : "", (long long)e->extent[v]);
-        fprintf(f, " %.17g\n", secs);
+        fprintf(f, " %.17g%s%s\n", secs, e->kind[0] ? " " : "", e->kind);
     }
     KT_FREE(seen.entry);
     kt__ok(err);
@@ -1263,17 +1791,22 @@ static double kt__useful_share(const kt_graph *g, const kt_op *op,
     return share;
 }
 
-/* Roofline time of one sub-operator on its box: the flops of the terms
-   that are not zero over the peak, or its bytes over the memory
-   bandwidth, whichever is longer. */
+/* Time of one sub-operator on its box on `device` (FlexFlow 5.1: a
+   task's exeTime is its time "on the given device", so devices of
+   different kinds differ): its profile entry for the device's kind, or
+   the roofline of that kind -- the flops of the terms that are not zero
+   over the kind's peak, or its bytes over the kind's memory bandwidth,
+   whichever is longer. */
 static double kt__task_seconds(const kt_graph *g, const kt_op *op,
-                               const kt_range *box, const kt_topology *t) {
+                               const kt_range *box, const kt_topology *t,
+                               int64_t device) {
+    const kt_device_kind *kind = &t->kind[kt_topology_device_kind(t, device)];
     double points = 1, bytes = 0, a, b;
     kt_box r;
     int v, j, d, empty;
     if (t->profile) {
-        double measured = kt_profile_lookup(t->profile, (int)(op - g->op),
-                                            box, op->nvars);
+        double measured = kt_profile_lookup_kind(
+            t->profile, (int)(op - g->op), box, op->nvars, kind->name);
         if (measured >= 0) return measured;
     }
     for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
@@ -1293,8 +1826,8 @@ static double kt__task_seconds(const kt_graph *g, const kt_op *op,
         bytes += vol;
     }
     if (op->reducer != KT_REDUCE_NONE) points *= 2; /* multiply and add */
-    a = points / t->peak_flops;
-    b = bytes / t->mem_bw;
+    a = points / kind->peak_flops;
+    b = bytes / kind->mem_bw;
     return a > b ? a : b;
 }
 
@@ -1478,7 +2011,8 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
         st->op = tk->op;
         st->device = tk->device;
         st->src = st->dst = tk->device;
-        st->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, t);
+        st->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, t,
+                                       tk->device);
         role_of[n] = -1;
         n++;
     }
@@ -2852,7 +3386,7 @@ static double kt__sync_op_seconds(const kt_graph *g, const kt_plan *p, int o,
             int v = p->split[o * KT_MAX_CUTS + i];
             if (v >= 0) box[v] = kt_split_range(box[v], p->f.k[i], coords[i]);
         }
-        s = kt__task_seconds(g, op, box, t);
+        s = kt__task_seconds(g, op, box, t, dev);
         if (s > worst) worst = s;
     }
     return worst;

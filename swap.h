@@ -718,10 +718,7 @@ static kt_topology kt__swap_one_device(const kt_topology *t) {
     kt_topology one;
     kt_machine m = kt_machine_default();
     if (t) return *t;
-    memset(&one, 0, sizeof one);
-    one.peak_flops = m.peak_flops;
-    one.mem_bw = m.mem_bw;
-    one.ndev = 1;
+    kt_topology_single(&one, m.peak_flops, m.mem_bw);
     return one;
 }
 
@@ -780,7 +777,8 @@ kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
         const kt_op *op = kt_graph_op(g, i);
         kt_range box[KT_MAX_VARS];
         kt_op_var_box(op, box);
-        secs[i] = kt__task_seconds(g, op, box, &dev);
+        /* the whole op, on device 0 */
+        secs[i] = kt__task_seconds(g, op, box, &dev, 0);
     }
     st = kt__swap_model_build(g, bytes, secs, m, err);
     KT_FREE(bytes);
@@ -812,7 +810,7 @@ kt_status kt_swap_model_from_plan(const kt_graph *g, const kt_plan *p,
         for (i = 0; i < prog.ntask; i++) {
             const kt_task *tk = &prog.task[i];
             double s = kt__task_seconds(g, kt_graph_op(g, tk->op), tk->box,
-                                        &dev);
+                                        &dev, tk->device);
             if (s > secs[tk->op]) secs[tk->op] = s;
         }
         st = kt__swap_model_build(g, bytes, secs, m, err);

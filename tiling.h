@@ -452,7 +452,9 @@ typedef enum kt_objective {
 /* What `time` is measured on: the bandwidth (bytes/s, per device and
    direction) of each interconnect level, slowest first, and how many
    groups each level joins; plus a roofline of one device.  SOYBEAN 5.1:
-   cut 1 goes on the slowest level. */
+   cut 1 goes on the slowest level.  One roofline for all devices: for
+   devices of several kinds sched.h's kt_topology_machine gives the
+   slowest kind, since balanced tiles make every op wait for it. */
 typedef struct kt_machine {
     int nlevels;
     double level_bw[KT_MAX_CUTS];   /* bytes/s, slowest level first         */

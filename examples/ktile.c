@@ -6,15 +6,16 @@
                   [--devices N] [--dtype-bytes 4] [--json]
        ktile zoo [--print SPEC] [--json]
        ktile plan (--model SPEC | --model-file F) --devices N [--factors a,b]
-                  [--strategy NAME] [--objective bytes|time] [--topology SPEC]
-                  [--memory-cap SIZE] [--svg FILE] [--json]
+                  [--strategy NAME] [--objective bytes|time]
+                  [--topology SPEC|FILE] [--memory-cap SIZE] [--svg FILE]
+                  [--json]
        ktile eval (--model SPEC | --model-file F) --plan PLAN.json
                   [--devices N] [--factors a,b] [--objective bytes|time]
-                  [--topology SPEC] [--svg FILE] [--json]
+                  [--topology SPEC|FILE] [--svg FILE] [--json]
        ktile sim (--model SPEC | --model-file F) --devices N [--factors a,b]
                  [--plan PLAN.json] [--objective bytes|time]
-                 [--topology SPEC | --topology-file F] [--timeline FILE.svg]
-                 [--json]
+                 [--topology SPEC|FILE | --topology-file F]
+                 [--timeline FILE.svg] [--json]
        ktile swap (--model SPEC | --model-file F) [--devices N] [--factors a,b]
                   --memory SIZE[,SIZE...] [--search ga|none|odswap|geeps]
                   [--seconds S | --generations N] [--seed N] [--cold]
@@ -1011,6 +1012,14 @@ static int64_t machine_devices(const kt_machine *m) {
     return n;
 }
 
+/* A --topology value: a spec (flat:..., nodes:...; every spec has a
+   colon) or else a topology file, which may name device kinds. */
+static kt_status load_topology(const char *value, kt_topology *t,
+                               kt_error *err) {
+    if (strchr(value, ':')) return kt_topology_parse(value, t, err);
+    return kt_topology_load_file(value, t, err);
+}
+
 /* --objective and --topology (plan and eval).  *machine_set says whether
    *m holds a parsed topology. */
 static int parse_time_options(const char *objective, const char *topology,
@@ -1026,7 +1035,18 @@ static int parse_time_options(const char *objective, const char *topology,
             return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
                         "time", objective);
     }
-    if (topology) {
+    if (topology && !strchr(topology, ':')) {
+        /* a file: its levels, and the slowest of its device kinds */
+        kt_topology t;
+        if (load_topology(topology, &t, &err) != KT_OK)
+            return fail_kt(NULL, &err); /* it names the file */
+        if (f && t.ndev != kt_factors_devices(f))
+            return fail(EXIT_BAD_INPUT, "--topology %s has %lld devices but "
+                        "the plan is for %lld", topology, (long long)t.ndev,
+                        (long long)kt_factors_devices(f));
+        *m = kt_topology_machine(&t);
+        *machine_set = 1;
+    } else if (topology) {
         int64_t n;
         int i;
         if (kt_machine_parse(topology, m, &err) != KT_OK)
@@ -1715,8 +1735,13 @@ static const char plan_usage[] =
     "be N.\n"
     "                      Cut 1 goes on the slowest level.  Default: one "
     "level of\n"
-    "                      450 GB/s links.  With --objective time or "
-    "--topology\n"
+    "                      450 GB/s links.  A value without ':' is a "
+    "topology\n"
+    "                      file (see 'ktile help sim'); with device kinds "
+    "the\n"
+    "                      time objective prices compute on the slowest "
+    "kind.\n"
+    "                      With --objective time or --topology\n"
     "                      the result includes step_seconds\n"
     "  --memory-cap SIZE   most tensor bytes per device (K, M, G: powers of "
     "1024);\n"
@@ -1889,7 +1914,7 @@ static int cmd_plan(int argc, char **argv) {
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
-        if (kt_topology_parse(tspec, &topo, &err) != KT_OK) {
+        if (load_topology(tspec, &topo, &err) != KT_OK) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
@@ -2363,16 +2388,24 @@ static const char sim_usage[] =
     "bits/s with\n"
     "                      a trailing b (400Gb).  Default flat:N:450G.  Its "
     "device\n"
-    "                      count must be the plan's\n"
+    "                      count must be the plan's.  A value without ':' is "
+    "read\n"
+    "                      as --topology-file\n"
     "  --topology-file F   a topology file: lines 'level FANOUT BANDWIDTH "
     "[LATENCY]'\n"
     "                      (slowest first), 'device flops PEAK' or 'device "
     "membw\n"
-    "                      BYTES_PER_S', '#' comments\n"
-    "  --profile FILE      measured compute times: lines 'OP EXTENTS SECONDS'\n"
-    "                      (EXTENTS: the op's index-variable extents on one\n"
-    "                      device, joined by x); sub-operators not listed keep\n"
-    "                      the roofline time (FlexFlow 5.1)\n"
+    "                      BYTES_PER_S', '#' comments.  Devices of several "
+    "kinds:\n"
+    "                      'kind NAME flops PEAK membw BYTES_PER_S' lines and\n"
+    "                      'devices LIST NAME' (LIST: all, D, D1-D2, joined by\n"
+    "                      commas) giving every device one kind\n"
+    "  --profile FILE      measured compute times: lines 'OP EXTENTS SECONDS\n"
+    "                      [KIND]' (EXTENTS: the op's index-variable extents "
+    "on\n"
+    "                      one device, joined by x; KIND: the device kind it\n"
+    "                      was measured on, none: any); sub-operators not\n"
+    "                      listed keep the roofline time (FlexFlow 5.1)\n"
     "  --write-profile F   write every distinct sub-operator of the plan in\n"
     "                      that form with the time used: a table to measure\n"
     "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
@@ -2385,7 +2418,9 @@ static const char sim_usage[] =
     "  --json              print one JSON object:\n"
     "      {\"step_seconds\", \"bytes\", \"devices\": [{\"busy_seconds\", "
     "\"idle_seconds\"}],\n"
-    "       \"critical_path_tasks\"}\n"
+    "       \"critical_path_tasks\"}; with named device kinds every device "
+    "also has\n"
+    "      \"kind\"\n"
     "      bytes: all transfers of the lowered program (= the plan's "
     "total_bytes);\n"
     "      idle_seconds = step_seconds - busy_seconds, device 0 first\n"
@@ -2427,6 +2462,27 @@ static void describe_topology(const kt_topology *t, char *buf, size_t cap) {
         n += (size_t)snprintf(buf + n, cap - n, "%s%lld x %s", l ? ", " : "",
                               (long long)t->fanout[l], r);
     }
+    /* named kinds: "; kinds h200 x4 (989 Tflop/s, 4.8 TB/s), ..." */
+    for (l = 0; l < t->nkinds && t->kind[0].name[0] && n < cap; l++) {
+        char r[32];
+        int64_t count = 0;
+        int i;
+        for (i = 0; i < t->nkind_ranges; i++)
+            if (t->kind_range[i].kind == l)
+                count += t->kind_range[i].devices.hi -
+                         t->kind_range[i].devices.lo;
+        format_rate(t->kind[l].mem_bw, r, sizeof r);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s x%lld (%.4g Tflop/s, "
+                              "%s)", l ? ", " : "; kinds ", t->kind[l].name,
+                              (long long)count, t->kind[l].peak_flops / 1e12,
+                              r);
+    }
+}
+
+/* The kind of device d when the topology names kinds, else NULL. */
+static const char *device_kind_name(const kt_topology *t, int64_t d) {
+    const char *name = t->kind[kt_topology_device_kind(t, d)].name;
+    return name[0] ? name : NULL;
 }
 
 static const char *sim_op_name(const kt_graph *g, int op) {
@@ -2554,7 +2610,8 @@ static void tl_task(FILE *out, const kt_graph *g, const kt_sim_task *t,
 }
 
 static int write_timeline(const char *path, const kt_graph *g,
-                          const kt_sim *s, const char *label) {
+                          const kt_sim *s, const kt_topology *t,
+                          const char *label) {
     int64_t ndev = s->ndev, nlinks = 0, nshown = 0, hidden_xfers = 0, r;
     int64_t ncompute = 0, nxfer = 0, nrows, i;
     tl_link *links = NULL;
@@ -2669,10 +2726,19 @@ static int write_timeline(const char *path, const kt_graph *g,
                     "height=\"%d\" fill=\"#f2f2f2\"/>\n", TL_MARGIN, y,
                     TL_LABEL_W + TL_PLOT_W, TL_ROW_H);
     }
-    for (r = 0; r < ndev; r++)
-        fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\">d%lld"
-                "</text>\n", TL_MARGIN + 4,
-                TL_TOP + (double)r * TL_ROW_H + TL_ROW_H - 4, (long long)r);
+    /* a device row: "d3", then its kind when the topology names kinds */
+    for (r = 0; r < ndev; r++) {
+        const char *kind = device_kind_name(t, r);
+        fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\">d%lld",
+                TL_MARGIN + 4, TL_TOP + (double)r * TL_ROW_H + TL_ROW_H - 4,
+                (long long)r);
+        if (kind) {
+            fputs("<tspan dx=\"5\" fill=\"#555555\">", out);
+            svg_text(out, kind);
+            fputs("</tspan>", out);
+        }
+        fputs("</text>\n", out);
+    }
     for (i = 0; i < nlinks; i++)
         if (links[i].row >= 0)
             fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" "
@@ -2723,7 +2789,8 @@ static int write_timeline(const char *path, const kt_graph *g,
 
 /* ------------------------------------------------------- sim: command */
 
-static void print_sim_json(FILE *out, const kt_sim *s, int64_t bytes) {
+static void print_sim_json(FILE *out, const kt_sim *s, const kt_topology *t,
+                           int64_t bytes) {
     int64_t d;
     fputs("{\"step_seconds\": ", out);
     json_double_exact(out, s->step_seconds);
@@ -2733,6 +2800,8 @@ static void print_sim_json(FILE *out, const kt_sim *s, int64_t bytes) {
         json_double_exact(out, s->busy[d]);
         fputs(", \"idle_seconds\": ", out);
         json_double_exact(out, s->step_seconds - s->busy[d]);
+        if (device_kind_name(t, d)) /* a name: letters, digits, _ . - */
+            fprintf(out, ", \"kind\": \"%s\"", device_kind_name(t, d));
         fputc('}', out);
     }
     fprintf(out, "], \"critical_path_tasks\": %d}\n", s->ncritical);
@@ -2749,7 +2818,7 @@ typedef struct sim_report {
 static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, const kt_program *prog,
                            const kt_sim *s, const sim_report *r) {
-    char b1[64], b2[64], b3[32], fa[KT_MAX_CUTS * 12], lv[KT_MAX_CUTS * 48];
+    char b1[64], b2[64], b3[32], fa[KT_MAX_CUTS * 12], lv[KT_MAX_CUTS * 48 + KT_MAX_DEVICE_KINDS * 80];
     int64_t d, ncompute = 0, nxfer = 0, ccomp = 0, cxfer = 0;
     double scomp = 0, sxfer = 0;
     int i, wdev;
@@ -2791,15 +2860,17 @@ static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
 
     snprintf(b3, sizeof b3, "d%lld", (long long)(s->ndev - 1));
     wdev = (int)strlen(b3) > 6 ? (int)strlen(b3) : 6;
-    fprintf(out, "\n%-*s  %-12s  %-12s  %s\n", wdev, "device", "busy", "idle",
-            "utilisation");
+    fprintf(out, "\n%-*s  %-12s  %-12s  %s%s\n", wdev, "device", "busy",
+            "idle", "utilisation", device_kind_name(t, 0) ? "  kind" : "");
     for (d = 0; d < s->ndev; d++) {
         double busy = s->busy[d], idle = s->step_seconds - busy;
+        const char *kind = device_kind_name(t, d);
         snprintf(b3, sizeof b3, "d%lld", (long long)d);
         format_seconds(busy, b1, sizeof b1);
         format_seconds(idle, b2, sizeof b2);
-        fprintf(out, "%-*s  %-12s  %-12s  %5.1f%%\n", wdev, b3, b1, b2,
-                s->step_seconds > 0 ? 100 * busy / s->step_seconds : 0.0);
+        fprintf(out, "%-*s  %-12s  %-12s  %5.1f%%%s%s\n", wdev, b3, b1, b2,
+                s->step_seconds > 0 ? 100 * busy / s->step_seconds : 0.0,
+                kind ? "       " : "", kind ? kind : "");
     }
     format_seconds(scomp, b1, sizeof b1);
     format_seconds(sxfer, b2, sizeof b2);
@@ -2901,7 +2972,7 @@ static int cmd_sim(int argc, char **argv) {
                      (long long)ndev);
             tspec = defspec;
         }
-        if (kt_topology_parse(tspec, &topo, &err) != KT_OK) {
+        if (load_topology(tspec, &topo, &err) != KT_OK) {
             rc = fail_kt(NULL, &err); /* the message names the spec */
             goto done;
         }
@@ -2915,14 +2986,16 @@ static int cmd_sim(int argc, char **argv) {
                       "--topology-file" : "--topology", tspec);
             goto done;
         }
-    if (!isfinite(topo.peak_flops) || topo.peak_flops <= 0 ||
-        !isfinite(topo.mem_bw) || topo.mem_bw <= 0) {
-        rc = fail(EXIT_BAD_INPUT, "%s %s: the device's flops and membw must "
-                  "be finite and positive (e.g. 67T, 3T)",
-                  o[O_TOPOLOGY_FILE].value ? "--topology-file" : "--topology",
-                  tspec);
-        goto done;
-    }
+    for (l = 0; l < topo.nkinds; l++)
+        if (!isfinite(topo.kind[l].peak_flops) ||
+            topo.kind[l].peak_flops <= 0 || !isfinite(topo.kind[l].mem_bw) ||
+            topo.kind[l].mem_bw <= 0) {
+            rc = fail(EXIT_BAD_INPUT, "%s %s: the device's flops and membw "
+                      "must be finite and positive (e.g. 67T, 3T)",
+                      o[O_TOPOLOGY_FILE].value ? "--topology-file"
+                                               : "--topology", tspec);
+            goto done;
+        }
     if (topo.ndev != ndev) {
         rc = fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan is for "
                   "%lld", o[O_TOPOLOGY_FILE].value ? "--topology-file" :
@@ -2955,6 +3028,10 @@ static int cmd_sim(int argc, char **argv) {
         if (kt_profile_load_file(g, o[O_PROFILE].value, &prof, &err) !=
             KT_OK) {
             rc = fail_kt(NULL, &err); /* the message names the file */
+            goto done;
+        }
+        if (kt_profile_check_kinds(&prof, &topo, &err) != KT_OK) {
+            rc = fail_kt(o[O_PROFILE].value, &err);
             goto done;
         }
         topo.profile = &prof;
@@ -2998,10 +3075,11 @@ static int cmd_sim(int argc, char **argv) {
 
     model_label(&ma, label, sizeof label);
     if (o[O_TIMELINE].value &&
-        (rc = write_timeline(o[O_TIMELINE].value, g, &sim, label)) != 0)
+        (rc = write_timeline(o[O_TIMELINE].value, g, &sim, &topo, label)) !=
+            0)
         goto done;
     if (o[O_JSON].value) {
-        print_sim_json(stdout, &sim, prog.total_bytes);
+        print_sim_json(stdout, &sim, &topo, prog.total_bytes);
     } else {
         r.model = label;
         r.plan = path;

@@ -1735,6 +1735,8 @@ static void test_compute_model(void) {
     kt_graph_destroy(g);
 }
 
+static void test_device_kinds(void); /* at the end of the file */
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -1747,6 +1749,7 @@ int main(void) {
     test_profile();
     test_compute_model();
     test_mcmc();
+    test_device_kinds();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "
            "(%ld reductions)\n",
@@ -1762,4 +1765,528 @@ int main(void) {
            st.recv_partial_same, st.recv_partial);
     printf("%.2f s CPU\n", (double)(clock() - t0) / CLOCKS_PER_SEC);
     return KT_TEST_SUMMARY();
+}
+
+/* ------------------------------------------------ device kinds (issue 4) */
+
+/* Heterogeneous devices: a topology names device kinds, each with its own
+   roofline, and maps every device to one.  Checked:
+     1. topology files with kinds parse into the map the lines say (lists,
+        ranges, `all`, either order of flops and membw); files and specs
+        without kinds keep one unnamed kind for all devices;
+     2. bad files fail naming the line and the problem (unknown kind,
+        device out of range, two kinds, no kind, ...);
+     3. known answer from the roofline: with each kind compute-bound, every
+        sub-operator takes (2 if a product-sum, else 1) * its points / the
+        peak of its device's kind, so on a kind r times slower in both
+        roofs the same sub-operator takes exactly r times longer;
+     4. profiles: lookup by (op, extents, kind), falling back to the line
+        without a kind and never to another kind's; kt_profile_write
+        writes the kind and reads back to the same task times;
+     5. on zoo plans a mixed machine's simulated step lies between the
+        all-fast and the all-slow machine's, and kt_topology_machine gives
+        the time objective the slowest kind. */
+
+static kt_status kinds_parse(const char *text, kt_topology *t,
+                             kt_error *err) {
+    return kt_topology_parse_text(text, "kinds.txt", t, err);
+}
+
+static void test_kinds_parse(void) {
+    kt_topology t;
+    kt_error err;
+    kt_machine m;
+    int d, i;
+    /* a file without kinds: one unnamed kind, the device lines' roofline */
+    CHECKF(kinds_parse("level 2 25G\nlevel 4 300G 2e-6\ndevice flops 10T\n"
+                       "device membw 2T\n", &t, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(t.ndev == 8 && t.nkinds == 1 && t.kind[0].name[0] == '\0');
+    CHECK(t.kind[0].peak_flops == 10e12 && t.kind[0].mem_bw == 2e12);
+    CHECK(t.nkind_ranges == 1 && t.kind_range[0].devices.lo == 0 &&
+          t.kind_range[0].devices.hi == 8);
+    CHECK(t.latency[1] == 2e-6);
+    for (d = 0; d < 8; d++) CHECK(kt_topology_device_kind(&t, d) == 0);
+    m = kt_topology_machine(&t);
+    CHECK(m.peak_flops == 10e12 && m.mem_bw == 2e12 && m.nlevels == 2);
+    /* a spec: the default roofline */
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &t, &err) == KT_OK);
+    m = kt_machine_default();
+    CHECK(t.nkinds == 1 && t.kind[0].peak_flops == m.peak_flops &&
+          t.kind[0].mem_bw == m.mem_bw && t.nkind_ranges == 1 &&
+          t.kind_range[0].devices.hi == 8);
+    /* two kinds interleaved, levels after the kinds, flops and membw
+       either way; a kind is declared before the devices lines using it */
+    CHECKF(kinds_parse("# mixed\nkind h200 flops 989T membw 4.8T\n"
+                       "devices 2-3,6-7 a100   # the older ones\n"
+                       "level 2 25G\nlevel 4 300G\n"
+                       "kind a100 membw 2T flops 312T\n"
+                       "devices 0,1 4-5 h200\n", &t, &err) == KT_ERR_PARSE &&
+           err.line == 3 && strstr(err.message, "unknown kind 'a100'") &&
+           strstr(err.message, "h200"), "%s", err.message);
+    CHECKF(kinds_parse("# mixed\nkind h200 flops 989T membw 4.8T\n"
+                       "kind a100 membw 2T flops 312T\n"
+                       "devices 2-3,6-7 a100   # the older ones\n"
+                       "level 2 25G\nlevel 4 300G\n"
+                       "devices 0,1 4-5 h200\n", &t, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(t.nkinds == 2 && strcmp(t.kind[0].name, "h200") == 0 &&
+          strcmp(t.kind[1].name, "a100") == 0);
+    CHECK(t.kind[0].peak_flops == 989e12 && t.kind[0].mem_bw == 4.8e12 &&
+          t.kind[1].peak_flops == 312e12 && t.kind[1].mem_bw == 2e12);
+    for (d = 0; d < 8; d++)
+        CHECKF(kt_topology_device_kind(&t, d) == ((d / 2) % 2 ? 1 : 0),
+               "device %d", d);
+    CHECK(t.nkind_ranges == 4); /* 0-1, 4-5 h200 and 2-3, 6-7 a100 */
+    CHECK(kt_topology_find_kind(&t, "a100") == 1 &&
+          kt_topology_find_kind(&t, "v100") == -1);
+    m = kt_topology_machine(&t);
+    CHECK(m.peak_flops == 312e12 && m.mem_bw == 2e12);
+    /* neighbours of one kind merge; `all`; an unused kind does not slow
+       the machine */
+    CHECKF(kinds_parse("level 16 100G\nkind a flops 1T membw 1T\n"
+                       "kind b flops 2T membw 0.5T\nkind unused flops 1G "
+                       "membw 1G\ndevices 0-3,4,5-7 a\ndevices 8-15 b\n",
+                       &t, &err) == KT_OK, "%s", err.message);
+    CHECK(t.nkind_ranges == 2 && t.kind_range[0].devices.hi == 8 &&
+          t.kind_range[1].devices.lo == 8);
+    m = kt_topology_machine(&t);
+    /* the slowest roof of each kind taken separately */
+    CHECK(m.peak_flops == 1e12 && m.mem_bw == 0.5e12);
+    CHECK(kinds_parse("level 4 100G\nkind a flops 1T membw 1T\ndevices all "
+                      "a\n", &t, &err) == KT_OK && t.nkind_ranges == 1 &&
+          t.kind_range[0].devices.hi == 4);
+    /* one device */
+    kt_topology_single(&t, 5e12, 1e12);
+    CHECK(t.ndev == 1 && t.nkinds == 1 && kt_topology_device_kind(&t, 0) == 0 &&
+          kt_topology_machine(&t).peak_flops == 5e12);
+    /* bad files: the line and the problem */
+    {
+        static const struct { const char *text, *msg; int line; } bad[] = {
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0-7 b\n",
+             "unknown kind 'b'", 3},
+            {"level 8 1G\ndevices 0-7 a\n", "unknown kind 'a'", 2},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0-8 a\n",
+             "device 8 is out of range", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0-7 a\n"
+             "devices 10-12 a\n", "device 10 is out of range", 4},
+            {"level 8 1G\nkind a flops 1T membw 1T\nkind b flops 1T membw "
+             "1T\ndevices 0-3 a\ndevices 3-7 b\n",
+             "device 3 is given two kinds: a (line 4) and b (line 5)", 5},
+            {"level 8 1G\nkind a flops 1T membw 1T\nkind b flops 1T membw "
+             "1T\ndevices 5-7 b\ndevices 0-5 a\n",
+             "device 5 is given two kinds: b (line 4) and a (line 5)", 5},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0-7 a\n"
+             "devices 2 a\n", "device 2 is listed twice", 4},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0-3,5-7 a\n",
+             "device 4 has no kind", 0},
+            {"level 8 1G\nkind a flops 1T membw 1T\n", "device 0 has no kind",
+             0},
+            {"level 8 1G\nkind a flops 1T\n", "expected `kind NAME", 2},
+            {"level 8 1G\nkind a flops 1T flops 2T\n", "expected `kind NAME",
+             2},
+            {"level 8 1G\nkind a flops 1T membw fast\n", "bad number 'fast'",
+             2},
+            {"level 8 1G\nkind 9a flops 1T membw 1T\n", "kind name '9a'", 2},
+            {"level 8 1G\nkind all flops 1T membw 1T\n", "kind name 'all'", 2},
+            {"level 8 1G\nkind a flops 1T membw 1T\nkind a flops 2T membw "
+             "2T\n", "kind a is declared twice (lines 2 and 3)", 3},
+            {"level 8 1G\ndevice flops 1T\nkind a flops 1T membw 1T\n",
+             "no `device` lines", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevice membw 1T\n",
+             "no `device` lines", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 5-2 a\n",
+             "runs backwards", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0-3,,4-7 a\n",
+             "device list", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices a\n",
+             "expected `devices LIST KIND`", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices x-3 a\n",
+             "device list item 'x-3'", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 2- a\n",
+             "device list item '2-'", 3},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 1-+3 a\n",
+             "device list item '1-+3'", 3},
+            {"level 8 1G\nnodes 2\n", "unknown line", 2},
+            {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0 1 2 3 4 5 6 "
+             "7 0 1 2 3 4 5 6 7 a\n", "more than 16 words", 3},
+            {"level 8 fast\n", "expected `level", 1},
+        };
+        for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+            kt_status st = kinds_parse(bad[i].text, &t, &err);
+            CHECKF(st == KT_ERR_PARSE && strstr(err.message, bad[i].msg) &&
+                   strstr(err.message, "kinds.txt") &&
+                   err.line == bad[i].line, "%s: %s (line %d)", bad[i].text,
+                   err.message, err.line);
+        }
+    }
+    /* limits: KT_MAX_DEVICE_KINDS kinds, KT_MAX_KIND_RANGES list items */
+    {
+        static char big[32768];
+        size_t n = (size_t)snprintf(big, sizeof big, "level 1024 1G\n");
+        for (i = 0; i <= KT_MAX_DEVICE_KINDS; i++)
+            n += (size_t)snprintf(big + n, sizeof big - n, "kind k%d flops "
+                                  "1T membw 1T\n", i);
+        CHECKF(kinds_parse(big, &t, &err) == KT_ERR_LIMIT &&
+               err.line == KT_MAX_DEVICE_KINDS + 2 &&
+               strstr(err.message, "KT_MAX_DEVICE_KINDS"), "%s",
+               err.message);
+        n = (size_t)snprintf(big, sizeof big, "level 1024 1G\nkind a flops "
+                             "1T membw 1T\nkind b flops 1T membw 1T\n");
+        for (i = 0; i <= KT_MAX_KIND_RANGES; i++)
+            n += (size_t)snprintf(big + n, sizeof big - n, "devices %d %s\n",
+                                  i, i % 2 ? "b" : "a");
+        CHECKF(kinds_parse(big, &t, &err) == KT_ERR_LIMIT &&
+               strstr(err.message, "KT_MAX_KIND_RANGES"), "%s",
+               err.message);
+        /* as many as the limit allows, alternating: no merging possible */
+        n = (size_t)snprintf(big, sizeof big, "level %d 1G\nkind a flops "
+                             "1T membw 1T\nkind b flops 1T membw 1T\n",
+                             KT_MAX_KIND_RANGES);
+        for (i = KT_MAX_KIND_RANGES - 1; i >= 0; i--)
+            n += (size_t)snprintf(big + n, sizeof big - n, "devices %d %s\n",
+                                  i, i % 2 ? "b" : "a");
+        CHECKF(kinds_parse(big, &t, &err) == KT_OK, "%s", err.message);
+        CHECK(t.nkind_ranges == KT_MAX_KIND_RANGES);
+        for (d = 0; d < KT_MAX_KIND_RANGES; d++)
+            CHECK(kt_topology_device_kind(&t, d) == d % 2);
+    }
+}
+
+/* 8 devices in 2 nodes of 4; devices in `slow_list` of kind slow (peak and
+   bandwidth `ratio` times lower), the others of kind fast. */
+static void kinds_topology(const char *slow_list, const char *fast_list,
+                           double flops, double membw, double ratio,
+                           kt_topology *t) {
+    char buf[1024];
+    kt_error err;
+    size_t n = (size_t)snprintf(buf, sizeof buf, "level 2 25G 5e-6\n"
+                                "level 4 300G 1e-6\n"
+                                "kind fast flops %.17g membw %.17g\n"
+                                "kind slow flops %.17g membw %.17g\n",
+                                flops, membw, flops / ratio, membw / ratio);
+    if (slow_list)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "devices %s slow\n",
+                              slow_list);
+    if (fast_list)
+        snprintf(buf + n, sizeof buf - n, "devices %s fast\n", fast_list);
+    CHECKF(kinds_parse(buf, t, &err) == KT_OK, "%s\n%s", err.message, buf);
+}
+
+static void test_kinds_roofline(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology all_fast, mixed;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim a, b;
+    const double flops = 1e9, ratio = 4; /* compute-bound: bytes/1e18 */
+    int i, v, exact = 1, ratio_ok = 1, slow_tasks = 0;
+    CHECK(kt_zoo_build("mlp:layers=3,hidden=96,batch=32", &g, &err) ==
+          KT_OK);
+    if (!g) return;
+    kinds_topology(NULL, "all", flops, 1e18, ratio, &all_fast);
+    kinds_topology("1,4-5", "0,2-3,6-7", flops, 1e18, ratio, &mixed);
+    kt_factors_default(8, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &all_fast, &a, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &mixed, &b, &err) == KT_OK);
+    CHECK(a.ntask == b.ntask);
+    for (i = 0; i < a.ntask && i < b.ntask; i++) {
+        const kt_sim_task *x = &b.task[i];
+        const kt_op *op = &g->op[x->op];
+        int slow = x->device == 1 || x->device == 4 || x->device == 5;
+        double points = 1, want;
+        const kt_task *tk = NULL;
+        int j;
+        if (x->kind != KT_TASK_COMPUTE) {
+            /* transfers do not depend on the kinds */
+            if (x->seconds != a.task[i].seconds) exact = 0;
+            continue;
+        }
+        for (j = 0; j < prog.ntask; j++)
+            if (prog.task[j].op == x->op && prog.task[j].device == x->device)
+                tk = &prog.task[j];
+        if (!tk) {
+            exact = 0;
+            continue;
+        }
+        for (v = 0; v < op->nvars; v++)
+            points *= (double)(tk->box[v].hi - tk->box[v].lo);
+        if (op->reducer != KT_REDUCE_NONE) points *= 2; /* multiply, add */
+        want = points / (slow ? flops / ratio : flops);
+        if (fabs(x->seconds - want) > 1e-12 * want) {
+            exact = 0;
+            printf("op %s on d%lld: %.17g s, roofline %.17g s\n", op->name,
+                   (long long)x->device, x->seconds, want);
+        }
+        if (slow) {
+            slow_tasks++;
+            if (fabs(x->seconds - ratio * a.task[i].seconds) >
+                1e-12 * x->seconds)
+                ratio_ok = 0;
+        } else if (x->seconds != a.task[i].seconds) {
+            ratio_ok = 0;
+        }
+    }
+    CHECK(exact);
+    CHECK(ratio_ok);
+    CHECK(slow_tasks == 3 * kt_graph_op_count(g));
+    CHECK(kt_sim_run(&a, &err) == KT_OK && kt_sim_run(&b, &err) == KT_OK);
+    CHECKF(b.step_seconds > a.step_seconds, "mixed %g, all fast %g",
+           b.step_seconds, a.step_seconds);
+    /* the slow devices are busy `ratio` times as long: same tiles */
+    CHECKF(fabs(b.busy[1] - ratio * b.busy[0]) <= 1e-12 * b.busy[1] &&
+           b.busy[0] == a.busy[0], "busy d1 %g, d0 %g", b.busy[1],
+           b.busy[0]);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+static void test_kinds_profile(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology mixed, plain;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_profile pr;
+    kt_sim roof, prof;
+    kt_range box[3];
+    char text[65536], ext[64] = "";
+    FILE *tmp;
+    size_t len;
+    int i, x2 = -1, same = 1, kinded = 0, lines = 0;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=64,batch=16", &g, &err) ==
+          KT_OK);
+    if (!g) return;
+    for (i = 0; i < kt_graph_op_count(g); i++)
+        if (strcmp(g->op[i].name, "x2") == 0) x2 = i;
+    CHECK(x2 >= 0);
+    box[0].lo = box[1].lo = box[2].lo = 0;
+    box[0].hi = 16;
+    box[1].hi = 64;
+    box[2].hi = 16;
+    /* lookup: this kind's line, else the line without a kind */
+    snprintf(text, sizeof text, "x2 16x64x16 0.5 slow\nx2 16x64x16 0.25\n"
+             "x2 8x64x16 0.125 slow\n");
+    CHECKF(kt_profile_parse(g, text, strlen(text), &pr, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(kt_profile_lookup_kind(&pr, x2, box, 3, "slow") == 0.5);
+    CHECK(kt_profile_lookup_kind(&pr, x2, box, 3, "fast") == 0.25);
+    CHECK(kt_profile_lookup_kind(&pr, x2, box, 3, NULL) == 0.25);
+    CHECK(kt_profile_lookup(&pr, x2, box, 3) == 0.25);
+    box[0].hi = 8;
+    CHECK(kt_profile_lookup_kind(&pr, x2, box, 3, "slow") == 0.125);
+    /* never another kind's time */
+    CHECK(kt_profile_lookup_kind(&pr, x2, box, 3, "fast") == -1);
+    CHECK(kt_profile_lookup(&pr, x2, box, 3) == -1);
+    box[0].hi = 16;
+    kt_profile_free(&pr);
+    /* the same extents twice for one kind is a duplicate; for two kinds
+       it is not */
+    snprintf(text, sizeof text, "x2 16x64x16 0.5 slow\nx2 16x64x16 0.25 "
+             "fast\nx2 16x64x16 0.75 slow\n");
+    CHECKF(kt_profile_parse(g, text, strlen(text), &pr, &err) ==
+               KT_ERR_PARSE && err.line == 3 && strstr(err.message, "on slow"),
+           "%s", err.message);
+    snprintf(text, sizeof text, "x2 16x64x16 0.5 9slow\n");
+    CHECKF(kt_profile_parse(g, text, strlen(text), &pr, &err) ==
+               KT_ERR_PARSE && err.line == 1 && strstr(err.message, "9slow"),
+           "%s", err.message);
+    /* a kind the topology lacks is refused, naming the line */
+    kinds_topology("4-7", "0-3", 10e12, 1e12, 2, &mixed);
+    snprintf(text, sizeof text, "x2 16x64x16 0.5 slow\n\nx2 16x64x16 0.5 "
+             "slwo\n");
+    CHECK(kt_profile_parse(g, text, strlen(text), &pr, &err) == KT_OK);
+    CHECKF(kt_profile_check_kinds(&pr, &mixed, &err) != KT_OK &&
+           err.line == 3 && strstr(err.message, "slwo") &&
+           strstr(err.message, "fast, slow"), "%s", err.message);
+    CHECK(kt_topology_parse("flat:8:100G", &plain, &err) == KT_OK);
+    CHECKF(kt_profile_check_kinds(&pr, &plain, &err) != KT_OK &&
+           err.line == 1 && strstr(err.message, "names no kinds"), "%s",
+           err.message);
+    kt_profile_free(&pr);
+    /* in the task graph: x2 on the slow devices 0.5 s, on the fast 0.25 s */
+    kt_factors_default(8, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &p, &prog, &mixed, &roof, &err) == KT_OK);
+    /* the written table has a kind per line and reads back the same */
+    tmp = tmpfile();
+    CHECK(tmp != NULL);
+    if (tmp) {
+        CHECK(kt_profile_write(g, &prog, &mixed, tmp, &err) == KT_OK);
+        rewind(tmp);
+        len = fread(text, 1, sizeof text - 1, tmp);
+        fclose(tmp);
+        text[len] = '\0';
+        CHECKF(kt_profile_parse(g, text, len, &pr, &err) == KT_OK, "%s",
+               err.message);
+        CHECK(kt_profile_check_kinds(&pr, &mixed, &err) == KT_OK);
+        for (i = 0; i < pr.n; i++) {
+            if (strcmp(pr.entry[i].kind, "slow") == 0 ||
+                strcmp(pr.entry[i].kind, "fast") == 0)
+                kinded++;
+        }
+        CHECK(pr.n > 0 && kinded == pr.n);
+        mixed.profile = &pr;
+        CHECK(kt_sim_build(g, &p, &prog, &mixed, &prof, &err) == KT_OK);
+        for (i = 0; i < roof.ntask; i++)
+            if (fabs(roof.task[i].seconds - prof.task[i].seconds) >
+                1e-9 * roof.task[i].seconds)
+                same = 0;
+        CHECK(same);
+        kt_sim_free(&prof);
+        kt_profile_free(&pr);
+        mixed.profile = NULL;
+    }
+    /* a topology without kinds writes the old three columns */
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &plain, &err) == KT_OK);
+    tmp = tmpfile();
+    CHECK(tmp != NULL);
+    if (tmp) {
+        char *at;
+        CHECK(kt_profile_write(g, &prog, &plain, tmp, &err) == KT_OK);
+        rewind(tmp);
+        len = fread(text, 1, sizeof text - 1, tmp);
+        fclose(tmp);
+        text[len] = '\0';
+        for (at = text; *at; at += strcspn(at, "\n") + (at[strcspn(at, "\n")]
+                                                          ? 1 : 0)) {
+            char line[256], *w;
+            int words = 0;
+            size_t n = strcspn(at, "\n");
+            if (*at == '#' || n >= sizeof line) continue;
+            memcpy(line, at, n);
+            line[n] = '\0';
+            for (w = strtok(line, " \t"); w; w = strtok(NULL, " \t"))
+                words++;
+            if (words == 3) lines++;
+            else lines = -1000; /* a line with a kind, or a blank one */
+        }
+        CHECK(lines > 0);
+    }
+    /* x2's tiles under the plan (balanced: one shape on every device) */
+    for (i = 0; i < prog.ntask; i++)
+        if (prog.task[i].op == x2)
+            snprintf(ext, sizeof ext, "%lldx%lldx%lld",
+                     (long long)(prog.task[i].box[0].hi -
+                                 prog.task[i].box[0].lo),
+                     (long long)(prog.task[i].box[1].hi -
+                                 prog.task[i].box[1].lo),
+                     (long long)(prog.task[i].box[2].hi -
+                                 prog.task[i].box[2].lo));
+    snprintf(text, sizeof text, "x2 %s 0.5 slow\nx2 %s 0.25\n", ext, ext);
+    CHECK(kt_profile_parse(g, text, strlen(text), &pr, &err) == KT_OK);
+    mixed.profile = &pr;
+    CHECK(kt_sim_build(g, &p, &prog, &mixed, &prof, &err) == KT_OK);
+    {
+        int nslow = 0, nfast = 0, others = 1;
+        for (i = 0; i < prof.ntask; i++) {
+            const kt_sim_task *k = &prof.task[i];
+            if (k->kind != KT_TASK_COMPUTE) continue;
+            if (k->op == x2 && k->device >= 4 && k->seconds == 0.5) nslow++;
+            else if (k->op == x2 && k->device < 4 && k->seconds == 0.25)
+                nfast++;
+            else if (k->op == x2 || k->seconds != roof.task[i].seconds)
+                others = 0;
+        }
+        CHECKF(nslow == 4 && nfast == 4 && others, "x2 %s: slow %d fast %d",
+               ext, nslow, nfast);
+    }
+    kt_sim_free(&prof);
+    kt_profile_free(&pr);
+    kt_sim_free(&roof);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+static double sim_step(const kt_graph *g, const kt_plan *p,
+                       const kt_program *prog, const kt_topology *t) {
+    kt_sim s;
+    kt_error err;
+    double step = -1;
+    memset(&s, 0, sizeof s);
+    if (kt_sim_build(g, p, prog, t, &s, &err) == KT_OK &&
+        kt_sim_run(&s, &err) == KT_OK)
+        step = s.step_seconds;
+    CHECKF(step > 0, "%s", err.message);
+    kt_sim_free(&s);
+    return step;
+}
+
+/* Mixed machines on zoo plans: the simulated step of a machine with half
+   its devices slow lies between those of the all-fast and the all-slow
+   machine (every task's time on the mixed machine is the fast or the slow
+   one, transfers unchanged); the time objective's machine is the slow
+   kind's. */
+static void test_kinds_zoo(void) {
+    static const char *const models[] = {
+        "mlp:layers=4,hidden=512,batch=64",
+        "transformer:layers=1,dmodel=128,heads=4,ffn=256,seq=32,batch=4",
+        "wresnet:depth=50,widen=1,batch=1,image=64",
+    };
+    static const char *const mixes[][2] = {
+        {"4-7", "0-3"},     /* one node slow */
+        {"1,3,5,7", "0,2,4,6"}, /* one device in two */
+    };
+    int mi, x;
+    for (mi = 0; mi < (int)(sizeof models / sizeof models[0]); mi++) {
+        kt_graph *g;
+        kt_error err;
+        kt_topology fast, slow, mixed;
+        kt_factors f;
+        kt_plan p;
+        kt_program prog;
+        kt_search_options opt;
+        kt_machine m;
+        double t_fast, t_slow, t_mixed;
+        CHECKF(kt_zoo_build(models[mi], &g, &err) == KT_OK, "%s: %s",
+               models[mi], err.message);
+        if (!g) continue;
+        kinds_topology(NULL, "all", 67e12, 4.8e12, 3, &fast);
+        kinds_topology("all", NULL, 67e12, 4.8e12, 3, &slow);
+        kt_factors_default(8, &f, &err);
+        for (x = 0; x < 2; x++) {
+            kinds_topology(mixes[x][0], mixes[x][1], 67e12, 4.8e12, 3,
+                           &mixed);
+            /* the time objective on the mixed machine: the slow kind */
+            m = kt_topology_machine(&mixed);
+            CHECK(m.peak_flops == 67e12 / 3 && m.mem_bw == 4.8e12 / 3);
+            memset(&opt, 0, sizeof opt);
+            opt.strategy = KT_STRATEGY_DP;
+            opt.objective = KT_OBJECTIVE_TIME;
+            opt.machine = &m;
+            CHECKF(kt_plan_search(g, &f, &opt, &p, &err) == KT_OK, "%s",
+                   err.message);
+            CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+            t_fast = sim_step(g, &p, &prog, &fast);
+            t_slow = sim_step(g, &p, &prog, &slow);
+            t_mixed = sim_step(g, &p, &prog, &mixed);
+            printf("kinds: %s, slow devices %s: step %.4g s all fast, %.4g s "
+                   "mixed, %.4g s all slow\n", models[mi], mixes[x][0],
+                   t_fast, t_mixed, t_slow);
+            CHECKF(t_fast > 0 && t_fast <= t_mixed && t_mixed <= t_slow,
+                   "%s: fast %g mixed %g slow %g", models[mi], t_fast,
+                   t_mixed, t_slow);
+            CHECKF(t_fast < t_slow, "%s", models[mi]);
+            kt_program_free(&prog);
+            kt_plan_free(&p);
+        }
+        kt_graph_destroy(g);
+    }
+}
+
+static void test_device_kinds(void) {
+    test_kinds_parse();
+    test_kinds_roofline();
+    test_kinds_profile();
+    test_kinds_zoo();
 }
