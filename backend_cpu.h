@@ -23,18 +23,39 @@
          run), every tensor on every device compared with the serial value
          within tol + |ref| * eps, and the bytes moved compared with
          kt_plan_eval's prediction.
-     Still to come (DESIGN.md): runs under a memory cap with swapping
-     (after swap.h).
+       - runs under a memory cap: a swap.h plan (SwapAdvisor, Huang thesis
+         4.3) executed with each device's memory ONE arena of the given
+         capacity carved into the plan's pool objects, host memory beside
+         it; swap-ins and swap-outs are real copies, every op reads and
+         writes the arena, and the executor checks (never assumes) that
+         every tensor lies inside its object and the arena, that no two
+         live tensors overlap, that the objects in use stay within the
+         capacity, and counts the bytes it swaps against the plan's.
+
+   LAYERING
+     backend_cpu.h includes swap.h (which includes sched.h and tiling.h):
+     DESIGN.md's one-way order tiling.h -> sched.h -> swap.h ->
+     backend_cpu.h.  Nothing of swap.h is needed to run or verify plans
+     without a memory cap; the swap types appear only in the
+     kt_cpu_*swap* functions.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
-     includes sched.h and tiling.h itself); link with -lpthread.  Never put
-     the ktile directory on the include path (sched.h would shadow the POSIX
-     <sched.h> that <pthread.h> includes).
+     includes swap.h, sched.h and tiling.h itself); link with -lpthread.
+     Never put the ktile directory on the include path (sched.h would
+     shadow the POSIX <sched.h> that <pthread.h> includes).
 
          kt_cpu_verify_options o;  kt_cpu_report r;
          kt_cpu_verify_defaults(&o);
          kt_cpu_verify(graph, &plan, &o, &r, &err);   -> r.ok, r.max_rel_error
+
+     Under a memory cap (swap.h): lower the plan, build the model with the
+     executor's buffers, plan, run:
+         kt_lower(graph, &plan, &prog, &err);
+         kt_swap_model_from_program(graph, &plan, &prog, NULL, &m, &err);
+         so.memory = cap;  kt_swap_search(&m, KT_SWAP_SEARCH_GA, &so, &res, &err);
+         kt_cpu_verify_swap(graph, &plan, &prog, &m, &res.plan, cap, &o, &r,
+                            &sr, &err);   -> r.ok, sr.swapped_in_bytes, ...
 
    PUBLIC FUNCTIONS
      values      kt_cpu_state_init kt_cpu_state_free kt_cpu_fill_inputs
@@ -43,6 +64,7 @@
      partitioned kt_cpu_run_partitioned kt_cpu_devices_free
      verify      kt_cpu_verify_defaults kt_cpu_verify kt_cpu_verify_program
                  kt_cpu_compare
+     swap runs   kt_cpu_run_swapped kt_cpu_verify_swap kt_cpu_swap_report_free
      kernels     kt_cpu_gemm
 
    CONFIGURATION (define before including)
@@ -2176,7 +2198,14 @@ kt_status kt_cpu_verify(const kt_graph *g, const kt_plan *p,
    receive and result buffers (kt_swap_op_buffers) in objects of their own.
    The actions are done synchronously, in plan order, before each op: a
    CPU has no copy streams, and the order is what matters for the values
-   (the simulator prices the overlap). */
+   (the simulator prices the overlap).
+   What is not in the arena: the kernels' own workspace (the fast path's
+   gathered operand panels, like a GPU library's workspace) is host memory
+   of this reference executor.  A model's scratch tensors beyond the
+   buffers (kt_swap_model_add_scratch after them, e.g. a profiled
+   workspace) are allocated in the arena by the plan and left untouched.
+   Tiles of a partitioned run are at most the model's sizes (the fullest
+   device's); the copies count each device's actual tile bytes. */
 
 /* One device's memories. */
 typedef struct kt__sdev {
