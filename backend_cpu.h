@@ -2629,6 +2629,14 @@ static kt_status kt__s_bind(kt__srun *s, kt_error *err) {
         return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: %d steps and a "
                         "model of %d ops for a graph of %d ops", sp->nsteps,
                         m->nops, no);
+    if (!sp->step_first || sp->step_first[0] != 0 ||
+        sp->step_first[no + 1] != sp->nactions)
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: its step index "
+                        "does not cover its %d actions", sp->nactions);
+    for (i = 0; i <= no; i++)
+        if (sp->step_first[i + 1] < sp->step_first[i])
+            return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: step %d's "
+                            "actions end before they start", i);
     for (i = 0; i < nt; i++) s->mt_of[i] = -1;
     for (i = 0; i < m->ntensors; i++) {
         int t = m->graph_tensor[i];
