@@ -2725,7 +2725,12 @@ static kt_status kt__s_init_device(kt__srun *s, int64_t d,
     const kt_swap_model *m = s->m;
     int i, nm = m->ntensors, nt = s->r.ntensors;
     kt_status st;
-    v->arena = (kt_real *)kt__calloc((size_t)s->slots + 1, sizeof(kt_real));
+    /* the whole capacity, not zeroed: the pool's objects are poisoned
+       below, and the bytes past the pool are never addressed (the OS backs
+       only the pages touched) */
+    if ((uint64_t)s->slots + 1 <= (uint64_t)SIZE_MAX / sizeof(kt_real))
+        v->arena = (kt_real *)KT_MALLOC(((size_t)s->slots + 1) *
+                                        sizeof(kt_real));
     v->valid = (unsigned char *)kt__calloc((size_t)nm + 1, 1);
     v->dirty = (unsigned char *)kt__calloc((size_t)nm + 1, 1);
     v->where = (int *)kt__calloc((size_t)nm + 1, sizeof(int));

@@ -30,13 +30,35 @@
         smaller than its tensor, a pool larger than the arena, a dynamic
         (ODSwap) plan, and a model without the receive buffers.
    Under valgrind (KT_WRAP set) fewer sizes and device counts run. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The library allocates through these: they pass through to the C
+   library unless test_out_of_memory arms `fail_at`; then the fail_at-th
+   allocation from then on returns NULL (once).  A mutex: the workers
+   allocate from their threads. */
+static long alloc_count = 0, fail_at = 0;
+static pthread_mutex_t alloc_mu = PTHREAD_MUTEX_INITIALIZER;
+static int alloc_fails(void) {
+    int f;
+    pthread_mutex_lock(&alloc_mu);
+    f = fail_at > 0 && ++alloc_count == fail_at;
+    pthread_mutex_unlock(&alloc_mu);
+    return f;
+}
+static void *test_malloc(size_t n) { return alloc_fails() ? NULL : malloc(n); }
+static void *test_realloc(void *p, size_t n) {
+    return alloc_fails() ? NULL : realloc(p, n);
+}
+#define KT_MALLOC(n) test_malloc(n)
+#define KT_REALLOC(p, n) test_realloc(p, n)
+#define KT_FREE(p) free(p)
+
 #define KT_IMPLEMENTATION
 #include "../backend_cpu.h"
 
 #include "kt_test.h"
-
-#include <stdlib.h>
-#include <string.h>
 
 static int under_valgrind(void) { return getenv("KT_WRAP") != NULL; }
 
@@ -654,11 +676,71 @@ static void test_buffers(void) {
     kt_graph_destroy(g);
 }
 
+/* Every allocation of a swapped run failing in turn: the run reports
+   KT_ERR_NOMEM (or, where the failure is absorbed, succeeds) and frees
+   everything (ASan and valgrind see leaks). */
+static void test_out_of_memory(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    setup s;
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_cpu_state leaves;
+    long k, nok = 0, nnomem = 0, other = 0, step = under_valgrind() ? 7 : 1;
+    if (kt_zoo_build("mlp:layers=2,hidden=8,batch=4", &g, &err) != KT_OK)
+        return;
+    if (!setup_make("out of memory", g, 2, &s)) {
+        kt_graph_destroy(g);
+        return;
+    }
+    memset(&o, 0, sizeof o);
+    o.memory = s.minimal;
+    if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) != KT_OK ||
+        kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
+        CHECKF(0, "out of memory: %s", err.message);
+        setup_free(&s);
+        kt_graph_destroy(g);
+        return;
+    }
+    kt_cpu_fill_inputs(g, &leaves, 5);
+    for (k = 1;; k += step) {
+        kt_cpu_devices dev;
+        kt_cpu_swap_report sr;
+        kt_status st;
+        alloc_count = 0;
+        fail_at = k;
+        st = kt_cpu_run_swapped(g, &s.plan, &s.prog, &s.model, &r.plan,
+                                s.minimal, &leaves, NULL, &dev, &sr, &err);
+        fail_at = 0;
+        if (st == KT_OK) {
+            kt_cpu_devices_free(&dev);
+            kt_cpu_swap_report_free(&sr);
+            nok++;
+            if (alloc_count < k) break; /* no allocation left to fail */
+        } else if (st == KT_ERR_NOMEM) {
+            CHECK(dev.tile == NULL && sr.device == NULL);
+            nnomem++;
+        } else {
+            CHECKF(0, "allocation %ld failing: status %d, %s", k, (int)st,
+                   err.message);
+            other++;
+        }
+        if (k > 100000) break;
+    }
+    CHECKF(nnomem > 10 && other == 0, "%ld runs out of memory, %ld OK, %ld "
+           "other", nnomem, nok, other);
+    kt_cpu_state_free(&leaves);
+    kt_swap_result_free(&r);
+    setup_free(&s);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     test_figure41();
     test_buffers();
     test_swaps_happen();
     test_corrupted();
+    test_out_of_memory();
     test_zoo();
     test_random();
     return KT_TEST_SUMMARY();
