@@ -95,6 +95,14 @@ expect_json "$dir/a.json" verify --model "$M" --memory 1M --json &&
 assert d['swapped_in_bytes'] == 0 and d['plan_swapped_bytes'] == 0, d" \
         "$dir/a.json" 1048576 1 0
 
+# A plan file (the model-parallel plan) runs under a cap too.
+if expect_json "$dir/pm.json" plan --model "$M" --devices 4 --strategy model \
+    --json; then
+    expect_json "$dir/vpm.json" verify --model "$M" --plan "$dir/pm.json" \
+        --memory 16K --search none --json &&
+        check "--plan with --memory 16K" "$SWAP_OK" "$dir/vpm.json" 16384 4 0
+fi
+
 # The text report names the arena and the swaps.
 expect_text 'one arena of 32.0 KiB per device' verify --model "$M" \
     --devices 2 --memory 32K --search none
