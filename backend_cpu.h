@@ -23,18 +23,39 @@
          run), every tensor on every device compared with the serial value
          within tol + |ref| * eps, and the bytes moved compared with
          kt_plan_eval's prediction.
-     Still to come (DESIGN.md): runs under a memory cap with swapping
-     (after swap.h).
+       - runs under a memory cap: a swap.h plan (SwapAdvisor, Huang thesis
+         4.3) executed with each device's memory ONE arena of the given
+         capacity carved into the plan's pool objects, host memory beside
+         it; swap-ins and swap-outs are real copies, every op reads and
+         writes the arena, and the executor checks (never assumes) that
+         every tensor lies inside its object and the arena, that no two
+         live tensors overlap, that the objects in use stay within the
+         capacity, and counts the bytes it swaps against the plan's.
+
+   LAYERING
+     backend_cpu.h includes swap.h (which includes sched.h and tiling.h):
+     DESIGN.md's one-way order tiling.h -> sched.h -> swap.h ->
+     backend_cpu.h.  Nothing of swap.h is needed to run or verify plans
+     without a memory cap; the swap types appear only in the
+     kt_cpu_*swap* functions.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
-     includes sched.h and tiling.h itself); link with -lpthread.  Never put
-     the ktile directory on the include path (sched.h would shadow the POSIX
-     <sched.h> that <pthread.h> includes).
+     includes swap.h, sched.h and tiling.h itself); link with -lpthread.
+     Never put the ktile directory on the include path (sched.h would
+     shadow the POSIX <sched.h> that <pthread.h> includes).
 
          kt_cpu_verify_options o;  kt_cpu_report r;
          kt_cpu_verify_defaults(&o);
          kt_cpu_verify(graph, &plan, &o, &r, &err);   -> r.ok, r.max_rel_error
+
+     Under a memory cap (swap.h): lower the plan, build the model with the
+     executor's buffers, plan, run:
+         kt_lower(graph, &plan, &prog, &err);
+         kt_swap_model_from_program(graph, &plan, &prog, NULL, &m, &err);
+         so.memory = cap;  kt_swap_search(&m, KT_SWAP_SEARCH_GA, &so, &res, &err);
+         kt_cpu_verify_swap(graph, &plan, &prog, &m, &res.plan, cap, &o, &r,
+                            &sr, &err);   -> r.ok, sr.swapped_in_bytes, ...
 
    PUBLIC FUNCTIONS
      values      kt_cpu_state_init kt_cpu_state_free kt_cpu_fill_inputs
@@ -43,6 +64,7 @@
      partitioned kt_cpu_run_partitioned kt_cpu_devices_free
      verify      kt_cpu_verify_defaults kt_cpu_verify kt_cpu_verify_program
                  kt_cpu_compare
+     swap runs   kt_cpu_run_swapped kt_cpu_verify_swap kt_cpu_swap_report_free
      kernels     kt_cpu_gemm
 
    CONFIGURATION (define before including)
@@ -62,7 +84,7 @@
 #ifndef KT_BACKEND_CPU_H
 #define KT_BACKEND_CPU_H
 
-#include "sched.h"
+#include "swap.h"
 
 #ifndef KT_CPU_REAL
 #define KT_CPU_REAL double
@@ -200,6 +222,60 @@ void kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
    blocked kernel of the fast path (or BLAS with KT_CPU_BLAS). */
 void kt_cpu_gemm(int64_t m, int64_t n, int64_t k, const kt_acc *a,
                  const kt_acc *b, kt_acc *c);
+
+/* ----- runs under a memory cap (swap.h plans) */
+/* What one device's run of a swap plan did: copies counted in the
+   tensors' declared bytes, as the plan counts them. */
+typedef struct kt_cpu_swap_device {
+    int64_t in_bytes, out_bytes;       /* executed: host -> arena, back     */
+    int64_t planned_in_bytes;          /* the plan's copies at this         */
+    int64_t planned_out_bytes;         /*   device's tile sizes             */
+    int64_t peak_bytes;        /* most bytes of pool objects holding tensors */
+    int64_t peak_tensor_bytes; /* most bytes of tensors in the arena         */
+    int64_t high_water;        /* highest arena byte ever written + 1        */
+    int64_t actions;           /* plan actions carried out                  */
+} kt_cpu_swap_device;
+
+typedef struct kt_cpu_swap_report {
+    int ok;                    /* every device copied what the plan says,
+                                  its peak is the plan's, and one device
+                                  alone copies the plan's swapped_bytes    */
+    int64_t ndev, capacity;    /* bytes of each device's arena              */
+    int64_t pool_bytes;        /* the plan's pool, laid out in the arena    */
+    int64_t plan_swapped_bytes, plan_peak_bytes; /* the plan's figures     */
+    int64_t swapped_in_bytes, swapped_out_bytes; /* executed, all devices  */
+    int64_t planned_in_bytes, planned_out_bytes; /* the same, planned      */
+    int64_t peak_bytes;        /* most over the devices                    */
+    kt_cpu_swap_device *device;/* ndev entries                             */
+} kt_cpu_swap_report;
+
+/* Runs program prog (kt_lower of plan p) following swap plan sp (a pool
+   plan of kt_swap_plan_build or kt_swap_search's GA/none) of model m
+   (kt_swap_model_from_program of the same g, p, prog): every device's
+   memory is one arena of `capacity` bytes carved into the plan's pool
+   objects, host memory holds the rest.  Leaves come from `leaves`; out
+   gets every device's final tiles (a dead tensor's value as it was freed)
+   and the bytes the transfers moved; rep the swap figures (free with
+   kt_cpu_swap_report_free).  A plan that does not run -- an op whose
+   tensor is not in device memory, two tensors in one object, an object
+   outside the arena, a drop that would lose an update, a swap-in of a
+   stale host copy -- is KT_ERR_INVALID naming the step, device, op and
+   tensor. */
+kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
+                             const kt_program *prog, const kt_swap_model *m,
+                             const kt_swap_plan *sp, int64_t capacity,
+                             const kt_cpu_state *leaves,
+                             const kt_cpu_options *opt, kt_cpu_devices *out,
+                             kt_cpu_swap_report *rep, kt_error *err);
+void kt_cpu_swap_report_free(kt_cpu_swap_report *rep);
+/* Serial run and kt_cpu_run_swapped on the same inputs, compared as
+   kt_cpu_verify does; rep->ok also requires srep->ok. */
+kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
+                             const kt_program *prog, const kt_swap_model *m,
+                             const kt_swap_plan *sp, int64_t capacity,
+                             const kt_cpu_verify_options *o,
+                             kt_cpu_report *rep, kt_cpu_swap_report *srep,
+                             kt_error *err);
 
 #ifdef __cplusplus
 }
@@ -2120,6 +2196,853 @@ kt_status kt_cpu_verify(const kt_graph *g, const kt_plan *p,
     if ((s = kt_lower(g, p, &prog, err)) != KT_OK) return s;
     s = kt_cpu_verify_program(g, p, &prog, o, rep, err);
     kt_program_free(&prog);
+    return s;
+}
+
+/* ------------------------------------------------- runs under a memory cap */
+
+/* A swap plan (swap.h, SwapAdvisor: Huang thesis 4.3.2) executed for real.
+   Each device's memory is ONE arena of `capacity` bytes, as the plan counts
+   bytes (declared element sizes); the plan's pool objects are laid out in
+   it class by class, and each element is stored as one kt_real at the
+   slot of its byte offset divided by the graph's smallest element size.
+   A tensor lives in an object while the plan keeps it resident and in host
+   memory (the tile buffers of kt_cpu_devices) otherwise.  Every op reads
+   its inputs from the arena and writes its output into it, with its
+   receive and result buffers (kt_swap_op_buffers) in objects of their own.
+   The actions are done synchronously, in plan order, before each op: a
+   CPU has no copy streams, and the order is what matters for the values
+   (the simulator prices the overlap).
+   What is not in the arena: the kernels' own workspace (the fast path's
+   gathered operand panels, like a GPU library's workspace) is host memory
+   of this reference executor.  A model's scratch tensors beyond the
+   buffers (kt_swap_model_add_scratch after them, e.g. a profiled
+   workspace) are allocated in the arena by the plan and left untouched.
+   Tiles of a partitioned run are at most the model's sizes (the fullest
+   device's); the copies count each device's actual tile bytes. */
+
+/* One device's memories. */
+typedef struct kt__sdev {
+    kt_real *arena;
+    kt_real **host;          /* per graph tensor: its tile in host memory  */
+    unsigned char *valid;    /* per model tensor: the host copy is current */
+    unsigned char *dirty;    /* per model tensor: the device copy is newer */
+    int *where;              /* per model tensor: object, -1 not resident  */
+    int *obj_tensor;         /* per object: model tensor, -1 empty         */
+    int *resident, nres;     /* model tensors in the arena                 */
+    int64_t occupied, tensor_bytes;
+    kt_cpu_swap_device *st;
+} kt__sdev;
+
+typedef struct kt__srun {
+    kt__run r;               /* the partitioned executor's shared state   */
+    const kt_swap_model *m;
+    const kt_swap_plan *sp;
+    int64_t capacity, unit, slots;
+    int64_t *obj_off;        /* byte offset of every object in the arena  */
+    int *mt_of;              /* graph tensor -> model tensor (-1: none)   */
+    int *buf;                /* graph op * (KT_MAX_VARS + 1): the model's
+                                scratch tensor for each buffer, -1 none   */
+    const kt_box *box;       /* the tiles, [d * ntensors + t]             */
+    kt__sdev *dev;
+} kt__srun;
+
+typedef struct kt__sworker {
+    kt__srun *s;
+    int64_t dev;
+} kt__sworker;
+
+/* Bytes model tensor mt takes on device d: its tile, or a buffer's size. */
+static int64_t kt__s_bytes(const kt__srun *s, int64_t d, int mt) {
+    int t = s->m->graph_tensor[mt];
+    const kt_tensor *x;
+    if (t < 0) return s->m->bytes[mt];
+    x = kt_graph_tensor(s->r.g, t);
+    return kt__box_numel(&s->box[d * s->r.ntensors + t], x->rank) *
+           x->elem_bytes;
+}
+
+static const char *kt__s_name(const kt__srun *s, int mt, char *buf,
+                              size_t cap) {
+    int t = s->m->graph_tensor[mt];
+    if (t >= 0) return kt_graph_tensor(s->r.g, t)->name;
+    snprintf(buf, cap, "buffer (model tensor %d)", mt);
+    return buf;
+}
+
+static kt_real *kt__s_slot(const kt__srun *s, int64_t d, int obj) {
+    return s->dev[d].arena + s->obj_off[obj] / s->unit;
+}
+
+static kt_status kt__s_fail(const kt__srun *s, int64_t d, int step, int mt,
+                            kt_error *err, const char *what) {
+    char nb[48];
+    const char *opname = "the end of the step";
+    if (step < s->sp->nsteps) {
+        int go = s->m->graph_op[s->sp->order[step]];
+        opname = go >= 0 ? kt_graph_op(s->r.g, go)->name : "?";
+    }
+    return kt__fail(err, KT_ERR_INVALID, 0, "swap plan, step %d (%s), "
+                    "device %lld, tensor %s: %s", step, opname, (long long)d,
+                    mt >= 0 ? kt__s_name(s, mt, nb, sizeof nb) : "-", what);
+}
+
+/* Puts model tensor mt into object obj of device d, checking that the
+   object is inside the arena, empty and big enough, and that no live
+   tensor overlaps the bytes it takes (checked on the byte ranges
+   themselves, not on the object bookkeeping). */
+static kt_status kt__s_place(kt__srun *s, int64_t d, int mt, int obj,
+                             int step, kt_error *err) {
+    kt__sdev *v = &s->dev[d];
+    int64_t lo, hi, b = kt__s_bytes(s, d, mt);
+    int i, t = s->m->graph_tensor[mt];
+    char msg[200];
+    if (obj < 0 || obj >= s->sp->nobjects) {
+        snprintf(msg, sizeof msg, "object %d is not in the pool (%d objects;"
+                 " -1 is a dynamic allocation, which this executor does not "
+                 "run: use a pool plan)", obj, s->sp->nobjects);
+        return kt__s_fail(s, d, step, mt, err, msg);
+    }
+    if (v->where[mt] >= 0)
+        return kt__s_fail(s, d, step, mt, err, "already in device memory");
+    if (v->obj_tensor[obj] >= 0) {
+        char nb[48];
+        snprintf(msg, sizeof msg, "object %d still holds %s: the two would "
+                 "overlap", obj, kt__s_name(s, v->obj_tensor[obj], nb,
+                                            sizeof nb));
+        return kt__s_fail(s, d, step, mt, err, msg);
+    }
+    lo = s->obj_off[obj];
+    hi = lo + b;
+    if (b > s->sp->object_bytes[obj] || hi > s->capacity) {
+        snprintf(msg, sizeof msg, "%lld bytes at arena offset %lld do not fit"
+                 " in object %d (%lld bytes) inside the %lld-byte arena",
+                 (long long)b, (long long)lo, obj,
+                 (long long)s->sp->object_bytes[obj], (long long)s->capacity);
+        return kt__s_fail(s, d, step, mt, err, msg);
+    }
+    for (i = 0; i < v->nres; i++) {
+        int o2 = v->resident[i];
+        int64_t lo2 = s->obj_off[v->where[o2]], hi2 = lo2 + kt__s_bytes(s, d, o2);
+        if (lo < hi2 && lo2 < hi && b > 0 && hi2 > lo2) {
+            char nb[48];
+            snprintf(msg, sizeof msg, "arena bytes [%lld, %lld) overlap "
+                     "those of %s", (long long)lo, (long long)hi,
+                     kt__s_name(s, o2, nb, sizeof nb));
+            return kt__s_fail(s, d, step, mt, err, msg);
+        }
+    }
+    v->where[mt] = obj;
+    v->obj_tensor[obj] = mt;
+    v->resident[v->nres++] = mt;
+    v->occupied += s->sp->object_bytes[obj];
+    v->tensor_bytes += b;
+    if (v->occupied > s->capacity)
+        return kt__s_fail(s, d, step, mt, err, "the objects in use exceed "
+                          "the capacity");
+    if (v->occupied > v->st->peak_bytes) v->st->peak_bytes = v->occupied;
+    if (v->tensor_bytes > v->st->peak_tensor_bytes)
+        v->st->peak_tensor_bytes = v->tensor_bytes;
+    if (hi > v->st->high_water) v->st->high_water = hi;
+    if (t >= 0)
+        kt__view_set(&s->r.home[d * s->r.ntensors + t], kt__s_slot(s, d, obj),
+                     kt_graph_tensor(s->r.g, t)->rank,
+                     &s->box[d * s->r.ntensors + t]);
+    return KT_OK;
+}
+
+/* Takes mt out of the arena; its object is poisoned with NaN so a stale
+   read of it shows in the values. */
+static void kt__s_release(kt__srun *s, int64_t d, int mt) {
+    kt__sdev *v = &s->dev[d];
+    int obj = v->where[mt], i, t = s->m->graph_tensor[mt];
+    kt__fill_nan(kt__s_slot(s, d, obj), kt__s_bytes(s, d, mt) / s->unit);
+    v->occupied -= s->sp->object_bytes[obj];
+    v->tensor_bytes -= kt__s_bytes(s, d, mt);
+    v->obj_tensor[obj] = -1;
+    v->where[mt] = -1;
+    for (i = 0; i < v->nres; i++)
+        if (v->resident[i] == mt) {
+            v->resident[i] = v->resident[--v->nres];
+            break;
+        }
+    if (t >= 0) s->r.home[d * s->r.ntensors + t].data = NULL;
+}
+
+/* Elements of graph tensor t's tile on device d. */
+static int64_t kt__s_numel(const kt__srun *s, int64_t d, int t) {
+    return kt__box_numel(&s->box[d * s->r.ntensors + t],
+                         kt_graph_tensor(s->r.g, t)->rank);
+}
+
+/* One action of the plan on device d (thesis 4.3.2's swap-in, swap-out,
+   drop; the planner's allocations and frees). */
+static kt_status kt__s_action(kt__srun *s, int64_t d, const kt_swap_action *a,
+                              kt_error *err) {
+    kt__sdev *v = &s->dev[d];
+    int mt = a->tensor, t, obj;
+    int64_t n;
+    kt_status st;
+    if (mt < 0 || mt >= s->m->ntensors)
+        return kt__s_fail(s, d, a->step, -1, err, "an action names no tensor");
+    t = s->m->graph_tensor[mt];
+    obj = v->where[mt];
+    n = t >= 0 ? kt__s_numel(s, d, t) : 0;
+    v->st->actions++;
+    switch (a->kind) {
+    case KT_SWAP_IN:
+        if (t < 0 || !v->valid[mt])
+            return kt__s_fail(s, d, a->step, mt, err, "swap-in of a host copy "
+                              "that is not current");
+        if ((st = kt__s_place(s, d, mt, a->object, a->step, err)) != KT_OK)
+            return st;
+        memcpy(kt__s_slot(s, d, a->object), v->host[t],
+               (size_t)n * sizeof(kt_real));
+        v->st->in_bytes += kt__s_bytes(s, d, mt);
+        v->dirty[mt] = 0;
+        return KT_OK;
+    case KT_SWAP_ALLOC:
+        /* created by the op: the object's NaN poison stays until written */
+        if ((st = kt__s_place(s, d, mt, a->object, a->step, err)) != KT_OK)
+            return st;
+        v->dirty[mt] = 1;
+        v->valid[mt] = 0; /* the op overwrites it: the host copy is old */
+        return KT_OK;
+    case KT_SWAP_OUT:
+        if (obj < 0 || (a->object >= 0 && obj != a->object))
+            return kt__s_fail(s, d, a->step, mt, err, "swap-out of a tensor "
+                              "not in that object");
+        if (t < 0)
+            return kt__s_fail(s, d, a->step, mt, err, "swap-out of a buffer");
+        memcpy(v->host[t], kt__s_slot(s, d, obj), (size_t)n * sizeof(kt_real));
+        v->st->out_bytes += kt__s_bytes(s, d, mt);
+        v->valid[mt] = 1;
+        v->dirty[mt] = 0;
+        kt__s_release(s, d, mt);
+        return KT_OK;
+    case KT_SWAP_DROP:
+        if (obj < 0 || (a->object >= 0 && obj != a->object))
+            return kt__s_fail(s, d, a->step, mt, err, "drop of a tensor not "
+                              "in that object");
+        if (v->dirty[mt] || !v->valid[mt])
+            return kt__s_fail(s, d, a->step, mt, err, "drop of a device copy "
+                              "newer than the host's: its update would be "
+                              "lost");
+        kt__s_release(s, d, mt);
+        return KT_OK;
+    case KT_SWAP_FREE:
+        if (obj < 0) return KT_OK; /* its last value is in host memory */
+        /* dead: its last value is kept for the comparison in its host
+           buffer (the verifier's tap -- not a swap, not counted, and no
+           op of the step reads it) */
+        if (t >= 0) {
+            memcpy(v->host[t], kt__s_slot(s, d, obj),
+                   (size_t)n * sizeof(kt_real));
+            v->valid[mt] = 0;
+        }
+        kt__s_release(s, d, mt);
+        return KT_OK;
+    }
+    return kt__s_fail(s, d, a->step, mt, err, "an unknown action");
+}
+
+static kt_status kt__s_actions(kt__srun *s, int64_t d, int step,
+                               kt_error *err) {
+    int i;
+    kt_status st;
+    for (i = s->sp->step_first[step]; i < s->sp->step_first[step + 1]; i++)
+        if ((st = kt__s_action(s, d, &s->sp->action[i], err)) != KT_OK)
+            return st;
+    return KT_OK;
+}
+
+/* Before an op: every tensor and buffer it uses is in the arena.  A
+   missing one is a bug of the plan, reported, never read from host. */
+static kt_status kt__s_check_op(kt__srun *s, int64_t d, int step,
+                                kt_error *err) {
+    const kt_swap_model *m = s->m;
+    int mo = s->sp->order[step], i;
+    for (i = m->use_first[mo]; i < m->use_first[mo + 1]; i++)
+        if (s->dev[d].where[m->use[i]] < 0)
+            return kt__s_fail(s, d, step, m->use[i], err, "the op needs it "
+                              "in device memory and the plan did not put it "
+                              "there");
+    return KT_OK;
+}
+
+/* A view of buffer `bt` (a scratch object) over region b. */
+static kt_status kt__s_buffer_view(kt__srun *s, int64_t d, int bt,
+                                   const kt_tensor *x, const kt_box *b,
+                                   int step, kt__view *out, kt_error *err) {
+    int64_t n = kt__box_numel(b, x->rank);
+    if (n * x->elem_bytes > s->m->bytes[bt])
+        return kt__s_fail(s, d, step, bt, err, "the region is larger than "
+                          "the buffer the model gives it");
+    kt__view_set(out, kt__s_slot(s, d, s->dev[d].where[bt]), x->rank, b);
+    kt__fill_nan(out->data, n);
+    return KT_OK;
+}
+
+/* Phase 1 under swapping: an input is read in place from its tile in the
+   arena, or gathered into its receive buffer (local part, then the
+   transfers from the senders' tiles, also in their arenas). */
+static kt_status kt__s_inputs(kt__srun *s, int64_t dev, int o, int step,
+                              kt__view *in, kt_error *err) {
+    kt__run *r = &s->r;
+    const kt_op *op = kt_graph_op(r->g, o);
+    const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
+    int j, x;
+    kt_status st;
+    for (j = 0; j < op->ninputs; j++) {
+        const kt_tensor *t = kt_graph_tensor(r->g, op->input[j]);
+        const kt__view *home = &r->home[dev * r->ntensors + op->input[j]];
+        int bt = s->buf[o * (KT_MAX_VARS + 1) + j], empty = 0;
+        kt_box need, local;
+        kt_op_input_box(r->g, op, j, task->box, &need, &empty);
+        if (empty) memset(&need, 0, sizeof need);
+        if (bt < 0) {
+            if (!kt__box_inside(&need, &home->box, t->rank))
+                return kt__s_fail(s, dev, step, s->mt_of[op->input[j]], err,
+                                  "the op reads outside the tile and the "
+                                  "model has no receive buffer (build it "
+                                  "with kt_swap_model_from_program)");
+            in[j] = *home;
+            continue;
+        }
+        if ((st = kt__s_buffer_view(s, dev, bt, t, &need, step, &in[j],
+                                    err)) != KT_OK)
+            return st;
+        kt__box_intersect(&need, &home->box, t->rank, &local);
+        kt__copy_region(home, &in[j], &local, KT__SET);
+    }
+    for (x = r->prog->xfer_first[o]; x < r->prog->xfer_first[o + 1]; x++) {
+        const kt_transfer *t = &r->prog->xfer[x];
+        const kt_tensor *tt = kt_graph_tensor(r->g, t->tensor);
+        const kt__view *src = &r->home[t->src * r->ntensors + t->tensor];
+        if (t->dst != dev || kt__xfer_is_output(r->g, t)) continue;
+        if (s->buf[o * (KT_MAX_VARS + 1) + t->role] < 0 || !src->data)
+            return kt__s_fail(s, dev, step, s->mt_of[t->tensor], err,
+                              "a transfer has no receive buffer, or its "
+                              "sender's tile is not in device memory");
+        kt__copy_region(src, &in[t->role], &t->region, KT__SET);
+        r->pair_bytes[t->src * r->ndev + dev] +=
+            kt__box_numel(&t->region, tt->rank) * tt->elem_bytes;
+    }
+    return KT_OK;
+}
+
+/* Phase 2 under swapping: the result goes into its result buffer, or
+   straight into the output's tile when the region computed is the tile. */
+static kt_status kt__s_compute(kt__srun *s, int64_t dev, int o, int step,
+                               const kt__view *in, kt_error *err) {
+    kt__run *r = &s->r;
+    const kt_op *op = kt_graph_op(r->g, o);
+    const kt_tensor *y = kt_graph_tensor(r->g, op->output);
+    const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
+    kt__view *home = &r->home[dev * r->ntensors + op->output];
+    int bt = s->buf[o * (KT_MAX_VARS + 1) + op->ninputs];
+    kt__opctx *cx;
+    kt_box ob;
+    int64_t n;
+    kt_status st;
+    kt_op_output_box(op, task->box, &ob);
+    n = kt__box_numel(&ob, y->rank);
+    if (n == 0) memset(&ob, 0, sizeof ob);
+    if (bt >= 0) {
+        if ((st = kt__s_buffer_view(s, dev, bt, y, &ob, step, &r->outbuf[dev],
+                                    err)) != KT_OK)
+            return st;
+    } else {
+        if (n != kt__box_numel(&home->box, y->rank) ||
+            !kt__box_inside(&ob, &home->box, y->rank))
+            return kt__s_fail(s, dev, step, s->mt_of[op->output], err,
+                              "the op computes another region than the tile "
+                              "and the model has no result buffer (build it "
+                              "with kt_swap_model_from_program)");
+        r->outbuf[dev] = *home;
+    }
+    if (n == 0) return KT_OK;
+    cx = (kt__opctx *)kt__calloc(1, sizeof *cx);
+    if (!cx)
+        return kt__fail(err, KT_ERR_NOMEM, op->line, "op %s, device %lld: out "
+                        "of memory", op->name, (long long)dev);
+    cx->g = r->g;
+    cx->op = op;
+    cx->in = in;
+    cx->out = &r->outbuf[dev];
+    memcpy(cx->box, task->box, sizeof cx->box);
+    st = kt__run_box(cx, r->opt, err);
+    KT_FREE(cx);
+    return st;
+}
+
+/* One worker: the plan's steps in its order, each the step's actions and
+   the op's phases (an extra barrier after the actions: another worker's
+   transfers read this one's arena only once its tiles are in place). */
+static void *kt__sworker_main(void *arg) {
+    kt__sworker *w = (kt__sworker *)arg;
+    kt__srun *s = w->s;
+    kt__run *r = &s->r;
+    const kt_swap_model *m = s->m;
+    int64_t dev = w->dev;
+    kt_error *err = &r->errs[dev];
+    int step, i, stop = 0, n = s->sp->nsteps;
+    for (step = 0; step < n && !stop; step++) {
+        int mo = s->sp->order[step], o = m->graph_op[mo], res = 0;
+        const kt_op *op = kt_graph_op(r->g, o);
+        kt__view in[KT_MAX_VARS];
+        kt_status st = kt__s_actions(s, dev, step, err);
+        if (st == KT_OK) st = kt__s_check_op(s, dev, step, err);
+        if (st != KT_OK) kt__worker_fail(r, dev, st);
+        if (kt__barrier_wait(&r->bar)) break;
+        st = kt__s_inputs(s, dev, o, step, in, err);
+        if (st != KT_OK) kt__worker_fail(r, dev, st);
+        if (kt__barrier_wait(&r->bar)) break;
+        st = kt__s_compute(s, dev, o, step, in, err);
+        if (st != KT_OK) kt__worker_fail(r, dev, st);
+        if (kt__barrier_wait(&r->bar)) break;
+        kt__phase_reduce(r, dev, o);
+        if (kt__barrier_wait(&r->bar)) break;
+        res = s->buf[o * (KT_MAX_VARS + 1) + op->ninputs] >= 0;
+        if (res) kt__phase_store(r, dev, o);
+        if (kt__barrier_wait(&r->bar)) stop = 1;
+        memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
+        for (i = m->use_first[mo]; i < m->use_first[mo + 1]; i++)
+            if (m->use_mode[i] & KT_SWAP_WRITE) { /* newer than the host's */
+                s->dev[dev].dirty[m->use[i]] = 1;
+                s->dev[dev].valid[m->use[i]] = 0;
+            }
+    }
+    if (step == n && !stop) {
+        kt_status st = kt__s_actions(s, dev, n, err); /* the step's end */
+        if (st != KT_OK) kt__worker_fail(r, dev, st);
+    }
+    return NULL;
+}
+
+static int64_t kt__gcd64(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The model, the plan and the program belong together: one model tensor
+   per graph tensor an op uses, every tile within its model size, every
+   op's buffers among its scratch tensors (in kt_swap_op_buffers' order). */
+static kt_status kt__s_bind(kt__srun *s, kt_error *err) {
+    const kt_graph *g = s->r.g;
+    const kt_swap_model *m = s->m;
+    const kt_swap_plan *sp = s->sp;
+    int nt = s->r.ntensors, no = kt_graph_op_count(g), i, j, mo;
+    int64_t d, need[KT_MAX_VARS + 1];
+    unsigned char *seen;
+    if (m->nops != no || sp->nsteps != no)
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: %d steps and a "
+                        "model of %d ops for a graph of %d ops", sp->nsteps,
+                        m->nops, no);
+    if (!sp->step_first || sp->step_first[0] != 0 ||
+        sp->step_first[no + 1] != sp->nactions)
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: its step index "
+                        "does not cover its %d actions", sp->nactions);
+    for (i = 0; i <= no; i++)
+        if (sp->step_first[i + 1] < sp->step_first[i])
+            return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: step %d's "
+                            "actions end before they start", i);
+    for (i = 0; i < nt; i++) s->mt_of[i] = -1;
+    for (i = 0; i < m->ntensors; i++) {
+        int t = m->graph_tensor[i];
+        if (t >= nt)
+            return kt__fail(err, KT_ERR_INVALID, 0, "swap model: tensor %d "
+                            "is graph tensor %d, the graph has %d", i, t, nt);
+        if (t >= 0) s->mt_of[t] = i;
+    }
+    for (i = 0; i < nt; i++)
+        for (d = 0; d < s->r.ndev && s->mt_of[i] >= 0; d++)
+            if (kt__s_bytes(s, d, s->mt_of[i]) > m->bytes[s->mt_of[i]])
+                return kt__fail(err, KT_ERR_INVALID, 0, "swap model: tensor "
+                                "%s has %lld bytes on device %lld, the model "
+                                "gives it %lld", kt_graph_tensor(g, i)->name,
+                                (long long)kt__s_bytes(s, d, s->mt_of[i]),
+                                (long long)d,
+                                (long long)m->bytes[s->mt_of[i]]);
+    seen = (unsigned char *)kt__calloc((size_t)no + 1, 1);
+    if (!seen) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    for (i = 0; i < no; i++) {
+        mo = sp->order[i];
+        if (mo < 0 || mo >= no || seen[mo] || m->graph_op[mo] < 0 ||
+            m->graph_op[mo] >= no) {
+            KT_FREE(seen);
+            return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: step %d runs "
+                            "op %d: not a graph op, or run twice", i, mo);
+        }
+        seen[mo] = 1;
+    }
+    KT_FREE(seen);
+    for (mo = 0; mo < no; mo++) {
+        int o = m->graph_op[mo], k = m->use_first[mo];
+        const kt_op *op = kt_graph_op(g, o);
+        kt_swap_op_buffers(g, s->r.p, s->r.prog, o, need);
+        for (j = 0; j <= op->ninputs; j++) {
+            int bt = -1;
+            s->buf[o * (KT_MAX_VARS + 1) + j] = -1;
+            if (need[j] == 0) continue;
+            while (k < m->use_first[mo + 1] && m->graph_tensor[m->use[k]] >= 0)
+                k++;
+            if (k < m->use_first[mo + 1]) bt = m->use[k++];
+            if (bt < 0 || m->bytes[bt] < need[j])
+                return kt__fail(err, KT_ERR_INVALID, op->line, "swap model: "
+                                "op %s needs a %s buffer of %lld bytes for "
+                                "%s that the model does not have (build it "
+                                "with kt_swap_model_from_program)", op->name,
+                                j < op->ninputs ? "receive" : "result",
+                                (long long)need[j],
+                                kt_graph_tensor(g, j < op->ninputs
+                                                       ? op->input[j]
+                                                       : op->output)->name);
+            s->buf[o * (KT_MAX_VARS + 1) + j] = bt;
+        }
+    }
+    for (i = 0; i < sp->nactions; i++)
+        if (sp->action[i].object < 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: action %d "
+                            "allocates dynamically (an ODSwap or GeePS plan);"
+                            " the CPU executor runs pool plans (GA or none)",
+                            i);
+    /* the pool, object after object, inside the arena */
+    for (i = 0; i < sp->nobjects; i++) {
+        s->obj_off[i + 1] = s->obj_off[i] + sp->object_bytes[i];
+        if (sp->object_bytes[i] < 0 || sp->object_bytes[i] % s->unit)
+            return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: object %d has "
+                            "%lld bytes, not a multiple of the element size "
+                            "%lld", i, (long long)sp->object_bytes[i],
+                            (long long)s->unit);
+    }
+    if (s->obj_off[sp->nobjects] > s->capacity)
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: its pool has %lld "
+                        "bytes, more than the %lld-byte arena",
+                        (long long)s->obj_off[sp->nobjects],
+                        (long long)s->capacity);
+    return KT_OK;
+}
+
+/* Device d's memories: host copies are the leaves' tiles (already in
+   out->tile), the initial residents of a steady plan are put in their
+   objects -- what the previous step left there.  A parameter the step
+   updates was left newer than its host copy, so that copy is poisoned: a
+   plan that drops it instead of copying it out shows in the values. */
+static kt_status kt__s_init_device(kt__srun *s, int64_t d,
+                                   kt_cpu_devices *out, kt_error *err) {
+    kt__sdev *v = &s->dev[d];
+    const kt_swap_model *m = s->m;
+    int i, nm = m->ntensors, nt = s->r.ntensors;
+    kt_status st;
+    /* the whole capacity, not zeroed: the pool's objects are poisoned
+       below, and the bytes past the pool are never addressed (the OS backs
+       only the pages touched) */
+    if ((uint64_t)s->slots + 1 <= (uint64_t)SIZE_MAX / sizeof(kt_real))
+        v->arena = (kt_real *)KT_MALLOC(((size_t)s->slots + 1) *
+                                        sizeof(kt_real));
+    v->valid = (unsigned char *)kt__calloc((size_t)nm + 1, 1);
+    v->dirty = (unsigned char *)kt__calloc((size_t)nm + 1, 1);
+    v->where = (int *)kt__calloc((size_t)nm + 1, sizeof(int));
+    v->resident = (int *)kt__calloc((size_t)nm + 1, sizeof(int));
+    v->obj_tensor = (int *)kt__calloc((size_t)s->sp->nobjects + 1, sizeof(int));
+    if (!v->arena || !v->valid || !v->dirty || !v->where || !v->resident ||
+        !v->obj_tensor)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the arena "
+                        "of %lld bytes of device %lld", (long long)s->capacity,
+                        (long long)d);
+    v->host = out->tile + d * nt;
+    for (i = 0; i < s->sp->nobjects; i++) {
+        v->obj_tensor[i] = -1;
+        kt__fill_nan(kt__s_slot(s, d, i), s->sp->object_bytes[i] / s->unit);
+    }
+    for (i = 0; i < nm; i++) {
+        int t = m->graph_tensor[i];
+        v->where[i] = -1;
+        v->valid[i] = t >= 0 && kt__is_leaf(kt_graph_tensor(s->r.g, t));
+    }
+    for (i = 0; i < nt; i++) s->r.home[d * nt + i].data = NULL;
+    for (i = 0; i < s->sp->ninitial; i++) {
+        int mt = s->sp->initial_tensor[i], t;
+        if (mt < 0 || mt >= nm || (t = m->graph_tensor[mt]) < 0 ||
+            !v->valid[mt])
+            return kt__s_fail(s, d, 0, mt, err, "an initial resident that is "
+                              "not a leaf tensor");
+        if ((st = kt__s_place(s, d, mt, s->sp->initial_object[i], 0, err)) !=
+            KT_OK)
+            return st;
+        memcpy(kt__s_slot(s, d, s->sp->initial_object[i]), v->host[t],
+               (size_t)kt__s_numel(s, d, t) * sizeof(kt_real));
+        if (m->updated[mt]) {
+            v->dirty[mt] = 1;
+            v->valid[mt] = 0;
+            kt__fill_nan(v->host[t], kt__s_numel(s, d, t));
+        }
+    }
+    return KT_OK;
+}
+
+/* The plan's copies at device d's tile sizes. */
+static void kt__s_planned(kt__srun *s, int64_t d) {
+    int i;
+    for (i = 0; i < s->sp->nactions; i++) {
+        const kt_swap_action *a = &s->sp->action[i];
+        if (a->tensor < 0 || a->tensor >= s->m->ntensors) continue;
+        if (a->kind == KT_SWAP_IN)
+            s->dev[d].st->planned_in_bytes += kt__s_bytes(s, d, a->tensor);
+        if (a->kind == KT_SWAP_OUT)
+            s->dev[d].st->planned_out_bytes += kt__s_bytes(s, d, a->tensor);
+    }
+}
+
+/* Final values: what is in the arena at the end is copied to the host
+   tiles, which already hold the rest (host copies, dead tensors' taps). */
+static void kt__s_collect(kt__srun *s, int64_t d) {
+    kt__sdev *v = &s->dev[d];
+    int i;
+    for (i = 0; i < v->nres; i++) {
+        int mt = v->resident[i], t = s->m->graph_tensor[mt];
+        if (t >= 0)
+            memcpy(v->host[t], kt__s_slot(s, d, v->where[mt]),
+                   (size_t)kt__s_numel(s, d, t) * sizeof(kt_real));
+    }
+}
+
+static void kt__s_report(kt__srun *s, kt_cpu_swap_report *rep) {
+    int64_t d;
+    rep->ok = 1;
+    for (d = 0; d < rep->ndev; d++) {
+        const kt_cpu_swap_device *x = &rep->device[d];
+        rep->swapped_in_bytes += x->in_bytes;
+        rep->swapped_out_bytes += x->out_bytes;
+        rep->planned_in_bytes += x->planned_in_bytes;
+        rep->planned_out_bytes += x->planned_out_bytes;
+        if (x->peak_bytes > rep->peak_bytes) rep->peak_bytes = x->peak_bytes;
+        if (x->in_bytes != x->planned_in_bytes ||
+            x->out_bytes != x->planned_out_bytes ||
+            x->peak_bytes != rep->plan_peak_bytes ||
+            x->peak_bytes > rep->capacity ||
+            x->in_bytes + x->out_bytes > rep->plan_swapped_bytes)
+            rep->ok = 0;
+    }
+    /* alone, the tiles are the model's tensors: the plan's own figure */
+    if (rep->ndev == 1 &&
+        rep->swapped_in_bytes + rep->swapped_out_bytes !=
+            rep->plan_swapped_bytes)
+        rep->ok = 0;
+    (void)s;
+}
+
+void kt_cpu_swap_report_free(kt_cpu_swap_report *rep) {
+    if (!rep) return;
+    KT_FREE(rep->device);
+    memset(rep, 0, sizeof *rep);
+}
+
+static kt_status kt__s_start(kt__srun *s, kt__sworker *w, pthread_t *th,
+                             kt_error *err) {
+    int64_t d, started, ndev = s->r.ndev;
+    pthread_mutex_init(&s->r.bar.mu, NULL);
+    pthread_cond_init(&s->r.bar.cv, NULL);
+    s->r.bar.count = ndev;
+    for (d = 0; d < ndev; d++) {
+        w[d].s = s;
+        w[d].dev = d;
+    }
+    for (started = 0; started < ndev; started++)
+        if (pthread_create(&th[started], NULL, kt__sworker_main, &w[started]))
+            break;
+    if (started < ndev) { /* as kt_cpu_run_partitioned: let the rest drain */
+        pthread_mutex_lock(&s->r.bar.mu);
+        s->r.bar.failed = 1;
+        s->r.bar.count = started;
+        if (started > 0 && s->r.bar.waiting >= started) {
+            s->r.bar.waiting = 0;
+            s->r.bar.generation++;
+            s->r.bar.failed_at_release = 1;
+            pthread_cond_broadcast(&s->r.bar.cv);
+        }
+        pthread_mutex_unlock(&s->r.bar.mu);
+    }
+    for (d = 0; d < started; d++) pthread_join(th[d], NULL);
+    pthread_cond_destroy(&s->r.bar.cv);
+    pthread_mutex_destroy(&s->r.bar.mu);
+    if (started < ndev)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "could not start a worker "
+                        "thread for device %lld of %lld", (long long)started,
+                        (long long)ndev);
+    for (d = 0; d < ndev; d++)
+        if (s->r.status[d] != KT_OK) {
+            if (err) *err = s->r.errs[d];
+            return s->r.status[d];
+        }
+    return KT_OK;
+}
+
+kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
+                             const kt_program *prog, const kt_swap_model *m,
+                             const kt_swap_plan *sp, int64_t capacity,
+                             const kt_cpu_state *leaves,
+                             const kt_cpu_options *opt, kt_cpu_devices *out,
+                             kt_cpu_swap_report *rep, kt_error *err) {
+    kt__srun s;
+    kt__sworker *w = NULL;
+    pthread_t *th = NULL;
+    int64_t d, ndev = prog->ndev;
+    int t, nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g);
+    kt_status st;
+    memset(out, 0, sizeof *out);
+    memset(rep, 0, sizeof *rep);
+    memset(&s, 0, sizeof s);
+    if ((st = kt_cpu_check_graph(g, err)) != KT_OK) return st;
+    if (ndev != kt_factors_devices(&p->f) || ndev < 1)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
+                        "devices, the plan for %lld", (long long)ndev,
+                        (long long)kt_factors_devices(&p->f));
+    if (capacity <= 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes is not a "
+                        "capacity", (long long)capacity);
+    for (t = 0; t < nt; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        if ((st = kt_tiling_check(&p->tiling[t], x->name, x->rank, x->shape,
+                                  &p->f, 0, err)) != KT_OK)
+            return st;
+        s.unit = kt__gcd64(s.unit, x->elem_bytes);
+    }
+    if (s.unit <= 0) s.unit = 1;
+    s.m = m;
+    s.sp = sp;
+    s.capacity = capacity;
+    s.slots = capacity / s.unit;
+    rep->ndev = ndev;
+    rep->capacity = capacity;
+    rep->pool_bytes = sp->pool_bytes;
+    rep->plan_swapped_bytes = sp->swapped_bytes;
+    rep->plan_peak_bytes = sp->peak_bytes;
+    out->ndev = ndev;
+    out->ntensors = nt;
+    out->box = (kt_box *)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt_box));
+    out->tile = (kt_real **)kt__calloc((size_t)(ndev * nt) + 1,
+                                       sizeof(kt_real *));
+    out->pair_bytes = (int64_t *)kt__calloc((size_t)(ndev * ndev),
+                                            sizeof(int64_t));
+    rep->device = (kt_cpu_swap_device *)kt__calloc((size_t)ndev,
+                                                   sizeof(kt_cpu_swap_device));
+    s.r.home = (kt__view *)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt__view));
+    s.r.outbuf = (kt__view *)kt__calloc((size_t)ndev, sizeof(kt__view));
+    s.r.errs = (kt_error *)kt__calloc((size_t)ndev, sizeof(kt_error));
+    s.r.status = (kt_status *)kt__calloc((size_t)ndev, sizeof(kt_status));
+    s.obj_off = (int64_t *)kt__calloc((size_t)sp->nobjects + 1, sizeof(int64_t));
+    s.mt_of = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    s.buf = (int *)kt__calloc((size_t)no * (KT_MAX_VARS + 1) + 1, sizeof(int));
+    s.dev = (kt__sdev *)kt__calloc((size_t)ndev, sizeof(kt__sdev));
+    w = (kt__sworker *)kt__calloc((size_t)ndev, sizeof *w);
+    th = (pthread_t *)kt__calloc((size_t)ndev, sizeof *th);
+    if (!out->box || !out->tile || !out->pair_bytes || !rep->device ||
+        !s.r.home || !s.r.outbuf || !s.r.errs || !s.r.status || !s.obj_off ||
+        !s.mt_of || !s.buf || !s.dev || !w || !th) {
+        st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for %lld devices",
+                      (long long)ndev);
+        goto done;
+    }
+    s.r.g = g;
+    s.r.p = p;
+    s.r.prog = prog;
+    s.r.opt = opt;
+    s.r.ndev = ndev;
+    s.r.ntensors = nt;
+    s.r.pair_bytes = out->pair_bytes;
+    s.box = out->box;
+    if ((st = kt__alloc_tiles(g, p, leaves, out, err)) != KT_OK) goto done;
+    if ((st = kt__check_program(g, p, prog, out->box, err)) != KT_OK)
+        goto done;
+    if ((st = kt__s_bind(&s, err)) != KT_OK) goto done;
+    for (d = 0; d < ndev; d++) {
+        s.dev[d].st = &rep->device[d];
+        kt__s_planned(&s, d);
+        if ((st = kt__s_init_device(&s, d, out, err)) != KT_OK) goto done;
+    }
+    if ((st = kt__s_start(&s, w, th, err)) != KT_OK) goto done;
+    for (d = 0; d < ndev; d++) kt__s_collect(&s, d);
+    for (d = 0; d < ndev * ndev; d++) out->bytes_moved += out->pair_bytes[d];
+    kt__s_report(&s, rep);
+    kt__ok(err);
+done:
+    if (s.dev)
+        for (d = 0; d < ndev; d++) {
+            KT_FREE(s.dev[d].arena);
+            KT_FREE(s.dev[d].valid);
+            KT_FREE(s.dev[d].dirty);
+            KT_FREE(s.dev[d].where);
+            KT_FREE(s.dev[d].resident);
+            KT_FREE(s.dev[d].obj_tensor);
+        }
+    KT_FREE(s.dev);
+    KT_FREE(s.r.home);
+    KT_FREE(s.r.outbuf);
+    KT_FREE(s.r.errs);
+    KT_FREE(s.r.status);
+    KT_FREE(s.obj_off);
+    KT_FREE(s.mt_of);
+    KT_FREE(s.buf);
+    KT_FREE(w);
+    KT_FREE(th);
+    if (st != KT_OK) {
+        kt_cpu_devices_free(out);
+        kt_cpu_swap_report_free(rep);
+    }
+    return st;
+}
+
+kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
+                             const kt_program *prog, const kt_swap_model *m,
+                             const kt_swap_plan *sp, int64_t capacity,
+                             const kt_cpu_verify_options *o,
+                             kt_cpu_report *rep, kt_cpu_swap_report *srep,
+                             kt_error *err) {
+    kt_cpu_verify_options def;
+    kt_cpu_state ref, leaves;
+    kt_cpu_devices dev;
+    kt_status s;
+    int nt = kt_graph_tensor_count(g), t;
+    memset(rep, 0, sizeof *rep);
+    memset(srep, 0, sizeof *srep);
+    memset(&dev, 0, sizeof dev);
+    rep->worst_tensor = -1;
+    if (!o) {
+        kt_cpu_verify_defaults(&def);
+        o = &def;
+    }
+    if ((s = kt_cpu_check_graph(g, err)) != KT_OK) return s;
+    if ((s = kt__plan_copy_eval(g, p, &rep->predicted_bytes, err)) != KT_OK)
+        return s;
+    rep->program_bytes = prog->total_bytes;
+    rep->ndev = prog->ndev;
+    if ((s = kt_cpu_state_init(&ref, g, err)) != KT_OK) return s;
+    if ((s = kt_cpu_state_init(&leaves, g, err)) != KT_OK) {
+        kt_cpu_state_free(&ref);
+        return s;
+    }
+    kt_cpu_fill_inputs(g, &ref, o->seed);
+    for (t = 0; t < nt; t++)
+        memcpy(leaves.val[t], ref.val[t], (size_t)ref.numel[t] * sizeof(kt_real));
+    s = kt_cpu_run_serial(g, &ref, &o->run, err);
+    if (s == KT_OK)
+        s = kt_cpu_run_swapped(g, p, prog, m, sp, capacity, &leaves, &o->run,
+                               &dev, srep, err);
+    if (s == KT_OK) {
+        rep->bytes_moved = dev.bytes_moved;
+        rep->bytes_ok = dev.bytes_moved == rep->predicted_bytes;
+        kt_cpu_compare(g, &ref, &dev, o->tol, o->eps, rep);
+        rep->ok = rep->ok && srep->ok;
+    }
+    kt_cpu_devices_free(&dev);
+    kt_cpu_state_free(&ref);
+    kt_cpu_state_free(&leaves);
     return s;
 }
 

@@ -51,6 +51,7 @@
                  kt_swap_model_add_op kt_swap_model_add_use
                  kt_swap_model_add_scratch kt_swap_model_finish
                  kt_swap_model_from_graph kt_swap_model_from_plan
+                 kt_swap_model_from_program kt_swap_op_buffers
                  kt_swap_model_free kt_swap_ideal_seconds
      pool        kt_swap_alloc_init kt_swap_alloc_free kt_swap_class_min
                  kt_swap_alloc_check kt_swap_cls_repair kt_swap_cnt_repair
@@ -70,8 +71,11 @@
    the search is bounded by generations; a time budget (CPU time of the
    process, clock()) stops it after a varying number of generations.
 
-   Not yet: running a plan on the CPU backend (backend_cpu.h, `ktile verify
-   --memory`); the plan's actions carry what an executor needs.
+   Running a plan: backend_cpu.h (kt_cpu_run_swapped, kt_cpu_verify_swap,
+   `ktile verify --memory`) executes a pool plan with each device's memory
+   one arena of the capacity; build its model with
+   kt_swap_model_from_program, which adds the executor's receive and result
+   buffers (kt_swap_op_buffers) as per-op scratch tensors.
 */
 #ifndef KT_SWAP_H
 #define KT_SWAP_H
@@ -149,10 +153,31 @@ kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
 /* One device of a partitioned step: every tensor at its tile size on the
    fullest device (kt_plan_tensor_bytes), every op at the time of its
    slowest sub-operator in the lowered program.  Receive buffers of
-   conversions are not modelled. */
+   conversions are not modelled (kt_swap_model_from_program does). */
 kt_status kt_swap_model_from_plan(const kt_graph *g, const kt_plan *p,
                                   const kt_topology *t, kt_swap_model *m,
                                   kt_error *err);
+/* The working buffers an executor of program prog (kt_lower of p) needs
+   for graph op `op` beside the tiles, in bytes on the device needing most
+   (0: none).  buf[j], j < ninputs: a receive buffer for input j, where on
+   some device the region the sub-operator reads is not inside that
+   device's tile (a halo, a conversion): the local part and the received
+   parts are gathered there.  buf[ninputs]: a result buffer, where the op
+   updates its output in place, or its result is reduced or sent to other
+   devices, or on some device the region it computes is not exactly the
+   device's tile of the output; otherwise the op writes straight into the
+   tile.  One rule for every executor (backend_cpu.h follows it). */
+void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
+                        const kt_program *prog, int op, int64_t *buf);
+/* kt_swap_model_from_plan for an executor: the same tensors and times,
+   plus kt_swap_op_buffers' buffers of every op as its scratch tensors
+   (added per op in input order, the result buffer last), so the pool
+   holds the transfers' receive buffers too.  With one device (a plan of
+   factors {1}) the only buffers are those of in-place updates. */
+kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
+                                     const kt_program *prog,
+                                     const kt_topology *t, kt_swap_model *m,
+                                     kt_error *err);
 void kt_swap_model_free(kt_swap_model *m);
 /* Unlimited memory: the compute stream alone. */
 double kt_swap_ideal_seconds(const kt_swap_model *m);
@@ -725,8 +750,9 @@ static kt_topology kt__swap_one_device(const kt_topology *t) {
 /* The shared part of from_graph and from_plan: tensors of the given sizes,
    ops with the given times, uses from the statements. */
 static kt_status kt__swap_model_build(const kt_graph *g, const int64_t *bytes,
-                                      const double *seconds, kt_swap_model *m,
-                                      kt_error *err) {
+                                      const double *seconds,
+                                      const int64_t *scratch,
+                                      kt_swap_model *m, kt_error *err) {
     int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g), t, o, j;
     kt_status st = kt_swap_model_init(m, err);
     if (st != KT_OK) return st;
@@ -754,6 +780,12 @@ static kt_status kt__swap_model_build(const kt_graph *g, const int64_t *bytes,
         if ((st = kt_swap_model_add_use(m, id, op->output, KT_SWAP_WRITE,
                                         err)) != KT_OK)
             return st;
+        /* an executor's working buffers: inputs in order, result last */
+        for (j = 0; scratch && j <= op->ninputs; j++)
+            if ((st = kt_swap_model_add_scratch(
+                     m, id, scratch[(size_t)o * (KT_MAX_VARS + 1) + j],
+                     err)) != KT_OK)
+                return st;
     }
     return kt_swap_model_finish(m, err);
 }
@@ -780,9 +812,51 @@ kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
         /* the whole op, on device 0 */
         secs[i] = kt__task_seconds(g, op, box, &dev, 0);
     }
-    st = kt__swap_model_build(g, bytes, secs, m, err);
+    st = kt__swap_model_build(g, bytes, secs, NULL, m, err);
     KT_FREE(bytes);
     KT_FREE(secs);
+    if (st != KT_OK) kt_swap_model_free(m);
+    return st;
+}
+
+/* One device's share of a partitioned step under program prog: tile
+   sizes of the fullest device, the slowest sub-operator's time, and with
+   `buffers` the executor's working buffers as scratch. */
+static kt_status kt__swap_model_program(const kt_graph *g, const kt_plan *p,
+                                        const kt_program *prog,
+                                        const kt_topology *t, int buffers,
+                                        kt_swap_model *m, kt_error *err) {
+    int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g), i;
+    int64_t *bytes = (int64_t *)kt__calloc((size_t)nt + 1, sizeof(int64_t));
+    double *secs = (double *)kt__calloc((size_t)no + 1, sizeof(double));
+    int64_t *scratch = NULL;
+    kt_topology dev = kt__swap_one_device(t);
+    kt_status st;
+    memset(m, 0, sizeof *m);
+    if (buffers)
+        scratch = (int64_t *)kt__calloc((size_t)no * (KT_MAX_VARS + 1) + 1,
+                                        sizeof(int64_t));
+    if (!bytes || !secs || (buffers && !scratch)) {
+        KT_FREE(bytes);
+        KT_FREE(secs);
+        KT_FREE(scratch);
+        return kt__swap_nomem(err);
+    }
+    for (i = 0; i < nt; i++) bytes[i] = kt_plan_tensor_bytes(g, p, i);
+    /* the slowest device sets the pace of the op */
+    for (i = 0; i < prog->ntask; i++) {
+        const kt_task *tk = &prog->task[i];
+        double s = kt__task_seconds(g, kt_graph_op(g, tk->op), tk->box, &dev,
+                                    tk->device);
+        if (s > secs[tk->op]) secs[tk->op] = s;
+    }
+    for (i = 0; buffers && i < no; i++)
+        kt_swap_op_buffers(g, p, prog, i,
+                           scratch + (size_t)i * (KT_MAX_VARS + 1));
+    st = kt__swap_model_build(g, bytes, secs, scratch, m, err);
+    KT_FREE(bytes);
+    KT_FREE(secs);
+    KT_FREE(scratch);
     if (st != KT_OK) kt_swap_model_free(m);
     return st;
 }
@@ -790,36 +864,94 @@ kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
 kt_status kt_swap_model_from_plan(const kt_graph *g, const kt_plan *p,
                                   const kt_topology *t, kt_swap_model *m,
                                   kt_error *err) {
-    int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g), i;
-    int64_t *bytes = (int64_t *)kt__calloc((size_t)nt + 1, sizeof(int64_t));
-    double *secs = (double *)kt__calloc((size_t)no + 1, sizeof(double));
-    kt_topology dev = kt__swap_one_device(t);
     kt_program prog;
     kt_status st;
     memset(m, 0, sizeof *m);
     memset(&prog, 0, sizeof prog);
-    if (!bytes || !secs) {
-        KT_FREE(bytes);
-        KT_FREE(secs);
-        return kt__swap_nomem(err);
-    }
     st = kt_lower(g, p, &prog, err);
-    if (st == KT_OK) {
-        for (i = 0; i < nt; i++) bytes[i] = kt_plan_tensor_bytes(g, p, i);
-        /* the slowest device sets the pace of the op */
-        for (i = 0; i < prog.ntask; i++) {
-            const kt_task *tk = &prog.task[i];
-            double s = kt__task_seconds(g, kt_graph_op(g, tk->op), tk->box,
-                                        &dev, tk->device);
-            if (s > secs[tk->op]) secs[tk->op] = s;
-        }
-        st = kt__swap_model_build(g, bytes, secs, m, err);
-    }
+    if (st == KT_OK) st = kt__swap_model_program(g, p, &prog, t, 0, m, err);
     kt_program_free(&prog);
-    KT_FREE(bytes);
-    KT_FREE(secs);
-    if (st != KT_OK) kt_swap_model_free(m);
     return st;
+}
+
+static int kt__swap_box_inside(const kt_box *in, const kt_box *out, int rank) {
+    int d;
+    for (d = 0; d < rank; d++)
+        if (in->r[d].hi > in->r[d].lo &&
+            (in->r[d].lo < out->r[d].lo || in->r[d].hi > out->r[d].hi))
+            return 0;
+    return 1;
+}
+
+static int64_t kt__swap_box_numel(const kt_box *b, int rank) {
+    int64_t n = 1;
+    int d;
+    for (d = 0; d < rank; d++)
+        n *= b->r[d].hi > b->r[d].lo ? b->r[d].hi - b->r[d].lo : 0;
+    return n;
+}
+
+void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
+                        const kt_program *prog, int op, int64_t *buf) {
+    const kt_op *o = kt_graph_op(g, op);
+    const kt_tensor *y = kt_graph_tensor(g, o->output);
+    int64_t d, ndev = prog->ndev;
+    int j, x, result = 0;
+    for (j = 0; j <= KT_MAX_VARS; j++) buf[j] = 0;
+    for (j = 0; j < o->ninputs; j++) {
+        const kt_tensor *in = kt_graph_tensor(g, o->input[j]);
+        int64_t most = 0, n;
+        int gather = 0;
+        if (o->input[j] == o->output) result = 1; /* an in-place update */
+        for (d = 0; d < ndev; d++) {
+            kt_box need, tile;
+            int empty = 0;
+            kt_op_input_box(g, o, j, prog->task[(int64_t)op * ndev + d].box,
+                            &need, &empty);
+            if (empty || (n = kt__swap_box_numel(&need, in->rank)) == 0)
+                continue;
+            kt_tiling_device_box(&p->tiling[o->input[j]], in->rank, in->shape,
+                                 &p->f, d, &tile, NULL);
+            if (!kt__swap_box_inside(&need, &tile, in->rank)) gather = 1;
+            if (n * in->elem_bytes > most) most = n * in->elem_bytes;
+        }
+        buf[j] = gather ? most : 0;
+    }
+    /* the result goes elsewhere than the tile: transfers read it */
+    for (x = prog->xfer_first[op]; x < prog->xfer_first[op + 1]; x++)
+        if (prog->xfer[x].role >= o->ninputs) result = 1;
+    {
+        int64_t most = 0;
+        for (d = 0; d < ndev; d++) {
+            kt_box ob, tile;
+            int64_t n;
+            kt_op_output_box(o, prog->task[(int64_t)op * ndev + d].box, &ob);
+            kt_tiling_device_box(&p->tiling[o->output], y->rank, y->shape,
+                                 &p->f, d, &tile, NULL);
+            n = kt__swap_box_numel(&ob, y->rank);
+            if (n != kt__swap_box_numel(&tile, y->rank) ||
+                (n > 0 && !kt__swap_box_inside(&ob, &tile, y->rank)))
+                result = 1;
+            if (n * y->elem_bytes > most) most = n * y->elem_bytes;
+        }
+        buf[o->ninputs] = result ? most : 0;
+    }
+}
+
+kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
+                                     const kt_program *prog,
+                                     const kt_topology *t, kt_swap_model *m,
+                                     kt_error *err) {
+    memset(m, 0, sizeof *m);
+    if (prog->nops != kt_graph_op_count(g) ||
+        prog->ntask != prog->nops * prog->ndev ||
+        prog->ndev != kt_factors_devices(&p->f))
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap model: the program "
+                        "(%d ops on %lld devices) is not the plan's "
+                        "(%d ops on %lld)", prog->nops,
+                        (long long)prog->ndev, kt_graph_op_count(g),
+                        (long long)kt_factors_devices(&p->f));
+    return kt__swap_model_program(g, p, prog, t, 1, m, err);
 }
 
 /* ----------------------------------------------------------- memory pool */

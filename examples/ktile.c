@@ -22,7 +22,9 @@
                   [--host-bw BW] [--progress] [--json]
        ktile verify (--model SPEC | --model-file F) --devices N
                     [--factors a,b] [--plan PLAN.json] [--backend cpu]
-                    [--seed N] [--tol X] [--eps X] [--reference] [--json]
+                    [--memory SIZE [--search ga|none] [--generations N]
+                    [--cold]] [--seed N] [--tol X] [--eps X] [--reference]
+                    [--json]
 
    With --json a command prints exactly one JSON object on stdout.  Errors
    go to stderr as "ktile: <message>"; the exit status is 2 for bad input
@@ -3430,6 +3432,8 @@ static const char verify_usage[] =
     "                    (--devices N [--factors K1,K2,...] | --factors "
     "K1,K2,... |\n"
     "                     --plan PLAN.json) [--backend cpu] [--seed N]\n"
+    "                    [--memory SIZE [--search ga|none] [--generations N] "
+    "[--cold]]\n"
     "                    [--tol X] [--eps X] [--reference] [--json]\n"
     "\n"
     "Runs one training step twice on the CPU backend (backend_cpu.h) on the "
@@ -3463,6 +3467,31 @@ static const char verify_usage[] =
     "  --reference         run every op with the generic evaluator (no "
     "matrix-\n"
     "                      product fast path): slower, the plain semantics\n"
+    "  --memory SIZE       run under a memory cap (K/M/G suffixes): the step "
+    "is\n"
+    "                      swap-planned for one device's share (swap.h, with "
+    "the\n"
+    "                      transfers' receive and result buffers) and every "
+    "device\n"
+    "                      runs it in ONE arena of SIZE bytes with host "
+    "memory\n"
+    "                      beside it; the executor checks every tensor lies "
+    "inside\n"
+    "                      its object and the arena, no two overlap, the "
+    "objects\n"
+    "                      in use never exceed SIZE, and the bytes swapped "
+    "are the\n"
+    "                      plan's.  Without --devices/--factors/--plan: one "
+    "device\n"
+    "  --search KIND       with --memory: ga (default; --generations, default "
+    "10,\n"
+    "                      seeded by --seed) or none (op order, the pool sized "
+    "from\n"
+    "                      the peak)\n"
+    "  --generations N     with --memory and --search ga\n"
+    "  --cold              with --memory: one step from an empty device "
+    "(default:\n"
+    "                      the steady state of training)\n"
     "  --json              print one JSON object:\n"
     "      {\"ok\", \"max_rel_error\", \"bytes_moved\", \"predicted_bytes\", "
     "\"devices\",\n"
@@ -3471,6 +3500,19 @@ static const char verify_usage[] =
     "       \"worst_tensor\", \"first_mismatches\": [{\"tensor\", \"device\", "
     "\"index\",\n"
     "       \"got\", \"want\"}]}\n"
+    "      with --memory also {\"capacity\", \"pool_bytes\", \"search\", "
+    "\"swap_ok\",\n"
+    "       \"swapped_in_bytes\", \"swapped_out_bytes\", "
+    "\"planned_in_bytes\",\n"
+    "       \"planned_out_bytes\", \"plan_swapped_bytes\", "
+    "\"peak_arena_bytes\",\n"
+    "       \"plan_peak_bytes\", \"step_seconds\", \"swap_devices\": "
+    "[{\"in_bytes\",\n"
+    "       \"out_bytes\", \"planned_in_bytes\", \"planned_out_bytes\", "
+    "\"peak_bytes\",\n"
+    "       \"high_water\"}]}: bytes in the tensors' declared sizes, "
+    "executed and\n"
+    "      planned (the plan's copies at each device's tile sizes)\n"
     "      max_rel_error = max |got - ref| / (|ref| + tol/eps), so the values "
     "agree\n"
     "      iff it is <= eps; 1e308 when an element is NaN on one side only\n"
@@ -3492,8 +3534,44 @@ static void json_error(FILE *out, double v) {
     if (!strpbrk(buf, ".e")) fputs(".0", out);
 }
 
+/* What a run under --memory adds to verify's report. */
+typedef struct verify_swap {
+    const kt_cpu_swap_report *rep;
+    const char *search;
+    double step_seconds; /* simulated (swap.h), one device's share */
+} verify_swap;
+
+static void print_verify_swap_json(FILE *out, const verify_swap *v) {
+    const kt_cpu_swap_report *s = v->rep;
+    int64_t d;
+    fprintf(out, ", \"capacity\": %lld, \"pool_bytes\": %lld, \"search\": "
+            "\"%s\", \"swap_ok\": %s, \"swapped_in_bytes\": %lld, "
+            "\"swapped_out_bytes\": %lld, \"planned_in_bytes\": %lld, "
+            "\"planned_out_bytes\": %lld, \"plan_swapped_bytes\": %lld, "
+            "\"peak_arena_bytes\": %lld, \"plan_peak_bytes\": %lld, "
+            "\"step_seconds\": ", (long long)s->capacity,
+            (long long)s->pool_bytes, v->search, s->ok ? "true" : "false",
+            (long long)s->swapped_in_bytes, (long long)s->swapped_out_bytes,
+            (long long)s->planned_in_bytes, (long long)s->planned_out_bytes,
+            (long long)s->plan_swapped_bytes, (long long)s->peak_bytes,
+            (long long)s->plan_peak_bytes);
+    json_double_exact(out, v->step_seconds);
+    fputs(", \"swap_devices\": [", out);
+    for (d = 0; d < s->ndev; d++) {
+        const kt_cpu_swap_device *x = &s->device[d];
+        fprintf(out, "%s{\"in_bytes\": %lld, \"out_bytes\": %lld, "
+                "\"planned_in_bytes\": %lld, \"planned_out_bytes\": %lld, "
+                "\"peak_bytes\": %lld, \"high_water\": %lld}", d ? ", " : "",
+                (long long)x->in_bytes, (long long)x->out_bytes,
+                (long long)x->planned_in_bytes,
+                (long long)x->planned_out_bytes, (long long)x->peak_bytes,
+                (long long)x->high_water);
+    }
+    fputs("]", out);
+}
+
 static void print_verify_json(FILE *out, const kt_graph *g,
-                              const kt_cpu_report *r) {
+                              const kt_cpu_report *r, const verify_swap *v) {
     int i, d;
     fprintf(out, "{\"ok\": %s, \"max_rel_error\": ", r->ok ? "true" : "false");
     json_error(out, r->max_rel_error);
@@ -3528,12 +3606,14 @@ static void print_verify_json(FILE *out, const kt_graph *g,
         else fputs("null", out);
         fputs("}", out);
     }
-    fputs("]}\n", out);
+    fputs("]", out);
+    if (v) print_verify_swap_json(out, v);
+    fputs("}\n", out);
 }
 
 static void print_verify_text(FILE *out, const kt_graph *g,
                               const kt_cpu_report *r, const char *label,
-                              double tol, double eps) {
+                              double tol, double eps, const verify_swap *v) {
     int i, d;
     char b1[32], b2[32];
     format_bytes(r->bytes_moved, b1, sizeof b1);
@@ -3551,6 +3631,28 @@ static void print_verify_text(FILE *out, const kt_graph *g,
     fprintf(out, "  bytes moved  %lld (%s), the plan predicts %lld (%s)%s\n",
             (long long)r->bytes_moved, b1, (long long)r->predicted_bytes, b2,
             r->bytes_ok ? "" : "  MISMATCH");
+    if (v) {
+        const kt_cpu_swap_report *s = v->rep;
+        char b3[32], b4[32], b5[32];
+        format_bytes(s->capacity, b1, sizeof b1);
+        format_bytes(s->pool_bytes, b2, sizeof b2);
+        format_bytes(s->peak_bytes, b3, sizeof b3);
+        fprintf(out, "  memory       one arena of %s per device, pool %s, "
+                "peak %s in use (plan: %s)%s\n", b1, b2, b3,
+                s->peak_bytes == s->plan_peak_bytes ? "the same" : "DIFFERENT",
+                s->peak_bytes <= s->capacity ? "" : "  OVER");
+        format_bytes(s->swapped_in_bytes, b1, sizeof b1);
+        format_bytes(s->swapped_out_bytes, b2, sizeof b2);
+        format_bytes(s->planned_in_bytes, b3, sizeof b3);
+        format_bytes(s->planned_out_bytes, b4, sizeof b4);
+        format_bytes(s->plan_swapped_bytes, b5, sizeof b5);
+        fprintf(out, "  swapped      in %s, out %s on all devices; planned in "
+                "%s, out %s%s\n", b1, b2, b3, b4,
+                s->ok ? "" : "  MISMATCH");
+        fprintf(out, "  swap plan    %s search, %s per device at the fullest "
+                "tiles, simulated step %.3g s\n", v->search, b5,
+                v->step_seconds);
+    }
     for (i = 0; i < r->nreported; i++) {
         const kt_cpu_mismatch *m = &r->first[i];
         const kt_tensor *x = kt_graph_tensor(g, m->tensor);
@@ -3573,16 +3675,82 @@ static int parse_real(const char *option, const char *text, double *out) {
     return 0;
 }
 
+/* verify --memory: lower the plan, model one device's share with the
+   executor's buffers, plan the swaps, run them in arenas of so->memory
+   bytes.  Memory too small for any pool: bad input, naming the least that
+   works. */
+static int verify_under_memory(const kt_graph *g, const kt_plan *p,
+                               kt_swap_search_kind kind,
+                               const kt_swap_options *so,
+                               const kt_cpu_verify_options *vo,
+                               kt_cpu_report *r, kt_cpu_swap_report *srep,
+                               double *step_seconds) {
+    kt_program prog;
+    kt_swap_model m;
+    kt_swap_result res;
+    kt_error err;
+    kt_status st;
+    int rc = 0, have_model = 0;
+    memset(&prog, 0, sizeof prog);
+    if (kt_lower(g, p, &prog, &err) != KT_OK)
+        return fail_kt("verify: lowering", &err);
+    if (kt_swap_model_from_program(g, p, &prog, NULL, &m, &err) != KT_OK) {
+        rc = fail_kt("verify: swap model", &err);
+        goto out;
+    }
+    have_model = 1;
+    st = kt_swap_search(&m, kind, so, &res, &err);
+    if (st == KT_ERR_INVALID) {
+        kt_swap_alloc a;
+        int64_t least = 0;
+        char b1[32], b2[32];
+        format_bytes(so->memory, b1, sizeof b1);
+        if (kt_swap_alloc_minimal(&m, &a, &least, &err) == KT_OK) {
+            kt_swap_alloc_free(&a);
+            format_bytes(least, b2, sizeof b2);
+            rc = fail(EXIT_BAD_INPUT, "--memory %s: too small for this step "
+                      "on %lld device%s; the smallest memory that runs it is "
+                      "%lld bytes (%s): the least pool in which every op "
+                      "finds all its tensors and buffers at once", b1,
+                      (long long)prog.ndev, prog.ndev == 1 ? "" : "s",
+                      (long long)least, b2);
+        } else {
+            rc = fail_kt("verify: swap plan", &err);
+        }
+        goto out;
+    }
+    if (st != KT_OK) {
+        rc = fail_kt("verify: swap plan", &err);
+        goto out;
+    }
+    *step_seconds = res.step_seconds;
+    st = kt_cpu_verify_swap(g, p, &prog, &m, &res.plan, so->memory, vo, r,
+                            srep, &err);
+    kt_swap_result_free(&res);
+    if (st != KT_OK) rc = fail_kt("verify: swapped run", &err);
+out:
+    if (have_model) kt_swap_model_free(&m);
+    kt_program_free(&prog);
+    return rc;
+}
+
 static int cmd_verify(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_MEMORY,
-        O_BACKEND, O_SEED, O_TOL, O_EPS, O_REFERENCE, O_JSON, O_N
+        O_BACKEND, O_SEED, O_TOL, O_EPS, O_REFERENCE, O_JSON, O_SEARCH,
+        O_GENERATIONS, O_COLD, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},   {"model-file", 1, NULL}, {"devices", 1, NULL},
         {"factors", 1, NULL}, {"plan", 1, NULL},       {"memory", 1, NULL},
         {"backend", 1, NULL}, {"seed", 1, NULL},       {"tol", 1, NULL},
-        {"eps", 1, NULL},     {"reference", 0, NULL},  {"json", 0, NULL}};
+        {"eps", 1, NULL},     {"reference", 0, NULL},  {"json", 0, NULL},
+        {"search", 1, NULL},  {"generations", 1, NULL}, {"cold", 0, NULL}};
+    verify_swap vs, *vp = NULL;
+    kt_cpu_swap_report srep;
+    kt_swap_options so;
+    kt_swap_search_kind kind = KT_SWAP_SEARCH_GA;
+    int64_t memory = 0, gens = 10;
     const char *path;
     model_args ma;
     kt_search_options opt;
@@ -3615,10 +3783,27 @@ static int cmd_verify(int argc, char **argv) {
         return fail(EXIT_BAD_INPUT, "--backend '%s': expected cpu or cuda",
                     o[O_BACKEND].value);
     }
-    if (o[O_MEMORY].value)
-        return fail(EXIT_BAD_INPUT, "--memory: runs under a memory cap "
-                    "(swapping to host memory) are not implemented yet; "
-                    "verify without --memory");
+    if (o[O_MEMORY].value &&
+        (parse_size(o[O_MEMORY].value, INT64_C(1) << 50, &memory) != 0 ||
+         memory <= 0))
+        return fail(EXIT_BAD_INPUT, "--memory '%s': expected a positive size "
+                    "such as 512M or 16G", o[O_MEMORY].value);
+    if (!o[O_MEMORY].value &&
+        (o[O_SEARCH].value || o[O_GENERATIONS].value || o[O_COLD].value))
+        return fail(EXIT_BAD_INPUT, "verify: --search, --generations and "
+                    "--cold go with --memory SIZE");
+    if (o[O_SEARCH].value) {
+        if (strcmp(o[O_SEARCH].value, "none") == 0)
+            kind = KT_SWAP_SEARCH_NONE;
+        else if (strcmp(o[O_SEARCH].value, "ga") != 0)
+            return fail(EXIT_BAD_INPUT, "--search '%s': expected ga or none "
+                        "(the executor runs pool plans; odswap and geeps "
+                        "allocate dynamically)", o[O_SEARCH].value);
+    }
+    if (o[O_GENERATIONS].value &&
+        parse_int(o[O_GENERATIONS].value, 1, 1000000, &gens) != 0)
+        return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
+                    "number from 1 to 1000000", o[O_GENERATIONS].value);
     kt_cpu_verify_defaults(&vo);
     if (o[O_SEED].value) {
         if ((rc = parse_int(o[O_SEED].value, 0, INT64_MAX, &seed)) != 0)
@@ -3637,10 +3822,14 @@ static int cmd_verify(int argc, char **argv) {
                                  o[O_DEVICES].value, &root, &f)) != 0)
             return rc;
     } else {
-        if (!o[O_DEVICES].value && !o[O_FACTORS].value)
+        if (!o[O_DEVICES].value && !o[O_FACTORS].value && !memory)
             return fail(EXIT_BAD_INPUT, "verify: missing --devices N (or "
                         "--factors K1,K2,..., or --plan PLAN.json)");
-        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value,
+        /* under a memory cap one device is the default: swapping alone */
+        if ((rc = parse_factors(o[O_FACTORS].value,
+                                o[O_DEVICES].value || o[O_FACTORS].value
+                                    ? o[O_DEVICES].value
+                                    : "1",
                                 &f)) != 0)
             return rc;
     }
@@ -3659,18 +3848,31 @@ static int cmd_verify(int argc, char **argv) {
         }
     }
     have_plan = 1;
-    if (kt_cpu_verify(g, &p, &vo, &r, &err) != KT_OK) {
+    memset(&so, 0, sizeof so);
+    so.memory = memory;
+    so.cold = o[O_COLD].value != NULL;
+    so.generations = (int)gens;
+    so.seed = vo.seed;
+    if (memory) {
+        if ((rc = verify_under_memory(g, &p, kind, &so, &vo, &r, &srep,
+                                      &vs.step_seconds)) != 0)
+            goto done;
+        vs.rep = &srep;
+        vs.search = kind == KT_SWAP_SEARCH_GA ? "ga" : "none";
+        vp = &vs;
+    } else if (kt_cpu_verify(g, &p, &vo, &r, &err) != KT_OK) {
         rc = fail_kt("verify", &err);
         goto done;
     }
     model_label(&ma, label, sizeof label);
-    if (o[O_JSON].value) print_verify_json(stdout, g, &r);
-    else print_verify_text(stdout, g, &r, label, vo.tol, vo.eps);
+    if (o[O_JSON].value) print_verify_json(stdout, g, &r, vp);
+    else print_verify_text(stdout, g, &r, label, vo.tol, vo.eps, vp);
     if (fflush(stdout) != 0 || ferror(stdout))
         rc = fail(EXIT_INTERNAL, "cannot write the result");
     else if (!r.ok)
         rc = EXIT_INTERNAL; /* the check failed: 1, unlike bad input (2) */
 done:
+    if (vp) kt_cpu_swap_report_free(&srep);
     if (have_plan) kt_plan_free(&p);
     if (g) kt_graph_destroy(g);
     jv_free(&root);

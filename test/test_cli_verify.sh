@@ -5,7 +5,8 @@
 # equals the serial one and moves the predicted bytes, 1 when it does not,
 # 2 for bad input ("ktile: ..." on stderr, nothing on stdout).  The bytes
 # are those `ktile plan` prices, for the DP plan and for a plan file; a
-# user's model file verifies; --backend cuda and --memory are refused.
+# user's model file verifies; --backend cuda is refused (--memory runs are
+# test_cli_verify_memory.sh's).
 #
 # Needs python3 (json).  Environment: KTILE (default build/ktile), KT_WRAP
 # (a command put in front of every ktile run, e.g. valgrind).  Ends with
@@ -106,7 +107,7 @@ fi
 
 # Bad input: status 2, one line on stderr.
 expect_bad_msg 'CUDA' verify --model "$M" --devices 2 --backend cuda
-expect_bad_msg 'memory' verify --model "$M" --devices 2 --memory 1G
+expect_bad_msg 'memory' verify --model "$M" --devices 2 --memory 0
 expect_bad_msg 'tpu' verify --model "$M" --devices 2 --backend tpu
 expect_bad_msg 'seed' verify --model "$M" --devices 2 --seed -3
 expect_bad_msg 'tol' verify --model "$M" --devices 2 --tol abc
