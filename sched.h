@@ -681,10 +681,23 @@ void kt_program_free(kt_program *prog) {
     memset(prog, 0, sizeof *prog);
 }
 
+/* Op o's share of the index space on device dev: every variable it splits
+   at a cut narrowed to the device's part at that cut. */
+static void kt__op_task_box(const kt_graph *g, const kt_plan *p, int o,
+                            int64_t dev, kt_range *box) {
+    int coords[KT_MAX_CUTS], i;
+    kt_op_var_box(&g->op[o], box);
+    kt_device_coords(&p->f, dev, coords);
+    for (i = 0; i < p->f.count; i++) {
+        int v = p->split[o * KT_MAX_CUTS + i];
+        if (v >= 0) box[v] = kt_split_range(box[v], p->f.k[i], coords[i]);
+    }
+}
+
 /* Every op's sub-operator on every device, in op order. */
 static kt_status kt__lower_tasks(const kt_graph *g, const kt_plan *p,
                                  kt_program *prog, kt_error *err) {
-    int o, i;
+    int o;
     int64_t dev, k = 0;
     if ((double)g->nop * (double)prog->ndev > (double)(INT_MAX / 2))
         return kt__fail(err, KT_ERR_LIMIT, 0, "lowering: %d ops on %lld "
@@ -696,25 +709,51 @@ static kt_status kt__lower_tasks(const kt_graph *g, const kt_plan *p,
     if (!prog->task) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     for (o = 0; o < g->nop; o++)
         for (dev = 0; dev < prog->ndev; dev++, k++) {
-            int coords[KT_MAX_CUTS];
             kt_task *t = &prog->task[k];
             t->op = o;
             t->device = dev;
-            kt_op_var_box(&g->op[o], t->box);
-            kt_device_coords(&p->f, dev, coords);
-            for (i = 0; i < p->f.count; i++) {
-                int v = p->split[o * KT_MAX_CUTS + i];
-                if (v >= 0) t->box[v] = kt_split_range(t->box[v], p->f.k[i],
-                                                       coords[i]);
-            }
+            kt__op_task_box(g, p, o, dev, t->box);
         }
     return KT_OK;
+}
+
+/* Op o's conversions as transfers, appended to xs: each input from its
+   tensor's tiling to what o's strategy needs, then o's result to its
+   tensor's tiling.  They depend on o's strategy and on the tilings of the
+   tensors o touches, nothing else (what the MCMC search's incremental
+   task graph relies on). */
+static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
+                              kt__xfers *xs, kt_error *err) {
+    const kt_op *op = &g->op[o];
+    kt_placement needed[KT_MAX_VARS], produced, tp;
+    kt_status s;
+    int j;
+    if (p->f.count == 0) return KT_OK;
+    s = kt_op_placements(g, op, &p->f, &p->split[o * KT_MAX_CUTS], needed,
+                         &produced, err);
+    if (s != KT_OK) return s;
+    for (j = 0; j <= op->ninputs && s == KT_OK; j++) {
+        int x = j < op->ninputs ? op->input[j] : op->output;
+        const kt_tensor *tx = &g->tensor[x];
+        s = kt_placement_from_tiling(&tp, &p->tiling[x], tx->rank, tx->shape,
+                                     &p->f, err);
+        if (s != KT_OK) break;
+        if (j < op->ninputs)
+            s = kt__lower_conversion(g, p, o, j, x, &tp, &needed[j], xs, err);
+        else
+            s = kt__lower_conversion(g, p, o, j, x, &produced, &tp, xs, err);
+        kt_placement_free(&tp);
+    }
+    kt__free_op_placements(op, needed, &produced);
+    if (s == KT_OK && xs->oom)
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for transfers");
+    return s;
 }
 
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err) {
     kt__xfers xs;
-    int o, j;
+    int o;
     int64_t i;
     kt_status s;
     memset(out, 0, sizeof *out);
@@ -734,28 +773,8 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
         return s;
     }
     for (o = 0; o < g->nop && s == KT_OK; o++) {
-        const kt_op *op = &g->op[o];
-        kt_placement needed[KT_MAX_VARS], produced, tp;
         out->xfer_first[o] = xs.n;
-        if (p->f.count == 0) continue;
-        s = kt_op_placements(g, op, &p->f, &p->split[o * KT_MAX_CUTS], needed,
-                             &produced, err);
-        if (s != KT_OK) break;
-        for (j = 0; j <= op->ninputs && s == KT_OK; j++) {
-            int x = j < op->ninputs ? op->input[j] : op->output;
-            const kt_tensor *tx = &g->tensor[x];
-            s = kt_placement_from_tiling(&tp, &p->tiling[x], tx->rank,
-                                         tx->shape, &p->f, err);
-            if (s != KT_OK) break;
-            if (j < op->ninputs)
-                s = kt__lower_conversion(g, p, o, j, x, &tp, &needed[j], &xs,
-                                         err);
-            else
-                s = kt__lower_conversion(g, p, o, j, x, &produced, &tp, &xs,
-                                         err);
-            kt_placement_free(&tp);
-        }
-        kt__free_op_placements(op, needed, &produced);
+        s = kt__lower_op(g, p, o, &xs, err);
     }
     if (s != KT_OK) {
         KT_FREE(xs.x);
@@ -1290,31 +1309,6 @@ static double kt__task_seconds(const kt_graph *g, const kt_op *op,
     return a > b ? a : b;
 }
 
-/* A growable list of predecessor edges (task, pred). */
-typedef struct kt__edges2 {
-    int *task, *pred;
-    int n, cap;
-} kt__edges2;
-
-static int kt__edge2(kt__edges2 *e, int task, int pred) {
-    if (pred < 0 || pred == task) return 1;
-    if (e->n == e->cap) {
-        int nc = e->cap ? 2 * e->cap : 1024;
-        int *a = (int *)KT_REALLOC(e->task, sizeof(int) * (size_t)nc);
-        int *b;
-        if (!a) return 0;
-        e->task = a;
-        b = (int *)KT_REALLOC(e->pred, sizeof(int) * (size_t)nc);
-        if (!b) return 0;
-        e->pred = b;
-        e->cap = nc;
-    }
-    e->task[e->n] = task;
-    e->pred[e->n] = pred;
-    e->n++;
-    return 1;
-}
-
 /* The links a program uses, numbered in order of first use: an open-
    addressing map from src * ndev + dst to a link id, so memory follows the
    pairs that talk, not ndev^2. */
@@ -1417,225 +1411,424 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
     return s;
 }
 
+/* Grows *p to hold `need` elements (capacity only ever grows, so a caller
+   that refills one kt_sim for many task graphs allocates rarely). */
+static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
+    size_t nc;
+    if (need <= *cap && p) return p;
+    nc = *cap ? *cap : 64;
+    while (nc < need) nc *= 2;
+    p = KT_REALLOC(p, nc * elem);
+    if (p) *cap = nc;
+    return p;
+}
+
+/* ----------------------------------------------- the task graph, op by op */
+
+/* A task graph laid out op by op (FlexFlow 5.2), so that it can be built
+   in one go (kt_sim_build) or updated when some ops' conversions change
+   (an MCMC proposal, FlexFlow 6: kt_plan_sim_propose).  Tasks: the compute
+   tasks first, task o * nd + d for op o on device d, then each op's
+   transfer tasks -- "its block", tasks base[o] .. base[o + 1), ops in
+   order, a block sorted by (role, kind, src, dst).  The predecessor lists
+   are stored op by op as well: those of op o's compute tasks, then those
+   of its block, form pred[seg[o] .. seg[o + 1]).
+
+   Where the predecessors come from.  Op o's compute task on d waits for
+   the op run before it on d, for the producers of its inputs on d and
+   their output transfers into d, for o's own input transfers into d and,
+   when o updates a tensor in place, for every transfer reading that
+   tensor out of d.  A transfer of one of o's inputs waits for the
+   input's producer on its source and that producer's output transfers
+   into the source; a transfer of o's output waits for o on its source
+   (a copy also for the reductions into the source).  So the lists of op
+   o's tasks read only the blocks of o, of the producers of its inputs
+   and, for an in-place o, of the readers of its output: when some blocks
+   change, only those ops' lists are rebuilt. */
+typedef struct kt__tg {
+    kt_sim sim;       /* tasks, predecessor lists, devices, links          */
+    int *role, *kind; /* per task: a transfer's role and kt_xfer_kind      */
+    int *base;        /* nop + 1: each op's first block task               */
+    int *seg;         /* nop + 1: each op's first predecessor entry        */
+    size_t cap_task, cap_pred;
+} kt__tg;
+
+/* What building a task graph needs besides the tasks: the program order,
+   who reads each tensor, the link ids, scratch. */
+typedef struct kt__tgctx {
+    const kt_graph *g;
+    const kt_topology *t;
+    int64_t nd;
+    int *prev;              /* nop: the op run before o on every device     */
+    int *rd_first, *rd_op;  /* tensor x -> the ops reading it, ascending    */
+    kt__links links;        /* (src, dst) -> link id, in order of first use */
+    int *gfirst, *gitem;    /* scratch of kt__tg_group                      */
+    size_t cap_gfirst, cap_gitem;
+} kt__tgctx;
+
+static void kt__tg_free(kt__tg *tg) {
+    kt_sim_free(&tg->sim);
+    KT_FREE(tg->role);
+    KT_FREE(tg->kind);
+    KT_FREE(tg->base);
+    KT_FREE(tg->seg);
+    memset(tg, 0, sizeof *tg);
+}
+
+static void kt__tgctx_free(kt__tgctx *c) {
+    KT_FREE(c->prev);
+    KT_FREE(c->rd_first);
+    KT_FREE(c->rd_op);
+    KT_FREE(c->links.key);
+    KT_FREE(c->links.id);
+    KT_FREE(c->gfirst);
+    KT_FREE(c->gitem);
+    memset(c, 0, sizeof *c);
+}
+
+/* order: the ops' order on every device (NULL: op order), already
+   checked. */
+static int kt__tgctx_init(kt__tgctx *c, const kt_graph *g,
+                          const kt_topology *t, const int *order) {
+    int o, j, x;
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->t = t;
+    c->nd = t->ndev;
+    c->prev = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    c->rd_first = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
+    if (!c->prev || !c->rd_first) return 0;
+    for (o = 0; o < g->nop; o++) {
+        int here = order ? order[o] : o;
+        c->prev[here] = o == 0 ? -1 : (order ? order[o - 1] : o - 1);
+    }
+    for (o = 0; o < g->nop; o++)
+        for (j = 0; j < g->op[o].ninputs; j++)
+            c->rd_first[g->op[o].input[j] + 1]++;
+    for (x = 0; x < g->ntensor; x++) c->rd_first[x + 1] += c->rd_first[x];
+    c->rd_op = (int *)kt__calloc((size_t)c->rd_first[g->ntensor] + 1,
+                                 sizeof(int));
+    if (!c->rd_op) return 0;
+    for (o = 0; o < g->nop; o++) /* ascending; inputs are distinct */
+        for (j = 0; j < g->op[o].ninputs; j++)
+            c->rd_op[c->rd_first[g->op[o].input[j]]++] = o;
+    for (x = g->ntensor; x > 0; x--) c->rd_first[x] = c->rd_first[x - 1];
+    c->rd_first[0] = 0;
+    return 1;
+}
+
+/* Room for n tasks and p predecessor entries. */
+static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
+    void *np;
+    if (n > tg->cap_task || !tg->sim.task) {
+        size_t c = tg->cap_task;
+        if (!(np = kt__sim_grow(tg->sim.task, &c, n, sizeof(kt_sim_task))))
+            return 0;
+        tg->sim.task = (kt_sim_task *)np;
+        c = tg->cap_task;
+        if (!(np = kt__sim_grow(tg->role, &c, n, sizeof(int)))) return 0;
+        tg->role = (int *)np;
+        c = tg->cap_task;
+        if (!(np = kt__sim_grow(tg->kind, &c, n, sizeof(int)))) return 0;
+        tg->kind = (int *)np;
+        tg->cap_task = c;
+    }
+    if (p > tg->cap_pred || !tg->sim.pred) {
+        if (!(np = kt__sim_grow(tg->sim.pred, &tg->cap_pred, p, sizeof(int))))
+            return 0;
+        tg->sim.pred = (int *)np;
+    }
+    return 1;
+}
+
+/* Op o's block from its transfers x[0..nx) (sorted here): one task per
+   (role, kind, src, dst) moving all of their bytes, written from task
+   `at` on.  Returns the number of tasks, -1 when out of memory. */
+static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o, kt_transfer *x,
+                        int nx, int at) {
+    int i, n = at;
+    if (!kt__tg_reserve(tg, (size_t)(at + nx) + 1, 1)) return -1;
+    qsort(x, (size_t)nx, sizeof *x, kt__cmp_xfer);
+    for (i = 0; i < nx; i++) {
+        int lv = kt_topology_level(c->t, x[i].src, x[i].dst);
+        if (i == 0 || kt__cmp_xfer(&x[i], &x[i - 1]) != 0) {
+            kt_sim_task *st = &tg->sim.task[n];
+            memset(st, 0, sizeof *st);
+            st->kind = KT_TASK_TRANSFER;
+            st->op = o;
+            st->src = x[i].src;
+            st->dst = x[i].dst;
+            st->device = c->nd + kt__link_id(&c->links,
+                                             x[i].src * c->nd + x[i].dst);
+            if (c->links.oom) return -1;
+            st->seconds = c->t->latency[lv];
+            tg->role[n] = x[i].role;
+            tg->kind[n] = (int)x[i].kind;
+            n++;
+        }
+        tg->sim.task[n - 1].bytes += x[i].bytes;
+        tg->sim.task[n - 1].seconds +=
+            (double)x[i].bytes / c->t->bandwidth[lv];
+    }
+    return n - at;
+}
+
+/* Which block tasks kt__tg_group collects. */
+enum {
+    KT__G_OUTPUT,    /* the op's output transfers, by dst                   */
+    KT__G_REDUCE,    /* its output reductions, by dst                        */
+    KT__G_INPUT,     /* its input transfers, by dst                          */
+    KT__G_READS      /* its input transfers reading tensor x, by src         */
+};
+
+/* Group `gi` of the scratch: the tasks of op q's block that `what` selects,
+   by device d in gitem[gfirst[f + d] .. gfirst[f + d + 1]) with f = gi *
+   (nd + 1), ascending; the items from *nitem on.  Several ops may add to
+   one group (readers), ops ascending. */
+static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
+                         const int *ops, int nops, int what, int x,
+                         int *nitem) {
+    int64_t nd = c->nd, d;
+    int *first = c->gfirst + gi * (nd + 1), k, i, from = *nitem;
+    for (d = 0; d <= nd; d++) first[d] = 0;
+    for (k = 0; k < nops; k++) {
+        const kt_op *op = &c->g->op[ops[k]];
+        for (i = tg->base[ops[k]]; i < tg->base[ops[k] + 1]; i++) {
+            int r = tg->role[i];
+            int keep = what == KT__G_OUTPUT   ? r == op->ninputs
+                       : what == KT__G_REDUCE ? r == op->ninputs &&
+                                                    tg->kind[i] == KT_XFER_REDUCE
+                       : what == KT__G_INPUT  ? r < op->ninputs
+                                              : r < op->ninputs &&
+                                                    op->input[r] == x;
+            if (keep)
+                first[(what == KT__G_READS ? tg->sim.task[i].src
+                                           : tg->sim.task[i].dst) + 1]++;
+        }
+    }
+    first[0] = from;
+    for (d = 0; d < nd; d++) first[d + 1] += first[d];
+    /* fill with first[d] as cursors, then shift them back */
+    for (k = 0; k < nops; k++) {
+        const kt_op *op = &c->g->op[ops[k]];
+        for (i = tg->base[ops[k]]; i < tg->base[ops[k] + 1]; i++) {
+            int r = tg->role[i];
+            int keep = what == KT__G_OUTPUT   ? r == op->ninputs
+                       : what == KT__G_REDUCE ? r == op->ninputs &&
+                                                    tg->kind[i] == KT_XFER_REDUCE
+                       : what == KT__G_INPUT  ? r < op->ninputs
+                                              : r < op->ninputs &&
+                                                    op->input[r] == x;
+            if (keep)
+                c->gitem[first[what == KT__G_READS ? tg->sim.task[i].src
+                                                   : tg->sim.task[i].dst]++] = i;
+        }
+    }
+    for (d = nd; d > 0; d--) first[d] = first[d - 1];
+    first[0] = from;
+    *nitem = first[nd];
+}
+
+/* Appends predecessor v of task `self` (none when v < 0 or v is itself). */
+static int kt__tg_push(kt__tg *tg, int *n, int v, int self) {
+    if (v < 0 || v == self) return 1;
+    if ((size_t)*n + 1 > tg->cap_pred) {
+        void *np = kt__sim_grow(tg->sim.pred, &tg->cap_pred, (size_t)*n + 1,
+                                sizeof(int));
+        if (!np) return 0;
+        tg->sim.pred = (int *)np;
+    }
+    tg->sim.pred[(*n)++] = v;
+    return 1;
+}
+
+#define KT__PUSH(v, self)                                                   \
+    do {                                                                    \
+        if (!kt__tg_push(tg, &n, (v), (self))) return 0;                    \
+    } while (0)
+
+/* The predecessor lists of op o's tasks, written from pred[seg[o]] on;
+   sets seg[o + 1].  The blocks of every op must be in place.  0: out of
+   memory. */
+static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o) {
+    const kt_graph *g = c->g;
+    const kt_op *op = &g->op[o];
+    int64_t nd = c->nd, d;
+    int ni = op->ninputs, j, i, k, n = tg->seg[o], nitem = 0, pr[KT_MAX_VARS];
+    int lo = tg->base[o], hi = tg->base[o + 1], items = 0;
+    int gin = ni, gred = ni + 1, grd = ni + 2, x = op->output;
+    int *f;
+    void *np;
+    /* scratch: one group per input (its producer's output transfers),
+       o's reductions, o's input transfers, the readers of o's output */
+    for (j = 0; j < ni; j++) {
+        pr[j] = g->tensor[op->input[j]].producer;
+        if (pr[j] >= 0) items += tg->base[pr[j] + 1] - tg->base[pr[j]];
+    }
+    items += 2 * (hi - lo);
+    if (op->in_place)
+        for (k = c->rd_first[x]; k < c->rd_first[x + 1]; k++)
+            items += tg->base[c->rd_op[k] + 1] - tg->base[c->rd_op[k]];
+    if (!(np = kt__sim_grow(c->gfirst, &c->cap_gfirst,
+                            (size_t)(ni + 3) * (size_t)(nd + 1), sizeof(int))))
+        return 0;
+    c->gfirst = (int *)np;
+    if (!(np = kt__sim_grow(c->gitem, &c->cap_gitem, (size_t)items + 1,
+                            sizeof(int))))
+        return 0;
+    c->gitem = (int *)np;
+    for (j = 0; j < ni; j++)
+        if (pr[j] >= 0)
+            kt__tg_group(c, tg, j, &pr[j], 1, KT__G_OUTPUT, -1, &nitem);
+    kt__tg_group(c, tg, gred, &o, 1, KT__G_REDUCE, -1, &nitem);
+    kt__tg_group(c, tg, gin, &o, 1, KT__G_INPUT, -1, &nitem);
+    if (op->in_place)
+        kt__tg_group(c, tg, grd, c->rd_op + c->rd_first[x],
+                     c->rd_first[x + 1] - c->rd_first[x], KT__G_READS, x,
+                     &nitem);
+    for (d = 0; d < nd; d++) {
+        int self = (int)(o * nd + d);
+        kt_sim_task *st = &tg->sim.task[self];
+        st->pred_first = n;
+        /* the device's program order (Tofu 6 control dependencies) */
+        if (c->prev[o] >= 0) KT__PUSH((int)(c->prev[o] * nd + d), self);
+        /* the data of an input on d: its producer ran there and the
+           producer's output transfers into d are done */
+        for (j = 0; j < ni; j++) {
+            if (pr[j] < 0) continue;
+            f = c->gfirst + j * (nd + 1);
+            KT__PUSH((int)(pr[j] * nd + d), self);
+            for (k = f[d]; k < f[d + 1]; k++) KT__PUSH(c->gitem[k], self);
+        }
+        /* o's own input transfers into d */
+        f = c->gfirst + gin * (nd + 1);
+        for (k = f[d]; k < f[d + 1]; k++) KT__PUSH(c->gitem[k], self);
+        /* an in-place update waits for every transfer reading the old
+           value out of its device, its own included */
+        if (op->in_place) {
+            f = c->gfirst + grd * (nd + 1);
+            for (k = f[d]; k < f[d + 1]; k++) KT__PUSH(c->gitem[k], self);
+        }
+        st->npred = n - st->pred_first;
+    }
+    for (i = lo; i < hi; i++) {
+        kt_sim_task *st = &tg->sim.task[i];
+        int64_t src = st->src;
+        st->pred_first = n;
+        if (tg->role[i] < ni) {
+            /* an input transfer: after the input is ready on its source */
+            j = tg->role[i];
+            if (pr[j] >= 0) {
+                f = c->gfirst + j * (nd + 1);
+                KT__PUSH((int)(pr[j] * nd + src), i);
+                for (k = f[src]; k < f[src + 1]; k++) KT__PUSH(c->gitem[k], i);
+            }
+        } else {
+            /* an output transfer: after o ran on its source; copies after
+               the reductions into the source */
+            KT__PUSH((int)(o * nd + src), i);
+            if (tg->kind[i] == KT_XFER_COPY) {
+                f = c->gfirst + gred * (nd + 1);
+                for (k = f[src]; k < f[src + 1]; k++) KT__PUSH(c->gitem[k], i);
+            }
+        }
+        st->npred = n - st->pred_first;
+    }
+    tg->seg[o + 1] = n;
+    return 1;
+}
+#undef KT__PUSH
+
 kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
                        const kt_program *prog, const kt_topology *t,
                        kt_sim *out, kt_error *err) {
     return kt_sim_build_ordered(g, p, prog, t, NULL, out, err);
 }
 
-kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
-                               const kt_program *prog, const kt_topology *t,
-                               const int *order, kt_sim *out, kt_error *err) {
-    int64_t nd = prog->ndev, d;
-    int o, i, n = 0, cap;
-    int *role_of = NULL, *kind_of = NULL, *tensor_of = NULL, *first = NULL;
-    int *rfirst = NULL, *readers = NULL, *ofirst = NULL, *olist = NULL;
-    int *prev = NULL;
+/* The task graph of a lowered program into tg (empty), ops run on every
+   device in c's order. */
+static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
+                              kt_error *err) {
+    const kt_graph *g = c->g;
+    int64_t nd = c->nd;
+    int o, i, n;
     kt_transfer *sorted = NULL;
-    kt__links links;
-    kt__edges2 e;
-    kt_status s = KT_OK;
-    (void)p;
-    memset(out, 0, sizeof *out);
-    memset(&e, 0, sizeof e);
-    memset(&links, 0, sizeof links);
-    if (order && (s = kt_schedule_check(g, order, g->nop, err)) != KT_OK)
-        return s;
-    if (t->ndev != nd)
-        return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
-                        "devices, the plan %lld", (long long)t->ndev,
-                        (long long)nd);
-    cap = prog->ntask + prog->nxfer + 1;
-    out->task = (kt_sim_task *)kt__calloc((size_t)cap, sizeof(kt_sim_task));
-    role_of = (int *)kt__calloc((size_t)cap, sizeof(int));
-    kind_of = (int *)kt__calloc((size_t)cap, sizeof(int));
-    tensor_of = (int *)kt__calloc((size_t)cap, sizeof(int));
-    first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
-    prev = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    out->busy = (double *)kt__calloc((size_t)nd, sizeof(double));
-    if (!out->task || !role_of || !kind_of || !tensor_of || !first ||
-        !prev || !out->busy)
+    tg->base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    tg->seg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    tg->sim.busy = (double *)kt__calloc((size_t)nd + 1, sizeof(double));
+    sorted = (kt_transfer *)kt__calloc((size_t)prog->nxfer + 1,
+                                       sizeof(kt_transfer));
+    if (!tg->base || !tg->seg || !tg->sim.busy || !sorted ||
+        !kt__tg_reserve(tg, (size_t)(prog->ntask + prog->nxfer) + 1,
+                        (size_t)(prog->ntask + prog->nxfer) * 4 + 1))
         goto nomem;
-    /* prev[o]: the op run just before o on every device */
-    for (o = 0; o < g->nop; o++) {
-        int here = order ? order[o] : o;
-        prev[here] = o == 0 ? -1 : (order ? order[o - 1] : o - 1);
-    }
-    out->ndev = nd;
+    tg->sim.ndev = nd;
     /* compute tasks first: task o * nd + d */
     for (i = 0; i < prog->ntask; i++) {
         const kt_task *tk = &prog->task[i];
-        kt_sim_task *st = &out->task[n];
+        kt_sim_task *st = &tg->sim.task[i];
+        memset(st, 0, sizeof *st);
         st->kind = KT_TASK_COMPUTE;
         st->op = tk->op;
-        st->device = tk->device;
-        st->src = st->dst = tk->device;
-        st->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, t);
-        role_of[n] = -1;
-        n++;
+        st->device = st->src = st->dst = tk->device;
+        st->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, c->t);
+        tg->role[i] = tg->kind[i] = -1;
     }
-    /* then transfer tasks, op by op */
-    sorted = (kt_transfer *)kt__calloc((size_t)prog->nxfer + 1,
-                                       sizeof(kt_transfer));
-    if (!sorted) goto nomem;
+    /* then the transfer tasks, op by op */
     if (prog->nxfer)
         memcpy(sorted, prog->xfer, sizeof(kt_transfer) * (size_t)prog->nxfer);
-    for (o = 0; o < g->nop; o++) {
-        int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1];
-        first[o] = n;
-        qsort(sorted + lo, (size_t)(hi - lo), sizeof *sorted, kt__cmp_xfer);
-        for (i = lo; i < hi; i++) {
-            const kt_transfer *x = &sorted[i];
-            int lv = kt_topology_level(t, x->src, x->dst);
-            if (i == lo || kt__cmp_xfer(x, &sorted[i - 1]) != 0) {
-                kt_sim_task *st = &out->task[n];
-                st->kind = KT_TASK_TRANSFER;
-                st->op = o;
-                st->src = x->src;
-                st->dst = x->dst;
-                st->device = nd + kt__link_id(&links, x->src * nd + x->dst);
-                if (links.oom) goto nomem;
-                st->seconds = t->latency[lv];
-                role_of[n] = x->role;
-                kind_of[n] = (int)x->kind;
-                tensor_of[n] = x->tensor;
-                n++;
-            }
-            out->task[n - 1].bytes += x->bytes;
-            out->task[n - 1].seconds += (double)x->bytes / t->bandwidth[lv];
-        }
+    for (o = 0, n = prog->ntask; o < g->nop; o++) {
+        int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1], m;
+        tg->base[o] = n;
+        if ((m = kt__tg_block(c, tg, o, sorted + lo, hi - lo, n)) < 0)
+            goto nomem;
+        n += m;
     }
+    tg->base[g->nop] = n;
+    tg->sim.ntask = n;
+    tg->sim.nlink = c->links.n;
     KT_FREE(sorted);
-    sorted = NULL;
-    out->nlink = links.n;
-    first[g->nop] = n;
-    out->ntask = n;
-    /* (op, dst) -> that op's output transfer tasks into dst (CSR) */
-    ofirst = (int *)kt__calloc((size_t)(g->nop * nd) + 2, sizeof(int));
-    olist = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    if (!ofirst || !olist) goto nomem;
-    for (i = prog->ntask; i < n; i++)
-        if (role_of[i] == g->op[out->task[i].op].ninputs)
-            ofirst[out->task[i].op * nd + out->task[i].dst + 1]++;
-    for (i = 0; i < (int)(g->nop * nd); i++) ofirst[i + 1] += ofirst[i];
-    {
-        int *fill = (int *)kt__calloc((size_t)(g->nop * nd) + 1, sizeof(int));
-        if (!fill) goto nomem;
-        for (i = prog->ntask; i < n; i++)
-            if (role_of[i] == g->op[out->task[i].op].ninputs) {
-                int64_t key = out->task[i].op * nd + out->task[i].dst;
-                olist[ofirst[key] + fill[key]++] = i;
-            }
-        KT_FREE(fill);
-    }
-    /* Dependencies.  The data of tensor X on device d is ready when X's
-       producer has run on d and its output transfers into d are done. */
-    for (o = 0; o < g->nop && s == KT_OK; o++) {
-        const kt_op *op = &g->op[o];
-        for (d = 0; d < nd; d++) {
-            int task = (int)(o * nd + d), j;
-            /* the device's program order (Tofu 6 control dependencies):
-               each op after the one before it in the schedule */
-            if (prev[o] >= 0 && !kt__edge2(&e, task, (int)(prev[o] * nd + d)))
-                goto nomem;
-            for (j = 0; j < op->ninputs; j++) {
-                int pr = g->tensor[op->input[j]].producer;
-                if (pr < 0) continue;
-                if (!kt__edge2(&e, task, (int)(pr * nd + d))) goto nomem;
-                for (i = ofirst[pr * nd + d]; i < ofirst[pr * nd + d + 1]; i++)
-                    if (!kt__edge2(&e, task, olist[i])) goto nomem;
-            }
-        }
-        for (i = first[o]; i < first[o + 1]; i++) {
-            kt_sim_task *st = &out->task[i];
-            if (role_of[i] < op->ninputs) {
-                /* an input transfer: inputs before the op runs on dst */
-                int pr = g->tensor[tensor_of[i]].producer, k;
-                if (!kt__edge2(&e, (int)(o * nd + st->dst), i)) goto nomem;
-                if (pr >= 0) {
-                    int64_t key = pr * nd + st->src;
-                    if (!kt__edge2(&e, i, (int)(pr * nd + st->src))) goto nomem;
-                    for (k = ofirst[key]; k < ofirst[key + 1]; k++)
-                        if (!kt__edge2(&e, i, olist[k])) goto nomem;
-                }
-            } else {
-                /* output: after the op ran on src; copies after the
-                   reductions into src */
-                int k;
-                if (!kt__edge2(&e, i, (int)(o * nd + st->src))) goto nomem;
-                if (kind_of[i] == KT_XFER_COPY) {
-                    int64_t key = o * nd + st->src;
-                    for (k = ofirst[key]; k < ofirst[key + 1]; k++)
-                        if (kind_of[olist[k]] == KT_XFER_REDUCE &&
-                            !kt__edge2(&e, i, olist[k]))
-                            goto nomem;
-                }
-            }
-        }
-        /* an in-place update waits for every transfer reading the old
-           value out of its device */
-        if (op->in_place) {
-            if (!readers) {
-                /* tensor -> the input transfer tasks reading it (CSR) */
-                int *fill, x;
-                rfirst = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
-                readers = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-                fill = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-                if (!rfirst || !readers || !fill) {
-                    KT_FREE(fill);
-                    goto nomem;
-                }
-                for (i = prog->ntask; i < n; i++)
-                    if (role_of[i] < g->op[out->task[i].op].ninputs)
-                        rfirst[tensor_of[i] + 1]++;
-                for (x = 0; x < g->ntensor; x++) rfirst[x + 1] += rfirst[x];
-                for (i = prog->ntask; i < n; i++)
-                    if (role_of[i] < g->op[out->task[i].op].ninputs)
-                        readers[rfirst[tensor_of[i]] + fill[tensor_of[i]]++] = i;
-                KT_FREE(fill);
-            }
-            /* its own input transfers too: they read the old value */
-            for (i = rfirst[op->output]; i < rfirst[op->output + 1]; i++) {
-                int k = readers[i];
-                if (!kt__edge2(&e, (int)(o * nd + out->task[k].src), k))
-                    goto nomem;
-            }
-        }
-    }
-    /* edges -> per-task predecessor lists */
-    out->pred = (int *)kt__calloc((size_t)e.n + 1, sizeof(int));
-    if (!out->pred) goto nomem;
-    for (i = 0; i < e.n; i++) out->task[e.task[i]].npred++;
-    for (i = 0, n = 0; i < out->ntask; i++) {
-        out->task[i].pred_first = n;
-        n += out->task[i].npred;
-        out->task[i].npred = 0;
-    }
-    for (i = 0; i < e.n; i++) {
-        kt_sim_task *st = &out->task[e.task[i]];
-        out->pred[st->pred_first + st->npred++] = e.pred[i];
-    }
-    goto done;
+    tg->seg[0] = 0;
+    for (o = 0; o < g->nop; o++)
+        if (!kt__tg_op_preds(c, tg, o)) return kt__fail(err, KT_ERR_NOMEM, 0,
+                                                        "out of memory "
+                                                        "building the task "
+                                                        "graph");
+    return KT_OK;
 nomem:
-    s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
-                 "graph");
-    kt_sim_free(out);
-done:
-    KT_FREE(links.key);
-    KT_FREE(links.id);
-    KT_FREE(prev);
-    KT_FREE(ofirst);
-    KT_FREE(olist);
     KT_FREE(sorted);
-    KT_FREE(rfirst);
-    KT_FREE(readers);
-    KT_FREE(role_of);
-    KT_FREE(kind_of);
-    KT_FREE(tensor_of);
-    KT_FREE(first);
-    KT_FREE(e.task);
-    KT_FREE(e.pred);
-    if (s == KT_OK) kt__ok(err);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
+                    "graph");
+}
+
+kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
+                               const kt_program *prog, const kt_topology *t,
+                               const int *order, kt_sim *out, kt_error *err) {
+    kt__tgctx c;
+    kt__tg tg;
+    kt_status s;
+    (void)p;
+    memset(out, 0, sizeof *out);
+    memset(&tg, 0, sizeof tg);
+    if (order && (s = kt_schedule_check(g, order, g->nop, err)) != KT_OK)
+        return s;
+    if (t->ndev != prog->ndev)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
+                        "devices, the plan %lld", (long long)t->ndev,
+                        (long long)prog->ndev);
+    if (!kt__tgctx_init(&c, g, t, order)) {
+        kt__tgctx_free(&c);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the "
+                        "task graph");
+    }
+    s = kt__tg_build(&c, &tg, prog, err);
+    kt__tgctx_free(&c);
+    if (s == KT_OK) {
+        *out = tg.sim; /* the kt_sim keeps the tasks and lists */
+        memset(&tg.sim, 0, sizeof tg.sim);
+        kt__ok(err);
+    }
+    kt__tg_free(&tg);
     return s;
 }
 
@@ -1730,18 +1923,6 @@ void kt_sim_invalidate(kt_sim *s) {
     s->work = NULL;
 }
 
-
-/* Grows *p to hold `need` elements (capacity only ever grows, so a caller
-   that refills one kt_sim for many task graphs allocates rarely). */
-static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
-    size_t nc;
-    if (need <= *cap && p) return p;
-    nc = *cap ? *cap : 64;
-    while (nc < need) nc *= 2;
-    p = KT_REALLOC(p, nc * elem);
-    if (p) *cap = nc;
-    return p;
-}
 
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
