@@ -245,6 +245,41 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
 void kt_sim_invalidate(kt_sim *s);
 void kt_sim_free(kt_sim *s);
 
+/* ------------------------------------------ incremental task graph */
+
+/* The task graph and timeline of a plan, updated rather than rebuilt when
+   the plan changes a little (FlexFlow 6's proposals: one op's
+   configuration, one tensor's tiling).  A proposal re-lowers only the
+   conversions that change -- those of an op whose strategy changed, and
+   of every op reading or writing a tensor whose tiling changed -- splices
+   their transfer tasks into a copy of the task graph, rebuilds the
+   predecessor lists that read them, and simulates from the first
+   position of the previous timeline the change can affect (delta
+   simulation, FlexFlow 5.3).  The result is exactly what kt_lower,
+   kt_sim_build and kt_sim_run of the proposed plan give, up to the
+   numbering of the links (a test checks task by task).  g and t must
+   outlive it; `current` and `proposed` are read-only. */
+typedef struct kt_plan_sim {
+    const kt_sim *current;  /* the current plan's task graph and timeline */
+    const kt_sim *proposed; /* the last proposal's; NULL when none pending */
+    const kt_plan *plan;    /* the current plan (a copy owned here)        */
+    int kept;               /* starts of the previous timeline the last
+                               proposal's simulation kept                 */
+    struct kt__plan_sim_work *work;
+} kt_plan_sim;
+
+/* Lowers, builds and simulates plan p on topology t. */
+kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
+                           const kt_topology *t, kt_plan_sim *ps,
+                           kt_error *err);
+/* The task graph and timeline of plan `next` (same factors) in
+   ps->proposed; the current plan stays until kt_plan_sim_accept. */
+kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
+                              kt_error *err);
+/* The last proposal becomes the current plan (no-op when none). */
+void kt_plan_sim_accept(kt_plan_sim *ps);
+void kt_plan_sim_free(kt_plan_sim *ps);
+
 /* ------------------------------------------------------------ MCMC search */
 
 typedef struct kt_mcmc_options {
@@ -2184,12 +2219,19 @@ static int kt__sim_restore(kt_sim *s, int k0) {
    run's first ones, every resource has the same last task with the same
    end, and no task whose end moved has a successor still to start --
    from there on the previous timeline is the answer. */
-static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
+enum {
+    KT__RUN_DELTA,    /* resume from k0 of the previous run, stop on rejoining */
+    KT__RUN_FULL,     /* from the start                                        */
+    KT__RUN_RESTORED  /* from k0, the state restored by the caller: nh tasks
+                         in the heap (kt_plan_sim_propose)                   */
+};
+
+static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
                                 kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, k, j, nh = 0, kk = k0, maxpos = k0 - 1, last;
-    int open = 0, dirty = 0;
-    if (full) {
+    int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, last;
+    int open = 0, dirty = 0, full = mode != KT__RUN_DELTA;
+    if (mode == KT__RUN_FULL) {
         int64_t r;
         for (r = 0; r < w->nres; r++) {
             w->free_at[r] = 0;
@@ -2206,7 +2248,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int full,
         w->smax_valid = n;
         w->smax[n] = -1;
         w->smax_at[n] = -1;
-    } else {
+    } else if (mode == KT__RUN_DELTA) {
         nh = kt__sim_restore(s, k0);
     }
     while (nh > 0) {
@@ -2297,7 +2339,7 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     if (st != KT_OK) return st;
     for (i = 0; i < s->ntask; i++) s->work->sec[i] = s->task[i].seconds;
     for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
-    st = kt__sim_resume(s, 0, 0, 1, err);
+    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, 0, err);
     if (st == KT_OK) kt__ok(err);
     return st;
 }
@@ -2333,7 +2375,8 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
             s->busy[t->device] = kt__sim_busy(w, (int)t->device);
     }
-    if (k0 < s->ntask) st = kt__sim_resume(s, k0, k1, 0, err);
+    if (k0 < s->ntask)
+        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, 0, err);
     if (st != KT_OK) {
         w->simulated = 0; /* the timeline is half updated */
         return st;
@@ -2353,22 +2396,6 @@ static uint64_t kt__rng(uint64_t *s) { /* xorshift64 */
 
 static double kt__rng_unit(uint64_t *s) {
     return (double)(kt__rng(s) >> 11) / (double)(UINT64_C(1) << 53);
-}
-
-/* Simulated step time of a plan on t. */
-static kt_status kt__plan_time(const kt_graph *g, const kt_plan *p,
-                               const kt_topology *t, double *seconds,
-                               kt_error *err) {
-    kt_program prog;
-    kt_sim sim;
-    kt_status s = kt_lower(g, p, &prog, err);
-    if (s != KT_OK) return s;
-    s = kt_sim_build(g, p, &prog, t, &sim, err);
-    if (s == KT_OK) s = kt_sim_run(&sim, err);
-    if (s == KT_OK) *seconds = sim.step_seconds;
-    kt_sim_free(&sim);
-    kt_program_free(&prog);
-    return s;
 }
 
 static kt_status kt__plan_copy(kt_plan *dst, const kt_plan *src,
@@ -2449,6 +2476,542 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
     return 1;
 }
 
+/* ------------------------------------- incremental task graph (MCMC) */
+
+struct kt__plan_sim_work {
+    kt__tgctx c;
+    kt__tg tg[2];          /* the current plan's and the proposal's        */
+    kt_plan plan[2];
+    int cur, pending;
+    int *dep_first, *dep_op; /* op b -> the ops whose lists read b's block */
+    int *tch_first, *tch_op; /* tensor x -> the ops converting it          */
+    unsigned char *spl;    /* per op: its strategy changed                 */
+    unsigned char *blk;    /* per op: its block changed                    */
+    unsigned char *lst;    /* per op: its predecessor lists are rebuilt    */
+    int *chg, nchg;        /* the ops whose block changed, ascending       */
+    int *old_end, *new_end;/* per changed op: its block's end, old and new */
+    kt__tg stage;          /* the changed ops' new blocks, back to back    */
+    int *stage_first;      /* nchg + 1: where each one starts in stage     */
+    double *csec;          /* nchg * nd: new compute times                 */
+    kt__xfers xs;          /* one op's transfers                           */
+    int *cset, ncset;      /* the proposal's new and changed tasks         */
+    int *bound;            /* per new task: no earlier start position      */
+    unsigned char *inc;    /* per new task: in cset                        */
+    size_t cap_cset, cap_bound, cap_inc, cap_csec;
+};
+
+static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
+    int i;
+    if (!w) return;
+    kt__tgctx_free(&w->c);
+    for (i = 0; i < 2; i++) {
+        kt__tg_free(&w->tg[i]);
+        kt_plan_free(&w->plan[i]);
+    }
+    kt__tg_free(&w->stage);
+    KT_FREE(w->dep_first);
+    KT_FREE(w->dep_op);
+    KT_FREE(w->tch_first);
+    KT_FREE(w->tch_op);
+    KT_FREE(w->spl);
+    KT_FREE(w->blk);
+    KT_FREE(w->lst);
+    KT_FREE(w->chg);
+    KT_FREE(w->old_end);
+    KT_FREE(w->new_end);
+    KT_FREE(w->stage_first);
+    KT_FREE(w->csec);
+    KT_FREE(w->xs.x);
+    KT_FREE(w->cset);
+    KT_FREE(w->bound);
+    KT_FREE(w->inc);
+    KT_FREE(w);
+}
+
+void kt_plan_sim_free(kt_plan_sim *ps) {
+    if (!ps) return;
+    kt__plan_sim_work_free(ps->work);
+    memset(ps, 0, sizeof *ps);
+}
+
+/* The ops whose blocks the predecessor lists of op o read (see kt__tg):
+   o, the producers of its inputs and, when o updates a tensor in place,
+   the readers of that tensor.  Written to src; returns their number. */
+static int kt__lists_sources(const kt__tgctx *c, int o, int *src) {
+    const kt_op *op = &c->g->op[o];
+    int n = 0, j, k;
+    src[n++] = o;
+    for (j = 0; j < op->ninputs; j++)
+        if (c->g->tensor[op->input[j]].producer >= 0)
+            src[n++] = c->g->tensor[op->input[j]].producer;
+    if (op->in_place)
+        for (k = c->rd_first[op->output]; k < c->rd_first[op->output + 1]; k++)
+            src[n++] = c->rd_op[k];
+    return n;
+}
+
+/* Op b -> the ops whose predecessor lists read b's block (the transpose
+   of kt__lists_sources); tensor x -> the ops converting x (its readers
+   and writers: what kt__lower_op reads x's tiling for). */
+static int kt__plan_sim_index(struct kt__plan_sim_work *w,
+                              const kt_graph *g) {
+    const kt__tgctx *c = &w->c;
+    int o, k, x, n, maxr = 0, *src;
+    for (x = 0; x < g->ntensor; x++)
+        if (c->rd_first[x + 1] - c->rd_first[x] > maxr)
+            maxr = c->rd_first[x + 1] - c->rd_first[x];
+    src = (int *)kt__calloc((size_t)(maxr + KT_MAX_VARS + 2), sizeof(int));
+    w->dep_first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
+    w->tch_first = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
+    if (!src || !w->dep_first || !w->tch_first) {
+        KT_FREE(src);
+        return 0;
+    }
+    for (o = 0, n = 0; o < g->nop; o++) {
+        int ns = kt__lists_sources(c, o, src);
+        for (k = 0; k < ns; k++) w->dep_first[src[k] + 1]++;
+        n += ns;
+    }
+    for (o = 0; o < g->nop; o++) w->dep_first[o + 1] += w->dep_first[o];
+    w->dep_op = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    if (!w->dep_op) {
+        KT_FREE(src);
+        return 0;
+    }
+    for (o = 0; o < g->nop; o++) { /* dep_first[b] as cursors */
+        int ns = kt__lists_sources(c, o, src);
+        for (k = 0; k < ns; k++) w->dep_op[w->dep_first[src[k]]++] = o;
+    }
+    for (o = g->nop; o > 0; o--) w->dep_first[o] = w->dep_first[o - 1];
+    w->dep_first[0] = 0;
+    KT_FREE(src);
+    for (x = 0; x < g->ntensor; x++)
+        w->tch_first[x + 1] = c->rd_first[x + 1] - c->rd_first[x];
+    for (o = 0; o < g->nop; o++) w->tch_first[g->op[o].output + 1]++;
+    for (x = 0; x < g->ntensor; x++) w->tch_first[x + 1] += w->tch_first[x];
+    w->tch_op = (int *)kt__calloc((size_t)w->tch_first[g->ntensor] + 1,
+                                  sizeof(int));
+    if (!w->tch_op) return 0;
+    for (x = 0; x < g->ntensor; x++)
+        for (k = c->rd_first[x]; k < c->rd_first[x + 1]; k++)
+            w->tch_op[w->tch_first[x]++] = c->rd_op[k];
+    for (o = 0; o < g->nop; o++) w->tch_op[w->tch_first[g->op[o].output]++] = o;
+    for (x = g->ntensor; x > 0; x--) w->tch_first[x] = w->tch_first[x - 1];
+    w->tch_first[0] = 0;
+    return 1;
+}
+
+kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
+                           const kt_topology *t, kt_plan_sim *ps,
+                           kt_error *err) {
+    struct kt__plan_sim_work *w;
+    kt_program prog;
+    kt_status s;
+    int i;
+    memset(ps, 0, sizeof *ps);
+    if (t->ndev != kt_factors_devices(&p->f))
+        return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
+                        "devices, the plan %lld", (long long)t->ndev,
+                        (long long)kt_factors_devices(&p->f));
+    if ((s = kt_lower(g, p, &prog, err)) != KT_OK) return s;
+    w = (struct kt__plan_sim_work *)kt__calloc(1, sizeof *w);
+    ps->work = w;
+    if (!w || !kt__tgctx_init(&w->c, g, t, NULL) ||
+        !kt__plan_sim_index(w, g))
+        goto nomem;
+    w->spl = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
+    w->blk = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
+    w->lst = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
+    w->chg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    w->old_end = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    w->new_end = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    w->stage_first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
+    w->stage.base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    if (!w->spl || !w->blk || !w->lst || !w->chg || !w->old_end ||
+        !w->new_end || !w->stage_first || !w->stage.base)
+        goto nomem;
+    for (i = 0; i < 2; i++) {
+        if ((s = kt__plan_copy(&w->plan[i], p, g, err)) != KT_OK) {
+            kt_program_free(&prog);
+            kt_plan_sim_free(ps);
+            return s;
+        }
+    }
+    w->tg[1].base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    w->tg[1].seg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    w->tg[1].sim.busy = (double *)kt__calloc((size_t)t->ndev + 1,
+                                             sizeof(double));
+    if (!w->tg[1].base || !w->tg[1].seg || !w->tg[1].sim.busy) goto nomem;
+    if ((s = kt__tg_build(&w->c, &w->tg[0], &prog, err)) != KT_OK ||
+        (s = kt_sim_run(&w->tg[0].sim, err)) != KT_OK) {
+        kt_program_free(&prog);
+        kt_plan_sim_free(ps);
+        return s;
+    }
+    kt_program_free(&prog);
+    ps->current = &w->tg[0].sim;
+    ps->plan = &w->plan[0];
+    kt__ok(err);
+    return KT_OK;
+nomem:
+    kt_program_free(&prog);
+    kt_plan_sim_free(ps);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
+                    "graph");
+}
+
+void kt_plan_sim_accept(kt_plan_sim *ps) {
+    struct kt__plan_sim_work *w = ps->work;
+    if (!w || !w->pending) return;
+    w->cur = 1 - w->cur;
+    w->pending = 0;
+    ps->current = &w->tg[w->cur].sim;
+    ps->plan = &w->plan[w->cur];
+    ps->proposed = NULL;
+}
+
+static int kt__same_tiling(const kt_tiling *a, const kt_tiling *b) {
+    int i;
+    if (a->ncuts != b->ncuts) return 0;
+    for (i = 0; i < a->ncuts && i < KT_MAX_CUTS; i++)
+        if (a->cut[i] != b->cut[i]) return 0;
+    return 1;
+}
+
+/* Which blocks the proposal changes: an op whose strategy changed (its
+   compute tasks too), and every op converting a tensor whose tiling
+   changed (kt__lower_op's inputs).  Which lists are rebuilt: those
+   reading a changed block. */
+static void kt__plan_sim_diff(struct kt__plan_sim_work *w, const kt_graph *g,
+                              const kt_plan *from, const kt_plan *to) {
+    int o, x, k;
+    memset(w->spl, 0, (size_t)g->nop);
+    memset(w->blk, 0, (size_t)g->nop);
+    memset(w->lst, 0, (size_t)g->nop);
+    for (o = 0; o < g->nop; o++)
+        if (memcmp(&from->split[o * KT_MAX_CUTS], &to->split[o * KT_MAX_CUTS],
+                   sizeof(int) * (size_t)from->f.count) != 0)
+            w->spl[o] = w->blk[o] = 1;
+    for (x = 0; x < g->ntensor; x++)
+        if (!kt__same_tiling(&from->tiling[x], &to->tiling[x]))
+            for (k = w->tch_first[x]; k < w->tch_first[x + 1]; k++)
+                w->blk[w->tch_op[k]] = 1;
+    w->nchg = 0;
+    for (o = 0; o < g->nop; o++)
+        if (w->blk[o]) {
+            w->chg[w->nchg++] = o;
+            for (k = w->dep_first[o]; k < w->dep_first[o + 1]; k++)
+                w->lst[w->dep_op[k]] = 1;
+        }
+}
+
+/* The changed ops' new blocks (into w->stage) and compute times. */
+static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
+                                    const kt_plan *p, kt_error *err) {
+    const kt_graph *g = w->c.g;
+    int64_t nd = w->c.nd, d;
+    int k, n = 0;
+    void *np;
+    kt_status s;
+    if (!(np = kt__sim_grow(w->csec, &w->cap_csec,
+                            (size_t)w->nchg * (size_t)nd + 1,
+                            sizeof(double))))
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    w->csec = (double *)np;
+    for (k = 0; k < w->nchg; k++) {
+        int o = w->chg[k], m;
+        w->stage_first[k] = n;
+        w->xs.n = 0;
+        if ((s = kt__lower_op(g, p, o, &w->xs, err)) != KT_OK) return s;
+        if ((m = kt__tg_block(&w->c, &w->stage, o, w->xs.x, w->xs.n, n)) < 0)
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+        n += m;
+        if (w->spl[o])
+            for (d = 0; d < nd; d++) {
+                kt_range box[KT_MAX_VARS];
+                kt__op_task_box(g, p, o, d, box);
+                w->csec[k * nd + d] =
+                    kt__task_seconds(g, &g->op[o], box, w->c.t);
+            }
+    }
+    w->stage_first[w->nchg] = n;
+    return KT_OK;
+}
+
+/* Old task index -> new (-1: a task of a changed block, gone); `to_old`:
+   the other way.  Compute tasks keep their index; a task of an unchanged
+   block moves by the size changes of the changed blocks before it. */
+static int kt__plan_sim_map(const struct kt__plan_sim_work *w, int t,
+                            int to_old) {
+    const kt__tg *from = &w->tg[to_old ? 1 - w->cur : w->cur];
+    const int *end = to_old ? w->new_end : w->old_end;
+    const int *oend = to_old ? w->old_end : w->new_end;
+    int lo = 0, hi = w->nchg, ntc = (int)(w->c.g->nop * w->c.nd);
+    if (t < ntc) return t;
+    while (lo < hi) { /* changed blocks ending at or before t */
+        int mid = (lo + hi) / 2;
+        if (end[mid] <= t) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < w->nchg && from->base[w->chg[lo]] <= t) return -1;
+    return lo ? t + (oend[lo - 1] - end[lo - 1]) : t;
+}
+
+/* The proposal's task graph in w->tg[1 - cur]: the current one with the
+   changed blocks replaced, the rest of the tasks moved, the lists of the
+   ops in w->lst rebuilt and the others' moved. */
+static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
+                                     kt_error *err) {
+    const kt_graph *g = w->c.g;
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    int64_t nd = w->c.nd, d;
+    int ntc = (int)(g->nop * nd), o, k, n, i;
+    /* block bases */
+    for (o = 0, k = 0, n = ntc; o < g->nop; o++) {
+        N->base[o] = n;
+        if (k < w->nchg && w->chg[k] == o) {
+            n += w->stage_first[k + 1] - w->stage_first[k];
+            w->old_end[k] = O->base[o + 1];
+            w->new_end[k] = n;
+            k++;
+        } else {
+            n += O->base[o + 1] - O->base[o];
+        }
+    }
+    N->base[g->nop] = n;
+    if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
+        goto nomem;
+    /* tasks */
+    memcpy(N->sim.task, O->sim.task, sizeof(kt_sim_task) * (size_t)ntc);
+    memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
+    memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
+    for (o = 0, k = 0; o < g->nop; o++) {
+        const kt__tg *from = O;
+        int lo = O->base[o], len = O->base[o + 1] - O->base[o];
+        if (k < w->nchg && w->chg[k] == o) {
+            from = &w->stage;
+            lo = w->stage_first[k];
+            len = w->stage_first[k + 1] - lo;
+            if (w->spl[o])
+                for (d = 0; d < nd; d++)
+                    N->sim.task[o * nd + d].seconds = w->csec[k * nd + d];
+            k++;
+        }
+        if (len == 0) continue;
+        memcpy(N->sim.task + N->base[o], from->sim.task + lo,
+               sizeof(kt_sim_task) * (size_t)len);
+        memcpy(N->role + N->base[o], from->role + lo, sizeof(int) * (size_t)len);
+        memcpy(N->kind + N->base[o], from->kind + lo, sizeof(int) * (size_t)len);
+    }
+    /* predecessor lists */
+    N->seg[0] = 0;
+    for (o = 0; o < g->nop; o++) {
+        if (w->lst[o]) {
+            if (!kt__tg_op_preds(&w->c, N, o)) goto nomem;
+            continue;
+        } else {
+            int lo = O->seg[o], len = O->seg[o + 1] - lo, shift;
+            if (!kt__tg_reserve(N, 0, (size_t)(N->seg[o] + len) + 1))
+                goto nomem;
+            for (i = 0; i < len; i++)
+                N->sim.pred[N->seg[o] + i] =
+                    kt__plan_sim_map(w, O->sim.pred[lo + i], 0);
+            shift = N->seg[o] - lo;
+            N->seg[o + 1] = N->seg[o] + len;
+            for (d = 0; d < nd; d++) N->sim.task[o * nd + d].pred_first += shift;
+            for (i = N->base[o]; i < N->base[o + 1]; i++)
+                N->sim.task[i].pred_first += shift;
+        }
+    }
+    N->sim.ntask = n;
+    N->sim.ndev = nd;
+    N->sim.nlink = w->c.links.n;
+    return KT_OK;
+nomem:
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating the task "
+                    "graph");
+}
+
+/* Whether new task u (mapped from old task t) waits for the same tasks. */
+static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
+                                   int t) {
+    const kt_sim *os = &w->tg[w->cur].sim, *ns = &w->tg[1 - w->cur].sim;
+    const kt_sim_task *a = &os->task[t], *b = &ns->task[u];
+    int j;
+    if (a->npred != b->npred) return 0;
+    for (j = 0; j < a->npred; j++)
+        if (kt__plan_sim_map(w, os->pred[a->pred_first + j], 0) !=
+            ns->pred[b->pred_first + j])
+            return 0;
+    return 1;
+}
+
+/* Delta simulation of the spliced task graph (FlexFlow 5.3, Algorithm 2,
+   as in kt_sim_delta a resumption of Algorithm 1).  The previous run's
+   first k0 starts stay valid when every task they started is unchanged
+   and nothing new could have started among them.  So k0 is the smallest
+   of: the old position of every task that is gone or whose run time or
+   predecessors changed, and, for every new or changed task, a position it
+   cannot start before -- one after the latest position of its
+   predecessors (a task starts only after its predecessors; for a changed
+   or new predecessor its own bound), found as the least fixed point of
+   those rules (iterating up from 0; every iterate is a valid bound).
+   Task indices of the kept tasks keep their order, so ties resolve as
+   before.  From k0 the state is restored and the run goes to the end. */
+static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
+                                     int *kept, kt_error *err) {
+    const kt_graph *g = w->c.g;
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    struct kt__sim_work *wo = O->sim.work, *wn;
+    int64_t nd = w->c.nd, d, r;
+    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask;
+    int o, k, i, j, pass, changed, nh = 0;
+    void *np;
+    kt_status s;
+    if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
+    wn = N->sim.work;
+    if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
+                            sizeof(int))))
+        goto nomem;
+    w->bound = (int *)np;
+    k = (int)w->cap_inc; /* inc is all 0 between proposals */
+    if (!(np = kt__sim_grow(w->inc, &w->cap_inc, (size_t)n + 1, 1)))
+        goto nomem;
+    w->inc = (unsigned char *)np;
+    if (w->cap_inc > (size_t)k) memset(w->inc + k, 0, w->cap_inc - (size_t)k);
+    /* the changed and new tasks */
+    w->ncset = 0;
+    for (o = 0; o < g->nop; o++) {
+        int nlo = N->base[o], nhi = N->base[o + 1];
+        if (!w->lst[o]) continue;
+        if (!(np = kt__sim_grow(w->cset, &w->cap_cset,
+                                (size_t)(w->ncset + nd + nhi - nlo) + 1,
+                                sizeof(int))))
+            goto nomem;
+        w->cset = (int *)np;
+        for (d = 0; d < nd; d++) {
+            int u = (int)(o * nd + d);
+            if (N->sim.task[u].seconds != O->sim.task[u].seconds ||
+                !kt__plan_sim_same_preds(w, u, u))
+                w->cset[w->ncset++] = u;
+        }
+        for (i = nlo; i < nhi; i++)
+            if (w->blk[o] ||
+                !kt__plan_sim_same_preds(w, i, kt__plan_sim_map(w, i, 1)))
+                w->cset[w->ncset++] = i;
+    }
+    /* gone: the old tasks of the changed blocks */
+    for (k = 0; k < w->nchg; k++)
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+            if (wo->pos[i] < k0) k0 = wo->pos[i];
+    for (k = 0; k < w->ncset; k++) {
+        w->inc[w->cset[k]] = 1;
+        w->bound[w->cset[k]] = 0;
+    }
+    for (pass = 0, changed = 1; changed && pass < 64; pass++) {
+        changed = 0;
+        for (k = 0; k < w->ncset; k++) {
+            int u = w->cset[k], b = 0, t;
+            const kt_sim_task *tu = &N->sim.task[u];
+            for (j = 0; j < tu->npred; j++) {
+                int p = N->sim.pred[tu->pred_first + j];
+                int at = w->inc[p] ? w->bound[p]
+                                   : wo->pos[kt__plan_sim_map(w, p, 1)];
+                if (at + 1 > b) b = at + 1;
+            }
+            if (u < ntc || !w->blk[N->sim.task[u].op]) { /* an old task */
+                t = kt__plan_sim_map(w, u, 1);
+                if (wo->pos[t] < b) b = wo->pos[t];
+            }
+            if (b != w->bound[u]) {
+                w->bound[u] = b;
+                changed = 1;
+            }
+        }
+    }
+    for (k = 0; k < w->ncset; k++) {
+        if (w->bound[w->cset[k]] < k0) k0 = w->bound[w->cset[k]];
+        w->inc[w->cset[k]] = 0;
+    }
+    if (k0 > n) k0 = n;
+    /* the state after the first k0 starts, as the previous run had it */
+    for (i = 0; i < n; i++) {
+        wn->sec[i] = N->sim.task[i].seconds;
+        wn->pos[i] = n; /* not started */
+    }
+    for (d = 0; d < nd; d++) N->sim.busy[d] = kt__sim_busy(wn, (int)d);
+    for (r = 0; r < wn->nres; r++) {
+        wn->free_at[r] = 0;
+        wn->res_last[r] = -1;
+    }
+    for (k = 0; k < k0; k++) {
+        int t = wo->order[k], u = kt__plan_sim_map(w, t, 0), rr = wn->dev[u];
+        wn->order[k] = u;
+        wn->pos[u] = k;
+        wn->start[u] = wo->start[t];
+        wn->end[u] = wo->end[t];
+        wn->devprev[u] = wo->devprev[t] < 0
+                             ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
+        wn->free_at[rr] = wn->end[u];
+        wn->res_last[rr] = u;
+    }
+    k = k0 < wo->pmax_valid ? k0 : wo->pmax_valid;
+    if (k > 0) {
+        memcpy(wn->pmax, wo->pmax, sizeof(double) * (size_t)k);
+        memcpy(wn->pmax_at, wo->pmax_at, sizeof(int) * (size_t)k);
+    }
+    wn->pmax_valid = k;
+    wn->smax_valid = n;
+    wn->smax[n] = -1;
+    wn->smax_at[n] = -1;
+    for (i = 0; i < n; i++) {
+        kt__wait *wt = &wn->wait[i];
+        const int *pred = N->sim.pred + wn->pred_first[i];
+        if (wn->pos[i] < k0) continue;
+        wt->ready = 0;
+        wt->indeg = 0;
+        for (j = 0; j < wn->npred[i]; j++) {
+            int p = pred[j];
+            if (wn->pos[p] >= k0) wt->indeg++;
+            else if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
+        }
+        if (wt->indeg == 0) kt__hpush(wn->heap, &nh, wt->ready, i);
+    }
+    *kept = k0;
+    return kt__sim_resume(&N->sim, k0, 0, KT__RUN_RESTORED, nh, err);
+nomem:
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
+                              kt_error *err) {
+    struct kt__plan_sim_work *w = ps->work;
+    const kt_graph *g;
+    kt_plan *np;
+    kt_status s;
+    if (!w) return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim_propose: "
+                            "not initialised");
+    g = w->c.g;
+    ps->proposed = NULL;
+    w->pending = 0;
+    if ((s = kt__plan_check(g, next, err)) != KT_OK) return s;
+    if (!kt__same_factors(&next->f, &ps->plan->f))
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim_propose: the "
+                        "plan has other cut factors than the current one");
+    np = &w->plan[1 - w->cur];
+    memcpy(np->tiling, next->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
+    memcpy(np->split, next->split, sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+    kt__plan_sim_diff(w, g, ps->plan, np);
+    if ((s = kt__plan_sim_stage(w, np, err)) != KT_OK ||
+        (s = kt__plan_sim_splice(w, err)) != KT_OK ||
+        (s = kt__plan_sim_resume(w, &ps->kept, err)) != KT_OK)
+        return s;
+    w->pending = 1;
+    ps->proposed = &w->tg[1 - w->cur].sim;
+    kt__ok(err);
+    return KT_OK;
+}
+
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
@@ -2457,11 +3020,13 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     kt_search_options so;
     kt_machine m = kt_topology_machine(t);
     kt_plan cur, next;
+    kt_plan_sim ps;
     double start = kt__now(), cur_time, best_time = -1, next_time;
     uint64_t rng;
     int chain, o_idx;
     kt_status s = KT_OK;
     memset(&o, 0, sizeof o);
+    memset(&next, 0, sizeof next);
     if (opt) o = *opt;
     if (o.restarts <= 0) o.restarts = 2;
     if (o.beta <= 0) o.beta = 20;
@@ -2499,14 +3064,20 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
         if (chain > 0)
             for (o_idx = 0; o_idx < g->nop; o_idx++)
                 (void)kt__propose(g, &cur, o_idx, &rng);
-        if ((s = kt__plan_time(g, &cur, t, &cur_time, err)) != KT_OK) {
-            kt_plan_free(&cur);
+        /* the chain's task graph, updated by every proposal (delta
+           simulation, FlexFlow 5.3) */
+        s = kt_plan_sim_init(g, &cur, t, &ps, err);
+        kt_plan_free(&cur);
+        if (s != KT_OK) break;
+        if (!next.tiling && (s = kt__plan_copy(&next, ps.plan, g, err)) != KT_OK) {
+            kt_plan_sim_free(&ps);
             break;
         }
+        cur_time = ps.current->step_seconds;
         if (best_time < 0 || cur_time < best_time) {
             kt_plan_free(p);
-            if ((s = kt__plan_copy(p, &cur, g, err)) != KT_OK) {
-                kt_plan_free(&cur);
+            if ((s = kt__plan_copy(p, ps.plan, g, err)) != KT_OK) {
+                kt_plan_sim_free(&ps);
                 break;
             }
             best_time = cur_time;
@@ -2518,7 +3089,10 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
             if (o.seconds > 0 && kt__now() - start >
                                      o.seconds * (chain + 1) / o.restarts)
                 break;
-            if ((s = kt__plan_copy(&next, &cur, g, err)) != KT_OK) break;
+            memcpy(next.tiling, ps.plan->tiling,
+                   sizeof(kt_tiling) * (size_t)g->ntensor);
+            memcpy(next.split, ps.plan->split,
+                   sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
             (*tried)++;
             if (kt__rng(&rng) & 1) {
                 op = (int)(kt__rng(&rng) % (uint64_t)g->nop);
@@ -2527,34 +3101,26 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                 op = (int)(kt__rng(&rng) % (uint64_t)g->ntensor);
                 kt__propose_tensor(g, &next, op, &rng);
             }
-            if (op < 0) {
-                kt_plan_free(&next);
-                continue;
-            }
-            s = kt__plan_time(g, &next, t, &next_time, err);
-            if (s != KT_OK) {
-                kt_plan_free(&next);
-                break;
-            }
+            if (op < 0) continue;
+            if ((s = kt_plan_sim_propose(&ps, &next, err)) != KT_OK) break;
+            next_time = ps.proposed->step_seconds;
             /* Metropolis on the relative change (FlexFlow 6) */
             if (next_time <= cur_time ||
                 kt__rng_unit(&rng) <
                     exp(-o.beta * (next_time - cur_time) / cur_time)) {
-                kt_plan_free(&cur);
-                cur = next;
+                kt_plan_sim_accept(&ps);
                 cur_time = next_time;
                 (*accepted)++;
                 if (cur_time < best_time) {
                     kt_plan_free(p);
-                    if ((s = kt__plan_copy(p, &cur, g, err)) != KT_OK) break;
+                    if ((s = kt__plan_copy(p, ps.plan, g, err)) != KT_OK) break;
                     best_time = cur_time;
                 }
-            } else {
-                kt_plan_free(&next);
             }
         }
-        kt_plan_free(&cur);
+        kt_plan_sim_free(&ps);
     }
+    kt_plan_free(&next);
     if (s == KT_OK) s = kt_plan_eval(g, p, err);
     if (s != KT_OK) {
         kt_plan_free(p);
