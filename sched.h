@@ -1898,6 +1898,11 @@ struct kt__sim_work {
     int *npred;          /*   + npred[i])                                  */
     int *succ_first;     /* successors (CSR), derived from the pred lists  */
     int *succ;
+    int *preds;          /* the predecessor lists, task by task, as the    */
+    size_t ne;           /*   successors were derived from (ne entries)   */
+    unsigned char *compute; /* per task: a compute task                    */
+    int64_t ndev;        /* compute devices                                */
+    int derived;         /* succ, busy lists match dev, compute and preds  */
     int *dev;            /* per task: its resource                         */
     int *busy_first;     /* compute device d's tasks: busy_task[busy_first */
     int *busy_task;      /*   [d] .. busy_first[d + 1]), in index order    */
@@ -1920,7 +1925,7 @@ struct kt__sim_work {
     int *res_oldmax;     /*   the largest such position of its tasks, and  */
     int *res_dirty;      /*   whether it differs from the previous run     */
     int simulated;       /* a timeline of the current task graph exists     */
-    size_t cap_n, cap_res, cap_e, cap_crit; /* allocated lengths           */
+    size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
 };
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
@@ -1929,6 +1934,8 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->npred);
     KT_FREE(w->succ_first);
     KT_FREE(w->succ);
+    KT_FREE(w->preds);
+    KT_FREE(w->compute);
     KT_FREE(w->dev);
     KT_FREE(w->busy_first);
     KT_FREE(w->busy_task);
@@ -1965,9 +1972,9 @@ void kt_sim_invalidate(kt_sim *s) {
    between runs (swap.h does, thousands of times). */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, i, j;
+    int n = s->ntask, i, j, same;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
-    size_t e = 0;
+    size_t e = 0, ne_old;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
@@ -1977,9 +1984,13 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         if (!w) goto nomem;
         s->work = w;
     }
+    same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
+           w->ndev == s->ndev;
+    ne_old = same ? w->ne : 0;
     w->simulated = 0;
     w->n = n;
     w->nres = s->ndev + s->nlink;
+    w->ndev = s->ndev;
     if (n1 > w->cap_n) {
         size_t c = w->cap_n, need = n1 + 1;
         void *np;
@@ -1989,6 +2000,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(pred_first, int) || !KT__GROW(npred, int) ||
             !KT__GROW(succ_first, int) || !KT__GROW(dev, int) ||
+            !KT__GROW(compute, unsigned char) ||
             !KT__GROW(busy_task, int) ||
             !KT__GROW(sec, double) || !KT__GROW(start, double) ||
             !KT__GROW(end, double) || !KT__GROW(order, int) ||
@@ -2016,56 +2028,88 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
 #undef KT__GROW
         w->cap_res = c;
     }
-    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
+    /* Validate the tasks, keeping a copy of their devices, kinds and
+       predecessor lists: when all are what the last run had, the
+       successor lists and busy lists derived then still hold and are not
+       derived again (the common case of runs on one task graph; a kt_sim
+       refilled with another graph, however it was changed, differs
+       somewhere and is derived afresh). */
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
-        if (t->device < 0 || t->device >= w->nres)
+        int kind = t->kind == KT_TASK_COMPUTE;
+        if (t->device < 0 || t->device >= w->nres) {
+            w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
                             "device %lld of %lld", i, (long long)t->device,
                             (long long)w->nres);
+        }
         if (t->npred < 0 || t->pred_first < 0 ||
-            t->pred_first > INT_MAX - t->npred)
+            t->pred_first > INT_MAX - t->npred) {
+            w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
                             "predecessors pred[%d .. %d + %d)", i,
                             t->pred_first, t->pred_first, t->npred);
+        }
+        if (same && (w->dev[i] != (int)t->device || w->npred[i] != t->npred ||
+                     w->compute[i] != kind))
+            same = 0;
         w->dev[i] = (int)t->device;
         w->pred_first[i] = t->pred_first;
         w->npred[i] = t->npred;
-        w->pend[i] = 0;
+        w->compute[i] = (unsigned char)kind;
+        if (e + (size_t)t->npred + 1 > w->cap_e) {
+            void *np = kt__sim_grow(w->preds, &w->cap_e,
+                                    e + (size_t)t->npred + 1, sizeof(int));
+            if (!np) goto nomem;
+            w->preds = (int *)np;
+        }
         for (j = 0; j < t->npred; j++) {
             int p = s->pred[t->pred_first + j];
-            if (p < 0 || p >= n)
+            if (p < 0 || p >= n) {
+                w->derived = 0;
                 return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d "
                                 "waits for task %d of %d", i, p, n);
-            w->succ_first[p + 1]++;
+            }
+            if (same && (e >= ne_old || w->preds[e] != p)) same = 0;
+            w->preds[e++] = p;
         }
-        e += (size_t)t->npred;
     }
+    if (ne_old != e) same = 0;
+    w->ne = e;
+    if (same) {
+        for (i = 0; i < n; i++) w->pend[i] = -1;
+        w->derived = 1;
+        return KT_OK;
+    }
+    {
+        void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
+        if (!np) goto nomem;
+        w->succ = (int *)np;
+    }
+    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
+    for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
     /* each compute device's tasks in index order, to sum its busy time
        after a delta in the order kt_sim_run does */
     for (i = 0; i <= s->ndev; i++) w->busy_first[i] = 0;
     for (i = 0; i < n; i++)
-        if (s->task[i].kind == KT_TASK_COMPUTE && s->task[i].device < s->ndev)
-            w->busy_first[s->task[i].device + 1]++;
+        if (w->compute[i] && w->dev[i] < s->ndev)
+            w->busy_first[w->dev[i] + 1]++;
     for (i = 0; i < s->ndev; i++) w->busy_first[i + 1] += w->busy_first[i];
     for (i = 0; i < n; i++)
-        if (s->task[i].kind == KT_TASK_COMPUTE && s->task[i].device < s->ndev)
-            w->busy_task[w->busy_first[s->task[i].device]++] = i;
+        if (w->compute[i] && w->dev[i] < s->ndev)
+            w->busy_task[w->busy_first[w->dev[i]]++] = i;
     for (i = (int)s->ndev; i > 0; i--) w->busy_first[i] = w->busy_first[i - 1];
     w->busy_first[0] = 0;
-    {
-        void *np = kt__sim_grow(w->succ, &w->cap_e, e + 1, sizeof(int));
-        if (!np) goto nomem;
-        w->succ = (int *)np;
-    }
     /* pend counts the successors placed so far, then goes back to -1 */
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) w->pend[i] = 0;
+    for (i = 0, e = 0; i < n; i++)
         for (j = 0; j < w->npred[i]; j++) {
-            int p = s->pred[w->pred_first[i] + j];
+            int p = w->preds[e++];
             w->succ[w->succ_first[p] + w->pend[p]++] = i;
         }
     for (i = 0; i < n; i++) w->pend[i] = -1;
+    w->derived = 1;
     return KT_OK;
 nomem:
     kt_sim_invalidate(s);

@@ -1534,6 +1534,41 @@ static void test_delta_random(void) {
         kt_sim_free(&a);
     }
     {
+        /* one entry changed in place between runs -- a predecessor, a
+           device, a kind -- is noticed: the successor and busy lists
+           derived for the previous run are reused only for the same graph */
+        int round3, same = 1;
+        for (round3 = 0; round3 < 60; round3++) {
+            kt_sim a, fresh;
+            kt_error err;
+            int i = rnd(&seed, 2, 29);
+            build_random_sim(&a, 30, 3, 0, &seed);
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&a, &err) == KT_OK); /* reuses its lists */
+            if (round3 % 3 == 0 && a.task[i].npred > 0)
+                a.pred[a.task[i].pred_first] = rnd(&seed, 0, i - 1);
+            else if (round3 % 3 == 1)
+                a.task[i].device = (a.task[i].device + 1) % 3;
+            else
+                a.task[i].kind = KT_TASK_TRANSFER;
+            fresh = a;
+            fresh.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * 30);
+            fresh.pred = (int *)malloc(sizeof(int) * (30 * 3 + 1));
+            fresh.busy = (double *)malloc(sizeof(double) * 3);
+            fresh.critical = NULL;
+            fresh.work = NULL;
+            memcpy(fresh.task, a.task, sizeof(kt_sim_task) * 30);
+            memcpy(fresh.pred, a.pred, sizeof(int) * (30 * 3 + 1));
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&fresh, &err) == KT_OK);
+            if (!same_timeline(&a, &fresh, "changed in place", round3))
+                same = 0;
+            kt_sim_free(&fresh);
+            kt_sim_free(&a);
+        }
+        CHECKF(same, "a kt_sim changed in place keeps stale successor lists");
+    }
+    {
         /* errors: no run before, a task out of range, a bad run time */
         kt_sim s;
         kt_error err;
