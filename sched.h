@@ -1925,6 +1925,9 @@ struct kt__sim_work {
     int *res_oldmax;     /*   the largest such position of its tasks, and  */
     int *res_dirty;      /*   whether it differs from the previous run     */
     int simulated;       /* a timeline of the current task graph exists     */
+    int nnew, nremoved;  /* tasks a changed task graph added and dropped    */
+    int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
+                              being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
 };
 
@@ -2263,6 +2266,9 @@ static int kt__sim_restore(kt_sim *s, int k0) {
    run's first ones, every resource has the same last task with the same
    end, and no task whose end moved has a successor still to start --
    from there on the previous timeline is the answer. */
+/* The previous position of a task added to a changed task graph. */
+#define KT__NEW_TASK INT_MAX
+
 enum {
     KT__RUN_DELTA,    /* resume from k0 of the previous run, stop on rejoining */
     KT__RUN_FULL,     /* from the start                                        */
@@ -2270,11 +2276,18 @@ enum {
                          in the heap (kt_plan_sim_propose)                   */
 };
 
+static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
+
 static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
                                 kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, last;
-    int open = 0, dirty = 0, full = mode != KT__RUN_DELTA;
+    int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
+    int open = 0, dirty = 0, full = mode == KT__RUN_FULL, new_started = 0;
+    w->rejoin = -1;
+    if (mode == KT__RUN_RESTORED) {
+        int64_t r;
+        for (r = 0; r < w->nres; r++) dirty += w->res_dirty[r];
+    }
     if (mode == KT__RUN_FULL) {
         int64_t r;
         for (r = 0; r < w->nres; r++) {
@@ -2302,9 +2315,15 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
         if (!full) {
-            /* what still differs from the previous run */
+            /* what still differs from the previous run (a task added to a
+               changed task graph differs) */
             const int *pred = s->pred + w->pred_first[t];
             int moved = end != w->end[t] || start != w->start[t], now;
+            if (oldpos == KT__NEW_TASK) { /* added: no previous position */
+                new_started++;
+                moved = 1;
+                oldpos = -1;
+            }
             if (oldpos > maxpos) maxpos = oldpos;
             for (j = 0; j < w->npred[t]; j++)
                 if (w->pend[pred[j]] > 0 && --w->pend[pred[j]] == 0) open--;
@@ -2330,8 +2349,14 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
             if (end > u->ready) u->ready = end;
             if (--u->indeg == 0) kt__hpush(w->heap, &nh, u->ready, w->succ[j]);
         }
-        if (!full && open == 0 && dirty == 0 && maxpos == kk - 1 && kk > k1)
+        /* rejoined: the tasks started are the previous run's first
+           maxpos + 1 but for the ones gone, plus every one added */
+        if (!full && open == 0 && dirty == 0 && maxpos >= k1 &&
+            new_started == w->nnew &&
+            kk - w->nnew + w->nremoved == maxpos + 1) {
+            broke = 1;
             break;
+        }
     }
     /* the tasks this run started get their times */
     for (k = k0; k < kk; k++) {
@@ -2340,15 +2365,27 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
         s->task[t].start = w->start[t];
         s->task[t].end = w->end[t];
     }
-    if (full && kk < n)
+    if (mode != KT__RUN_DELTA && !broke && kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
                         "graph has a cycle (%d of %d tasks can run)", kk, n);
+    if (mode == KT__RUN_RESTORED && broke) {
+        /* the caller appends the rest of the previous timeline */
+        w->rejoin = maxpos + 1;
+        w->rejoin_kk = kk;
+        return KT_OK;
+    }
+    return kt__sim_finish(s, k0, kk, err);
+}
+
+/* The step time, from the maxima of the ends before and after the
+   positions k0 .. kk the last run rewrote, and the critical path. */
+static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    int n = s->ntask, last;
     s->step_seconds = 0;
     s->ncritical = 0;
     w->simulated = 1;
     if (n == 0) return KT_OK;
-    /* the step time: the latest end, from the maxima before and after the
-       positions this run rewrote */
     if (w->pmax_valid > k0) w->pmax_valid = k0;
     kt__sim_pmax_to(w, kk - 1);
     if (w->smax_valid < kk) w->smax_valid = kk;
@@ -2419,6 +2456,7 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
             s->busy[t->device] = kt__sim_busy(w, (int)t->device);
     }
+    w->nnew = w->nremoved = 0;
     if (k0 < s->ntask)
         st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, 0, err);
     if (st != KT_OK) {
@@ -2908,7 +2946,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     struct kt__sim_work *wo = O->sim.work, *wn;
     int64_t nd = w->c.nd, d, r;
-    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask;
+    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask, k1;
     int o, k, i, j, pass, changed, nh = 0;
     void *np;
     kt_status s;
@@ -2978,27 +3016,57 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         w->inc[w->cset[k]] = 0;
     }
     if (k0 > n) k0 = n;
-    /* the state after the first k0 starts, as the previous run had it */
+    /* the state after the first k0 starts, as the previous run had it;
+       for the later tasks their previous positions and times, to see
+       where the new timeline rejoins the previous one (added tasks have
+       none) */
+    k1 = -1;
+    wn->nnew = wn->nremoved = 0;
+    for (k = 0; k < w->nchg; k++) {
+        wn->nnew += w->new_end[k] - N->base[w->chg[k]];
+        wn->nremoved += w->old_end[k] - O->base[w->chg[k]];
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+            if (wo->pos[i] > k1) k1 = wo->pos[i];
+    }
     for (i = 0; i < n; i++) {
+        int t = kt__plan_sim_map(w, i, 1);
         wn->sec[i] = N->sim.task[i].seconds;
-        wn->pos[i] = n; /* not started */
+        if (t < 0) {
+            wn->pos[i] = KT__NEW_TASK;
+            wn->start[i] = wn->end[i] = -1;
+        } else {
+            wn->pos[i] = wo->pos[t];
+            wn->start[i] = wo->start[t];
+            wn->end[i] = wo->end[t];
+        }
+    }
+    for (k = 0; k < w->ncset; k++) {
+        int u = w->cset[k];
+        if (wn->pos[u] != KT__NEW_TASK && wn->pos[u] > k1) k1 = wn->pos[u];
     }
     for (d = 0; d < nd; d++) N->sim.busy[d] = kt__sim_busy(wn, (int)d);
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
-        wn->res_last[r] = -1;
+        wn->res_last[r] = wn->res_lastold[r] = wn->res_oldmax[r] = -1;
+        wn->res_dirty[r] = 0;
     }
     for (k = 0; k < k0; k++) {
         int t = wo->order[k], u = kt__plan_sim_map(w, t, 0), rr = wn->dev[u];
         wn->order[k] = u;
-        wn->pos[u] = k;
-        wn->start[u] = wo->start[t];
-        wn->end[u] = wo->end[t];
         wn->devprev[u] = wo->devprev[t] < 0
                              ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
         wn->free_at[rr] = wn->end[u];
         wn->res_last[rr] = u;
+        wn->res_lastold[rr] = wn->res_oldmax[rr] = k;
     }
+    /* a device or link that ran a task now gone differs from the previous
+       run until a later task of its own has run there */
+    for (k = 0; k < w->nchg; k++)
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++) {
+            int rr = wo->dev[i];
+            if (wo->pos[i] > wn->res_oldmax[rr]) wn->res_oldmax[rr] = wo->pos[i];
+            wn->res_dirty[rr] = 1;
+        }
     k = k0 < wo->pmax_valid ? k0 : wo->pmax_valid;
     if (k > 0) {
         memcpy(wn->pmax, wo->pmax, sizeof(double) * (size_t)k);
@@ -3022,7 +3090,19 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         if (wt->indeg == 0) kt__hpush(wn->heap, &nh, wt->ready, i);
     }
     *kept = k0;
-    return kt__sim_resume(&N->sim, k0, 0, KT__RUN_RESTORED, nh, err);
+    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, nh, err);
+    if (s != KT_OK || wn->rejoin < 0) return s;
+    /* rejoined: the rest of the previous timeline, at the new indices and
+       positions */
+    for (k = wn->rejoin, i = wn->rejoin_kk; k < O->sim.ntask; k++, i++) {
+        int t = wo->order[k], u = kt__plan_sim_map(w, t, 0);
+        wn->order[i] = u;
+        wn->pos[u] = i;
+        wn->devprev[u] = wo->devprev[t] < 0
+                             ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
+    }
+    *kept += O->sim.ntask - wn->rejoin;
+    return kt__sim_finish(&N->sim, k0, wn->rejoin_kk, err);
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
