@@ -13,6 +13,11 @@
    Target (the sched.h issue): full simulation under 20 ms on 64 devices,
    delta at least 10x faster than full.
 
+   Then MCMC proposals priced from scratch (kt_lower + kt_sim_build +
+   kt_sim_run) and by the incremental task graph (kt_plan_sim_propose) on
+   the same plans, same run: ms per proposal, ratio, proposals/s, and the
+   share of the previous timeline the delta simulations kept.
+
    Then MCMC (FlexFlow 6) against the level DP on zoo models, every plan
    simulated on the same topology: the DP plan for bytes and for the time
    objective, data parallelism, and the MCMC plan after a fixed number of
@@ -154,7 +159,7 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
     t_init = cpu_now() - t0;
     ntask0 = ps.current->ntask;
     if (kt__plan_copy(&next, &p, g, &err) != KT_OK) return die("copy", &err);
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n;) { /* i: proposals priced so far */
         memcpy(next.tiling, ps.plan->tiling,
                sizeof(kt_tiling) * (size_t)g->ntensor);
         memcpy(next.split, ps.plan->split,
@@ -192,6 +197,7 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
             kt_program_free(&prog);
         }
         if (xorshift_next(&rng) % 3 == 0) kt_plan_sim_accept(&ps);
+        i++;
     }
     {
         double ms = median(scratch, scratch_runs), mi = median(inc, inc_runs);
@@ -296,7 +302,12 @@ int main(int argc, char **argv) {
     printf("\n| model | devices | tasks | init s | from scratch: ms per "
            "proposal (n) | incremental: ms per proposal (n) | ratio | "
            "proposals/s | timeline kept |\n|---|---|---|---|---|---|---|---|---|\n");
-    if (bench_proposals(m, 8, "flat:8:450G", 8, 200)) return 1;
+    if (bench_proposals("mlp:layers=4,hidden=1024,batch=64", 8,
+                        "nodes:2x4:300G:25G", 8, 400) ||
+        bench_proposals("rnn:layers=2,hidden=512,steps=4,batch=32", 8,
+                        "nodes:2x4:300G:25G", 8, 400) ||
+        bench_proposals(m, 8, "flat:8:450G", 8, 200))
+        return 1;
     if (!quick && bench_proposals(m, 64, "nodes:8x8:450G:400Gb", 4, 40))
         return 1;
     printf("\n| model | devices | DP bytes: step ms | DP time: step ms | "
