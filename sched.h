@@ -2844,7 +2844,7 @@ static int kt__plan_sim_map(const struct kt__plan_sim_work *w, int t,
     const int *end = to_old ? w->new_end : w->old_end;
     const int *oend = to_old ? w->old_end : w->new_end;
     int lo = 0, hi = w->nchg, ntc = (int)(w->c.g->nop * w->c.nd);
-    if (t < ntc) return t;
+    if (t < ntc || hi == 0 || t < from->base[w->chg[0]]) return t;
     while (lo < hi) { /* changed blocks ending at or before t */
         int mid = (lo + hi) / 2;
         if (end[mid] <= t) lo = mid + 1;
