@@ -23,13 +23,13 @@
      exactly what lowering, building and simulating from scratch give.
 
      Not yet: the issue's speed targets on wresnet-152 over 64 devices
-     (448k tasks).  A full simulation takes ~80-95 ms (target 20 ms), a
-     delta ~2.5x less than full (target 10x), MCMC ~8 proposals/s
-     (target 10,000): every proposal still costs O(tasks) -- the splice
-     copies the task graph, the successor lists are derived again, and a
-     delta re-simulates ~75% of the timeline because a change at time 0
-     (a weight's new transfers) moves the resumption point to the start
-     even where it touches one link.  See README "Performance".
+     (448k tasks).  A full simulation takes 72-95 ms (target 20 ms), a
+     delta 2.2-2.5x less than full (target 10x), MCMC about 9 proposals
+     per second (target 10,000): every proposal still costs O(tasks) --
+     the splice copies the task graph, the successor lists are derived
+     again, and a delta re-simulates ~75% of the timeline because a change
+     at time 0 (a weight's new transfers) moves the resumption point to
+     the start even where it touches one link.  See README "Performance".
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
