@@ -13,6 +13,11 @@
    Target (the sched.h issue): full simulation under 20 ms on 64 devices,
    delta at least 10x faster than full.
 
+   Then MCMC proposals priced from scratch (kt_lower + kt_sim_build +
+   kt_sim_run) and by the incremental task graph (kt_plan_sim_propose) on
+   the same plans, same run: ms per proposal, ratio, proposals/s, and the
+   share of the previous timeline the delta simulations kept.
+
    Then MCMC (FlexFlow 6) against the level DP on zoo models, every plan
    simulated on the same topology: the DP plan for bytes and for the time
    objective, data parallelism, and the MCMC plan after a fixed number of
@@ -121,6 +126,93 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     return 0;
 }
 
+/* MCMC proposals (FlexFlow 6) priced two ways on the same plans: lowered,
+   built and simulated from scratch (what kt_plan_mcmc did before), and
+   by the incremental task graph with delta simulation (kt_plan_sim, what
+   it does now).  A proposal gives a random op a random configuration or a
+   random tensor a random tiling, as kt_plan_mcmc's do; a third are
+   accepted.  Both must give the same step time (checked). */
+static int bench_proposals(const char *model, int ndev, const char *topo,
+                           int scratch_runs, int inc_runs) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan p, next;
+    kt_topology t;
+    kt_search_options so;
+    kt_plan_sim ps;
+    double t0, t_init, scratch[8], inc[400], kept = 0, ntask = 0;
+    int ntask0;
+    int i, n = scratch_runs > inc_runs ? scratch_runs : inc_runs;
+    uint64_t rng = 99;
+    memset(&so, 0, sizeof so);
+    if (scratch_runs > 8) scratch_runs = 8;
+    if (n > 400) n = inc_runs = 400;
+    if (kt_zoo_build(model, &g, &err) != KT_OK) return die(model, &err);
+    if (kt_factors_default(ndev, &f, &err) != KT_OK) return die("factors", &err);
+    if (kt_topology_parse(topo, &t, &err) != KT_OK) return die(topo, &err);
+    so.strategy = KT_STRATEGY_DP;
+    if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) return die("plan", &err);
+    t0 = cpu_now();
+    if (kt_plan_sim_init(g, &p, &t, &ps, &err) != KT_OK)
+        return die("plan sim", &err);
+    t_init = cpu_now() - t0;
+    ntask0 = ps.current->ntask;
+    if (kt__plan_copy(&next, &p, g, &err) != KT_OK) return die("copy", &err);
+    for (i = 0; i < n;) { /* i: proposals priced so far */
+        memcpy(next.tiling, ps.plan->tiling,
+               sizeof(kt_tiling) * (size_t)g->ntensor);
+        memcpy(next.split, ps.plan->split,
+               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        if (xorshift_next(&rng) & 1) {
+            int op = (int)(xorshift_next(&rng) % (uint64_t)g->nop);
+            if (!kt__propose(g, &next, op, &rng)) continue;
+        } else {
+            kt__propose_tensor(g, &next,
+                               (int)(xorshift_next(&rng) % (uint64_t)g->ntensor),
+                               &rng);
+        }
+        t0 = cpu_now();
+        if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
+            return die("propose", &err);
+        if (i < inc_runs) inc[i] = cpu_now() - t0;
+        kept += ps.kept;
+        ntask += ps.proposed->ntask;
+        if (i < scratch_runs) {
+            kt_program prog;
+            kt_sim sim;
+            t0 = cpu_now();
+            if (kt_lower(g, &next, &prog, &err) != KT_OK ||
+                kt_sim_build(g, &next, &prog, &t, &sim, &err) != KT_OK ||
+                kt_sim_run(&sim, &err) != KT_OK)
+                return die("from scratch", &err);
+            scratch[i] = cpu_now() - t0;
+            if (sim.step_seconds != ps.proposed->step_seconds) {
+                fprintf(stderr, "bench_sched: proposal %d: incremental %.17g "
+                        "s, from scratch %.17g s\n", i,
+                        ps.proposed->step_seconds, sim.step_seconds);
+                return 1;
+            }
+            kt_sim_free(&sim);
+            kt_program_free(&prog);
+        }
+        if (xorshift_next(&rng) % 3 == 0) kt_plan_sim_accept(&ps);
+        i++;
+    }
+    {
+        double ms = median(scratch, scratch_runs), mi = median(inc, inc_runs);
+        printf("| %s | %d | %d | %.3f | %.1f (%d) | %.2f (%d) | %.1fx | %.1f "
+               "| %.1f%% |\n", model, ndev, ntask0, t_init,
+               ms * 1e3, scratch_runs, mi * 1e3, inc_runs, ms / mi, 1.0 / mi,
+               100.0 * kept / ntask);
+    }
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+    return 0;
+}
+
 /* Simulated step time of plan p on t. */
 static int sim_time(const kt_graph *g, const kt_plan *p, const kt_topology *t,
                     double *seconds) {
@@ -207,6 +299,17 @@ int main(int argc, char **argv) {
            "full < 20 ms |\n|---|---|---|---|---|---|---|---|---|\n");
     if (bench_one(m, 8, "flat:8:450G")) return 1;
     if (!quick && bench_one(m, 64, "nodes:8x8:450G:400Gb")) return 1;
+    printf("\n| model | devices | tasks | init s | from scratch: ms per "
+           "proposal (n) | incremental: ms per proposal (n) | ratio | "
+           "proposals/s | timeline kept |\n|---|---|---|---|---|---|---|---|---|\n");
+    if (bench_proposals("mlp:layers=4,hidden=1024,batch=64", 8,
+                        "nodes:2x4:300G:25G", 8, 400) ||
+        bench_proposals("rnn:layers=2,hidden=512,steps=4,batch=32", 8,
+                        "nodes:2x4:300G:25G", 8, 400) ||
+        bench_proposals(m, 8, "flat:8:450G", 8, 200))
+        return 1;
+    if (!quick && bench_proposals(m, 64, "nodes:8x8:450G:400Gb", 4, 40))
+        return 1;
     printf("\n| model | devices | DP bytes: step ms | DP time: step ms | "
            "data: step ms | MCMC: step ms | MCMC / DP | MCMC from DP: step ms "
            "| ratio to DP | proposals | proposals/s |\n"

@@ -1534,6 +1534,41 @@ static void test_delta_random(void) {
         kt_sim_free(&a);
     }
     {
+        /* one entry changed in place between runs -- a predecessor, a
+           device, a kind -- is noticed: the successor and busy lists
+           derived for the previous run are reused only for the same graph */
+        int round3, same = 1;
+        for (round3 = 0; round3 < 60; round3++) {
+            kt_sim a, fresh;
+            kt_error err;
+            int i = rnd(&seed, 2, 29);
+            build_random_sim(&a, 30, 3, 0, &seed);
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&a, &err) == KT_OK); /* reuses its lists */
+            if (round3 % 3 == 0 && a.task[i].npred > 0)
+                a.pred[a.task[i].pred_first] = rnd(&seed, 0, i - 1);
+            else if (round3 % 3 == 1)
+                a.task[i].device = (a.task[i].device + 1) % 3;
+            else
+                a.task[i].kind = KT_TASK_TRANSFER;
+            fresh = a;
+            fresh.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * 30);
+            fresh.pred = (int *)malloc(sizeof(int) * (30 * 3 + 1));
+            fresh.busy = (double *)malloc(sizeof(double) * 3);
+            fresh.critical = NULL;
+            fresh.work = NULL;
+            memcpy(fresh.task, a.task, sizeof(kt_sim_task) * 30);
+            memcpy(fresh.pred, a.pred, sizeof(int) * (30 * 3 + 1));
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&fresh, &err) == KT_OK);
+            if (!same_timeline(&a, &fresh, "changed in place", round3))
+                same = 0;
+            kt_sim_free(&fresh);
+            kt_sim_free(&a);
+        }
+        CHECKF(same, "a kt_sim changed in place keeps stale successor lists");
+    }
+    {
         /* errors: no run before, a task out of range, a bad run time */
         kt_sim s;
         kt_error err;
@@ -1736,6 +1771,197 @@ static void test_compute_model(void) {
 }
 
 static void test_device_kinds(void); /* at the end of the file */
+/* Is the incrementally updated task graph `a` the from-scratch one `b`,
+   task by task, with the same timeline?  Links may be numbered apart: one
+   consistent renaming is allowed. */
+static int same_task_graph(const kt_sim *a, const kt_sim *b, const char *what,
+                           int round) {
+    int64_t *ab, *ba, i;
+    int j, ok = a->ntask == b->ntask && a->ndev == b->ndev;
+    int64_t nl = (a->nlink > b->nlink ? a->nlink : b->nlink) + 1;
+    ab = (int64_t *)malloc(sizeof(int64_t) * (size_t)nl);
+    ba = (int64_t *)malloc(sizeof(int64_t) * (size_t)nl);
+    for (i = 0; i < nl; i++) ab[i] = ba[i] = -1;
+    for (i = 0; ok && i < a->ntask; i++) {
+        const kt_sim_task *x = &a->task[i], *y = &b->task[i];
+        if (x->kind != y->kind || x->op != y->op || x->src != y->src ||
+            x->dst != y->dst || x->bytes != y->bytes ||
+            x->seconds != y->seconds || x->npred != y->npred) {
+            printf("%s, proposal %d: task %lld differs\n", what, round,
+                   (long long)i);
+            ok = 0;
+            break;
+        }
+        if (x->kind == KT_TASK_COMPUTE) {
+            ok = x->device == y->device;
+        } else {
+            int64_t la = x->device - a->ndev, lb = y->device - b->ndev;
+            if (ab[la] < 0 && ba[lb] < 0) {
+                ab[la] = lb;
+                ba[lb] = la;
+            }
+            ok = ab[la] == lb && ba[lb] == la;
+        }
+        for (j = 0; ok && j < x->npred; j++)
+            ok = a->pred[x->pred_first + j] == b->pred[y->pred_first + j];
+        if (!ok)
+            printf("%s, proposal %d: task %lld's device or predecessors "
+                   "differ\n", what, round, (long long)i);
+    }
+    free(ab);
+    free(ba);
+    return ok && same_timeline(a, b, what, round);
+}
+
+/* The incremental task graph (kt_plan_sim) against lowering, building and
+   simulating every plan from scratch: MCMC-style proposals -- a random
+   op's random configuration, a random tensor's random tiling, and now and
+   then several at once -- some accepted, the others dropped; after each,
+   the proposed task graph and timeline must equal the from-scratch ones
+   exactly, and the current one must stay what it was. */
+static void test_plan_sim_case(const char *model, int ndev, const char *topo,
+                               kt_strategy strategy, int proposals,
+                               uint64_t seed, int64_t *kept, int64_t *total) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p, next;
+    kt_search_options so;
+    kt_plan_sim ps;
+    int i, ok = 1, accepted = 0;
+    double cur_step;
+    char what[200];
+    snprintf(what, sizeof what, "plan sim %s on %d devices, %s", model, ndev,
+             topo);
+    memset(&so, 0, sizeof so);
+    CHECK(kt_zoo_build(model, &g, &err) == KT_OK);
+    /* a spec has a colon; anything else is the text of a topology file */
+    if (strchr(topo, ':'))
+        CHECK(kt_topology_parse(topo, &t, &err) == KT_OK);
+    else
+        CHECKF(kt_topology_parse_text(topo, "mixed", &t, &err) == KT_OK, "%s",
+               err.message);
+    f = factors(ndev == 4 ? "2,2" : ndev == 6 ? "3,2" : "8");
+    if (ndev == 8) kt_factors_default(8, &f, &err);
+    so.strategy = strategy;
+    if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) {
+        so.strategy = KT_STRATEGY_DP;
+        CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    }
+    CHECKF(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    cur_step = ps.current->step_seconds;
+    for (i = 0; i < proposals && ok; i++) {
+        kt_program prog;
+        kt_sim ref;
+        int moves = 1 + (rnd(&seed, 0, 9) == 0) * rnd(&seed, 1, 3), m;
+        memcpy(next.tiling, ps.plan->tiling,
+               sizeof(kt_tiling) * (size_t)kt_graph_tensor_count(g));
+        memcpy(next.split, ps.plan->split,
+               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        for (m = 0; m < moves; m++) {
+            if (rnd(&seed, 0, 1))
+                kt__propose(g, &next, (int)rnd(&seed, 0, g->nop - 1), &seed);
+            else
+                kt__propose_tensor(g, &next,
+                                   (int)rnd(&seed, 0, g->ntensor - 1), &seed);
+        }
+        CHECKF(kt_plan_sim_propose(&ps, &next, &err) == KT_OK, "%s",
+               err.message);
+        CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
+        CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
+        CHECK(kt_sim_run(&ref, &err) == KT_OK);
+        ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i);
+        CHECKF(ok, "%s, proposal %d", what, i);
+        CHECK(ps.current->step_seconds == cur_step);
+        *kept += ps.kept;
+        *total += ref.ntask;
+        if (rnd(&seed, 0, 2) == 0) {
+            kt_plan_sim_accept(&ps);
+            CHECK(ps.proposed == NULL &&
+                  ps.current->step_seconds == ref.step_seconds);
+            cur_step = ps.current->step_seconds;
+            accepted++;
+        }
+        kt_sim_free(&ref);
+        kt_program_free(&prog);
+    }
+    /* a proposal of the current plan changes nothing */
+    CHECK(kt_plan_sim_propose(&ps, ps.plan, &err) == KT_OK &&
+          ps.kept == ps.current->ntask &&
+          ps.proposed->step_seconds == cur_step);
+    printf("%s: %d proposals (%d accepted) equal to lowering, building and "
+           "simulating from scratch\n", what, i, accepted);
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+static void test_plan_sim(void) {
+    int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer proposals */
+    int n = quick ? 60 : 400;
+    int64_t kept = 0, total = 0;
+    kt_error err;
+    kt_plan_sim ps;
+    kt_graph *g;
+    kt_plan p, bad;
+    kt_topology t;
+    kt_factors f;
+    kt_search_options so;
+    test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
+                       "nodes:2x2:300G:25G", KT_STRATEGY_DATA, n, 11, &kept,
+                       &total);
+    test_plan_sim_case("mlp:layers=4,hidden=96,batch=24", 6,
+                       "nodes:3x2:300G:25G", KT_STRATEGY_DP, n, 12, &kept,
+                       &total);
+    test_plan_sim_case("transformer:layers=1,dmodel=64,heads=4,ffn=128,"
+                       "seq=16,batch=4", 4, "nodes:2x2:300G:25G",
+                       KT_STRATEGY_DP, n, 13, &kept, &total);
+    test_plan_sim_case("rnn:layers=2,hidden=64,steps=3,batch=8", 8,
+                       "nodes:2x4:300G:25G", KT_STRATEGY_GREEDY, n, 14, &kept,
+                       &total);
+    test_plan_sim_case("wresnet:depth=50,widen=1,batch=2,image=64", 4,
+                       "flat:4:100G", KT_STRATEGY_DATA, n, 15, &kept, &total);
+    /* two device kinds: a changed op's compute tasks are priced on their
+       own device's kind, as a fresh build prices them */
+    test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
+                       "kind fast flops 989T membw 4.8T\n"
+                       "kind slow flops 100T membw 1T\n"
+                       "devices 0,2 fast\ndevices 1,3 slow\n"
+                       "level 2 25G\nlevel 2 300G\n",
+                       KT_STRATEGY_DP, n, 16, &kept, &total);
+    printf("plan sim: the delta simulations kept %.1f%% of the previous "
+           "timelines\n", total ? 100.0 * (double)kept / (double)total : 0.0);
+    /* errors: other factors, a plan for another graph */
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=16,batch=8", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+    memset(&so, 0, sizeof so);
+    kt_factors_default(4, &f, &err);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 4;
+    CHECK(kt_plan_init(&bad, g, &f, &err) == KT_OK);
+    CHECKF(kt_plan_sim_propose(&ps, &bad, &err) != KT_OK &&
+           strstr(err.message, "factors"), "%s", err.message);
+    CHECK(ps.proposed == NULL);
+    kt_plan_free(&bad);
+    bad = p;
+    bad.ntensors--;
+    CHECK(kt_plan_sim_propose(&ps, &bad, &err) != KT_OK);
+    kt_plan_sim_accept(&ps); /* nothing pending: no change */
+    CHECK(ps.current->step_seconds > 0);
+    kt_plan_sim_free(&ps);
+    CHECK(kt_topology_parse("flat:8:100G", &t, &err) == KT_OK);
+    CHECKF(kt_plan_sim_init(g, &p, &t, &ps, &err) != KT_OK &&
+           strstr(err.message, "devices"), "%s", err.message);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
 
 int main(void) {
     clock_t t0 = clock();
@@ -1750,6 +1976,7 @@ int main(void) {
     test_compute_model();
     test_mcmc();
     test_device_kinds();
+    test_plan_sim();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "
            "(%ld reductions)\n",
