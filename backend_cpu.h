@@ -2142,10 +2142,23 @@ static kt_status kt__plan_copy_eval(const kt_graph *g, const kt_plan *p,
     return s;
 }
 
-kt_status kt_cpu_verify_program(const kt_graph *g, const kt_plan *p,
-                                const kt_program *prog,
-                                const kt_cpu_verify_options *o,
-                                kt_cpu_report *rep, kt_error *err) {
+/* What a run under a memory cap adds to a verification: the swap plan,
+   its memory model, the arena capacity and the report of the swaps. */
+typedef struct kt__cpu_swap_run {
+    const kt_swap_model *m;
+    const kt_swap_plan *sp;
+    int64_t capacity;
+    kt_cpu_swap_report *rep;
+} kt__cpu_swap_run;
+
+/* The one verification: the serial step and the partitioned one (in
+   per-device arenas when `swap` is given) from the same leaves, every
+   tensor compared, the bytes moved set against the plan's prediction. */
+static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
+                                    const kt_program *prog,
+                                    const kt__cpu_swap_run *swap,
+                                    const kt_cpu_verify_options *o,
+                                    kt_cpu_report *rep, kt_error *err) {
     kt_cpu_verify_options def;
     kt_cpu_state ref, leaves;
     kt_cpu_devices dev;
@@ -2173,17 +2186,28 @@ kt_status kt_cpu_verify_program(const kt_graph *g, const kt_plan *p,
     for (t = 0; t < nt; t++)
         memcpy(leaves.val[t], ref.val[t], (size_t)ref.numel[t] * sizeof(kt_real));
     s = kt_cpu_run_serial(g, &ref, &o->run, err);
-    if (s == KT_OK)
+    if (s == KT_OK && swap)
+        s = kt_cpu_run_swapped(g, p, prog, swap->m, swap->sp, swap->capacity,
+                               &leaves, &o->run, &dev, swap->rep, err);
+    else if (s == KT_OK)
         s = kt_cpu_run_partitioned(g, p, prog, &leaves, &o->run, &dev, err);
     if (s == KT_OK) {
         rep->bytes_moved = dev.bytes_moved;
         rep->bytes_ok = dev.bytes_moved == rep->predicted_bytes;
         kt_cpu_compare(g, &ref, &dev, o->tol, o->eps, rep);
+        if (swap) rep->ok = rep->ok && swap->rep->ok;
     }
     kt_cpu_devices_free(&dev);
     kt_cpu_state_free(&ref);
     kt_cpu_state_free(&leaves);
     return s;
+}
+
+kt_status kt_cpu_verify_program(const kt_graph *g, const kt_plan *p,
+                                const kt_program *prog,
+                                const kt_cpu_verify_options *o,
+                                kt_cpu_report *rep, kt_error *err) {
+    return kt__cpu_verify_run(g, p, prog, NULL, o, rep, err);
 }
 
 kt_status kt_cpu_verify(const kt_graph *g, const kt_plan *p,
@@ -3004,46 +3028,13 @@ kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
                              const kt_cpu_verify_options *o,
                              kt_cpu_report *rep, kt_cpu_swap_report *srep,
                              kt_error *err) {
-    kt_cpu_verify_options def;
-    kt_cpu_state ref, leaves;
-    kt_cpu_devices dev;
-    kt_status s;
-    int nt = kt_graph_tensor_count(g), t;
-    memset(rep, 0, sizeof *rep);
+    kt__cpu_swap_run swap;
     memset(srep, 0, sizeof *srep);
-    memset(&dev, 0, sizeof dev);
-    rep->worst_tensor = -1;
-    if (!o) {
-        kt_cpu_verify_defaults(&def);
-        o = &def;
-    }
-    if ((s = kt_cpu_check_graph(g, err)) != KT_OK) return s;
-    if ((s = kt__plan_copy_eval(g, p, &rep->predicted_bytes, err)) != KT_OK)
-        return s;
-    rep->program_bytes = prog->total_bytes;
-    rep->ndev = prog->ndev;
-    if ((s = kt_cpu_state_init(&ref, g, err)) != KT_OK) return s;
-    if ((s = kt_cpu_state_init(&leaves, g, err)) != KT_OK) {
-        kt_cpu_state_free(&ref);
-        return s;
-    }
-    kt_cpu_fill_inputs(g, &ref, o->seed);
-    for (t = 0; t < nt; t++)
-        memcpy(leaves.val[t], ref.val[t], (size_t)ref.numel[t] * sizeof(kt_real));
-    s = kt_cpu_run_serial(g, &ref, &o->run, err);
-    if (s == KT_OK)
-        s = kt_cpu_run_swapped(g, p, prog, m, sp, capacity, &leaves, &o->run,
-                               &dev, srep, err);
-    if (s == KT_OK) {
-        rep->bytes_moved = dev.bytes_moved;
-        rep->bytes_ok = dev.bytes_moved == rep->predicted_bytes;
-        kt_cpu_compare(g, &ref, &dev, o->tol, o->eps, rep);
-        rep->ok = rep->ok && srep->ok;
-    }
-    kt_cpu_devices_free(&dev);
-    kt_cpu_state_free(&ref);
-    kt_cpu_state_free(&leaves);
-    return s;
+    swap.m = m;
+    swap.sp = sp;
+    swap.capacity = capacity;
+    swap.rep = srep;
+    return kt__cpu_verify_run(g, p, prog, &swap, o, rep, err);
 }
 
 #endif /* KT_BACKEND_CPU_IMPLEMENTED */
