@@ -2172,6 +2172,25 @@ enum {
     KT__G_READS      /* its input transfers reading tensor x, by src         */
 };
 
+/* Does task i of op's block belong to a group of kind `what`: the op's
+   output conversions (all, or only their reductions), its input
+   conversions, or those reading tensor x? */
+static int kt__tg_selects(const kt__tg *tg, const kt_op *op, int i, int what,
+                          int x) {
+    int r = tg->role[i];
+    if (what == KT__G_OUTPUT) return r == op->ninputs;
+    if (what == KT__G_REDUCE)
+        return r == op->ninputs && tg->kind[i] == KT_XFER_REDUCE;
+    if (what == KT__G_INPUT) return r < op->ninputs;
+    return r < op->ninputs && op->input[r] == x;
+}
+
+/* The device a group files task i under: readers by sender, the rest by
+   receiver. */
+static int64_t kt__tg_group_device(const kt__tg *tg, int i, int what) {
+    return what == KT__G_READS ? tg->sim.task[i].src : tg->sim.task[i].dst;
+}
+
 /* Group `gi` of the scratch: the tasks of op q's block that `what` selects,
    by device d in gitem[gfirst[f + d] .. gfirst[f + d + 1]) with f = gi *
    (nd + 1), ascending; the items from *nitem on.  Several ops may add to
@@ -2185,16 +2204,8 @@ static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
     for (k = 0; k < nops; k++) {
         const kt_op *op = &c->g->op[ops[k]];
         for (i = tg->base[ops[k]]; i < tg->base[ops[k] + 1]; i++) {
-            int r = tg->role[i];
-            int keep = what == KT__G_OUTPUT   ? r == op->ninputs
-                       : what == KT__G_REDUCE ? r == op->ninputs &&
-                                                    tg->kind[i] == KT_XFER_REDUCE
-                       : what == KT__G_INPUT  ? r < op->ninputs
-                                              : r < op->ninputs &&
-                                                    op->input[r] == x;
-            if (keep)
-                first[(what == KT__G_READS ? tg->sim.task[i].src
-                                           : tg->sim.task[i].dst) + 1]++;
+            if (kt__tg_selects(tg, op, i, what, x))
+                first[kt__tg_group_device(tg, i, what) + 1]++;
         }
     }
     first[0] = from;
@@ -2203,16 +2214,8 @@ static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
     for (k = 0; k < nops; k++) {
         const kt_op *op = &c->g->op[ops[k]];
         for (i = tg->base[ops[k]]; i < tg->base[ops[k] + 1]; i++) {
-            int r = tg->role[i];
-            int keep = what == KT__G_OUTPUT   ? r == op->ninputs
-                       : what == KT__G_REDUCE ? r == op->ninputs &&
-                                                    tg->kind[i] == KT_XFER_REDUCE
-                       : what == KT__G_INPUT  ? r < op->ninputs
-                                              : r < op->ninputs &&
-                                                    op->input[r] == x;
-            if (keep)
-                c->gitem[first[what == KT__G_READS ? tg->sim.task[i].src
-                                                   : tg->sim.task[i].dst]++] = i;
+            if (kt__tg_selects(tg, op, i, what, x))
+                c->gitem[first[kt__tg_group_device(tg, i, what)]++] = i;
         }
     }
     for (d = nd; d > 0; d--) first[d] = first[d - 1];
