@@ -2749,6 +2749,11 @@ static kt_status kt__s_bind(kt__srun *s, kt_error *err) {
                         "bytes, more than the %lld-byte arena",
                         (long long)s->obj_off[sp->nobjects],
                         (long long)s->capacity);
+    /* memory is allocated for the pool only: every placement is checked
+       against its object and the capacity, so nothing past the pool is
+       ever addressed, and an 80 GB capacity costs no more host memory
+       than the step's pool */
+    s->slots = s->obj_off[sp->nobjects] / s->unit;
     return KT_OK;
 }
 
@@ -2763,9 +2768,7 @@ static kt_status kt__s_init_device(kt__srun *s, int64_t d,
     const kt_swap_model *m = s->m;
     int i, nm = m->ntensors, nt = s->r.ntensors;
     kt_status st;
-    /* the whole capacity, not zeroed: the pool's objects are poisoned
-       below, and the bytes past the pool are never addressed (the OS backs
-       only the pages touched) */
+    /* the pool's slots (kt__s_bind), poisoned below object by object */
     if ((uint64_t)s->slots + 1 <= (uint64_t)SIZE_MAX / sizeof(kt_real))
         v->arena = (kt_real *)KT_MALLOC(((size_t)s->slots + 1) *
                                         sizeof(kt_real));
@@ -2776,9 +2779,9 @@ static kt_status kt__s_init_device(kt__srun *s, int64_t d,
     v->obj_tensor = (int *)kt__calloc((size_t)s->sp->nobjects + 1, sizeof(int));
     if (!v->arena || !v->valid || !v->dirty || !v->where || !v->resident ||
         !v->obj_tensor)
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the arena "
-                        "of %lld bytes of device %lld", (long long)s->capacity,
-                        (long long)d);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the pool "
+                        "of %lld bytes of device %lld",
+                        (long long)s->obj_off[s->sp->nobjects], (long long)d);
     v->host = out->tile + d * nt;
     for (i = 0; i < s->sp->nobjects; i++) {
         v->obj_tensor[i] = -1;
@@ -2941,7 +2944,6 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
     s.m = m;
     s.sp = sp;
     s.capacity = capacity;
-    s.slots = capacity / s.unit;
     rep->ndev = ndev;
     rep->capacity = capacity;
     rep->pool_bytes = sp->pool_bytes;

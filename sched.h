@@ -3803,6 +3803,8 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
             }
         }
         kt_plan_sim_free(&ps);
+        if (s != KT_OK) break; /* a failed chain ends the search: the next
+                                  chain's start would hide its error */
     }
     kt_plan_free(&next);
     if (s == KT_OK) s = kt_plan_eval(g, p, err);

@@ -6663,7 +6663,7 @@ static void kt__zoo_wresnet(kt__zoo_net *net, const kt__zoo_args *a) {
     /* 1/(s*s) only when there are pixels (an empty stack is reported by
        kt_zoo_text, whose text is never parsed) */
     kt__str_add(b, "gap[n,c] = sum(h,w) %s[n,c,h,w] * %.17g\n", in,
-                s > 0 ? 1.0 / (double)(s * s) : 0.0);
+                s > 0 ? 1.0 / ((double)s * (double)s) : 0.0);
     kt__zoo_fc(b, "logits", "gap", "Wfc", cin, K, 0);
     kt__zoo_loss(b, "logits", B, K);
 }
@@ -6875,9 +6875,17 @@ static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
                             "least 1", model, a->p[i].key);
     if (!strcmp(model, "wresnet")) {
         int64_t d = kt__zoo_get(a, "depth");
+        int64_t width = kt__zoo_get(a, "width"), wf = kt__zoo_get(a, "widen");
         if (!kt__wresnet_blocks(d))
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: depth %lld "
                             "is not 26, 50, 101 or 152", (long long)d);
+        /* the widest layer has width * widen * 32 channels (stage 4's
+           8x, bottleneck 4x); keep it where int64 products stay exact --
+           a tensor that large is refused later by its element count */
+        if (width > (INT64_C(1) << 40) / 32 / wf)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo wresnet: width %lld "
+                            "x widen %lld x 32 channels is more than 2^40",
+                            (long long)width, (long long)wf);
     }
     if (!strcmp(model, "transformer") &&
         kt__zoo_get(a, "dmodel") % kt__zoo_get(a, "heads") != 0)

@@ -3702,11 +3702,18 @@ static int verify_under_memory(const kt_graph *g, const kt_plan *p,
     st = kt_swap_search(&m, kind, so, &res, &err);
     if (st == KT_ERR_INVALID) {
         kt_swap_alloc a;
+        kt_error search_err = err;
         int64_t least = 0;
+        int too_small = 0;
         char b1[32], b2[32];
         format_bytes(so->memory, b1, sizeof b1);
+        /* "too small" only when it is: other invalid input keeps the
+           search's own message */
         if (kt_swap_alloc_minimal(&m, &a, &least, &err) == KT_OK) {
             kt_swap_alloc_free(&a);
+            too_small = least > so->memory;
+        }
+        if (too_small) {
             format_bytes(least, b2, sizeof b2);
             rc = fail(EXIT_BAD_INPUT, "--memory %s: too small for this step "
                       "on %lld device%s; the smallest memory that runs it is "
@@ -3715,7 +3722,7 @@ static int verify_under_memory(const kt_graph *g, const kt_plan *p,
                       (long long)prog.ndev, prog.ndev == 1 ? "" : "s",
                       (long long)least, b2);
         } else {
-            rc = fail_kt("verify: swap plan", &err);
+            rc = fail_kt("verify: swap plan", &search_err);
         }
         goto out;
     }

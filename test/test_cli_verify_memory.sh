@@ -95,6 +95,14 @@ expect_json "$dir/a.json" verify --model "$M" --memory 1M --json &&
 assert d['swapped_in_bytes'] == 0 and d['plan_swapped_bytes'] == 0, d" \
         "$dir/a.json" 1048576 1 0
 
+# A GPU-sized memory costs no more host memory than the pool: 80G (more
+# than this machine has) runs, nothing swapped.
+expect_json "$dir/g.json" verify --model "$M" --devices 2 --memory 80G \
+    --search none --json &&
+    check "80G per device: runs, nothing swapped" "$SWAP_OK
+assert d['swapped_in_bytes'] == 0 and d['plan_swapped_bytes'] == 0, d" \
+        "$dir/g.json" 85899345920 2 0
+
 # A plan file (the model-parallel plan) runs under a cap too.
 if expect_json "$dir/pm.json" plan --model "$M" --devices 4 --strategy model \
     --json; then

@@ -599,7 +599,8 @@ static void test_corrupted(void) {
         KT_OK) {
         expect_caught("ODSwap plan", g, &s, &r.plan, s.all, "pool plans");
         kt_swap_result_free(&r);
-    }
+    } else
+        CHECKF(0, "ODSwap search failed: %s", err.message);
     /* a model without the executor's buffers (kt_swap_model_from_plan) */
     {
         kt_swap_model m2;
@@ -621,9 +622,12 @@ static void test_corrupted(void) {
                        st == KT_OK ? "" : err.message);
                 if (st == KT_OK) kt_cpu_swap_report_free(&sr);
                 kt_swap_result_free(&r);
-            }
+            } else
+                CHECKF(0, "search on the model without buffers: %s",
+                       err.message);
             kt_swap_model_free(&m2);
-        }
+        } else
+            CHECKF(0, "kt_swap_model_from_plan: %s", err.message);
     }
 out:
     setup_free(&s);

@@ -135,6 +135,11 @@ static void test_bad_specs(void) {
         {"mlp:batch=-4", "batch needs a non-negative integer"},
         {"mlp:layers=0", "layers must be at least 1"},
         {"wresnet:depth=34", "depth 34 is not 26, 50, 101 or 152"},
+        /* channel counts whose int64 products would overflow */
+        {"wresnet:width=1099511627776,widen=1099511627776",
+         "width 1099511627776 x widen 1099511627776 x 32 channels is more "
+         "than 2^40"},
+        {"wresnet:width=1099511627776", "x 32 channels is more than 2^40"},
         /* an image too small for the conv/pool stack names the first empty
            layer and the smallest image that works */
         {"wresnet:depth=50,image=2", "zoo wresnet: image 2 is too small: "
