@@ -2284,6 +2284,28 @@ static int plan_file_build(const char *cmd, const char *path, const jv *root,
     return 0;
 }
 
+/* The model (--model or --model-file) and its plan: the --plan file when
+   `path` is given, else the DP plan for factors f under `objective`, on
+   `machine` (NULL: the default one).  The graph and plan are the caller's
+   to free: *g as soon as it is set, p only when this returns 0. */
+static int load_model_and_plan(const char *cmd, const model_args *ma,
+                               const char *path, const jv *root,
+                               const kt_factors *f, kt_objective objective,
+                               const kt_machine *machine, kt_graph **g,
+                               kt_plan *p) {
+    kt_search_options opt;
+    kt_error err;
+    int rc;
+    if ((rc = load_model(cmd, ma, g)) != 0) return rc;
+    if (path) return plan_file_build(cmd, path, root, *g, f, p);
+    memset(&opt, 0, sizeof opt);
+    opt.strategy = KT_STRATEGY_DP;
+    opt.objective = objective;
+    opt.machine = machine;
+    if (kt_plan_search(*g, f, &opt, p, &err) != KT_OK) return fail_kt(cmd, &err);
+    return 0;
+}
+
 static int cmd_eval(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
@@ -2898,7 +2920,6 @@ static int cmd_sim(int argc, char **argv) {
     const char *path, *tspec;
     model_args ma;
     kt_objective objective = KT_OBJECTIVE_BYTES;
-    kt_search_options opt;
     kt_machine machine;
     kt_topology topo;
     kt_factors f;
@@ -3008,23 +3029,14 @@ static int cmd_sim(int argc, char **argv) {
     /* the plan */
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
-    if ((rc = load_model("sim", &ma, &g)) != 0) goto done;
-    if (path) {
-        if ((rc = plan_file_build("sim", path, &root, g, &f, &p)) != 0)
-            goto done;
-    } else {
-        memset(&opt, 0, sizeof opt);
-        opt.strategy = KT_STRATEGY_DP;
-        opt.objective = objective;
-        if (o[O_TOPOLOGY].value || o[O_TOPOLOGY_FILE].value) {
-            machine = kt_topology_machine(&topo);
-            opt.machine = &machine;
-        }
-        if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
-            rc = fail_kt("sim", &err);
-            goto done;
-        }
-    }
+    machine = kt_topology_machine(&topo);
+    if ((rc = load_model_and_plan("sim", &ma, path, &root, &f, objective,
+                                  o[O_TOPOLOGY].value ||
+                                          o[O_TOPOLOGY_FILE].value
+                                      ? &machine
+                                      : NULL,
+                                  &g, &p)) != 0)
+        goto done;
     have_plan = 1;
     if (o[O_PROFILE].value) {
         if (kt_profile_load_file(g, o[O_PROFILE].value, &prof, &err) !=
@@ -3760,7 +3772,6 @@ static int cmd_verify(int argc, char **argv) {
     int64_t memory = 0, gens = 10;
     const char *path;
     model_args ma;
-    kt_search_options opt;
     kt_cpu_verify_options vo;
     kt_cpu_report r;
     kt_factors f;
@@ -3842,18 +3853,9 @@ static int cmd_verify(int argc, char **argv) {
     }
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
-    if ((rc = load_model("verify", &ma, &g)) != 0) goto done;
-    if (path) {
-        if ((rc = plan_file_build("verify", path, &root, g, &f, &p)) != 0)
-            goto done;
-    } else {
-        memset(&opt, 0, sizeof opt);
-        opt.strategy = KT_STRATEGY_DP;
-        if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
-            rc = fail_kt("verify", &err);
-            goto done;
-        }
-    }
+    if ((rc = load_model_and_plan("verify", &ma, path, &root, &f,
+                                  KT_OBJECTIVE_BYTES, NULL, &g, &p)) != 0)
+        goto done;
     have_plan = 1;
     memset(&so, 0, sizeof so);
     so.memory = memory;
