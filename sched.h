@@ -1378,37 +1378,12 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
 
 kt_status kt_topology_load_file(const char *path, kt_topology *t,
                                 kt_error *err) {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    size_t len = 0, cap = 0, got;
+    char *text;
+    size_t len;
     kt_status s;
     kt__topology_defaults(t);
-    if (!f)
-        return kt__fail(err, KT_ERR_IO, 0, "cannot open topology file %s",
-                        path);
-    for (;;) {
-        if (len + 4096 > cap) {
-            char *nt = (char *)KT_REALLOC(text, cap ? 2 * cap : 16384);
-            if (!nt) {
-                KT_FREE(text);
-                fclose(f);
-                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-            }
-            text = nt;
-            cap = cap ? 2 * cap : 16384;
-        }
-        got = fread(text + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) { /* a directory, say */
-        fclose(f);
-        KT_FREE(text);
-        return kt__fail(err, KT_ERR_IO, 0, "cannot read topology file %s",
-                        path);
-    }
-    fclose(f);
-    text[len] = '\0';
+    if ((s = kt__read_file(path, "topology file", &text, &len, err)) != KT_OK)
+        return s;
     if (strlen(text) != len) {
         KT_FREE(text);
         return kt__fail(err, KT_ERR_PARSE, 0, "topology file %s: not a text "
@@ -1621,34 +1596,12 @@ kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
 
 kt_status kt_profile_load_file(const kt_graph *g, const char *path,
                                kt_profile *out, kt_error *err) {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    size_t len = 0, cap = 0, got;
+    char *text;
+    size_t len;
     kt_status s;
     memset(out, 0, sizeof *out);
-    if (!f)
-        return kt__fail(err, KT_ERR_IO, 0, "cannot open profile %s", path);
-    for (;;) {
-        if (len + 4096 > cap) {
-            char *nt = (char *)KT_REALLOC(text, cap ? 2 * cap : 65536);
-            if (!nt) {
-                KT_FREE(text);
-                fclose(f);
-                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-            }
-            text = nt;
-            cap = cap ? 2 * cap : 65536;
-        }
-        got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) { /* a directory, say */
-        fclose(f);
-        KT_FREE(text);
-        return kt__fail(err, KT_ERR_IO, 0, "cannot read profile %s", path);
-    }
-    fclose(f);
+    if ((s = kt__read_file(path, "profile", &text, &len, err)) != KT_OK)
+        return s;
     s = kt_profile_parse(g, text, len, out, err);
     if (s != KT_OK) {
         /* name the file as well */

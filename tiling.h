@@ -3134,39 +3134,54 @@ done:
     return s;
 }
 
-kt_status kt_graph_load_file(kt_graph **out, const char *path, kt_error *err) {
-    FILE *f;
+/* A whole file as NUL-terminated text (*text is the caller's to free);
+   `what` names it in the messages ("model file", "profile"). */
+static kt_status kt__read_file(const char *path, const char *what,
+                               char **text_out, size_t *len_out,
+                               kt_error *err) {
+    FILE *f = fopen(path, "rb");
     char *text = NULL;
-    size_t len = 0, cap = 0;
-    kt_status s;
-    *out = NULL;
-    f = fopen(path, "rb");
-    if (!f)
-        return kt__fail(err, KT_ERR_IO, 0, "cannot open model file %s", path);
+    size_t len = 0, cap = 0, got;
+    *text_out = NULL;
+    *len_out = 0;
+    if (!f) return kt__fail(err, KT_ERR_IO, 0, "cannot open %s %s", what, path);
     for (;;) {
-        size_t got;
-        if (len == cap) {
+        if (len + 1 >= cap) { /* room for the NUL at the end */
             size_t nc = cap ? 2 * cap : 65536;
-            char *nt = (char *)KT_REALLOC(text, nc);
-            if (!nt || nc > ((size_t)1 << 31)) {
-                KT_FREE(nt ? nt : text);
+            char *nt = nc > ((size_t)1 << 31) ? NULL
+                                               : (char *)KT_REALLOC(text, nc);
+            if (!nt) {
+                KT_FREE(text);
                 fclose(f);
-                return kt__fail(err, KT_ERR_NOMEM, 0,
-                                "model file %s is too large", path);
+                return kt__fail(err, KT_ERR_NOMEM, 0, "%s %s is too large "
+                                "(or out of memory)", what, path);
             }
             text = nt;
             cap = nc;
         }
-        got = fread(text + len, 1, cap - len, f);
+        got = fread(text + len, 1, cap - len - 1, f);
         len += got;
         if (got == 0) break;
     }
-    if (ferror(f)) {
+    if (ferror(f)) { /* a directory, say */
         fclose(f);
         KT_FREE(text);
-        return kt__fail(err, KT_ERR_IO, 0, "cannot read model file %s", path);
+        return kt__fail(err, KT_ERR_IO, 0, "cannot read %s %s", what, path);
     }
     fclose(f);
+    text[len] = '\0';
+    *text_out = text;
+    *len_out = len;
+    return KT_OK;
+}
+
+kt_status kt_graph_load_file(kt_graph **out, const char *path, kt_error *err) {
+    char *text;
+    size_t len;
+    kt_status s;
+    *out = NULL;
+    if ((s = kt__read_file(path, "model file", &text, &len, err)) != KT_OK)
+        return s;
     if ((s = kt_graph_create(out, err)) == KT_OK)
         s = kt_graph_parse(*out, text, len, err);
     KT_FREE(text);
