@@ -2394,10 +2394,17 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    The hot per-task data lives here in compact arrays (the task structs
    are 72 bytes: one cache miss each), copied back to the tasks after a
    run. */
-typedef struct kt__hitem {
-    double ready;
-    int task;
-} kt__hitem;
+typedef struct kt__queue { /* see kt__qpush */
+    uint64_t *key;   /* per task: the bits of its ready time, once queued */
+    int *next;       /* per task: the next one in its bucket              */
+    int head[65], tail[65]; /* bucket b: a list, -1: empty (b >= 1)       */
+    uint64_t used;   /* bit b - 1: bucket b is not empty                  */
+    uint64_t last;   /* the ready time being taken (bits)                  */
+    int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
+    int sorted;      /* now is sorted and being taken                      */
+    int *late, nlate; /* tasks ready at `last` that came after the sort    */
+    int count;       /* tasks queued                                       */
+} kt__queue;
 
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
@@ -2431,7 +2438,7 @@ struct kt__sim_work {
     int smax_valid;
     kt__wait *wait;      /* scratch of one run                              */
     int *pend;           /* a task whose end moved: successors to start    */
-    kt__hitem *heap;
+    kt__queue queue;
     double *free_at;     /* per resource: when it is free,                 */
     int *res_last;       /*   its last task so far,                        */
     int *res_lastold;    /*   that task's position in the previous run,    */
@@ -2467,7 +2474,11 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->smax_at);
     KT_FREE(w->wait);
     KT_FREE(w->pend);
-    KT_FREE(w->heap);
+    KT_FREE(w->queue.key);
+    KT_FREE(w->queue.next);
+    KT_FREE(w->queue.now);
+    KT_FREE(w->queue.spare);
+    KT_FREE(w->queue.late);
     KT_FREE(w->free_at);
     KT_FREE(w->res_last);
     KT_FREE(w->res_lastold);
@@ -2524,7 +2535,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             !KT__GROW(pmax, double) || !KT__GROW(pmax_at, int) ||
             !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
-            !KT__GROW(heap, kt__hitem))
+            !KT__GROW(queue.key, uint64_t) || !KT__GROW(queue.next, int) ||
+            !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
+            !KT__GROW(queue.late, int))
             goto nomem;
 #undef KT__GROW
         w->cap_n = c;
@@ -2632,50 +2645,181 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
-/* Min-heap of (ready time, task), ties by task index so runs are
-   deterministic.  Four children per node: half the depth of a binary
-   heap, and a node's children share a cache line. */
-static int kt__hless(const kt__hitem *a, const kt__hitem *b) {
-    return (a->ready < b->ready) | ((a->ready == b->ready) & (a->task < b->task));
+/* The ready queue of Algorithm 1: tasks taken in order of (ready time,
+   task index).  The ready times taken never decrease -- a task becomes
+   ready when its last predecessor ends, no earlier than that predecessor
+   was itself ready -- which allows a radix heap (Ahuja, Mehlhorn, Orlin
+   and Tarjan 1990) instead of a comparison heap: every queued time is >=
+   `last`, the time of the tasks being taken now, and a task waits in
+   bucket b when b is the length of the longest prefix its time shares
+   with `last` counted from the right (b = 1 + the highest differing bit).
+   Nonnegative doubles order like their bit patterns, so those are the
+   keys.  Taking from bucket 0 needs no search; when it runs out, the
+   lowest nonempty bucket is scanned for its least time, which becomes
+   `last`, and its tasks move to lower buckets -- each task moves at most
+   64 times, in practice once or twice.
+
+   Bucket 0, the tasks ready exactly at `last`, is where the index order
+   matters.  Such tasks come in groups (every successor a task releases is
+   ready at its end; a step of 64 devices ends many tasks at the same
+   instant), so bucket 0 is sorted by index once, when its time comes, and
+   taken in order.  A task that becomes ready at `last` while that group
+   is being taken (its predecessor took no time) goes to a small min-heap
+   by index, and each take is the lesser of the two heads. */
+static uint64_t kt__qbits(double ready) {
+    uint64_t b;
+    memcpy(&b, &ready, sizeof b);
+    return b;
 }
 
-static void kt__hpush(kt__hitem *h, int *n, double ready, int task) {
-    int i = (*n)++;
-    kt__hitem x;
-    x.ready = ready;
-    x.task = task;
-    while (i > 0 && kt__hless(&x, &h[(i - 1) / 4])) {
-        h[i] = h[(i - 1) / 4];
-        i = (i - 1) / 4;
-    }
-    h[i] = x;
+static double kt__qtime(uint64_t b) {
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
 }
 
-static kt__hitem kt__hpop(kt__hitem *h, int *n) {
-    kt__hitem top = h[0], x = h[--(*n)];
-    int i = 0, nn = *n, c, m;
-    /* the hole goes down to a leaf along the smaller children, then the
-       last item moves up from there: it usually belongs near the bottom,
-       so this compares about half as often as sifting it down */
-    while ((c = 4 * i + 1) < nn) {
-        m = c;
-        if (c + 3 < nn) {
-            int m1 = kt__hless(&h[c + 1], &h[c]) ? c + 1 : c;
-            int m2 = kt__hless(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
-            m = kt__hless(&h[m2], &h[m1]) ? m2 : m1;
-        } else {
-            for (c = c + 1; c < nn; c++)
-                if (kt__hless(&h[c], &h[m])) m = c;
-        }
-        h[i] = h[m];
-        i = m;
+/* The bucket of key b, relative to q->last (b >= last). */
+static int kt__qbucket(const kt__queue *q, uint64_t b) {
+    uint64_t x = b ^ q->last;
+    int k = 0;
+    if (!x) return 0;
+    /* position of the highest set bit, by halving (portable C99) */
+    if (x >> 32) { k += 32; x >>= 32; }
+    if (x >> 16) { k += 16; x >>= 16; }
+    if (x >> 8) { k += 8; x >>= 8; }
+    if (x >> 4) { k += 4; x >>= 4; }
+    if (x >> 2) { k += 2; x >>= 2; }
+    if (x >> 1) k += 1;
+    return k + 1;
+}
+
+static void kt__qappend(kt__queue *q, int b, int task) {
+    q->next[task] = -1;
+    if (q->head[b] < 0) {
+        q->head[b] = task;
+        q->used |= UINT64_C(1) << (b - 1);
+    } else {
+        q->next[q->tail[b]] = task;
     }
-    while (i > 0 && kt__hless(&x, &h[(i - 1) / 4])) {
-        h[i] = h[(i - 1) / 4];
-        i = (i - 1) / 4;
+    q->tail[b] = task;
+}
+
+/* the min-heap by index of the tasks ready at `last` that came late */
+static void kt__qlate_push(kt__queue *q, int task) {
+    int i = q->nlate++;
+    while (i > 0 && task < q->late[(i - 1) / 2]) {
+        q->late[i] = q->late[(i - 1) / 2];
+        i = (i - 1) / 2;
     }
-    h[i] = x;
+    q->late[i] = task;
+}
+
+static int kt__qlate_pop(kt__queue *q) {
+    int top = q->late[0], x = q->late[--q->nlate], i = 0, c;
+    while ((c = 2 * i + 1) < q->nlate) {
+        if (c + 1 < q->nlate && q->late[c + 1] < q->late[c]) c++;
+        if (x < q->late[c]) break;
+        q->late[i] = q->late[c];
+        i = c;
+    }
+    if (q->nlate > 0) q->late[i] = x;
     return top;
+}
+
+/* Sorts q->now[0 .. nnow) by merging the ascending runs it already has
+   (tasks released together come in index order, so there are few). */
+static void kt__qsort_now(kt__queue *q) {
+    int n = q->nnow;
+    for (;;) {
+        int *a = q->now, *o = q->spare, i = 0, runs = 0;
+        while (i < n) {
+            int j = i + 1, k, x, y, m;
+            while (j < n && a[j - 1] < a[j]) j++;
+            k = j < n ? j + 1 : j;
+            while (k < n && a[k - 1] < a[k]) k++;
+            runs++;
+            if (j == n && i == 0) return; /* one run: sorted */
+            for (x = i, y = j, m = i; x < j && y < k;)
+                o[m++] = a[x] < a[y] ? a[x++] : a[y++];
+            while (x < j) o[m++] = a[x++];
+            while (y < k) o[m++] = a[y++];
+            i = k;
+        }
+        q->now = o;
+        q->spare = a;
+        if (runs == 1) return;
+    }
+}
+
+static void kt__qreset(kt__queue *q) {
+    int b;
+    for (b = 0; b <= 64; b++) q->head[b] = -1;
+    q->used = 0;
+    q->last = 0;
+    q->nnow = q->inow = q->nlate = 0;
+    q->sorted = 0;
+    q->count = 0;
+}
+
+/* Queues a task ready at `ready` (>= the time of the last task taken). */
+static void kt__qpush(kt__queue *q, double ready, int task) {
+    uint64_t b = kt__qbits(ready);
+    q->count++;
+    if (b != q->last) {
+        q->key[task] = b;
+        kt__qappend(q, kt__qbucket(q, b), task);
+    } else if (!q->sorted) {
+        q->now[q->nnow++] = task;
+    } else {
+        kt__qlate_push(q, task);
+    }
+}
+
+/* The next time with tasks: the least in the lowest nonempty bucket; its
+   tasks become the group taken now, the others of that bucket move down. */
+static void kt__qadvance(kt__queue *q) {
+    int b = 1, t;
+    uint64_t u = q->used, least;
+    while (!(u & 1)) { /* the lowest nonempty bucket */
+        u >>= 1;
+        b++;
+    }
+    least = q->key[q->head[b]];
+    for (t = q->next[q->head[b]]; t >= 0; t = q->next[t])
+        if (q->key[t] < least) least = q->key[t];
+    q->last = least;
+    q->nnow = q->inow = 0;
+    t = q->head[b];
+    q->head[b] = -1;
+    q->used &= ~(UINT64_C(1) << (b - 1));
+    while (t >= 0) {
+        int next = q->next[t];
+        if (q->key[t] == least) q->now[q->nnow++] = t;
+        else kt__qappend(q, kt__qbucket(q, q->key[t]), t);
+        t = next;
+    }
+}
+
+/* Takes the task with the least (ready time, index); the queue must not
+   be empty. */
+static int kt__qpop(kt__queue *q, double *ready) {
+    int t;
+    if (q->inow == q->nnow && q->nlate == 0) {
+        kt__qadvance(q);
+        q->sorted = 0;
+    }
+    if (!q->sorted) {
+        kt__qsort_now(q);
+        q->sorted = 1;
+    }
+    if (q->nlate > 0 &&
+        (q->inow == q->nnow || q->late[0] < q->now[q->inow]))
+        t = kt__qlate_pop(q);
+    else
+        t = q->now[q->inow++];
+    q->count--;
+    *ready = kt__qtime(q->last);
+    return t;
 }
 
 /* Extends the prefix maxima of ends forward to position k (inclusive). */
@@ -2745,10 +2889,11 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
 
 /* The state after the previous run's first k0 starts: what each later task
    still waits for, and when each resource it uses becomes free.  Returns
-   the heap size. */
-static int kt__sim_restore(kt_sim *s, int k0) {
+   the queue. */
+static void kt__sim_restore(kt_sim *s, int k0) {
     struct kt__sim_work *w = s->work;
-    int k, j, nh = 0;
+    int k, j;
+    kt__qreset(&w->queue);
     for (k = k0; k < s->ntask; k++) {
         int t = w->order[k], dp = w->devprev[t], np = w->npred[t];
         const int *pred = s->pred + w->pred_first[t];
@@ -2767,9 +2912,8 @@ static int kt__sim_restore(kt_sim *s, int k0) {
             w->res_oldmax[r] = w->res_lastold[r] = dp < 0 ? -1 : w->pos[dp];
             w->res_dirty[r] = 0;
         }
-        if (wt->indeg == 0) kt__hpush(w->heap, &nh, wt->ready, t);
+        if (wt->indeg == 0) kt__qpush(&w->queue, wt->ready, t);
     }
-    return nh;
 }
 
 /* Simulates the tasks at positions k0.. of the previous order (every task
@@ -2785,13 +2929,13 @@ static int kt__sim_restore(kt_sim *s, int k0) {
 enum {
     KT__RUN_DELTA,    /* resume from k0 of the previous run, stop on rejoining */
     KT__RUN_FULL,     /* from the start                                        */
-    KT__RUN_RESTORED  /* from k0, the state restored by the caller: nh tasks
-                         in the heap (kt_plan_sim_propose)                   */
+    KT__RUN_RESTORED  /* from k0, the state restored by the caller, the
+                         ready tasks queued (kt_plan_sim_propose)          */
 };
 
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
 
-static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
+static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
                                 kt_error *err) {
     struct kt__sim_work *w = s->work;
     int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
@@ -2807,24 +2951,25 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
             w->free_at[r] = 0;
             w->res_last[r] = -1;
         }
+        kt__qreset(&w->queue);
         for (k = 0; k < n; k++) {
             w->order[k] = w->pos[k] = k;
             w->devprev[k] = -1;
             w->wait[k].ready = 0;
             w->wait[k].indeg = w->npred[k];
-            if (w->npred[k] == 0) kt__hpush(w->heap, &nh, 0, k);
+            if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
         }
         w->pmax_valid = 0;
         w->smax_valid = n;
         w->smax[n] = -1;
         w->smax_at[n] = -1;
     } else if (mode == KT__RUN_DELTA) {
-        nh = kt__sim_restore(s, k0);
+        kt__sim_restore(s, k0);
     }
-    while (nh > 0) {
-        kt__hitem it = kt__hpop(w->heap, &nh);
-        int t = it.task, oldpos = w->pos[t], r = w->dev[t];
-        double start = it.ready, end;
+    while (w->queue.count > 0) {
+        double start;
+        int t = kt__qpop(&w->queue, &start), oldpos = w->pos[t], r = w->dev[t];
+        double end;
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
         if (!full) {
@@ -2860,7 +3005,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
         for (j = w->succ_first[t]; j < w->succ_first[t + 1]; j++) {
             kt__wait *u = &w->wait[w->succ[j]];
             if (end > u->ready) u->ready = end;
-            if (--u->indeg == 0) kt__hpush(w->heap, &nh, u->ready, w->succ[j]);
+            if (--u->indeg == 0) kt__qpush(&w->queue, u->ready, w->succ[j]);
         }
         /* rejoined: the tasks started are the previous run's first
            maxpos + 1 but for the ones gone, plus every one added */
@@ -2933,7 +3078,7 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     if (st != KT_OK) return st;
     for (i = 0; i < s->ntask; i++) s->work->sec[i] = s->task[i].seconds;
     for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
-    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, 0, err);
+    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, err);
     if (st == KT_OK) kt__ok(err);
     return st;
 }
@@ -2971,7 +3116,7 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     }
     w->nnew = w->nremoved = 0;
     if (k0 < s->ntask)
-        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, 0, err);
+        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, err);
     if (st != KT_OK) {
         w->simulated = 0; /* the timeline is half updated */
         return st;
@@ -3460,7 +3605,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     struct kt__sim_work *wo = O->sim.work, *wn;
     int64_t nd = w->c.nd, d, r;
     int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask, k1;
-    int o, k, i, j, pass, changed, nh = 0;
+    int o, k, i, j, pass, changed;
     void *np;
     kt_status s;
     if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
@@ -3589,6 +3734,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     wn->smax_valid = n;
     wn->smax[n] = -1;
     wn->smax_at[n] = -1;
+    kt__qreset(&wn->queue);
     for (i = 0; i < n; i++) {
         kt__wait *wt = &wn->wait[i];
         const int *pred = N->sim.pred + wn->pred_first[i];
@@ -3600,10 +3746,10 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
             if (wn->pos[p] >= k0) wt->indeg++;
             else if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
         }
-        if (wt->indeg == 0) kt__hpush(wn->heap, &nh, wt->ready, i);
+        if (wt->indeg == 0) kt__qpush(&wn->queue, wt->ready, i);
     }
     *kept = k0;
-    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, nh, err);
+    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, err);
     if (s != KT_OK || wn->rejoin < 0) return s;
     /* rejoined: the rest of the previous timeline, at the new indices and
        positions */
