@@ -2394,16 +2394,26 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    The hot per-task data lives here in compact arrays (the task structs
    are 72 bytes: one cache miss each), copied back to the tasks after a
    run. */
+typedef struct kt__qitem {
+    uint64_t key; /* the bits of its ready time */
+    int task;
+} kt__qitem;
+
+typedef struct kt__qlist {
+    kt__qitem *item;
+    int n, cap;
+} kt__qlist;
+
 typedef struct kt__queue { /* see kt__qpush */
-    uint64_t *key;   /* per task: the bits of its ready time, once queued */
-    int *next;       /* per task: the next one in its bucket              */
-    int head[65], tail[65]; /* bucket b: a list, -1: empty (b >= 1)       */
+    kt__qlist bucket[65]; /* bucket b >= 1: tasks by the bits of
+                                 their ready times                       */
     uint64_t used;   /* bit b - 1: bucket b is not empty                  */
     uint64_t last;   /* the ready time being taken (bits)                  */
     int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
     int sorted;      /* now is sorted and being taken                      */
     int *late, nlate; /* tasks ready at `last` that came after the sort    */
     int count;       /* tasks queued                                       */
+    int nomem;       /* a bucket could not grow                            */
 } kt__queue;
 
 typedef struct kt__wait {
@@ -2452,6 +2462,7 @@ struct kt__sim_work {
 };
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
+    int i;
     if (!w) return;
     KT_FREE(w->pred_first);
     KT_FREE(w->npred);
@@ -2474,8 +2485,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->smax_at);
     KT_FREE(w->wait);
     KT_FREE(w->pend);
-    KT_FREE(w->queue.key);
-    KT_FREE(w->queue.next);
+    for (i = 1; i <= 64; i++) KT_FREE(w->queue.bucket[i].item);
     KT_FREE(w->queue.now);
     KT_FREE(w->queue.spare);
     KT_FREE(w->queue.late);
@@ -2493,13 +2503,35 @@ void kt_sim_invalidate(kt_sim *s) {
 }
 
 
+/* Checks the predecessor entries src[0 .. len) (task indices) and keeps
+   them at w->preds[e ..], noting in *same whether they were there already.
+   0: an entry is not a task. */
+static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
+                              size_t len, size_t e, int *same) {
+    unsigned n = (unsigned)w->n, bad = 0, diff = 0;
+    const int *kept = w->preds + e;
+    size_t j;
+    if (*same) { /* one pass over both, no branch per entry */
+        for (j = 0; j < len; j++) {
+            bad |= (unsigned)src[j] >= n; /* or < 0 */
+            diff |= (unsigned)(src[j] ^ kept[j]);
+        }
+        if (diff) *same = 0;
+    } else {
+        for (j = 0; j < len; j++) bad |= (unsigned)src[j] >= n;
+    }
+    if (bad) return 0;
+    if (!*same) memcpy(w->preds + e, src, sizeof(int) * len);
+    return 1;
+}
+
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
    between runs (swap.h does, thousands of times). */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, i, j, same;
+    int n = s->ntask, i, j, same, bad = 0;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
     size_t e = 0, ne_old;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
@@ -2535,7 +2567,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             !KT__GROW(pmax, double) || !KT__GROW(pmax_at, int) ||
             !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
-            !KT__GROW(queue.key, uint64_t) || !KT__GROW(queue.next, int) ||
             !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
             !KT__GROW(queue.late, int))
             goto nomem;
@@ -2562,10 +2593,13 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
        successor lists and busy lists derived then still hold and are not
        derived again (the common case of runs on one task graph; a kt_sim
        refilled with another graph, however it was changed, differs
-       somewhere and is derived afresh). */
+       somewhere and is derived afresh).  The task structs are read once,
+       here, for all a run needs of them: their run times too, and each
+       compute device's busy time (its run times summed in index order). */
+    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
-        int kind = t->kind == KT_TASK_COMPUTE;
+        unsigned char compute = t->kind == KT_TASK_COMPUTE;
         if (t->device < 0 || t->device >= w->nres) {
             w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
@@ -2579,31 +2613,58 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
                             "predecessors pred[%d .. %d + %d)", i,
                             t->pred_first, t->pred_first, t->npred);
         }
-        if (same && (w->dev[i] != (int)t->device || w->npred[i] != t->npred ||
-                     w->compute[i] != kind))
+        if (!(t->seconds >= 0) || t->seconds > 1e30) {
+            /* the ready queue needs times that never go back */
+            w->derived = 0;
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d: "
+                            "run time %g s is not a finite number of "
+                            "seconds >= 0", i, t->seconds);
+        }
+        /* written only when they differ: most runs change nothing here */
+        if (!same || w->dev[i] != (int)t->device ||
+            w->npred[i] != t->npred || w->compute[i] != compute) {
             same = 0;
-        w->dev[i] = (int)t->device;
+            w->dev[i] = (int)t->device;
+            w->npred[i] = t->npred;
+            w->compute[i] = compute;
+        }
         w->pred_first[i] = t->pred_first;
-        w->npred[i] = t->npred;
-        w->compute[i] = (unsigned char)kind;
-        if (e + (size_t)t->npred + 1 > w->cap_e) {
-            void *np = kt__sim_grow(w->preds, &w->cap_e,
-                                    e + (size_t)t->npred + 1, sizeof(int));
-            if (!np) goto nomem;
-            w->preds = (int *)np;
-        }
-        for (j = 0; j < t->npred; j++) {
-            int p = s->pred[t->pred_first + j];
-            if (p < 0 || p >= n) {
-                w->derived = 0;
-                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d "
-                                "waits for task %d of %d", i, p, n);
-            }
-            if (same && (e >= ne_old || w->preds[e] != p)) same = 0;
-            w->preds[e++] = p;
-        }
+        w->sec[i] = t->seconds;
+        if (compute && t->device < s->ndev) s->busy[t->device] += t->seconds;
+        e += (size_t)t->npred;
+    }
+    if (e + 1 > w->cap_e) {
+        void *np = kt__sim_grow(w->preds, &w->cap_e, e + 1, sizeof(int));
+        if (!np) goto nomem;
+        w->preds = (int *)np;
     }
     if (ne_old != e) same = 0;
+    /* the predecessor lists, a stretch at a time: the lists of
+       consecutive tasks that lie one after the other in s->pred (few
+       stretches: kt_sim_build lays the lists out op by op) */
+    for (i = 0, e = 0; i < n && !bad;) {
+        int k = i + 1;
+        size_t len = (size_t)w->npred[i];
+        while (k < n && w->pred_first[k] ==
+                            w->pred_first[k - 1] + w->npred[k - 1])
+            len += (size_t)w->npred[k++];
+        if (!kt__sim_take_preds(w, s->pred + w->pred_first[i], len, e, &same))
+            bad = 1;
+        e += len;
+        i = k;
+    }
+    if (bad) { /* name the first task with a bad predecessor */
+        for (i = 0; i < n; i++)
+            for (j = 0; j < w->npred[i]; j++) {
+                int p = s->pred[w->pred_first[i] + j];
+                if (p < 0 || p >= n) {
+                    w->derived = 0;
+                    return kt__fail(err, KT_ERR_INVALID, 0, "simulation: "
+                                    "task %d waits for task %d of %d", i, p,
+                                    n);
+                }
+            }
+    }
     w->ne = e;
     if (same) {
         for (i = 0; i < n; i++) w->pend[i] = -1;
@@ -2649,20 +2710,20 @@ nomem:
    task index).  The ready times taken never decrease -- a task becomes
    ready when its last predecessor ends, no earlier than that predecessor
    was itself ready -- which allows a radix heap (Ahuja, Mehlhorn, Orlin
-   and Tarjan 1990) instead of a comparison heap: every queued time is >=
-   `last`, the time of the tasks being taken now, and a task waits in
-   bucket b when b is the length of the longest prefix its time shares
-   with `last` counted from the right (b = 1 + the highest differing bit).
-   Nonnegative doubles order like their bit patterns, so those are the
-   keys.  Taking from bucket 0 needs no search; when it runs out, the
-   lowest nonempty bucket is scanned for its least time, which becomes
-   `last`, and its tasks move to lower buckets -- each task moves at most
-   64 times, in practice once or twice.
+   and Tarjan, "Faster algorithms for the shortest path problem", 1990)
+   instead of a comparison heap.  Every queued time is >= `last`, the time
+   of the tasks being taken now, and a task waits in bucket b = 1 + the
+   highest bit in which its time differs from `last` (nonnegative doubles
+   order like their bit patterns, so those are the keys).  When the tasks
+   at `last` run out, the lowest nonempty bucket holds the least time
+   queued: it becomes `last`, and the bucket's other tasks move to lower
+   buckets -- each task moves at most 64 times, in practice once or twice,
+   and no comparison heap is kept in order on every take.
 
    Bucket 0, the tasks ready exactly at `last`, is where the index order
    matters.  Such tasks come in groups (every successor a task releases is
-   ready at its end; a step of 64 devices ends many tasks at the same
-   instant), so bucket 0 is sorted by index once, when its time comes, and
+   ready at its end, and a step on 64 devices ends many tasks at the same
+   instant), so they are sorted by index once, when their time comes, and
    taken in order.  A task that becomes ready at `last` while that group
    is being taken (its predecessor took no time) goes to a small min-heap
    by index, and each take is the lesser of the two heads. */
@@ -2678,30 +2739,39 @@ static double kt__qtime(uint64_t b) {
     return d;
 }
 
-/* The bucket of key b, relative to q->last (b >= last). */
+/* The bucket of key b (b > q->last). */
 static int kt__qbucket(const kt__queue *q, uint64_t b) {
     uint64_t x = b ^ q->last;
-    int k = 0;
-    if (!x) return 0;
-    /* position of the highest set bit, by halving (portable C99) */
+#if defined(__GNUC__)
+    return 64 - __builtin_clzll(x);
+#else
+    int k = 1; /* 1 + the position of the highest set bit, by halving */
     if (x >> 32) { k += 32; x >>= 32; }
     if (x >> 16) { k += 16; x >>= 16; }
     if (x >> 8) { k += 8; x >>= 8; }
     if (x >> 4) { k += 4; x >>= 4; }
     if (x >> 2) { k += 2; x >>= 2; }
     if (x >> 1) k += 1;
-    return k + 1;
+    return k;
+#endif
 }
 
-static void kt__qappend(kt__queue *q, int b, int task) {
-    q->next[task] = -1;
-    if (q->head[b] < 0) {
-        q->head[b] = task;
-        q->used |= UINT64_C(1) << (b - 1);
-    } else {
-        q->next[q->tail[b]] = task;
+static void kt__qappend(kt__queue *q, int b, uint64_t key, int task) {
+    kt__qlist *bk = &q->bucket[b];
+    if (bk->n == bk->cap) { /* rare: the buckets are kept between runs */
+        size_t cap = bk->cap;
+        void *np = kt__sim_grow(bk->item, &cap, (size_t)bk->n + 1,
+                                sizeof(kt__qitem));
+        if (!np) { /* the run reports it; the task is lost */
+            q->nomem = 1;
+            return;
+        }
+        bk->item = (kt__qitem *)np;
+        bk->cap = (int)cap;
     }
-    q->tail[b] = task;
+    bk->item[bk->n].key = key;
+    bk->item[bk->n++].task = task;
+    q->used |= UINT64_C(1) << (b - 1);
 }
 
 /* the min-heap by index of the tasks ready at `last` that came late */
@@ -2731,72 +2801,70 @@ static int kt__qlate_pop(kt__queue *q) {
 static void kt__qsort_now(kt__queue *q) {
     int n = q->nnow;
     for (;;) {
-        int *a = q->now, *o = q->spare, i = 0, runs = 0;
+        int *a = q->now, *o = q->spare, i = 0, merges = 0;
         while (i < n) {
             int j = i + 1, k, x, y, m;
             while (j < n && a[j - 1] < a[j]) j++;
+            if (j == n && i == 0) return; /* one run: sorted */
             k = j < n ? j + 1 : j;
             while (k < n && a[k - 1] < a[k]) k++;
-            runs++;
-            if (j == n && i == 0) return; /* one run: sorted */
             for (x = i, y = j, m = i; x < j && y < k;)
                 o[m++] = a[x] < a[y] ? a[x++] : a[y++];
             while (x < j) o[m++] = a[x++];
             while (y < k) o[m++] = a[y++];
+            merges++;
             i = k;
         }
         q->now = o;
         q->spare = a;
-        if (runs == 1) return;
+        if (merges == 1) return;
     }
 }
 
 static void kt__qreset(kt__queue *q) {
     int b;
-    for (b = 0; b <= 64; b++) q->head[b] = -1;
+    for (b = 1; b <= 64; b++) q->bucket[b].n = 0;
     q->used = 0;
     q->last = 0;
     q->nnow = q->inow = q->nlate = 0;
     q->sorted = 0;
     q->count = 0;
+    q->nomem = 0;
 }
 
 /* Queues a task ready at `ready` (>= the time of the last task taken). */
 static void kt__qpush(kt__queue *q, double ready, int task) {
     uint64_t b = kt__qbits(ready);
     q->count++;
-    if (b != q->last) {
-        q->key[task] = b;
-        kt__qappend(q, kt__qbucket(q, b), task);
-    } else if (!q->sorted) {
-        q->now[q->nnow++] = task;
-    } else {
-        kt__qlate_push(q, task);
-    }
+    if (b != q->last) kt__qappend(q, kt__qbucket(q, b), b, task);
+    else if (!q->sorted) q->now[q->nnow++] = task;
+    else kt__qlate_push(q, task);
 }
 
 /* The next time with tasks: the least in the lowest nonempty bucket; its
-   tasks become the group taken now, the others of that bucket move down. */
+   tasks become the group taken now, the others of that bucket move down
+   (each to a bucket below b: they share with the new `last` the bits
+   above b - 1 that they shared with the old one, and bit b - 1 too). */
 static void kt__qadvance(kt__queue *q) {
-    int b = 1, t;
+    int b = 1, i, n;
     uint64_t u = q->used, least;
+    kt__qitem *it;
     while (!(u & 1)) { /* the lowest nonempty bucket */
         u >>= 1;
         b++;
     }
-    least = q->key[q->head[b]];
-    for (t = q->next[q->head[b]]; t >= 0; t = q->next[t])
-        if (q->key[t] < least) least = q->key[t];
+    it = q->bucket[b].item;
+    n = q->bucket[b].n;
+    least = it[0].key;
+    for (i = 1; i < n; i++)
+        if (it[i].key < least) least = it[i].key;
     q->last = least;
-    q->nnow = q->inow = 0;
-    t = q->head[b];
-    q->head[b] = -1;
+    q->bucket[b].n = 0;
     q->used &= ~(UINT64_C(1) << (b - 1));
-    while (t >= 0) {
-        int next = q->next[t];
-        if (q->key[t] == least) q->now[q->nnow++] = t;
-        else kt__qappend(q, kt__qbucket(q, q->key[t]), t);
-        t = next;
+    q->nnow = q->inow = 0;
+    for (i = 0; i < n; i++) {
+        if (it[i].key == least) q->now[q->nnow++] = it[i].task;
+        else kt__qappend(q, kt__qbucket(q, it[i].key), it[i].key, it[i].task);
     }
 }
 
@@ -2951,10 +3019,9 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
             w->free_at[r] = 0;
             w->res_last[r] = -1;
         }
+        /* order, pos and devprev are written as tasks start */
         kt__qreset(&w->queue);
         for (k = 0; k < n; k++) {
-            w->order[k] = w->pos[k] = k;
-            w->devprev[k] = -1;
             w->wait[k].ready = 0;
             w->wait[k].indeg = w->npred[k];
             if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
@@ -2997,6 +3064,11 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         }
         w->start[t] = start;
         w->end[t] = end;
+        /* the task's own copy: stored here, where the store's cache miss
+           overlaps the rest of the loop, rather than in a pass of its own
+           over the 72-byte task structs */
+        s->task[t].start = start;
+        s->task[t].end = end;
         w->devprev[t] = w->res_last[r];
         w->free_at[r] = end;
         w->res_last[r] = t;
@@ -3016,12 +3088,11 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
             break;
         }
     }
-    /* the tasks this run started get their times */
-    for (k = k0; k < kk; k++) {
-        int t = w->order[k];
-        w->pend[t] = -1;
-        s->task[t].start = w->start[t];
-        s->task[t].end = w->end[t];
+    if (!full)
+        for (k = k0; k < kk; k++) w->pend[w->order[k]] = -1;
+    if (w->queue.nomem) {
+        w->simulated = 0;
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
     }
     if (mode != KT__RUN_DELTA && !broke && kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
@@ -3074,10 +3145,7 @@ static double kt__sim_busy(const struct kt__sim_work *w, int d) {
    a link) is free, so every device runs its tasks in FIFO order. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     kt_status st = kt__sim_prepare(s, err);
-    int i;
     if (st != KT_OK) return st;
-    for (i = 0; i < s->ntask; i++) s->work->sec[i] = s->task[i].seconds;
-    for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
     st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, err);
     if (st == KT_OK) kt__ok(err);
     return st;
