@@ -2756,21 +2756,26 @@ static int kt__qbucket(const kt__queue *q, uint64_t b) {
 #endif
 }
 
-static void kt__qappend(kt__queue *q, int b, uint64_t key, int task) {
-    kt__qlist *bk = &q->bucket[b];
-    if (bk->n == bk->cap) { /* rare: the buckets are kept between runs */
-        size_t cap = bk->cap;
-        void *np = kt__sim_grow(bk->item, &cap, (size_t)bk->n + 1,
-                                sizeof(kt__qitem));
-        if (!np) { /* the run reports it; the task is lost */
-            q->nomem = 1;
-            return;
-        }
-        bk->item = (kt__qitem *)np;
-        bk->cap = (int)cap;
+/* Makes room for one more task in a bucket (rare: the buckets are kept
+   between runs); 0: out of memory, noted for the run to report. */
+static int kt__qgrow(kt__queue *q, kt__qlist *l) {
+    size_t cap = (size_t)l->cap;
+    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + 1,
+                            sizeof(kt__qitem));
+    if (!np || cap > INT_MAX) {
+        q->nomem = 1;
+        return 0;
     }
-    bk->item[bk->n].key = key;
-    bk->item[bk->n++].task = task;
+    l->item = (kt__qitem *)np;
+    l->cap = (int)cap;
+    return 1;
+}
+
+static void kt__qappend(kt__queue *q, int b, uint64_t key, int task) {
+    kt__qlist *l = &q->bucket[b];
+    if (l->n == l->cap && !kt__qgrow(q, l)) return; /* the task is lost */
+    l->item[l->n].key = key;
+    l->item[l->n++].task = task;
     q->used |= UINT64_C(1) << (b - 1);
 }
 
@@ -3003,6 +3008,22 @@ enum {
 
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
 
+/* Task t ended at `end`: each successor waits for one predecessor less,
+   and is queued when it waits for none (ready at its predecessors' latest
+   end).  The hottest loop of the simulation: ~4 successors per task, each
+   a scattered access to its wait state, so everything else is in locals. */
+static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
+    const int *u = w->succ + w->succ_first[t];
+    const int *stop = w->succ + w->succ_first[t + 1];
+    kt__wait *wait = w->wait;
+    kt__queue *q = &w->queue;
+    for (; u < stop; u++) {
+        kt__wait *x = &wait[*u];
+        if (end > x->ready) x->ready = end;
+        if (--x->indeg == 0) kt__qpush(q, x->ready, *u);
+    }
+}
+
 static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
                                 kt_error *err) {
     struct kt__sim_work *w = s->work;
@@ -3074,11 +3095,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         w->res_last[r] = t;
         w->order[kk] = t;
         w->pos[t] = kk++;
-        for (j = w->succ_first[t]; j < w->succ_first[t + 1]; j++) {
-            kt__wait *u = &w->wait[w->succ[j]];
-            if (end > u->ready) u->ready = end;
-            if (--u->indeg == 0) kt__qpush(&w->queue, u->ready, w->succ[j]);
-        }
+        kt__sim_release(w, t, end);
         /* rejoined: the tasks started are the previous run's first
            maxpos + 1 but for the ones gone, plus every one added */
         if (!full && open == 0 && dirty == 0 && maxpos >= k1 &&
