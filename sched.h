@@ -2628,7 +2628,8 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             w->npred[i] = t->npred;
             w->compute[i] = compute;
         }
-        w->pred_first[i] = t->pred_first;
+        if (!same || w->pred_first[i] != t->pred_first)
+            w->pred_first[i] = t->pred_first;
         w->sec[i] = t->seconds;
         if (compute && t->device < s->ndev) s->busy[t->device] += t->seconds;
         e += (size_t)t->npred;
@@ -2771,7 +2772,8 @@ static int kt__qgrow(kt__queue *q, kt__qlist *l) {
     return 1;
 }
 
-static void kt__qappend(kt__queue *q, int b, uint64_t key, int task) {
+static inline void kt__qappend(kt__queue *q, int b, uint64_t key,
+                               int task) {
     kt__qlist *l = &q->bucket[b];
     if (l->n == l->cap && !kt__qgrow(q, l)) return; /* the task is lost */
     l->item[l->n].key = key;
