@@ -1595,6 +1595,15 @@ static void test_delta_random(void) {
             CHECK(kt_sim_run(&one, &err) == KT_OK);
             CHECK(kt_sim_delta(&one, 1, &big, &small, &err) == KT_OK);
             CHECKF(one.busy[0] == 2, "busy %g", one.busy[0]);
+            /* the ready queue needs run times >= 0: others are refused */
+            one.task[0].seconds = -1;
+            CHECKF(kt_sim_run(&one, &err) != KT_OK &&
+                   strstr(err.message, "task 0") &&
+                   strstr(err.message, ">= 0"), "%s", err.message);
+            one.task[0].seconds = nan("");
+            CHECKF(kt_sim_run(&one, &err) != KT_OK &&
+                   strstr(err.message, ">= 0"), "%s", err.message);
+            one.task[0].seconds = 1;
             one.task[1].pred_first = -100000; /* refused, not read */
             one.task[1].npred = 1;
             CHECKF(kt_sim_run(&one, &err) != KT_OK &&
