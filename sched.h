@@ -3058,7 +3058,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
     }
     while (w->queue.count > 0) {
         double start;
-        int t = kt__qpop(&w->queue, &start), oldpos = w->pos[t], r = w->dev[t];
+        int t = kt__qpop(&w->queue, &start), r = w->dev[t];
         double end;
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
@@ -3067,6 +3067,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
                changed task graph differs) */
             const int *pred = s->pred + w->pred_first[t];
             int moved = end != w->end[t] || start != w->start[t], now;
+            int oldpos = w->pos[t];
             if (oldpos == KT__NEW_TASK) { /* added: no previous position */
                 new_started++;
                 moved = 1;
