@@ -2667,8 +2667,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             }
     }
     w->ne = e;
-    if (same) {
-        for (i = 0; i < n; i++) w->pend[i] = -1;
+    if (same) { /* pend is all -1 as every run leaves it */
         w->derived = 1;
         return KT_OK;
     }
