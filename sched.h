@@ -319,7 +319,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path. */
+   busy and the critical path.  Run times must be finite and >= 0. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
    (> 0); the timeline is brought up to date by re-simulating only from the
@@ -2392,8 +2392,9 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    the state the previous run had.
 
    The hot per-task data lives here in compact arrays (the task structs
-   are 72 bytes: one cache miss each), copied back to the tasks after a
-   run. */
+   are 72 bytes: one cache miss each): a full run reads the structs once
+   (kt__sim_prepare) and stores each task's start and end into its struct
+   when it starts. */
 typedef struct kt__qitem {
     uint64_t key; /* the bits of its ready time */
     int task;
@@ -2405,8 +2406,7 @@ typedef struct kt__qlist {
 } kt__qlist;
 
 typedef struct kt__queue { /* see kt__qpush */
-    kt__qlist bucket[65]; /* bucket b >= 1: tasks by the bits of
-                                 their ready times                       */
+    kt__qlist bucket[65]; /* bucket b >= 1 (0 is `now`)                */
     uint64_t used;   /* bit b - 1: bucket b is not empty                  */
     uint64_t last;   /* the ready time being taken (bits)                  */
     int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
@@ -2774,7 +2774,10 @@ static int kt__qgrow(kt__queue *q, kt__qlist *l) {
 static inline void kt__qappend(kt__queue *q, int b, uint64_t key,
                                int task) {
     kt__qlist *l = &q->bucket[b];
-    if (l->n == l->cap && !kt__qgrow(q, l)) return; /* the task is lost */
+    if (l->n == l->cap && !kt__qgrow(q, l)) {
+        q->count--; /* the task is lost; the run fails (q->nomem) */
+        return;
+    }
     l->item[l->n].key = key;
     l->item[l->n++].task = task;
     q->used |= UINT64_C(1) << (b - 1);
