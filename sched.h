@@ -23,9 +23,11 @@
      exactly what lowering, building and simulating from scratch give.
 
      Not yet: the issue's speed targets on wresnet-152 over 64 devices
-     (448k tasks).  A full simulation takes 72-95 ms (target 20 ms), a
-     delta 2.2-2.5x less than full (target 10x), MCMC about 9 proposals
-     per second (target 10,000): every proposal still costs O(tasks) --
+     (448k tasks).  A full simulation takes 25-37 ms (target 20 ms; about
+     13 ms of it is reading and writing the 72-byte task structs and the
+     exact unchanged-graph check), a delta 1.8-2.3x less than full
+     (target 10x), MCMC about 15 proposals per second (target 10,000):
+     every proposal still costs O(tasks) --
      the splice copies the task graph, the successor lists are derived
      again, and a delta re-simulates ~75% of the timeline because a change
      at time 0 (a weight's new transfers) moves the resumption point to
