@@ -2811,7 +2811,7 @@ static int kt__qlate_pop(kt__queue *q) {
    (tasks released together come in index order, so there are few). */
 static void kt__qsort_now(kt__queue *q) {
     int n = q->nnow;
-    for (;;) {
+    while (n > 1) {
         int *a = q->now, *o = q->spare, i = 0, merges = 0;
         while (i < n) {
             int j = i + 1, k, x, y, m;
