@@ -23,9 +23,11 @@
      exactly what lowering, building and simulating from scratch give.
 
      Not yet: the issue's speed targets on wresnet-152 over 64 devices
-     (448k tasks).  A full simulation takes 72-95 ms (target 20 ms), a
-     delta 2.2-2.5x less than full (target 10x), MCMC about 9 proposals
-     per second (target 10,000): every proposal still costs O(tasks) --
+     (448k tasks).  A full simulation takes 25-37 ms (target 20 ms; about
+     13 ms of it is reading and writing the 72-byte task structs and the
+     exact unchanged-graph check), a delta 1.8-2.3x less than full
+     (target 10x), MCMC about 15 proposals per second (target 10,000):
+     every proposal still costs O(tasks) --
      the splice copies the task graph, the successor lists are derived
      again, and a delta re-simulates ~75% of the timeline because a change
      at time 0 (a weight's new transfers) moves the resumption point to
@@ -319,7 +321,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path. */
+   busy and the critical path.  Run times must be finite and >= 0. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
    (> 0); the timeline is brought up to date by re-simulating only from the
@@ -2392,12 +2394,29 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    the state the previous run had.
 
    The hot per-task data lives here in compact arrays (the task structs
-   are 72 bytes: one cache miss each), copied back to the tasks after a
-   run. */
-typedef struct kt__hitem {
-    double ready;
+   are 72 bytes: one cache miss each): a full run reads the structs once
+   (kt__sim_prepare) and stores each task's start and end into its struct
+   when it starts. */
+typedef struct kt__qitem {
+    uint64_t key; /* the bits of its ready time */
     int task;
-} kt__hitem;
+} kt__qitem;
+
+typedef struct kt__qlist {
+    kt__qitem *item;
+    int n, cap;
+} kt__qlist;
+
+typedef struct kt__queue { /* see kt__qpush */
+    kt__qlist bucket[65]; /* bucket b >= 1 (0 is `now`)                */
+    uint64_t used;   /* bit b - 1: bucket b is not empty                  */
+    uint64_t last;   /* the ready time being taken (bits)                  */
+    int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
+    int sorted;      /* now is sorted and being taken                      */
+    int *late, nlate; /* tasks ready at `last` that came after the sort    */
+    int count;       /* tasks queued                                       */
+    int nomem;       /* a bucket could not grow                            */
+} kt__queue;
 
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
@@ -2431,7 +2450,7 @@ struct kt__sim_work {
     int smax_valid;
     kt__wait *wait;      /* scratch of one run                              */
     int *pend;           /* a task whose end moved: successors to start    */
-    kt__hitem *heap;
+    kt__queue queue;
     double *free_at;     /* per resource: when it is free,                 */
     int *res_last;       /*   its last task so far,                        */
     int *res_lastold;    /*   that task's position in the previous run,    */
@@ -2445,6 +2464,7 @@ struct kt__sim_work {
 };
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
+    int i;
     if (!w) return;
     KT_FREE(w->pred_first);
     KT_FREE(w->npred);
@@ -2467,7 +2487,10 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->smax_at);
     KT_FREE(w->wait);
     KT_FREE(w->pend);
-    KT_FREE(w->heap);
+    for (i = 1; i <= 64; i++) KT_FREE(w->queue.bucket[i].item);
+    KT_FREE(w->queue.now);
+    KT_FREE(w->queue.spare);
+    KT_FREE(w->queue.late);
     KT_FREE(w->free_at);
     KT_FREE(w->res_last);
     KT_FREE(w->res_lastold);
@@ -2482,13 +2505,35 @@ void kt_sim_invalidate(kt_sim *s) {
 }
 
 
+/* Checks the predecessor entries src[0 .. len) (task indices) and keeps
+   them at w->preds[e ..], noting in *same whether they were there already.
+   0: an entry is not a task. */
+static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
+                              size_t len, size_t e, int *same) {
+    unsigned n = (unsigned)w->n, bad = 0, diff = 0;
+    const int *kept = w->preds + e;
+    size_t j;
+    if (*same) { /* one pass over both, no branch per entry */
+        for (j = 0; j < len; j++) {
+            bad |= (unsigned)src[j] >= n; /* or < 0 */
+            diff |= (unsigned)(src[j] ^ kept[j]);
+        }
+        if (diff) *same = 0;
+    } else {
+        for (j = 0; j < len; j++) bad |= (unsigned)src[j] >= n;
+    }
+    if (bad) return 0;
+    if (!*same) memcpy(w->preds + e, src, sizeof(int) * len);
+    return 1;
+}
+
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
    between runs (swap.h does, thousands of times). */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, i, j, same;
+    int n = s->ntask, i, j, same, bad = 0;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
     size_t e = 0, ne_old;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
@@ -2524,7 +2569,8 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             !KT__GROW(pmax, double) || !KT__GROW(pmax_at, int) ||
             !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
-            !KT__GROW(heap, kt__hitem))
+            !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
+            !KT__GROW(queue.late, int))
             goto nomem;
 #undef KT__GROW
         w->cap_n = c;
@@ -2549,10 +2595,13 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
        successor lists and busy lists derived then still hold and are not
        derived again (the common case of runs on one task graph; a kt_sim
        refilled with another graph, however it was changed, differs
-       somewhere and is derived afresh). */
+       somewhere and is derived afresh).  The task structs are read once,
+       here, for all a run needs of them: their run times too, and each
+       compute device's busy time (its run times summed in index order). */
+    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
-        int kind = t->kind == KT_TASK_COMPUTE;
+        unsigned char compute = t->kind == KT_TASK_COMPUTE;
         if (t->device < 0 || t->device >= w->nres) {
             w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
@@ -2566,34 +2615,61 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
                             "predecessors pred[%d .. %d + %d)", i,
                             t->pred_first, t->pred_first, t->npred);
         }
-        if (same && (w->dev[i] != (int)t->device || w->npred[i] != t->npred ||
-                     w->compute[i] != kind))
+        if (!(t->seconds >= 0) || t->seconds > 1e30) {
+            /* the ready queue needs times that never go back */
+            w->derived = 0;
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d: "
+                            "run time %g s is not a finite number of "
+                            "seconds >= 0", i, t->seconds);
+        }
+        /* written only when they differ: most runs change nothing here */
+        if (!same || w->dev[i] != (int)t->device ||
+            w->npred[i] != t->npred || w->compute[i] != compute) {
             same = 0;
-        w->dev[i] = (int)t->device;
-        w->pred_first[i] = t->pred_first;
-        w->npred[i] = t->npred;
-        w->compute[i] = (unsigned char)kind;
-        if (e + (size_t)t->npred + 1 > w->cap_e) {
-            void *np = kt__sim_grow(w->preds, &w->cap_e,
-                                    e + (size_t)t->npred + 1, sizeof(int));
-            if (!np) goto nomem;
-            w->preds = (int *)np;
+            w->dev[i] = (int)t->device;
+            w->npred[i] = t->npred;
+            w->compute[i] = compute;
         }
-        for (j = 0; j < t->npred; j++) {
-            int p = s->pred[t->pred_first + j];
-            if (p < 0 || p >= n) {
-                w->derived = 0;
-                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d "
-                                "waits for task %d of %d", i, p, n);
-            }
-            if (same && (e >= ne_old || w->preds[e] != p)) same = 0;
-            w->preds[e++] = p;
-        }
+        if (!same || w->pred_first[i] != t->pred_first)
+            w->pred_first[i] = t->pred_first;
+        w->sec[i] = t->seconds;
+        if (compute && t->device < s->ndev) s->busy[t->device] += t->seconds;
+        e += (size_t)t->npred;
+    }
+    if (e + 1 > w->cap_e) {
+        void *np = kt__sim_grow(w->preds, &w->cap_e, e + 1, sizeof(int));
+        if (!np) goto nomem;
+        w->preds = (int *)np;
     }
     if (ne_old != e) same = 0;
+    /* the predecessor lists, a stretch at a time: the lists of
+       consecutive tasks that lie one after the other in s->pred (few
+       stretches: kt_sim_build lays the lists out op by op) */
+    for (i = 0, e = 0; i < n && !bad;) {
+        int k = i + 1;
+        size_t len = (size_t)w->npred[i];
+        while (k < n && w->pred_first[k] ==
+                            w->pred_first[k - 1] + w->npred[k - 1])
+            len += (size_t)w->npred[k++];
+        if (!kt__sim_take_preds(w, s->pred + w->pred_first[i], len, e, &same))
+            bad = 1;
+        e += len;
+        i = k;
+    }
+    if (bad) { /* name the first task with a bad predecessor */
+        for (i = 0; i < n; i++)
+            for (j = 0; j < w->npred[i]; j++) {
+                int p = s->pred[w->pred_first[i] + j];
+                if (p < 0 || p >= n) {
+                    w->derived = 0;
+                    return kt__fail(err, KT_ERR_INVALID, 0, "simulation: "
+                                    "task %d waits for task %d of %d", i, p,
+                                    n);
+                }
+            }
+    }
     w->ne = e;
-    if (same) {
-        for (i = 0; i < n; i++) w->pend[i] = -1;
+    if (same) { /* pend is all -1 as every run leaves it */
         w->derived = 1;
         return KT_OK;
     }
@@ -2632,50 +2708,197 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
-/* Min-heap of (ready time, task), ties by task index so runs are
-   deterministic.  Four children per node: half the depth of a binary
-   heap, and a node's children share a cache line. */
-static int kt__hless(const kt__hitem *a, const kt__hitem *b) {
-    return (a->ready < b->ready) | ((a->ready == b->ready) & (a->task < b->task));
+/* The ready queue of Algorithm 1: tasks taken in order of (ready time,
+   task index).  The ready times taken never decrease -- a task becomes
+   ready when its last predecessor ends, no earlier than that predecessor
+   was itself ready -- which allows a radix heap (Ahuja, Mehlhorn, Orlin
+   and Tarjan, "Faster algorithms for the shortest path problem", 1990)
+   instead of a comparison heap.  Every queued time is >= `last`, the time
+   of the tasks being taken now, and a task waits in bucket b = 1 + the
+   highest bit in which its time differs from `last` (nonnegative doubles
+   order like their bit patterns, so those are the keys).  When the tasks
+   at `last` run out, the lowest nonempty bucket holds the least time
+   queued: it becomes `last`, and the bucket's other tasks move to lower
+   buckets -- each task moves at most 64 times, in practice once or twice,
+   and no comparison heap is kept in order on every take.
+
+   Bucket 0, the tasks ready exactly at `last`, is where the index order
+   matters.  Such tasks come in groups (every successor a task releases is
+   ready at its end, and a step on 64 devices ends many tasks at the same
+   instant), so they are sorted by index once, when their time comes, and
+   taken in order.  A task that becomes ready at `last` while that group
+   is being taken (its predecessor took no time) goes to a small min-heap
+   by index, and each take is the lesser of the two heads. */
+static uint64_t kt__qbits(double ready) {
+    uint64_t b;
+    memcpy(&b, &ready, sizeof b);
+    return b;
 }
 
-static void kt__hpush(kt__hitem *h, int *n, double ready, int task) {
-    int i = (*n)++;
-    kt__hitem x;
-    x.ready = ready;
-    x.task = task;
-    while (i > 0 && kt__hless(&x, &h[(i - 1) / 4])) {
-        h[i] = h[(i - 1) / 4];
-        i = (i - 1) / 4;
-    }
-    h[i] = x;
+static double kt__qtime(uint64_t b) {
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
 }
 
-static kt__hitem kt__hpop(kt__hitem *h, int *n) {
-    kt__hitem top = h[0], x = h[--(*n)];
-    int i = 0, nn = *n, c, m;
-    /* the hole goes down to a leaf along the smaller children, then the
-       last item moves up from there: it usually belongs near the bottom,
-       so this compares about half as often as sifting it down */
-    while ((c = 4 * i + 1) < nn) {
-        m = c;
-        if (c + 3 < nn) {
-            int m1 = kt__hless(&h[c + 1], &h[c]) ? c + 1 : c;
-            int m2 = kt__hless(&h[c + 3], &h[c + 2]) ? c + 3 : c + 2;
-            m = kt__hless(&h[m2], &h[m1]) ? m2 : m1;
-        } else {
-            for (c = c + 1; c < nn; c++)
-                if (kt__hless(&h[c], &h[m])) m = c;
-        }
-        h[i] = h[m];
-        i = m;
+/* The bucket of key b (b > q->last). */
+static int kt__qbucket(const kt__queue *q, uint64_t b) {
+    uint64_t x = b ^ q->last;
+#if defined(__GNUC__)
+    return 64 - __builtin_clzll(x);
+#else
+    int k = 1; /* 1 + the position of the highest set bit, by halving */
+    if (x >> 32) { k += 32; x >>= 32; }
+    if (x >> 16) { k += 16; x >>= 16; }
+    if (x >> 8) { k += 8; x >>= 8; }
+    if (x >> 4) { k += 4; x >>= 4; }
+    if (x >> 2) { k += 2; x >>= 2; }
+    if (x >> 1) k += 1;
+    return k;
+#endif
+}
+
+/* Makes room for one more task in a bucket (rare: the buckets are kept
+   between runs); 0: out of memory, noted for the run to report. */
+static int kt__qgrow(kt__queue *q, kt__qlist *l) {
+    size_t cap = (size_t)l->cap;
+    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + 1,
+                            sizeof(kt__qitem));
+    if (!np || cap > INT_MAX) {
+        q->nomem = 1;
+        return 0;
     }
-    while (i > 0 && kt__hless(&x, &h[(i - 1) / 4])) {
-        h[i] = h[(i - 1) / 4];
-        i = (i - 1) / 4;
+    l->item = (kt__qitem *)np;
+    l->cap = (int)cap;
+    return 1;
+}
+
+static inline void kt__qappend(kt__queue *q, int b, uint64_t key,
+                               int task) {
+    kt__qlist *l = &q->bucket[b];
+    if (l->n == l->cap && !kt__qgrow(q, l)) {
+        q->count--; /* the task is lost; the run fails (q->nomem) */
+        return;
     }
-    h[i] = x;
+    l->item[l->n].key = key;
+    l->item[l->n++].task = task;
+    q->used |= UINT64_C(1) << (b - 1);
+}
+
+/* the min-heap by index of the tasks ready at `last` that came late */
+static void kt__qlate_push(kt__queue *q, int task) {
+    int i = q->nlate++;
+    while (i > 0 && task < q->late[(i - 1) / 2]) {
+        q->late[i] = q->late[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->late[i] = task;
+}
+
+static int kt__qlate_pop(kt__queue *q) {
+    int top = q->late[0], x = q->late[--q->nlate], i = 0, c;
+    while ((c = 2 * i + 1) < q->nlate) {
+        if (c + 1 < q->nlate && q->late[c + 1] < q->late[c]) c++;
+        if (x < q->late[c]) break;
+        q->late[i] = q->late[c];
+        i = c;
+    }
+    if (q->nlate > 0) q->late[i] = x;
     return top;
+}
+
+/* Sorts q->now[0 .. nnow) by merging the ascending runs it already has
+   (tasks released together come in index order, so there are few). */
+static void kt__qsort_now(kt__queue *q) {
+    int n = q->nnow;
+    while (n > 1) {
+        int *a = q->now, *o = q->spare, i = 0, merges = 0;
+        while (i < n) {
+            int j = i + 1, k, x, y, m;
+            while (j < n && a[j - 1] < a[j]) j++;
+            if (j == n && i == 0) return; /* one run: sorted */
+            k = j < n ? j + 1 : j;
+            while (k < n && a[k - 1] < a[k]) k++;
+            for (x = i, y = j, m = i; x < j && y < k;)
+                o[m++] = a[x] < a[y] ? a[x++] : a[y++];
+            while (x < j) o[m++] = a[x++];
+            while (y < k) o[m++] = a[y++];
+            merges++;
+            i = k;
+        }
+        q->now = o;
+        q->spare = a;
+        if (merges == 1) return;
+    }
+}
+
+static void kt__qreset(kt__queue *q) {
+    int b;
+    for (b = 1; b <= 64; b++) q->bucket[b].n = 0;
+    q->used = 0;
+    q->last = 0;
+    q->nnow = q->inow = q->nlate = 0;
+    q->sorted = 0;
+    q->count = 0;
+    q->nomem = 0;
+}
+
+/* Queues a task ready at `ready` (>= the time of the last task taken). */
+static void kt__qpush(kt__queue *q, double ready, int task) {
+    uint64_t b = kt__qbits(ready);
+    q->count++;
+    if (b != q->last) kt__qappend(q, kt__qbucket(q, b), b, task);
+    else if (!q->sorted) q->now[q->nnow++] = task;
+    else kt__qlate_push(q, task);
+}
+
+/* The next time with tasks: the least in the lowest nonempty bucket; its
+   tasks become the group taken now, the others of that bucket move down
+   (each to a bucket below b: they share with the new `last` the bits
+   above b - 1 that they shared with the old one, and bit b - 1 too). */
+static void kt__qadvance(kt__queue *q) {
+    int b = 1, i, n;
+    uint64_t u = q->used, least;
+    kt__qitem *it;
+    while (!(u & 1)) { /* the lowest nonempty bucket */
+        u >>= 1;
+        b++;
+    }
+    it = q->bucket[b].item;
+    n = q->bucket[b].n;
+    least = it[0].key;
+    for (i = 1; i < n; i++)
+        if (it[i].key < least) least = it[i].key;
+    q->last = least;
+    q->bucket[b].n = 0;
+    q->used &= ~(UINT64_C(1) << (b - 1));
+    q->nnow = q->inow = 0;
+    for (i = 0; i < n; i++) {
+        if (it[i].key == least) q->now[q->nnow++] = it[i].task;
+        else kt__qappend(q, kt__qbucket(q, it[i].key), it[i].key, it[i].task);
+    }
+}
+
+/* Takes the task with the least (ready time, index); the queue must not
+   be empty. */
+static int kt__qpop(kt__queue *q, double *ready) {
+    int t;
+    if (q->inow == q->nnow && q->nlate == 0) {
+        kt__qadvance(q);
+        q->sorted = 0;
+    }
+    if (!q->sorted) {
+        kt__qsort_now(q);
+        q->sorted = 1;
+    }
+    if (q->nlate > 0 &&
+        (q->inow == q->nnow || q->late[0] < q->now[q->inow]))
+        t = kt__qlate_pop(q);
+    else
+        t = q->now[q->inow++];
+    q->count--;
+    *ready = kt__qtime(q->last);
+    return t;
 }
 
 /* Extends the prefix maxima of ends forward to position k (inclusive). */
@@ -2745,10 +2968,11 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
 
 /* The state after the previous run's first k0 starts: what each later task
    still waits for, and when each resource it uses becomes free.  Returns
-   the heap size. */
-static int kt__sim_restore(kt_sim *s, int k0) {
+   the queue. */
+static void kt__sim_restore(kt_sim *s, int k0) {
     struct kt__sim_work *w = s->work;
-    int k, j, nh = 0;
+    int k, j;
+    kt__qreset(&w->queue);
     for (k = k0; k < s->ntask; k++) {
         int t = w->order[k], dp = w->devprev[t], np = w->npred[t];
         const int *pred = s->pred + w->pred_first[t];
@@ -2767,9 +2991,8 @@ static int kt__sim_restore(kt_sim *s, int k0) {
             w->res_oldmax[r] = w->res_lastold[r] = dp < 0 ? -1 : w->pos[dp];
             w->res_dirty[r] = 0;
         }
-        if (wt->indeg == 0) kt__hpush(w->heap, &nh, wt->ready, t);
+        if (wt->indeg == 0) kt__qpush(&w->queue, wt->ready, t);
     }
-    return nh;
 }
 
 /* Simulates the tasks at positions k0.. of the previous order (every task
@@ -2785,13 +3008,29 @@ static int kt__sim_restore(kt_sim *s, int k0) {
 enum {
     KT__RUN_DELTA,    /* resume from k0 of the previous run, stop on rejoining */
     KT__RUN_FULL,     /* from the start                                        */
-    KT__RUN_RESTORED  /* from k0, the state restored by the caller: nh tasks
-                         in the heap (kt_plan_sim_propose)                   */
+    KT__RUN_RESTORED  /* from k0, the state restored by the caller, the
+                         ready tasks queued (kt_plan_sim_propose)          */
 };
 
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
 
-static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
+/* Task t ended at `end`: each successor waits for one predecessor less,
+   and is queued when it waits for none (ready at its predecessors' latest
+   end).  The hottest loop of the simulation: ~4 successors per task, each
+   a scattered access to its wait state, so everything else is in locals. */
+static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
+    const int *u = w->succ + w->succ_first[t];
+    const int *stop = w->succ + w->succ_first[t + 1];
+    kt__wait *wait = w->wait;
+    kt__queue *q = &w->queue;
+    for (; u < stop; u++) {
+        kt__wait *x = &wait[*u];
+        if (end > x->ready) x->ready = end;
+        if (--x->indeg == 0) kt__qpush(q, x->ready, *u);
+    }
+}
+
+static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
                                 kt_error *err) {
     struct kt__sim_work *w = s->work;
     int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
@@ -2807,24 +3046,24 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
             w->free_at[r] = 0;
             w->res_last[r] = -1;
         }
+        /* order, pos and devprev are written as tasks start */
+        kt__qreset(&w->queue);
         for (k = 0; k < n; k++) {
-            w->order[k] = w->pos[k] = k;
-            w->devprev[k] = -1;
             w->wait[k].ready = 0;
             w->wait[k].indeg = w->npred[k];
-            if (w->npred[k] == 0) kt__hpush(w->heap, &nh, 0, k);
+            if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
         }
         w->pmax_valid = 0;
         w->smax_valid = n;
         w->smax[n] = -1;
         w->smax_at[n] = -1;
     } else if (mode == KT__RUN_DELTA) {
-        nh = kt__sim_restore(s, k0);
+        kt__sim_restore(s, k0);
     }
-    while (nh > 0) {
-        kt__hitem it = kt__hpop(w->heap, &nh);
-        int t = it.task, oldpos = w->pos[t], r = w->dev[t];
-        double start = it.ready, end;
+    while (w->queue.count > 0) {
+        double start;
+        int t = kt__qpop(&w->queue, &start), r = w->dev[t];
+        double end;
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
         if (!full) {
@@ -2832,6 +3071,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
                changed task graph differs) */
             const int *pred = s->pred + w->pred_first[t];
             int moved = end != w->end[t] || start != w->start[t], now;
+            int oldpos = w->pos[t];
             if (oldpos == KT__NEW_TASK) { /* added: no previous position */
                 new_started++;
                 moved = 1;
@@ -2852,16 +3092,17 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
         }
         w->start[t] = start;
         w->end[t] = end;
+        /* the task's own copy: stored here, where the store's cache miss
+           overlaps the rest of the loop, rather than in a pass of its own
+           over the 72-byte task structs */
+        s->task[t].start = start;
+        s->task[t].end = end;
         w->devprev[t] = w->res_last[r];
         w->free_at[r] = end;
         w->res_last[r] = t;
         w->order[kk] = t;
         w->pos[t] = kk++;
-        for (j = w->succ_first[t]; j < w->succ_first[t + 1]; j++) {
-            kt__wait *u = &w->wait[w->succ[j]];
-            if (end > u->ready) u->ready = end;
-            if (--u->indeg == 0) kt__hpush(w->heap, &nh, u->ready, w->succ[j]);
-        }
+        kt__sim_release(w, t, end);
         /* rejoined: the tasks started are the previous run's first
            maxpos + 1 but for the ones gone, plus every one added */
         if (!full && open == 0 && dirty == 0 && maxpos >= k1 &&
@@ -2871,12 +3112,11 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
             break;
         }
     }
-    /* the tasks this run started get their times */
-    for (k = k0; k < kk; k++) {
-        int t = w->order[k];
-        w->pend[t] = -1;
-        s->task[t].start = w->start[t];
-        s->task[t].end = w->end[t];
+    if (!full)
+        for (k = k0; k < kk; k++) w->pend[w->order[k]] = -1;
+    if (w->queue.nomem) {
+        w->simulated = 0;
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
     }
     if (mode != KT__RUN_DELTA && !broke && kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
@@ -2929,11 +3169,8 @@ static double kt__sim_busy(const struct kt__sim_work *w, int d) {
    a link) is free, so every device runs its tasks in FIFO order. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     kt_status st = kt__sim_prepare(s, err);
-    int i;
     if (st != KT_OK) return st;
-    for (i = 0; i < s->ntask; i++) s->work->sec[i] = s->task[i].seconds;
-    for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
-    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, 0, err);
+    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, err);
     if (st == KT_OK) kt__ok(err);
     return st;
 }
@@ -2971,7 +3208,7 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     }
     w->nnew = w->nremoved = 0;
     if (k0 < s->ntask)
-        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, 0, err);
+        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, err);
     if (st != KT_OK) {
         w->simulated = 0; /* the timeline is half updated */
         return st;
@@ -3460,7 +3697,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     struct kt__sim_work *wo = O->sim.work, *wn;
     int64_t nd = w->c.nd, d, r;
     int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask, k1;
-    int o, k, i, j, pass, changed, nh = 0;
+    int o, k, i, j, pass, changed;
     void *np;
     kt_status s;
     if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
@@ -3589,6 +3826,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     wn->smax_valid = n;
     wn->smax[n] = -1;
     wn->smax_at[n] = -1;
+    kt__qreset(&wn->queue);
     for (i = 0; i < n; i++) {
         kt__wait *wt = &wn->wait[i];
         const int *pred = N->sim.pred + wn->pred_first[i];
@@ -3600,10 +3838,10 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
             if (wn->pos[p] >= k0) wt->indeg++;
             else if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
         }
-        if (wt->indeg == 0) kt__hpush(wn->heap, &nh, wt->ready, i);
+        if (wt->indeg == 0) kt__qpush(&wn->queue, wt->ready, i);
     }
     *kept = k0;
-    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, nh, err);
+    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, err);
     if (s != KT_OK || wn->rejoin < 0) return s;
     /* rejoined: the rest of the previous timeline, at the new indices and
        positions */

@@ -1595,6 +1595,15 @@ static void test_delta_random(void) {
             CHECK(kt_sim_run(&one, &err) == KT_OK);
             CHECK(kt_sim_delta(&one, 1, &big, &small, &err) == KT_OK);
             CHECKF(one.busy[0] == 2, "busy %g", one.busy[0]);
+            /* the ready queue needs run times >= 0: others are refused */
+            one.task[0].seconds = -1;
+            CHECKF(kt_sim_run(&one, &err) != KT_OK &&
+                   strstr(err.message, "task 0") &&
+                   strstr(err.message, ">= 0"), "%s", err.message);
+            one.task[0].seconds = nan("");
+            CHECKF(kt_sim_run(&one, &err) != KT_OK &&
+                   strstr(err.message, ">= 0"), "%s", err.message);
+            one.task[0].seconds = 1;
             one.task[1].pred_first = -100000; /* refused, not read */
             one.task[1].npred = 1;
             CHECKF(kt_sim_run(&one, &err) != KT_OK &&
@@ -1608,6 +1617,281 @@ static void test_delta_random(void) {
         CHECKF(kt_sim_run(&s, &err) != KT_OK && strstr(err.message, "waits"),
                "%s", err.message);
         kt_sim_free(&s);
+    }
+}
+
+/* Algorithm 1 from its definition, written plainly and independently of
+   sched.h for the tests: at every step, among the tasks not started whose
+   predecessors have all started (and so have an end), take the one with
+   the least (ready time, index) -- ready: its predecessors' latest end, 0
+   for none -- found by a linear scan; it starts when it is ready and its
+   device (compute device or link) is free.  O(n^2) steps, every one
+   recomputed from scratch.  Fills start/end, busy (each compute device's
+   run times summed in index order), the step time and the critical path
+   (from the task with the latest end that started first, back through
+   the task before it on its device when it waited for the device, else
+   through its latest-ending predecessor, the first such in its list).
+   Returns the number of tasks it started (< ntask: a cycle). */
+static int reference_sim(const kt_sim *s, double *start, double *end,
+                         double *busy, double *step, int *critical,
+                         int *ncritical) {
+    int n = s->ntask, nres = (int)(s->ndev + s->nlink), k, i, j;
+    int *started = (int *)calloc((size_t)n + 1, sizeof(int));
+    int *order = (int *)calloc((size_t)n + 1, sizeof(int));
+    int *devprev = (int *)calloc((size_t)n + 1, sizeof(int));
+    int *last_on = (int *)calloc((size_t)nres + 1, sizeof(int));
+    double *free_at = (double *)calloc((size_t)nres + 1, sizeof(double));
+    int last = -1;
+    for (i = 0; i < nres; i++) last_on[i] = -1;
+    for (k = 0; k < n; k++) {
+        int best = -1;
+        double best_ready = 0;
+        for (i = 0; i < n; i++) {
+            const kt_sim_task *t = &s->task[i];
+            double ready = 0;
+            int can = !started[i];
+            for (j = 0; can && j < t->npred; j++) {
+                int p = s->pred[t->pred_first + j];
+                if (!started[p]) can = 0;
+                else if (end[p] > ready) ready = end[p];
+            }
+            if (can && (best < 0 || ready < best_ready ||
+                        (ready == best_ready && i < best))) {
+                best = i;
+                best_ready = ready;
+            }
+        }
+        if (best < 0) break;
+        {
+            int r = (int)s->task[best].device;
+            start[best] = best_ready > free_at[r] ? best_ready : free_at[r];
+            end[best] = start[best] + s->task[best].seconds;
+            free_at[r] = end[best];
+            devprev[best] = last_on[r];
+            last_on[r] = best;
+            started[best] = 1;
+            order[k] = best;
+        }
+    }
+    for (i = 0; i < s->ndev; i++) busy[i] = 0;
+    for (i = 0; i < n; i++)
+        if (s->task[i].kind == KT_TASK_COMPUTE && s->task[i].device < s->ndev)
+            busy[s->task[i].device] += s->task[i].seconds;
+    *step = 0;
+    for (i = 0; i < k; i++) /* the earliest started of the latest ends */
+        if (last < 0 || end[order[i]] > *step) {
+            *step = end[order[i]];
+            last = order[i];
+        }
+    *ncritical = 0;
+    while (last >= 0 && *ncritical < n) {
+        const kt_sim_task *t = &s->task[last];
+        double ready = 0;
+        int next = -1;
+        critical[(*ncritical)++] = last;
+        for (j = 0; j < t->npred; j++) {
+            int p = s->pred[t->pred_first + j];
+            if (next < 0 || end[p] > ready) {
+                ready = end[p];
+                next = p;
+            }
+        }
+        if (start[last] > ready) next = devprev[last];
+        last = next;
+    }
+    for (i = 0; i < *ncritical / 2; i++) { /* first task first */
+        int x = critical[i];
+        critical[i] = critical[*ncritical - 1 - i];
+        critical[*ncritical - 1 - i] = x;
+    }
+    free(started);
+    free(order);
+    free(devprev);
+    free(last_on);
+    free(free_at);
+    return k;
+}
+
+/* kt_sim_run against reference_sim, task by task and bit for bit. */
+static int same_as_reference(const kt_sim *s, const char *what) {
+    int n = s->ntask, i, ok = 1, nc = 0;
+    double *start = (double *)calloc((size_t)n + 1, sizeof(double));
+    double *end = (double *)calloc((size_t)n + 1, sizeof(double));
+    double *busy = (double *)calloc((size_t)s->ndev + 1, sizeof(double));
+    int *crit = (int *)calloc((size_t)n + 1, sizeof(int));
+    double step;
+    if (reference_sim(s, start, end, busy, &step, crit, &nc) != n) {
+        printf("%s: the reference finds a cycle\n", what);
+        ok = 0;
+    }
+    for (i = 0; ok && i < n; i++)
+        if (memcmp(&s->task[i].start, &start[i], sizeof(double)) != 0 ||
+            memcmp(&s->task[i].end, &end[i], sizeof(double)) != 0) {
+            printf("%s: task %d runs %.17g .. %.17g, the reference %.17g .. "
+                   "%.17g\n", what, i, s->task[i].start, s->task[i].end,
+                   start[i], end[i]);
+            ok = 0;
+        }
+    for (i = 0; ok && i < s->ndev; i++)
+        if (memcmp(&s->busy[i], &busy[i], sizeof(double)) != 0) {
+            printf("%s: device %d busy %.17g, the reference %.17g\n", what, i,
+                   s->busy[i], busy[i]);
+            ok = 0;
+        }
+    if (ok && memcmp(&s->step_seconds, &step, sizeof step) != 0) {
+        printf("%s: step %.17g, the reference %.17g\n", what, s->step_seconds,
+               step);
+        ok = 0;
+    }
+    if (ok && (s->ncritical != nc ||
+               (nc > 0 && (s->critical[0] != crit[0] ||
+                           s->critical[nc - 1] != crit[nc - 1])))) {
+        printf("%s: critical path of %d tasks (%d .. %d), the reference %d "
+               "(%d .. %d)\n", what, s->ncritical,
+               s->ncritical ? s->critical[0] : -1,
+               s->ncritical ? s->critical[s->ncritical - 1] : -1, nc,
+               nc ? crit[0] : -1, nc ? crit[nc - 1] : -1);
+        ok = 0;
+    }
+    for (i = 0; ok && i < nc; i++)
+        if (s->critical[i] != crit[i]) {
+            printf("%s: critical path task %d is %d, the reference %d\n",
+                   what, i, s->critical[i], crit[i]);
+            ok = 0;
+        }
+    free(start);
+    free(end);
+    free(busy);
+    free(crit);
+    return ok;
+}
+
+/* A random task graph whose index order is not a topological order: a
+   random DAG (each task waits for up to 4 tasks earlier in a random
+   order) under a random permutation of the indices, so predecessors have
+   higher and lower indices; the predecessor lists laid out in s->pred in
+   a random order of tasks; run times from `times` (few distinct values:
+   many ties of ready times, and zeros, so that tasks become ready at the
+   very time being taken); compute tasks on ndev devices, transfers on
+   nlink links. */
+static void build_permuted_sim(kt_sim *s, int n, int ndev, int nlink,
+                               const double *times, int ntimes,
+                               uint64_t *seed) {
+    int *perm = (int *)malloc(sizeof(int) * (size_t)n);
+    int *layout = (int *)malloc(sizeof(int) * (size_t)n);
+    int i, j, e = 0;
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = ndev;
+    s->nlink = nlink;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n * 4 + 1, sizeof(int));
+    s->busy = (double *)calloc((size_t)ndev + 1, sizeof(double));
+    for (i = 0; i < n; i++) perm[i] = layout[i] = i;
+    for (i = n - 1; i > 0; i--) { /* Fisher-Yates, twice */
+        int a = rnd(seed, 0, i), b = rnd(seed, 0, i), x = perm[i];
+        perm[i] = perm[a];
+        perm[a] = x;
+        x = layout[i];
+        layout[i] = layout[b];
+        layout[b] = x;
+    }
+    for (i = 0; i < n; i++) { /* topological rank i is task perm[i] */
+        kt_sim_task *t = &s->task[perm[i]];
+        int transfer = nlink > 0 && rnd(seed, 0, 2) == 0;
+        t->kind = transfer ? KT_TASK_TRANSFER : KT_TASK_COMPUTE;
+        t->device = transfer ? ndev + rnd(seed, 0, nlink - 1)
+                             : rnd(seed, 0, ndev - 1);
+        t->seconds = times[rnd(seed, 0, ntimes - 1)];
+        t->npred = i > 0 ? rnd(seed, 0, 4) : 0;
+    }
+    for (i = 0; i < n; i++) { /* the lists, in the order of `layout` */
+        int u = layout[i], rank;
+        kt_sim_task *t = &s->task[u];
+        for (rank = 0; perm[rank] != u; rank++) {}
+        t->pred_first = e;
+        for (j = 0; j < t->npred; j++)
+            s->pred[e++] = perm[rnd(seed, 0, rank - 1)];
+    }
+    free(perm);
+    free(layout);
+}
+
+/* kt_sim_run against the plain reference simulator: random task graphs
+   (predecessors at higher and lower indices, ties, zero run times, one
+   resource to many), run twice each (the second run reuses the successor
+   lists), and small zoo models lowered on 4 to 8 devices. */
+static void test_sim_reference(void) {
+    int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer graphs */
+    static const double ints[] = {0, 1, 2, 3}, ones[] = {1},
+                        mixed[] = {0, 0.1, 0.25, 1e-20, 1, 3e15, 0.3};
+    static const struct {
+        const double *times;
+        int ntimes;
+    } kinds[] = {{ints, 4}, {ones, 1}, {mixed, 7}};
+    uint64_t seed = 2024;
+    int graph, ok = 1, graphs = quick ? 100 : 1000;
+    for (graph = 0; graph < graphs && ok; graph++) {
+        kt_sim s;
+        kt_error err;
+        char what[96];
+        int n = rnd(&seed, 1, graph % 10 == 0 ? 400 : 60);
+        int ndev = rnd(&seed, 1, graph % 3 == 0 ? n : 4);
+        int nlink = rnd(&seed, 0, graph % 2 ? 6 : 0);
+        int kind = graph % 3;
+        build_permuted_sim(&s, n, ndev, nlink, kinds[kind].times,
+                           kinds[kind].ntimes, &seed);
+        snprintf(what, sizeof what, "random task graph %d (%d tasks, %d "
+                 "devices, %d links)", graph, n, ndev, nlink);
+        CHECKF(kt_sim_run(&s, &err) == KT_OK, "%s: %s", what, err.message);
+        ok = same_as_reference(&s, what);
+        CHECKF(kt_sim_run(&s, &err) == KT_OK, "%s: %s", what, err.message);
+        ok = ok && same_as_reference(&s, what);
+        kt_sim_free(&s);
+    }
+    CHECKF(ok, "kt_sim_run differs from the reference simulator");
+    {
+        static const struct {
+            const char *model, *topo;
+            int ndev;
+        } zoo[] = {
+            {"mlp:layers=3,hidden=64,batch=32", "flat:4:10G", 4},
+            {"mlp:layers=4,hidden=96,batch=24", "nodes:2x4:300G:25G", 8},
+            {"transformer:layers=1,dmodel=64,heads=4,ffn=128,seq=16,batch=2",
+             "flat:4:50G", 4},
+            {"rnn:layers=2,hidden=64,steps=3,batch=8", "nodes:2x4:300G:25G",
+             8},
+            {"wresnet:depth=50,widen=1,batch=2,image=64", "nodes:2x2:300G:25G",
+             4},
+        };
+        int m, nzoo = quick ? 2 : 5;
+        for (m = 0; m < nzoo; m++) {
+            kt_graph *g = NULL;
+            kt_topology t;
+            kt_factors f;
+            kt_plan p;
+            kt_program prog;
+            kt_sim s;
+            kt_error err;
+            char what[160];
+            snprintf(what, sizeof what, "%s on %d devices", zoo[m].model,
+                     zoo[m].ndev);
+            CHECKF(kt_zoo_build(zoo[m].model, &g, &err) == KT_OK, "%s",
+                   err.message);
+            if (!g) continue;
+            CHECK(kt_topology_parse(zoo[m].topo, &t, &err) == KT_OK);
+            kt_factors_default(zoo[m].ndev, &f, &err);
+            CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+            CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+            CHECK(kt_sim_build(g, &p, &prog, &t, &s, &err) == KT_OK);
+            CHECKF(kt_sim_run(&s, &err) == KT_OK, "%s", err.message);
+            CHECKF(same_as_reference(&s, what),
+                   "%s: kt_sim_run differs from the reference", what);
+            kt_sim_free(&s);
+            kt_program_free(&prog);
+            kt_plan_free(&p);
+            kt_graph_destroy(g);
+        }
     }
 }
 
@@ -1971,6 +2255,7 @@ int main(void) {
     test_zoo();
     test_random();
     test_simulation();
+    test_sim_reference();
     test_delta();
     test_profile();
     test_compute_model();
