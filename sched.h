@@ -46,7 +46,8 @@
                  kt_profile_lookup_kind kt_profile_check_kinds
                  kt_profile_write kt_profile_free
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
-                 kt_sim_run kt_sim_delta kt_sim_invalidate kt_sim_free
+                 kt_sim_run kt_sim_delta kt_sim_timeline kt_sim_invalidate
+                 kt_sim_free
      incremental kt_plan_sim_init kt_plan_sim_propose kt_plan_sim_accept
                  kt_plan_sim_free
      search      kt_plan_mcmc
@@ -62,6 +63,11 @@
                                lines of a topology file, so most ranges
                                in its device -> kind map (kept as ranges
                                so that a kt_topology stays a plain value)
+     KT_SIM_CHECKPOINT    1024 kt_sim_delta's spacing of checkpoints
+                               (in task starts) and block of its shift
+                               index: a delta re-simulates about half of
+                               it for nothing, and moves every later block
+                               by one add
      and tiling.h's.
 */
 #ifndef KT_SCHED_H
@@ -70,6 +76,10 @@
 #include <stdio.h> /* FILE, for kt_profile_write */
 
 #include "tiling.h"
+
+#ifndef KT_SIM_CHECKPOINT
+#define KT_SIM_CHECKPOINT 1024
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -319,16 +329,29 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path. */
+   busy and the critical path.  Time is counted in whole ticks of 2^-40 s
+   (about 0.9 ps): every run time is rounded to a tick, so that sums are
+   exact (see kt_sim_delta). */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
-   (> 0); the timeline is brought up to date by re-simulating only from the
-   first changed task in the previous run's order until it rejoins the
-   previous timeline.  Gives exactly kt_sim_run's result.  Needs a
-   kt_sim_run of this task graph before; between runs, change run times
-   through kt_sim_delta only (a kt_sim_run takes them from the tasks). */
+   (>= 0); the timeline is brought up to date by re-simulating only from a
+   checkpoint before the first changed task until the timeline rejoins the
+   previous one up to a shift (every later task moved by the same amount),
+   so its cost follows the size of the change, not of the task graph.
+   Gives exactly kt_sim_run's result: step_seconds and busy at once; the
+   tasks' start and end and the critical path when kt_sim_timeline asks
+   for them (a write per task, and a walk through the whole graph's
+   arrays, would cost more than the delta; ncritical is 0 till then).  Needs a kt_sim_run of
+   this task graph before; the first kt_sim_delta on a kt_sim runs it once
+   more with checkpoints, which every later kt_sim_run then takes too (a
+   few per cent).  Between runs, change run times through kt_sim_delta
+   only (a kt_sim_run takes them from the tasks).  Exact while the step is
+   under 4096 s; beyond, it runs in full. */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
+/* After kt_sim_delta: writes every task's start and end and the critical
+   path of the current timeline (kt_sim_run does so itself). */
+kt_status kt_sim_timeline(kt_sim *s, kt_error *err);
 /* Frees the state kt_sim_run keeps for kt_sim_delta (kt_sim_free does
    too).  Not needed to refill a kt_sim with another task graph: every
    kt_sim_run compares the tasks' devices, kinds and predecessor lists
@@ -2442,7 +2465,123 @@ struct kt__sim_work {
     int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
                               being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
+    struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
+                             NULL until a kt_sim_delta asks for them      */
 };
+
+/* One checkpoint of a timeline (kt_sim_delta): the state before the task
+   at some position starts, as task indices that stay valid when later
+   deltas move times -- the tasks waiting in the queue, then for every
+   device or link still busy then, a task it ran before (its last one
+   when the checkpoint was taken; the last one is reached from it along
+   `devnext`). */
+typedef struct kt__snap {
+    int nready, nbusy; /* task[0 .. nready): queued; then nbusy busy ones */
+    int *task;
+    size_t cap;
+} kt__snap;
+
+/* Positions per block of the shift index, and between checkpoints. */
+#define KT__DBLOCK KT_SIM_CHECKPOINT
+
+/* What kt_sim_delta keeps besides the timeline: checkpoints taken by every
+   full run once a delta has been asked for, and the shift index -- per
+   block of KT__DBLOCK positions an amount added to the start and end
+   stored for its tasks, so that moving every later task by d costs a
+   block's worth of writes plus one add per block -- and the scratch of
+   one delta run. */
+struct kt__delta {
+    int n, nblk;          /* sized for n tasks, nblk blocks                */
+    int64_t nres;
+    kt__snap *snap;       /* snap[b]: before position b * KT__DBLOCK        */
+    int snaps_valid;      /* they describe the current timeline            */
+    int index_valid;      /* boff, bmax and devnext do                     */
+    double *boff;         /* per block: added to its stored times          */
+    double *bmax;         /* per block: the latest stored end,             */
+    int *bmax_at;         /*   at its first position                       */
+    int *devnext;         /* per task: the next task on its device, -1     */
+    int last;             /* the task that ends last, and whether the      */
+    int critical_stale;   /*   critical path from it is still to be walked */
+    /* one delta run (and the marks of one checkpoint) */
+    unsigned epoch;       /* stamps equal to it were set in this run:      */
+    unsigned *tstamp;     /*   the task started,                           */
+    unsigned *wstamp;     /*   its waiting state is set up,                */
+    unsigned *rstamp;     /*   the resource's state is set up              */
+    double *nstart, *nend;/* the run's times (the timeline keeps the old)  */
+    int *norder;          /* the run's starts, from the checkpoint on      */
+    int *ndevprev;
+    int *touched, ntouched;   /* resources set up in this run              */
+    int *partial, npartial;   /* tasks some but not all of whose           */
+    int *partial_at;          /*   predecessors have ended, and where      */
+    int *prebusy, nprebusy;   /* busy at the checkpoint: their last task   */
+    int *rnext;           /* per resource: first task after the rejoin     */
+    size_t cap_n, cap_res, cap_blk;
+};
+
+static void kt__delta_free(struct kt__delta *dl) {
+    int b;
+    if (!dl) return;
+    for (b = 0; b < (int)dl->cap_blk; b++) KT_FREE(dl->snap[b].task);
+    KT_FREE(dl->snap);
+    KT_FREE(dl->boff);
+    KT_FREE(dl->bmax);
+    KT_FREE(dl->bmax_at);
+    KT_FREE(dl->devnext);
+    KT_FREE(dl->tstamp);
+    KT_FREE(dl->wstamp);
+    KT_FREE(dl->rstamp);
+    KT_FREE(dl->nstart);
+    KT_FREE(dl->nend);
+    KT_FREE(dl->norder);
+    KT_FREE(dl->ndevprev);
+    KT_FREE(dl->touched);
+    KT_FREE(dl->partial);
+    KT_FREE(dl->partial_at);
+    KT_FREE(dl->prebusy);
+    KT_FREE(dl->rnext);
+    KT_FREE(dl);
+}
+
+/* A stamp no array holds yet (all are cleared when the counter wraps). */
+static unsigned kt__delta_epoch(struct kt__delta *dl) {
+    if (++dl->epoch == 0) {
+        memset(dl->tstamp, 0, sizeof(unsigned) * dl->cap_n);
+        memset(dl->wstamp, 0, sizeof(unsigned) * dl->cap_n);
+        memset(dl->rstamp, 0, sizeof(unsigned) * dl->cap_res);
+        dl->epoch = 1;
+    }
+    return dl->epoch;
+}
+
+/* The shift a task's block has had since the last full run. */
+static double kt__sim_off(const struct kt__sim_work *w, int t) {
+    return w->dl && w->dl->index_valid ? w->dl->boff[w->pos[t] / KT__DBLOCK]
+                                       : 0;
+}
+static double kt__sim_start_of(const struct kt__sim_work *w, int t) {
+    return w->start[t] + kt__sim_off(w, t);
+}
+static double kt__sim_end_of(const struct kt__sim_work *w, int t) {
+    return w->end[t] + kt__sim_off(w, t);
+}
+
+/* The simulator counts time in whole ticks of 2^-40 s (about 0.9 ps) held
+   in doubles: every run time is rounded to a tick, so every start and end
+   is a whole number of ticks, and below 2^53 ticks (8192 s) sums are exact
+   -- (a + d) + s == (a + s) + d.  That lets a delta simulation move a
+   stretch of the previous timeline by an amount d and still equal a full
+   run bit for bit. */
+#define KT__TICKS_PER_S 1099511627776.0 /* 2^40 */
+#define KT__EXACT_S 4096.0 /* 2^52 ticks: a sum of two such times is exact */
+
+static double kt__sim_quantize(double seconds) {
+    const double two52 = 4503599627370496.0;
+    double ticks = seconds * KT__TICKS_PER_S; /* a power of two: exact */
+    /* adding 2^52 leaves no bits for a fraction: rounds to the nearest
+       whole number (larger values are whole already) */
+    if (ticks >= 0 && ticks < two52) ticks = (ticks + two52) - two52;
+    return ticks / KT__TICKS_PER_S;
+}
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
     if (!w) return;
@@ -2473,6 +2612,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->res_lastold);
     KT_FREE(w->res_oldmax);
     KT_FREE(w->res_dirty);
+    kt__delta_free(w->dl);
     KT_FREE(w);
 }
 
@@ -2727,12 +2867,13 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
         s->critical[s->ncritical++] = t;
         for (j = 0; j < w->npred[t]; j++) {
             int p = s->pred[w->pred_first[t] + j];
-            if (next < 0 || w->end[p] > ready) {
-                ready = w->end[p];
+            double e = kt__sim_end_of(w, p);
+            if (next < 0 || e > ready) {
+                ready = e;
                 next = p;
             }
         }
-        if (w->start[t] > ready) next = w->devprev[t];
+        if (kt__sim_start_of(w, t) > ready) next = w->devprev[t];
         t = next;
     }
     for (i = 0; i < s->ncritical / 2; i++) {
@@ -2743,47 +2884,48 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
     return KT_OK;
 }
 
-/* The state after the previous run's first k0 starts: what each later task
-   still waits for, and when each resource it uses becomes free.  Returns
-   the heap size. */
-static int kt__sim_restore(kt_sim *s, int k0) {
-    struct kt__sim_work *w = s->work;
-    int k, j, nh = 0;
-    for (k = k0; k < s->ntask; k++) {
-        int t = w->order[k], dp = w->devprev[t], np = w->npred[t];
-        const int *pred = s->pred + w->pred_first[t];
-        kt__wait *wt = &w->wait[t];
-        wt->ready = 0;
-        wt->indeg = 0;
-        for (j = 0; j < np; j++) {
-            int p = pred[j];
-            if (w->pos[p] >= k0) wt->indeg++;
-            else if (w->end[p] > wt->ready) wt->ready = w->end[p];
-        }
-        if (dp < 0 || w->pos[dp] < k0) { /* its device's first task here */
-            int r = w->dev[t];
-            w->free_at[r] = dp < 0 ? 0 : w->end[dp];
-            w->res_last[r] = dp;
-            w->res_oldmax[r] = w->res_lastold[r] = dp < 0 ? -1 : w->pos[dp];
-            w->res_dirty[r] = 0;
-        }
-        if (wt->indeg == 0) kt__hpush(w->heap, &nh, wt->ready, t);
+/* Checkpoint b of a full run for kt_sim_delta, taken before position
+   b * KT__DBLOCK starts: the queue, and every device or link still busy
+   after `now` (the latest ready time taken from the queue: one free by
+   then cannot delay any later task, which is ready at `now` or after).
+   Only one busy at the previous checkpoint or running a task since can
+   be busy.  0 when out of memory. */
+static int kt__sim_checkpoint(struct kt__sim_work *w, int b, double now,
+                              int nh) {
+    struct kt__delta *dl = w->dl;
+    kt__snap *sp = &dl->snap[b], *pv = b > 0 ? &dl->snap[b - 1] : NULL;
+    size_t need = (size_t)nh + (pv ? (size_t)pv->nbusy + KT__DBLOCK : 0) + 1;
+    unsigned stamp = kt__delta_epoch(dl);
+    int i, nb = 0;
+    void *np = kt__sim_grow(sp->task, &sp->cap, need, sizeof(int));
+    if (!np) return 0;
+    sp->task = (int *)np;
+    for (i = 0; i < nh; i++) sp->task[i] = w->heap[i].task;
+    sp->nready = nh;
+    for (i = 0; pv && i < pv->nbusy + KT__DBLOCK; i++) {
+        int r = i < pv->nbusy ? w->dev[pv->task[pv->nready + i]]
+                              : w->dev[w->order[(b - 1) * KT__DBLOCK +
+                                                i - pv->nbusy]];
+        if (dl->rstamp[r] == stamp || !(w->free_at[r] > now)) continue;
+        dl->rstamp[r] = stamp;
+        sp->task[nh + nb++] = w->res_last[r];
     }
-    return nh;
+    sp->nbusy = nb;
+    return 1;
 }
 
 /* Simulates the tasks at positions k0.. of the previous order (every task
    when `full`): Algorithm 1 from the state the previous run had after its
-   first k0 starts.  A delta run (not `full`) stops as soon as the timeline
-   has rejoined the previous one after position k1 (the last changed task): the tasks started so far are the previous
-   run's first ones, every resource has the same last task with the same
-   end, and no task whose end moved has a successor still to start --
-   from there on the previous timeline is the answer. */
+   first k0 starts.  A restored run (kt_plan_sim_propose) stops as soon as
+   the timeline has rejoined the previous one after position k1 (the last
+   changed task): the tasks started so far are the previous run's first
+   ones, every resource has the same last task with the same end, and no
+   task whose end moved has a successor still to start -- from there on
+   the previous timeline is the answer. */
 /* The previous position of a task added to a changed task graph. */
 #define KT__NEW_TASK INT_MAX
 
 enum {
-    KT__RUN_DELTA,    /* resume from k0 of the previous run, stop on rejoining */
     KT__RUN_FULL,     /* from the start                                        */
     KT__RUN_RESTORED  /* from k0, the state restored by the caller: nh tasks
                          in the heap (kt_plan_sim_propose)                   */
@@ -2796,6 +2938,8 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
     struct kt__sim_work *w = s->work;
     int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
     int open = 0, dirty = 0, full = mode == KT__RUN_FULL, new_started = 0;
+    int checkpoints = full && w->dl != NULL;
+    double now = 0;
     w->rejoin = -1;
     if (mode == KT__RUN_RESTORED) {
         int64_t r;
@@ -2818,13 +2962,24 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
         w->smax_valid = n;
         w->smax[n] = -1;
         w->smax_at[n] = -1;
-    } else if (mode == KT__RUN_DELTA) {
-        nh = kt__sim_restore(s, k0);
+        if (checkpoints) {
+            w->dl->index_valid = 0; /* stored times are true times again */
+            w->dl->snaps_valid = 0;
+            w->dl->critical_stale = 0;
+        }
     }
     while (nh > 0) {
-        kt__hitem it = kt__hpop(w->heap, &nh);
-        int t = it.task, oldpos = w->pos[t], r = w->dev[t];
-        double start = it.ready, end;
+        kt__hitem it;
+        int t, oldpos, r;
+        double start, end;
+        if (checkpoints && kk % KT__DBLOCK == 0 &&
+            !kt__sim_checkpoint(w, kk / KT__DBLOCK, now, nh))
+            checkpoints = 0; /* out of memory: kt_sim_delta will say so */
+        it = kt__hpop(w->heap, &nh);
+        t = it.task;
+        oldpos = w->pos[t];
+        r = w->dev[t];
+        start = now = it.ready;
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
         if (!full) {
@@ -2878,9 +3033,10 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
         s->task[t].start = w->start[t];
         s->task[t].end = w->end[t];
     }
-    if (mode != KT__RUN_DELTA && !broke && kk < n)
+    if (!broke && kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
                         "graph has a cycle (%d of %d tasks can run)", kk, n);
+    if (checkpoints) w->dl->snaps_valid = 1;
     if (mode == KT__RUN_RESTORED && broke) {
         /* the caller appends the rest of the previous timeline */
         w->rejoin = maxpos + 1;
@@ -2924,29 +3080,469 @@ static double kt__sim_busy(const struct kt__sim_work *w, int d) {
     return busy;
 }
 
+static int kt__delta_size(struct kt__sim_work *w);
+
 /* FlexFlow Algorithm 1: tasks become ready when their predecessors end;
    in order of readiness each starts when its device (a compute device or
    a link) is free, so every device runs its tasks in FIFO order. */
-kt_status kt_sim_run(kt_sim *s, kt_error *err) {
+static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
     kt_status st = kt__sim_prepare(s, err);
     int i;
     if (st != KT_OK) return st;
-    for (i = 0; i < s->ntask; i++) s->work->sec[i] = s->task[i].seconds;
+    for (i = 0; i < s->ntask; i++)
+        s->work->sec[i] = kt__sim_quantize(s->task[i].seconds);
     for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
-    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, 0, err);
+    if (s->work->dl && !kt__delta_size(s->work)) {
+        kt__delta_free(s->work->dl); /* kt_sim_delta asks again */
+        s->work->dl = NULL;
+    }
+    return kt__sim_resume(s, 0, 0, KT__RUN_FULL, 0, err);
+}
+
+kt_status kt_sim_run(kt_sim *s, kt_error *err) {
+    kt_status st = kt__sim_full(s, err);
     if (st == KT_OK) kt__ok(err);
     return st;
 }
 
-/* FlexFlow Algorithm 2, as a resumption: new run times for some tasks,
-   then Algorithm 1 again from the first of them in the previous order,
-   until the timeline rejoins the previous one.  The result is exactly
-   what kt_sim_run would give (a property test checks it). */
+kt_status kt_sim_timeline(kt_sim *s, kt_error *err) {
+    const struct kt__sim_work *w = s->work;
+    int t;
+    kt_status st;
+    if (!w || !w->simulated || w->n != s->ntask)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_sim_timeline: no "
+                        "simulation of this task graph");
+    for (t = 0; t < s->ntask; t++) {
+        s->task[t].start = kt__sim_start_of(w, t);
+        s->task[t].end = kt__sim_end_of(w, t);
+    }
+    if (w->dl && w->dl->critical_stale) {
+        if ((st = kt__sim_critical(s, w->dl->last, err)) != KT_OK) return st;
+        w->dl->critical_stale = 0;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+/* ----------------------------------------------------- delta simulation */
+
+/* FlexFlow 5.3 (Algorithm 2) brings a timeline up to date after some run
+   times change by re-simulating only the part that changes.  Here it is
+   Algorithm 1 resumed with two devices that make its cost depend on the
+   size of the change rather than of the timeline:
+   - checkpoints: every KT__DBLOCK starts, a full run notes which tasks
+     wait in its queue and which devices and links are busy; a delta
+     resumes from the last checkpoint before the first changed task, so
+     nothing earlier is visited;
+   - rejoining up to a shift: it stops as soon as everything that can
+     still matter -- every ready time, partial ready time and free time
+     later than the present -- is what the previous run had at the same
+     point, all moved by one amount d.  The rule that orders the queue
+     does not change when every key moves by d, so from there on the
+     previous timeline moved by d is the answer; the move is recorded in
+     the shift index (per block of positions), not written task by task.
+   Times are whole ticks (kt__sim_quantize), so "moved by d" is exact and
+   the result equals a full run bit for bit (a property test checks it). */
+
+/* Sizes the checkpoints, shift index and run scratch for the task graph
+   (capacities only grow).  0 when out of memory. */
+static int kt__delta_size(struct kt__sim_work *w) {
+    struct kt__delta *dl = w->dl;
+    size_t n = (size_t)w->n + 1, nres = (size_t)w->nres + 1;
+    size_t nblk = (size_t)w->n / KT__DBLOCK + 2, c;
+    void *np;
+    dl->n = w->n;
+    dl->nres = w->nres;
+    dl->nblk = (w->n + KT__DBLOCK - 1) / KT__DBLOCK;
+    dl->snaps_valid = dl->index_valid = 0;
+#define KT__DGROW(field, type, capf, need)                                  \
+    (c = dl->capf,                                                          \
+     (np = kt__sim_grow(dl->field, &c, need, sizeof(type))) != NULL         \
+         ? (dl->field = (type *)np, 1) : 0)
+    if (n > dl->cap_n) {
+        size_t old = dl->cap_n;
+        if (!KT__DGROW(devnext, int, cap_n, n) ||
+            !KT__DGROW(tstamp, unsigned, cap_n, n) ||
+            !KT__DGROW(wstamp, unsigned, cap_n, n) ||
+            !KT__DGROW(nstart, double, cap_n, n) ||
+            !KT__DGROW(nend, double, cap_n, n) ||
+            !KT__DGROW(norder, int, cap_n, n) ||
+            !KT__DGROW(ndevprev, int, cap_n, n) ||
+            !KT__DGROW(partial, int, cap_n, n) ||
+            !KT__DGROW(partial_at, int, cap_n, n))
+            return 0;
+        dl->cap_n = c;
+        memset(dl->tstamp + old, 0, sizeof(unsigned) * (c - old));
+        memset(dl->wstamp + old, 0, sizeof(unsigned) * (c - old));
+    }
+    if (nres > dl->cap_res) {
+        size_t old = dl->cap_res;
+        if (!KT__DGROW(rstamp, unsigned, cap_res, nres) ||
+            !KT__DGROW(touched, int, cap_res, nres) ||
+            !KT__DGROW(prebusy, int, cap_res, nres) ||
+            !KT__DGROW(rnext, int, cap_res, nres))
+            return 0;
+        dl->cap_res = c;
+        memset(dl->rstamp + old, 0, sizeof(unsigned) * (c - old));
+    }
+    if (nblk > dl->cap_blk) {
+        size_t old = dl->cap_blk;
+        if (!KT__DGROW(boff, double, cap_blk, nblk) ||
+            !KT__DGROW(bmax, double, cap_blk, nblk) ||
+            !KT__DGROW(bmax_at, int, cap_blk, nblk) ||
+            !KT__DGROW(snap, kt__snap, cap_blk, nblk))
+            return 0;
+        dl->cap_blk = c;
+        memset(dl->snap + old, 0, sizeof(kt__snap) * (c - old));
+    }
+#undef KT__DGROW
+    return 1;
+}
+
+/* Block b's latest stored end and its first position. */
+static void kt__delta_block_max(struct kt__sim_work *w, int b) {
+    struct kt__delta *dl = w->dl;
+    int k = b * KT__DBLOCK, hi = k + KT__DBLOCK < w->n ? k + KT__DBLOCK : w->n;
+    dl->bmax[b] = w->end[w->order[k]];
+    dl->bmax_at[b] = k;
+    for (k++; k < hi; k++)
+        if (w->end[w->order[k]] > dl->bmax[b]) {
+            dl->bmax[b] = w->end[w->order[k]];
+            dl->bmax_at[b] = k;
+        }
+}
+
+/* The shift index of a timeline a full run just made: no shifts yet. */
+static void kt__delta_index(struct kt__sim_work *w) {
+    struct kt__delta *dl = w->dl;
+    int t, b;
+    for (t = 0; t < w->n; t++) dl->devnext[t] = -1;
+    for (t = 0; t < w->n; t++)
+        if (w->devprev[t] >= 0) dl->devnext[w->devprev[t]] = t;
+    for (b = 0; b < dl->nblk; b++) {
+        dl->boff[b] = 0;
+        kt__delta_block_max(w, b);
+    }
+    dl->index_valid = 1;
+}
+
+/* When task t is ready on the current timeline: its predecessors' latest
+   end, 0 when it has none. */
+static double kt__delta_ready(const kt_sim *s, int t) {
+    const struct kt__sim_work *w = s->work;
+    const int *pred = s->pred + w->pred_first[t];
+    double ready = 0;
+    int j;
+    for (j = 0; j < w->npred[t]; j++) {
+        double e = kt__sim_end_of(w, pred[j]);
+        if (e > ready) ready = e;
+    }
+    return ready;
+}
+
+/* The state before position c = b * KT__DBLOCK of the current timeline,
+   from checkpoint b: the queue, each task's ready time recomputed from its
+   predecessors' ends (all earlier), and the busy devices and links, each
+   with its last task before c (the noted task or a later one of its own:
+   earlier deltas may have reordered a stretch).  Returns the queue size. */
+static int kt__delta_restore(kt_sim *s, int b) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    const kt__snap *sp = &dl->snap[b];
+    int c = b * KT__DBLOCK, i, nh = 0;
+    unsigned ep = dl->epoch;
+    dl->ntouched = dl->npartial = dl->nprebusy = 0;
+    for (i = 0; i < sp->nready; i++) {
+        int u = sp->task[i];
+        dl->wstamp[u] = ep;
+        w->wait[u].indeg = 0;
+        w->wait[u].ready = kt__delta_ready(s, u);
+        kt__hpush(w->heap, &nh, w->wait[u].ready, u);
+    }
+    for (i = 0; i < sp->nbusy; i++) {
+        int q = sp->task[sp->nready + i], r = w->dev[q];
+        while (dl->devnext[q] >= 0 && w->pos[dl->devnext[q]] < c)
+            q = dl->devnext[q];
+        dl->rstamp[r] = ep;
+        w->free_at[r] = kt__sim_end_of(w, q);
+        w->res_last[r] = q;
+        w->res_oldmax[r] = -1;
+        dl->touched[dl->ntouched++] = r;
+        dl->prebusy[dl->nprebusy++] = q;
+    }
+    return nh;
+}
+
+/* Resource r's first task in this run is t, and r was idle at the
+   checkpoint c: its last task before c, found back along r's tasks. */
+static void kt__delta_touch(struct kt__sim_work *w, int r, int t, int c) {
+    struct kt__delta *dl = w->dl;
+    int q = w->devprev[t];
+    while (q >= 0 && w->pos[q] >= c) q = w->devprev[q];
+    dl->rstamp[r] = dl->epoch;
+    w->free_at[r] = q >= 0 ? kt__sim_end_of(w, q) : 0;
+    w->res_last[r] = q;
+    w->res_oldmax[r] = -1;
+    dl->touched[dl->ntouched++] = r;
+}
+
+/* Task u, first seen in this run as a successor of a task that started:
+   the predecessors that started before c have ended (their latest end),
+   the others are still to come. */
+static void kt__delta_wait(kt_sim *s, int u, int c) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    const int *pred = s->pred + w->pred_first[u];
+    int j;
+    w->wait[u].ready = 0;
+    w->wait[u].indeg = 0;
+    for (j = 0; j < w->npred[u]; j++) {
+        int p = pred[j];
+        if (w->pos[p] < c) {
+            double e = kt__sim_end_of(w, p);
+            if (e > w->wait[u].ready) w->wait[u].ready = e;
+        } else {
+            w->wait[u].indeg++;
+        }
+    }
+    dl->wstamp[u] = dl->epoch;
+    dl->partial_at[u] = dl->npartial;
+    dl->partial[dl->npartial++] = u;
+}
+
+static void kt__delta_unpartial(struct kt__delta *dl, int u) {
+    int at = dl->partial_at[u], last = dl->partial[--dl->npartial];
+    dl->partial[at] = last;
+    dl->partial_at[last] = at;
+}
+
+/* A time that can still matter: x in the new run (present tnew) and xo in
+   the previous one (present told) agree up to the shift d, or neither is
+   later than its present -- a device free by now, or predecessors done
+   by now, delay nothing that is still to start. */
+static int kt__delta_agrees(double x, double xo, double tnew, double told,
+                            double d) {
+    return (x <= tnew && xo <= told) || x == xo + d;
+}
+
+/* Whether the state after kk starts -- the same tasks as the previous
+   run's first kk, which started before -- is the previous run's state at
+   that point moved by d = tnew - told in every time that can still
+   matter: the free time of each device or link this run used or found
+   busy, the end of each task busy at the checkpoint, the ready time of
+   each queued task and the partial ready time of each task whose other
+   predecessors are still to come.  Nothing else can differ: a resource
+   or task this run did not reach was idle or done by the checkpoint. */
+static int kt__delta_rejoined(kt_sim *s, int c, int kk, double tnew,
+                              int nh, double *shift) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    double told = kt__delta_ready(s, w->order[kk - 1]), d = tnew - told;
+    int i, j;
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i];
+        double xo = w->res_oldmax[r] >= 0
+                        ? kt__sim_end_of(w, w->order[w->res_oldmax[r]])
+                        : w->free_at[r]; /* ran nothing here: unchanged */
+        if (!kt__delta_agrees(w->free_at[r], xo, tnew, told, d)) return 0;
+    }
+    for (i = 0; i < dl->nprebusy; i++) {
+        double e = kt__sim_end_of(w, dl->prebusy[i]);
+        if (!kt__delta_agrees(e, e, tnew, told, d)) return 0;
+    }
+    for (i = 0; i < nh; i++)
+        if (!kt__delta_agrees(w->heap[i].ready,
+                              kt__delta_ready(s, w->heap[i].task), tnew,
+                              told, d))
+            return 0;
+    for (i = 0; i < dl->npartial; i++) {
+        int u = dl->partial[i];
+        const int *pred = s->pred + w->pred_first[u];
+        double xo = 0;
+        for (j = 0; j < w->npred[u]; j++) {
+            int p = pred[j];
+            if (w->pos[p] < c || dl->tstamp[p] == dl->epoch) {
+                double e = kt__sim_end_of(w, p);
+                if (e > xo) xo = e;
+            }
+        }
+        if (!kt__delta_agrees(w->wait[u].ready, xo, tnew, told, d)) return 0;
+    }
+    *shift = d;
+    return 1;
+}
+
+/* Checkpoint b inside a delta run, before position b * KT__DBLOCK: the
+   queue and the resources busy after `now` (only those this run set up
+   can be).  0 when out of memory. */
+static int kt__delta_checkpoint(struct kt__sim_work *w, int b, double now,
+                                int nh) {
+    struct kt__delta *dl = w->dl;
+    kt__snap *sp = &dl->snap[b];
+    int i, nb = 0;
+    void *np = kt__sim_grow(sp->task, &sp->cap,
+                            (size_t)nh + (size_t)dl->ntouched + 1,
+                            sizeof(int));
+    if (!np) return 0;
+    sp->task = (int *)np;
+    for (i = 0; i < nh; i++) sp->task[i] = w->heap[i].task;
+    sp->nready = nh;
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i];
+        if (w->free_at[r] > now && w->res_last[r] >= 0)
+            sp->task[nh + nb++] = w->res_last[r];
+    }
+    sp->nbusy = nb;
+    return 1;
+}
+
+/* The run's starts c .. kk become the timeline's, and every later task
+   moves by d: its stored times within kk's block, a block shift after. */
+static void kt__delta_commit(kt_sim *s, int c, int kk, double d) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    int i, k, b, n = w->n;
+    /* the first later task of each device or link this run used: its
+       device predecessor is now that resource's last task of the run */
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i];
+        dl->rnext[i] = w->res_oldmax[r] >= 0
+                           ? dl->devnext[w->order[w->res_oldmax[r]]] : -1;
+    }
+    for (k = c; k < kk; k++) {
+        int t = dl->norder[k - c];
+        double off = dl->boff[k / KT__DBLOCK];
+        w->order[k] = t;
+        w->pos[t] = k;
+        w->start[t] = dl->nstart[t] - off;
+        w->end[t] = dl->nend[t] - off;
+        w->devprev[t] = dl->ndevprev[t];
+        dl->devnext[t] = -1;
+        if (dl->ndevprev[t] >= 0) dl->devnext[dl->ndevprev[t]] = t;
+    }
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i], last = w->res_last[r], next = dl->rnext[i];
+        if (w->res_oldmax[r] < 0) continue; /* ran nothing here */
+        dl->devnext[last] = next;
+        if (next >= 0) w->devprev[next] = last;
+    }
+    for (b = c / KT__DBLOCK; b * KT__DBLOCK < kk; b++)
+        kt__delta_block_max(w, b);
+    if (d != 0 && kk < n) {
+        b = kk / KT__DBLOCK;
+        if (kk % KT__DBLOCK) { /* the rest of kk's block, task by task */
+            int hi = (b + 1) * KT__DBLOCK < n ? (b + 1) * KT__DBLOCK : n;
+            for (k = kk; k < hi; k++) {
+                w->start[w->order[k]] += d;
+                w->end[w->order[k]] += d;
+            }
+            kt__delta_block_max(w, b++);
+        }
+        for (; b < dl->nblk; b++) dl->boff[b] += d;
+    }
+    w->pmax_valid = 0; /* the full run's prefix and suffix maxima */
+    w->smax_valid = n;
+    w->smax[n] = -1;
+    w->smax_at[n] = -1;
+}
+
+/* The step time, the latest end, from the blocks' maxima; the task that
+   ends then (at its first position, as a full run takes it) starts the
+   critical path when kt_sim_timeline walks it -- a walk through the
+   whole task graph's arrays that would cost more than the delta. */
+static void kt__delta_finish(kt_sim *s) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    int b, best = 0;
+    for (b = 1; b < dl->nblk; b++)
+        if (dl->bmax[b] + dl->boff[b] > dl->bmax[best] + dl->boff[best])
+            best = b;
+    s->step_seconds = dl->bmax[best] + dl->boff[best];
+    dl->last = w->order[dl->bmax_at[best]];
+    dl->critical_stale = 1;
+    s->ncritical = 0;
+}
+
+/* The resumed run: Algorithm 1 from checkpoint b up to the first point
+   after the last changed task (position k1) where it rejoins the previous
+   timeline up to a shift, or to the end.  Checks for a rejoin cost about
+   what the state holds, so after a failed one the next waits until the
+   run has done as much again. */
+static kt_status kt__delta_run(kt_sim *s, int b, int k1, kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    int c = b * KT__DBLOCK, kk = c, maxpos = c - 1, nh, next_check = c, j;
+    int rejoined = 0;
+    double now = 0, d = 0;
+    unsigned ep = kt__delta_epoch(dl);
+    nh = kt__delta_restore(s, b);
+    while (nh > 0) {
+        kt__hitem it;
+        int t, r;
+        double start, end;
+        if (kk % KT__DBLOCK == 0 && kk > c &&
+            !kt__delta_checkpoint(w, kk / KT__DBLOCK, now, nh))
+            goto nomem;
+        it = kt__hpop(w->heap, &nh);
+        t = it.task;
+        r = w->dev[t];
+        if (dl->rstamp[r] != ep) kt__delta_touch(w, r, t, c);
+        start = now = it.ready;
+        if (w->free_at[r] > start) start = w->free_at[r];
+        end = start + w->sec[t];
+        dl->nstart[t] = start;
+        dl->nend[t] = end;
+        dl->tstamp[t] = ep;
+        dl->ndevprev[t] = w->res_last[r];
+        w->free_at[r] = end;
+        w->res_last[r] = t;
+        if (w->pos[t] > w->res_oldmax[r]) w->res_oldmax[r] = w->pos[t];
+        if (w->pos[t] > maxpos) maxpos = w->pos[t];
+        dl->norder[kk - c] = t;
+        kk++;
+        for (j = w->succ_first[t]; j < w->succ_first[t + 1]; j++) {
+            int u = w->succ[j];
+            kt__wait *wu = &w->wait[u];
+            if (dl->wstamp[u] != ep) kt__delta_wait(s, u, c);
+            if (end > wu->ready) wu->ready = end;
+            if (--wu->indeg == 0) {
+                kt__delta_unpartial(dl, u);
+                kt__hpush(w->heap, &nh, wu->ready, u);
+            }
+        }
+        /* the same tasks started as in the previous run's first kk, every
+           changed one among them: compare the states */
+        if (maxpos >= k1 && kk == maxpos + 1 && kk >= next_check) {
+            if ((rejoined = kt__delta_rejoined(s, c, kk, now, nh, &d)))
+                break;
+            next_check = kk + dl->ntouched + dl->nprebusy + nh +
+                         dl->npartial;
+        }
+    }
+    if (!rejoined && kk < w->n) { /* cannot happen: it ran in full before */
+        w->simulated = 0;
+        return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: the "
+                        "task graph has a cycle");
+    }
+    kt__delta_commit(s, c, kk, rejoined ? d : 0);
+    kt__delta_finish(s);
+    return KT_OK;
+nomem:
+    dl->snaps_valid = 0;
+    w->simulated = 0;
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+/* FlexFlow Algorithm 2 (above): new run times for some tasks, then the
+   resumed run.  The result is exactly what kt_sim_run would give: the
+   step time, busy times and critical path at once, task start and end
+   through kt_sim_times. */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int i, k0 = s->ntask, k1 = -1;
-    kt_status st = KT_OK;
+    double grow = 0;
+    kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
@@ -2959,25 +3555,44 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                             "%d: run time %g s is not a finite number of "
                             "seconds >= 0", tasks[i], seconds[i]);
     }
-    for (i = 0; i < n; i++) {
-        s->task[tasks[i]].seconds = w->sec[tasks[i]] = seconds[i];
-        if (w->pos[tasks[i]] < k0) k0 = w->pos[tasks[i]];
-        if (w->pos[tasks[i]] > k1) k1 = w->pos[tasks[i]];
+    if (!w->dl) { /* the first delta: checkpoints from now on */
+        w->dl = (struct kt__delta *)kt__calloc(1, sizeof *w->dl);
+        if (!w->dl || !kt__delta_size(w)) goto nomem;
+        w->simulated = 0;
     }
     for (i = 0; i < n; i++) {
-        const kt_sim_task *t = &s->task[tasks[i]];
-        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
-            s->busy[t->device] = kt__sim_busy(w, (int)t->device);
+        int t = tasks[i];
+        double q = kt__sim_quantize(seconds[i]), old = w->sec[t];
+        const kt_sim_task *tk = &s->task[t];
+        s->task[t].seconds = seconds[i];
+        if (q == old) continue;
+        w->sec[t] = q;
+        if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
+            s->busy[tk->device] += q - old; /* whole ticks: exact */
+        if (q > old) grow += q - old;
+        if (w->pos[t] < k0) k0 = w->pos[t];
+        if (w->pos[t] > k1) k1 = w->pos[t];
     }
-    w->nnew = w->nremoved = 0;
-    if (k0 < s->ntask)
-        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, 0, err);
-    if (st != KT_OK) {
-        w->simulated = 0; /* the timeline is half updated */
-        return st;
+    /* a full run instead: before the first checkpoints, or where times
+       could leave the range in which ticks add exactly */
+    if (!w->simulated || !w->dl->snaps_valid ||
+        s->step_seconds + grow >= KT__EXACT_S) {
+        st = kt__sim_full(s, err);
+        if (st != KT_OK) return st;
+        if (!w->dl || !w->dl->snaps_valid) goto nomem;
+        kt__ok(err);
+        return KT_OK;
     }
-    kt__ok(err);
-    return KT_OK;
+    if (k1 < 0) { /* no run time changed by a tick */
+        kt__ok(err);
+        return KT_OK;
+    }
+    if (!w->dl->index_valid) kt__delta_index(w);
+    st = kt__delta_run(s, k0 / KT__DBLOCK, k1, err);
+    if (st == KT_OK) kt__ok(err);
+    return st;
+nomem:
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
 /* ------------------------------------------------------------ MCMC search */
@@ -3543,7 +4158,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     }
     for (i = 0; i < n; i++) {
         int t = kt__plan_sim_map(w, i, 1);
-        wn->sec[i] = N->sim.task[i].seconds;
+        wn->sec[i] = kt__sim_quantize(N->sim.task[i].seconds);
         if (t < 0) {
             wn->pos[i] = KT__NEW_TASK;
             wn->start[i] = wn->end[i] = -1;
