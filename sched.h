@@ -22,14 +22,16 @@
      position the change can affect until it rejoins the previous one --
      exactly what lowering, building and simulating from scratch give.
 
-     Not yet: the issue's speed targets on wresnet-152 over 64 devices
-     (448k tasks).  A full simulation takes 72-95 ms (target 20 ms), a
-     delta 2.2-2.5x less than full (target 10x), MCMC about 9 proposals
-     per second (target 10,000): every proposal still costs O(tasks) --
-     the splice copies the task graph, the successor lists are derived
-     again, and a delta re-simulates ~75% of the timeline because a change
-     at time 0 (a weight's new transfers) moves the resumption point to
-     the start even where it touches one link.  See README "Performance".
+     Speed on wresnet-152 over 64 devices (448k tasks, README
+     "Performance"): a delta simulation after a single-operator change
+     costs about 0.6 ms, over 100x less than a full one, because it
+     resumes from a checkpoint and stops where the timeline rejoins the
+     previous one moved by a constant.  Not yet: a full simulation in 20
+     ms (it takes about 70 ms), and MCMC at 10,000 proposals per second
+     (about 8): a proposal still costs O(tasks) -- the splice copies the
+     task graph, the successor lists are derived again, the resumed run
+     restores its state task by task -- and re-lowering its conversions
+     alone takes about 1.6 ms.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -304,6 +306,10 @@ typedef struct kt_sim {
     int64_t nlink;        /* links used: ordered device pairs that talk,
                              numbered in order of first use               */
     double step_seconds;  /* makespan of the last simulation               */
+    double tick;          /* its unit of time: every run time was rounded
+                             to a whole number of these (a power of two,
+                             about 2^-32 of the longest run time on 448k
+                             tasks; see kt_sim_run)                       */
     double *busy;         /* per compute device, seconds busy              */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
@@ -329,9 +335,11 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path.  Time is counted in whole ticks of 2^-40 s
-   (about 0.9 ps): every run time is rounded to a tick, so that sums are
-   exact (see kt_sim_delta). */
+   busy and the critical path.  Time is counted in whole ticks (s->tick, a
+   power of two near 2^-51 n times the longest run time of the n tasks):
+   every run time is rounded to a tick, so that sums are exact, which lets
+   kt_sim_delta move stretches of a timeline and still agree bit for bit.
+   A run time must be a finite number of seconds >= 0. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
    (>= 0); the timeline is brought up to date by re-simulating only from a
@@ -344,9 +352,10 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    arrays, would cost more than the delta; ncritical is 0 till then).  Needs a kt_sim_run of
    this task graph before; the first kt_sim_delta on a kt_sim runs it once
    more with checkpoints, which every later kt_sim_run then takes too (a
-   few per cent).  Between runs, change run times through kt_sim_delta
-   only (a kt_sim_run takes them from the tasks).  Exact while the step is
-   under 4096 s; beyond, it runs in full. */
+   few per cent), and so does a delta whose run times call for another
+   tick (a longest run time past a power of two).  Between runs, change
+   run times through kt_sim_delta only (a kt_sim_run takes them from the
+   tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
 /* After kt_sim_delta: writes every task's start and end and the critical
@@ -2465,6 +2474,8 @@ struct kt__sim_work {
     int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
                               being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
+    int tick_exp;         /* run times are below 2^tick_exp s, tick_count */
+    int tick_count;       /*   of them at least half that (kt_sim.tick)    */
     struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
                              NULL until a kt_sim_delta asks for them      */
 };
@@ -2565,22 +2576,57 @@ static double kt__sim_end_of(const struct kt__sim_work *w, int t) {
     return w->end[t] + kt__sim_off(w, t);
 }
 
-/* The simulator counts time in whole ticks of 2^-40 s (about 0.9 ps) held
-   in doubles: every run time is rounded to a tick, so every start and end
-   is a whole number of ticks, and below 2^53 ticks (8192 s) sums are exact
-   -- (a + d) + s == (a + s) + d.  That lets a delta simulation move a
-   stretch of the previous timeline by an amount d and still equal a full
-   run bit for bit. */
-#define KT__TICKS_PER_S 1099511627776.0 /* 2^40 */
-#define KT__EXACT_S 4096.0 /* 2^52 ticks: a sum of two such times is exact */
+/* The simulator counts time in whole ticks, held in doubles: every run
+   time is rounded to a tick, so every start and end is a whole number of
+   ticks and sums are exact -- (a + d) + s == (a + s) + d -- which lets a
+   delta simulation move a stretch of the previous timeline by an amount d
+   and still equal a full run bit for bit.  The tick is the power of two
+   that puts n tasks of the longest run time under 2^51 ticks: if the
+   longest is below 2^E s and n <= 2^L, every time (at most the sum of all
+   run times, each rounded up by at most half a tick) stays below 2^52
+   ticks, where doubles add whole numbers exactly.  It depends only on E
+   and n, not on the order of a sum, so a delta can tell cheaply whether
+   its changes keep it.  It is about 2^(L-51) of the longest run time:
+   2^-32 of it for the 448k tasks of wresnet-152 on 64 devices. */
+static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
+    int e;
+    if (!(seconds > 0)) return INT_MIN;
+    (void)frexp(seconds, &e);
+    return e;
+}
 
-static double kt__sim_quantize(double seconds) {
+/* The tick for n tasks the longest of whose run times is below 2^e. */
+static double kt__sim_tick(int n, int e) {
+    int bits = 0;
+    while (bits < 31 && ((int64_t)1 << bits) < n) bits++;
+    return e == INT_MIN ? 1.0 : ldexp(1.0, e + bits + 1 - 52);
+}
+
+static double kt__sim_quantize(double seconds, double tick) {
     const double two52 = 4503599627370496.0;
-    double ticks = seconds * KT__TICKS_PER_S; /* a power of two: exact */
+    double ticks = seconds / tick; /* a power of two: exact */
     /* adding 2^52 leaves no bits for a fraction: rounds to the nearest
-       whole number (larger values are whole already) */
+       whole number */
     if (ticks >= 0 && ticks < two52) ticks = (ticks + two52) - two52;
-    return ticks / KT__TICKS_PER_S;
+    return ticks * tick;
+}
+
+/* The tick of s's tasks as they are now: the largest exponent of a run
+   time and how many have it, kept so that a delta can update them. */
+static void kt__sim_set_tick(kt_sim *s) {
+    struct kt__sim_work *w = s->work;
+    int i, e = INT_MIN, cnt = 0;
+    for (i = 0; i < s->ntask; i++) {
+        int x = kt__sim_exponent(s->task[i].seconds);
+        if (x > e) {
+            e = x;
+            cnt = 0;
+        }
+        cnt += x == e;
+    }
+    w->tick_exp = e;
+    w->tick_count = cnt;
+    s->tick = kt__sim_tick(s->ntask, e);
 }
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
@@ -2698,6 +2744,12 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
                             "device %lld of %lld", i, (long long)t->device,
                             (long long)w->nres);
+        }
+        if (!(t->seconds >= 0) || t->seconds > 1e30) {
+            w->derived = 0;
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d: "
+                            "run time %g s is not a finite number of "
+                            "seconds >= 0", i, t->seconds);
         }
         if (t->npred < 0 || t->pred_first < 0 ||
             t->pred_first > INT_MAX - t->npred) {
@@ -3089,8 +3141,9 @@ static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
     kt_status st = kt__sim_prepare(s, err);
     int i;
     if (st != KT_OK) return st;
+    kt__sim_set_tick(s);
     for (i = 0; i < s->ntask; i++)
-        s->work->sec[i] = kt__sim_quantize(s->task[i].seconds);
+        s->work->sec[i] = kt__sim_quantize(s->task[i].seconds, s->tick);
     for (i = 0; i < s->ndev; i++) s->busy[i] = kt__sim_busy(s->work, i);
     if (s->work->dl && !kt__delta_size(s->work)) {
         kt__delta_free(s->work->dl); /* kt_sim_delta asks again */
@@ -3540,8 +3593,7 @@ nomem:
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int i, k0 = s->ntask, k1 = -1;
-    double grow = 0;
+    int i, k0 = s->ntask, k1 = -1, retick = 0;
     kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
@@ -3560,23 +3612,33 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         if (!w->dl || !kt__delta_size(w)) goto nomem;
         w->simulated = 0;
     }
-    for (i = 0; i < n; i++) {
-        int t = tasks[i];
-        double q = kt__sim_quantize(seconds[i]), old = w->sec[t];
-        const kt_sim_task *tk = &s->task[t];
+    for (i = 0; i < n; i++) { /* the tick the new run times call for */
+        int t = tasks[i], eo = kt__sim_exponent(s->task[t].seconds);
+        int en = kt__sim_exponent(seconds[i]);
+        if (eo == w->tick_exp) w->tick_count--;
+        if (en > w->tick_exp) {
+            w->tick_exp = en;
+            w->tick_count = 0;
+            retick = 1;
+        }
+        if (en == w->tick_exp) w->tick_count++;
         s->task[t].seconds = seconds[i];
+    }
+    retick |= w->tick_count == 0 && w->tick_exp != INT_MIN;
+    for (i = 0; i < n && !retick; i++) {
+        int t = tasks[i];
+        double q = kt__sim_quantize(seconds[i], s->tick), old = w->sec[t];
+        const kt_sim_task *tk = &s->task[t];
         if (q == old) continue;
         w->sec[t] = q;
         if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
             s->busy[tk->device] += q - old; /* whole ticks: exact */
-        if (q > old) grow += q - old;
         if (w->pos[t] < k0) k0 = w->pos[t];
         if (w->pos[t] > k1) k1 = w->pos[t];
     }
-    /* a full run instead: before the first checkpoints, or where times
-       could leave the range in which ticks add exactly */
-    if (!w->simulated || !w->dl->snaps_valid ||
-        s->step_seconds + grow >= KT__EXACT_S) {
+    /* a full run instead: before the first checkpoints, or when the
+       changes call for another tick (every time would change) */
+    if (!w->simulated || !w->dl->snaps_valid || retick) {
         st = kt__sim_full(s, err);
         if (st != KT_OK) return st;
         if (!w->dl || !w->dl->snaps_valid) goto nomem;
@@ -4080,6 +4142,11 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     kt_status s;
     if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
     wn = N->sim.work;
+    kt__sim_set_tick(&N->sim);
+    if (N->sim.tick != O->sim.tick) { /* every run time rounds anew */
+        *kept = 0;
+        return kt__sim_full(&N->sim, err);
+    }
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
                             sizeof(int))))
         goto nomem;
@@ -4158,7 +4225,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     }
     for (i = 0; i < n; i++) {
         int t = kt__plan_sim_map(w, i, 1);
-        wn->sec[i] = kt__sim_quantize(N->sim.task[i].seconds);
+        wn->sec[i] = kt__sim_quantize(N->sim.task[i].seconds, N->sim.tick);
         if (t < 0) {
             wn->pos[i] = KT__NEW_TASK;
             wn->start[i] = wn->end[i] = -1;
