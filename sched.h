@@ -308,8 +308,8 @@ typedef struct kt_sim {
     double step_seconds;  /* makespan of the last simulation               */
     double tick;          /* its unit of time: every run time was rounded
                              to a whole number of these (a power of two,
-                             about 2^-32 of the longest run time on 448k
-                             tasks; see kt_sim_run)                       */
+                             2^-50 to 2^-48 of the sum of all run times;
+                             see kt_sim_run)                              */
     double *busy;         /* per compute device, seconds busy              */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
@@ -336,10 +336,10 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
    busy and the critical path.  Time is counted in whole ticks (s->tick, a
-   power of two near 2^-51 n times the longest run time of the n tasks):
-   every run time is rounded to a tick, so that sums are exact, which lets
+   power of two 2^-50 to 2^-48 of the sum of all run times): every run
+   time is rounded to a tick, so that sums are exact, which lets
    kt_sim_delta move stretches of a timeline and still agree bit for bit.
-   A run time must be a finite number of seconds >= 0. */
+   A run time must be a finite number of seconds >= 0 (at most 1e30). */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
    (>= 0); the timeline is brought up to date by re-simulating only from a
@@ -353,7 +353,7 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    this task graph before; the first kt_sim_delta on a kt_sim runs it once
    more with checkpoints, which every later kt_sim_run then takes too (a
    few per cent), and so does a delta whose run times call for another
-   tick (a longest run time past a power of two).  Between runs, change
+   tick (their sum past a power of two).  Between runs, change
    run times through kt_sim_delta only (a kt_sim_run takes them from the
    tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
@@ -2436,6 +2436,11 @@ typedef struct kt__wait {
     int indeg;    /* predecessors not yet started                   */
 } kt__wait;
 
+/* The powers of two a run time (0 < s <= 1e30) can fall below: frexp's
+   exponents from the least subnormal's up to 1e30's. */
+#define KT__EXP_LO (-1080)
+#define KT__NEXP 1184
+
 struct kt__sim_work {
     int n;               /* tasks the workspace was built for             */
     int64_t nres;        /* compute devices + links                        */
@@ -2474,8 +2479,8 @@ struct kt__sim_work {
     int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
                               being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
-    int tick_exp;         /* run times are below 2^tick_exp s, tick_count */
-    int tick_count;       /*   of them at least half that (kt_sim.tick)    */
+    int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
+                                    2^(e-1): tick_hist[e - KT__EXP_LO]  */
     struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
                              NULL until a kt_sim_delta asks for them      */
 };
@@ -2580,14 +2585,15 @@ static double kt__sim_end_of(const struct kt__sim_work *w, int t) {
    time is rounded to a tick, so every start and end is a whole number of
    ticks and sums are exact -- (a + d) + s == (a + s) + d -- which lets a
    delta simulation move a stretch of the previous timeline by an amount d
-   and still equal a full run bit for bit.  The tick is the power of two
-   that puts n tasks of the longest run time under 2^51 ticks: if the
-   longest is below 2^E s and n <= 2^L, every time (at most the sum of all
-   run times, each rounded up by at most half a tick) stays below 2^52
-   ticks, where doubles add whole numbers exactly.  It depends only on E
-   and n, not on the order of a sum, so a delta can tell cheaply whether
-   its changes keep it.  It is about 2^(L-51) of the longest run time:
-   2^-32 of it for the 448k tasks of wresnet-152 on 64 devices. */
+   and still equal a full run bit for bit.  The tick is a power of two
+   that puts the sum of all run times under 2^50 ticks: every time is at
+   most that sum (each run time rounded up by at most half a tick), so all
+   stay below 2^52 ticks, where doubles add whole numbers exactly.  The
+   sum is bounded from a histogram of the run times' powers of two (a run
+   time below 2^e counts as 2^e, at most twice its due), which does not
+   depend on the order of the tasks and which a delta updates by its
+   changes alone, so it knows at once whether they keep the tick.  The
+   tick comes out between 2^-50 and 2^-48 of the sum of all run times. */
 static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
     int e;
     if (!(seconds > 0)) return INT_MIN;
@@ -2595,11 +2601,24 @@ static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
     return e;
 }
 
-/* The tick for n tasks the longest of whose run times is below 2^e. */
-static double kt__sim_tick(int n, int e) {
-    int bits = 0;
-    while (bits < 31 && ((int64_t)1 << bits) < n) bits++;
-    return e == INT_MIN ? 1.0 : ldexp(1.0, e + bits + 1 - 52);
+static void kt__sim_count(struct kt__sim_work *w, double seconds, int add) {
+    int e = kt__sim_exponent(seconds);
+    if (e != INT_MIN) w->tick_hist[e - KT__EXP_LO] += add;
+}
+
+/* The tick of the run times counted in w's histogram (1 when all are 0). */
+static double kt__sim_tick(const struct kt__sim_work *w) {
+    int i, top = -1;
+    double sum = 0;
+    for (i = KT__NEXP - 1; i >= 0 && top < 0; i--)
+        if (w->tick_hist[i]) top = i;
+    if (top < 0) return 1.0;
+    for (i = 0; i <= top; i++) /* in units of the top power: a fixed order */
+        if (w->tick_hist[i])
+            sum += ldexp((double)w->tick_hist[i], i - top);
+    /* sum * 2^(top + KT__EXP_LO) bounds the run times' sum; one more power
+       of two absorbs the rounding of `sum` */
+    return ldexp(1.0, ilogb(sum) + top + KT__EXP_LO + 3 - 52);
 }
 
 static double kt__sim_quantize(double seconds, double tick) {
@@ -2611,22 +2630,14 @@ static double kt__sim_quantize(double seconds, double tick) {
     return ticks * tick;
 }
 
-/* The tick of s's tasks as they are now: the largest exponent of a run
-   time and how many have it, kept so that a delta can update them. */
+/* The tick of s's tasks as they are now, and the histogram a delta
+   updates. */
 static void kt__sim_set_tick(kt_sim *s) {
     struct kt__sim_work *w = s->work;
-    int i, e = INT_MIN, cnt = 0;
-    for (i = 0; i < s->ntask; i++) {
-        int x = kt__sim_exponent(s->task[i].seconds);
-        if (x > e) {
-            e = x;
-            cnt = 0;
-        }
-        cnt += x == e;
-    }
-    w->tick_exp = e;
-    w->tick_count = cnt;
-    s->tick = kt__sim_tick(s->ntask, e);
+    int i;
+    memset(w->tick_hist, 0, sizeof w->tick_hist);
+    for (i = 0; i < s->ntask; i++) kt__sim_count(w, s->task[i].seconds, 1);
+    s->tick = kt__sim_tick(w);
 }
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
@@ -3613,18 +3624,12 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         w->simulated = 0;
     }
     for (i = 0; i < n; i++) { /* the tick the new run times call for */
-        int t = tasks[i], eo = kt__sim_exponent(s->task[t].seconds);
-        int en = kt__sim_exponent(seconds[i]);
-        if (eo == w->tick_exp) w->tick_count--;
-        if (en > w->tick_exp) {
-            w->tick_exp = en;
-            w->tick_count = 0;
-            retick = 1;
-        }
-        if (en == w->tick_exp) w->tick_count++;
+        int t = tasks[i];
+        kt__sim_count(w, s->task[t].seconds, -1);
+        kt__sim_count(w, seconds[i], 1);
         s->task[t].seconds = seconds[i];
     }
-    retick |= w->tick_count == 0 && w->tick_exp != INT_MIN;
+    retick = kt__sim_tick(w) != s->tick;
     for (i = 0; i < n && !retick; i++) {
         int t = tasks[i];
         double q = kt__sim_quantize(seconds[i], s->tick), old = w->sec[t];
