@@ -3473,13 +3473,24 @@ static void kt__delta_commit(kt_sim *s, int c, int kk, double d) {
         dl->rnext[i] = w->res_oldmax[r] >= 0
                            ? dl->devnext[w->order[w->res_oldmax[r]]] : -1;
     }
+    /* the blocks the run rewrites store true times again (their shift
+       folded into the tasks after kk in the last one), so a block's shift
+       is only ever what it moved since it was last written: bounded by
+       the times themselves, so exact */
+    for (b = c / KT__DBLOCK; b * KT__DBLOCK < kk; b++) {
+        int hi = (b + 1) * KT__DBLOCK < n ? (b + 1) * KT__DBLOCK : n;
+        for (k = kk; k < hi && dl->boff[b] != 0; k++) {
+            w->start[w->order[k]] += dl->boff[b];
+            w->end[w->order[k]] += dl->boff[b];
+        }
+        dl->boff[b] = 0;
+    }
     for (k = c; k < kk; k++) {
         int t = dl->norder[k - c];
-        double off = dl->boff[k / KT__DBLOCK];
         w->order[k] = t;
         w->pos[t] = k;
-        w->start[t] = dl->nstart[t] - off;
-        w->end[t] = dl->nend[t] - off;
+        w->start[t] = dl->nstart[t];
+        w->end[t] = dl->nend[t];
         w->devprev[t] = dl->ndevprev[t];
         dl->devnext[t] = -1;
         if (dl->ndevprev[t] >= 0) dl->devnext[dl->ndevprev[t]] = t;
@@ -3605,6 +3616,7 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int i, k0 = s->ntask, k1 = -1, retick = 0;
+    unsigned ep;
     kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
@@ -3630,16 +3642,31 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         s->task[t].seconds = seconds[i];
     }
     retick = kt__sim_tick(w) != s->tick;
+    /* busy times move by each task's net change (a task listed twice
+       counts once, from its run time before the call to its last one):
+       whole ticks below 2^52, so exactly; an intermediate run time could
+       be far out of that range */
+    ep = kt__delta_epoch(w->dl);
+    for (i = 0; i < n && !retick; i++)
+        if (w->dl->tstamp[tasks[i]] != ep) {
+            w->dl->tstamp[tasks[i]] = ep;
+            w->dl->nstart[tasks[i]] = w->sec[tasks[i]];
+        }
     for (i = 0; i < n && !retick; i++) {
         int t = tasks[i];
-        double q = kt__sim_quantize(seconds[i], s->tick), old = w->sec[t];
-        const kt_sim_task *tk = &s->task[t];
-        if (q == old) continue;
+        double q = kt__sim_quantize(seconds[i], s->tick);
+        if (q == w->sec[t]) continue;
         w->sec[t] = q;
-        if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
-            s->busy[tk->device] += q - old; /* whole ticks: exact */
         if (w->pos[t] < k0) k0 = w->pos[t];
         if (w->pos[t] > k1) k1 = w->pos[t];
+    }
+    for (i = 0; i < n && !retick; i++) {
+        int t = tasks[i];
+        const kt_sim_task *tk = &s->task[t];
+        if (w->dl->tstamp[t] != ep) continue; /* counted already */
+        w->dl->tstamp[t] = 0;
+        if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
+            s->busy[tk->device] += w->sec[t] - w->dl->nstart[t];
     }
     /* a full run instead: before the first checkpoints, or when the
        changes call for another tick (every time would change) */

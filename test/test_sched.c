@@ -1793,8 +1793,70 @@ static void test_delta_hidden(int waits) {
     kt_sim_free(&b);
 }
 
+/* A chain of n 2^-20 s tasks on one device after a first task of 1 s. */
+static void chain_sim(kt_sim *s, int n) {
+    int i;
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = 1;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n, sizeof(int));
+    s->busy = (double *)calloc(1, sizeof(double));
+    for (i = 0; i < n; i++) {
+        s->task[i].seconds = i ? ldexp(1, -20) : 1;
+        if (i > 0) {
+            s->task[i].npred = 1;
+            s->task[i].pred_first = i - 1;
+            s->pred[i - 1] = i - 1;
+        }
+    }
+}
+
+/* Found by review: (a) a task listed twice in one delta, first with a run
+   time far out of the exact range (1e6 s against a 2 s step), then with
+   its final one -- busy times move by the net change; (b) deltas that
+   move the later blocks of positions by +1 s and then re-simulate them,
+   200 times over -- the shift of a block re-simulated starts again from 0,
+   so it never grows past what the times themselves are. */
+static void test_delta_repeats(void) {
+    kt_sim a, b;
+    kt_error err;
+    int i, cycle, ok = 1, twice[2] = {0, 0}, n = 200;
+    double secs[2] = {1e6, 1.1};
+    chain_sim(&a, 2);
+    chain_sim(&b, 2);
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    CHECK(kt_sim_delta(&a, 1, twice, &a.task[0].seconds, &err) == KT_OK);
+    CHECK(kt_sim_delta(&a, 2, twice, secs, &err) == KT_OK);
+    b.task[0].seconds = 1.1;
+    CHECK(kt_sim_run(&b, &err) == KT_OK);
+    CHECKF(a.busy[0] == b.busy[0] && a.step_seconds == b.step_seconds,
+           "listed twice: busy %.17g, full run %.17g", a.busy[0], b.busy[0]);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+    chain_sim(&a, n);
+    chain_sim(&b, n);
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    for (cycle = 0; cycle < 200 && ok; cycle++) {
+        int first = 0, both[2] = {0, n - 1};
+        double longer = 2, back[2];
+        back[0] = 1;
+        back[1] = ldexp(cycle % 2 ? 1.0 : 1.5, -20);
+        CHECK(kt_sim_delta(&a, 1, &first, &longer, &err) == KT_OK);
+        CHECK(kt_sim_delta(&a, 2, both, back, &err) == KT_OK);
+        for (i = 0; i < n; i++) b.task[i].seconds = a.task[i].seconds;
+        CHECK(kt_sim_run(&b, &err) == KT_OK);
+        CHECK(kt_sim_timeline(&a, &err) == KT_OK);
+        ok = same_timeline(&a, &b, "shifted and re-simulated", cycle);
+    }
+    CHECKF(ok, "a block's shift drifts after %d cycles", cycle);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+}
+
 static void test_delta(void) {
     int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer changes */
+    test_delta_repeats();
     test_delta_random();
     test_delta_busy();
     test_delta_hidden(0);
