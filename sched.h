@@ -82,6 +82,9 @@
 #ifndef KT_SIM_CHECKPOINT
 #define KT_SIM_CHECKPOINT 1024
 #endif
+#if KT_SIM_CHECKPOINT < 1
+#error "KT_SIM_CHECKPOINT must be at least 1"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2424,8 +2427,8 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    the state the previous run had.
 
    The hot per-task data lives here in compact arrays (the task structs
-   are 72 bytes: one cache miss each), copied back to the tasks after a
-   run. */
+   are 72 bytes: one cache miss each), copied back to the tasks by a full
+   run and by kt_sim_timeline. */
 typedef struct kt__hitem {
     double ready;
     int task;
@@ -2608,7 +2611,7 @@ static void kt__sim_count(struct kt__sim_work *w, double seconds, int add) {
 
 /* The tick of the run times counted in w's histogram (1 when all are 0). */
 static double kt__sim_tick(const struct kt__sim_work *w) {
-    int i, top = -1;
+    int i, top = -1, e;
     double sum = 0;
     for (i = KT__NEXP - 1; i >= 0 && top < 0; i--)
         if (w->tick_hist[i]) top = i;
@@ -2618,15 +2621,22 @@ static double kt__sim_tick(const struct kt__sim_work *w) {
             sum += ldexp((double)w->tick_hist[i], i - top);
     /* sum * 2^(top + KT__EXP_LO) bounds the run times' sum; one more power
        of two absorbs the rounding of `sum` */
-    return ldexp(1.0, ilogb(sum) + top + KT__EXP_LO + 3 - 52);
+    e = ilogb(sum) + top + KT__EXP_LO + 3 - 52;
+    return ldexp(1.0, e < -1074 ? -1074 : e); /* the least double > 0 */
 }
 
 static double kt__sim_quantize(double seconds, double tick) {
     const double two52 = 4503599627370496.0;
     double ticks = seconds / tick; /* a power of two: exact */
     /* adding 2^52 leaves no bits for a fraction: rounds to the nearest
-       whole number */
+       whole number (a compiler told to ignore IEEE rounding would fold it
+       away: then the library call) */
+#ifdef __FAST_MATH__
+    (void)two52;
+    ticks = rint(ticks);
+#else
     if (ticks >= 0 && ticks < two52) ticks = (ticks + two52) - two52;
+#endif
     return ticks * tick;
 }
 
@@ -3049,7 +3059,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
             /* what still differs from the previous run (a task added to a
                changed task graph differs) */
             const int *pred = s->pred + w->pred_first[t];
-            int moved = end != w->end[t] || start != w->start[t], now;
+            int moved = end != w->end[t] || start != w->start[t], differs;
             if (oldpos == KT__NEW_TASK) { /* added: no previous position */
                 new_started++;
                 moved = 1;
@@ -3064,9 +3074,9 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode, int nh,
             }
             if (oldpos > w->res_oldmax[r]) w->res_oldmax[r] = oldpos;
             w->res_lastold[r] = oldpos;
-            now = moved || w->res_oldmax[r] != oldpos;
-            dirty += now - w->res_dirty[r];
-            w->res_dirty[r] = now;
+            differs = moved || w->res_oldmax[r] != oldpos;
+            dirty += differs - w->res_dirty[r];
+            w->res_dirty[r] = differs;
         }
         w->start[t] = start;
         w->end[t] = end;
@@ -3395,8 +3405,11 @@ static int kt__delta_agrees(double x, double xo, double tnew, double told,
    matter: the free time of each device or link this run used or found
    busy, the end of each task busy at the checkpoint, the ready time of
    each queued task and the partial ready time of each task whose other
-   predecessors are still to come.  Nothing else can differ: a resource
-   or task this run did not reach was idle or done by the checkpoint. */
+   predecessors are still to come.  Nothing else can matter: a device or
+   link this run did not reach was idle at the checkpoint; a task started
+   before it and still running ended no later than the last task of its
+   device, which is checked (ends never decrease along a device's tasks);
+   a task not yet reached waits only for predecessors still to start. */
 static int kt__delta_rejoined(kt_sim *s, int c, int kk, double tnew,
                               int nh, double *shift) {
     struct kt__sim_work *w = s->work;
@@ -3610,8 +3623,8 @@ nomem:
 
 /* FlexFlow Algorithm 2 (above): new run times for some tasks, then the
    resumed run.  The result is exactly what kt_sim_run would give: the
-   step time, busy times and critical path at once, task start and end
-   through kt_sim_times. */
+   step time and busy times at once, task start and end and the critical
+   path through kt_sim_timeline. */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
@@ -3673,8 +3686,8 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     if (!w->simulated || !w->dl->snaps_valid || retick) {
         st = kt__sim_full(s, err);
         if (st != KT_OK) return st;
-        if (!w->dl || !w->dl->snaps_valid) goto nomem;
-        kt__ok(err);
+        kt__ok(err); /* without memory for checkpoints the next delta
+                        runs in full again */
         return KT_OK;
     }
     if (k1 < 0) { /* no run time changed by a tick */

@@ -1859,9 +1859,30 @@ static void test_delta_repeats(void) {
     kt_sim_free(&b);
 }
 
+/* Found by review: run times so small that the tick would underflow to 0
+   (a sum below 2^-1025 s): the least double is the tick then, and a
+   chain of two such tasks ends after twice its run time (to a tick). */
+static void test_tiny_times(void) {
+    static const double vals[] = {1e-300, 1e-305, 1e-310, 5e-324};
+    int v;
+    for (v = 0; v < 4; v++) {
+        kt_sim s;
+        kt_error err;
+        chain_sim(&s, 2);
+        s.task[0].seconds = s.task[1].seconds = vals[v];
+        CHECK(kt_sim_run(&s, &err) == KT_OK);
+        CHECKF(s.tick > 0 && fabs(s.step_seconds - 2 * vals[v]) <= s.tick &&
+                   s.busy[0] == s.step_seconds,
+               "run times %g s: tick %g, step %g", vals[v], s.tick,
+               s.step_seconds);
+        kt_sim_free(&s);
+    }
+}
+
 static void test_delta(void) {
     int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer changes */
     test_delta_repeats();
+    test_tiny_times();
     test_delta_random();
     test_delta_busy();
     test_delta_hidden(0);
