@@ -22,16 +22,17 @@
      position the change can affect until it rejoins the previous one --
      exactly what lowering, building and simulating from scratch give.
 
-     Not yet: the issue's speed targets on wresnet-152 over 64 devices
-     (448k tasks).  A full simulation takes 25-37 ms (target 20 ms; about
-     13 ms of it is reading and writing the 72-byte task structs and the
-     exact unchanged-graph check), a delta 1.8-2.3x less than full
-     (target 10x), MCMC about 15 proposals per second (target 10,000):
-     every proposal still costs O(tasks) --
-     the splice copies the task graph, the successor lists are derived
-     again, and a delta re-simulates ~75% of the timeline because a change
-     at time 0 (a weight's new transfers) moves the resumption point to
-     the start even where it touches one link.  See README "Performance".
+     Speed on wresnet-152 over 64 devices (448k tasks, README
+     "Performance"): a delta simulation after a single-operator change
+     costs about 0.6 ms, 70-130x less than a full one, because it resumes
+     from a checkpoint and stops where the timeline rejoins the previous
+     one moved by a constant.  Not yet: a full simulation in 20 ms (25-40
+     ms: about 13 ms is the memory traffic of the 72-byte task structs),
+     and MCMC at 10,000 proposals per second (10-16): a proposal changes
+     the task graph's structure and still costs O(tasks) -- the splice
+     copies the task graph, the successor lists are derived again, the
+     resumed run restores its state task by task -- and re-lowering its
+     conversions alone takes about 1.6 ms.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -48,7 +49,8 @@
                  kt_profile_lookup_kind kt_profile_check_kinds
                  kt_profile_write kt_profile_free
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
-                 kt_sim_run kt_sim_delta kt_sim_invalidate kt_sim_free
+                 kt_sim_run kt_sim_delta kt_sim_timeline kt_sim_invalidate
+                 kt_sim_free
      incremental kt_plan_sim_init kt_plan_sim_propose kt_plan_sim_accept
                  kt_plan_sim_free
      search      kt_plan_mcmc
@@ -64,6 +66,11 @@
                                lines of a topology file, so most ranges
                                in its device -> kind map (kept as ranges
                                so that a kt_topology stays a plain value)
+     KT_SIM_CHECKPOINT    1024 kt_sim_delta's spacing of checkpoints
+                               (in task starts) and block of its shift
+                               index: a delta re-simulates about half of
+                               it for nothing, and moves every later block
+                               by one add
      and tiling.h's.
 */
 #ifndef KT_SCHED_H
@@ -72,6 +79,13 @@
 #include <stdio.h> /* FILE, for kt_profile_write */
 
 #include "tiling.h"
+
+#ifndef KT_SIM_CHECKPOINT
+#define KT_SIM_CHECKPOINT 1024
+#endif
+#if KT_SIM_CHECKPOINT < 1
+#error "KT_SIM_CHECKPOINT must be at least 1"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -296,6 +310,10 @@ typedef struct kt_sim {
     int64_t nlink;        /* links used: ordered device pairs that talk,
                              numbered in order of first use               */
     double step_seconds;  /* makespan of the last simulation               */
+    double tick;          /* its unit of time: every run time was rounded
+                             to a whole number of these (a power of two,
+                             2^-50 to 2^-48 of the sum of all run times;
+                             see kt_sim_run)                              */
     double *busy;         /* per compute device, seconds busy              */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
@@ -321,16 +339,32 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path.  Run times must be finite and >= 0. */
+   busy and the critical path.  Time is counted in whole ticks (s->tick, a
+   power of two 2^-50 to 2^-48 of the sum of all run times): every run
+   time is rounded to a tick, so that sums are exact, which lets
+   kt_sim_delta move stretches of a timeline and still agree bit for bit.
+   A run time must be a finite number of seconds >= 0 (at most 1e30). */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
-   (> 0); the timeline is brought up to date by re-simulating only from the
-   first changed task in the previous run's order until it rejoins the
-   previous timeline.  Gives exactly kt_sim_run's result.  Needs a
-   kt_sim_run of this task graph before; between runs, change run times
-   through kt_sim_delta only (a kt_sim_run takes them from the tasks). */
+   (>= 0); the timeline is brought up to date by re-simulating only from a
+   checkpoint before the first changed task until the timeline rejoins the
+   previous one up to a shift (every later task moved by the same amount),
+   so its cost follows the size of the change, not of the task graph.
+   Gives exactly kt_sim_run's result: step_seconds and busy at once; the
+   tasks' start and end and the critical path when kt_sim_timeline asks
+   for them (a write per task, and a walk through the whole graph's
+   arrays, would cost more than the delta; ncritical is 0 till then).  Needs a kt_sim_run of
+   this task graph before; the first kt_sim_delta on a kt_sim runs it once
+   more with checkpoints, which every later kt_sim_run then takes too (a
+   few per cent), and so does a delta whose run times call for another
+   tick (their sum past a power of two).  Between runs, change
+   run times through kt_sim_delta only (a kt_sim_run takes them from the
+   tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
+/* After kt_sim_delta: writes every task's start and end and the critical
+   path of the current timeline (kt_sim_run does so itself). */
+kt_status kt_sim_timeline(kt_sim *s, kt_error *err);
 /* Frees the state kt_sim_run keeps for kt_sim_delta (kt_sim_free does
    too).  Not needed to refill a kt_sim with another task graph: every
    kt_sim_run compares the tasks' devices, kinds and predecessor lists
@@ -2396,7 +2430,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    The hot per-task data lives here in compact arrays (the task structs
    are 72 bytes: one cache miss each): a full run reads the structs once
    (kt__sim_prepare) and stores each task's start and end into its struct
-   when it starts. */
+   when it starts (after a delta, kt_sim_timeline does). */
 typedef struct kt__qitem {
     uint64_t key; /* the bits of its ready time */
     int task;
@@ -2423,6 +2457,11 @@ typedef struct kt__wait {
     int indeg;    /* predecessors not yet started                   */
 } kt__wait;
 
+/* The powers of two a run time (0 < s <= 1e30) can fall below: frexp's
+   exponents from the least subnormal's up to 1e30's. */
+#define KT__EXP_LO (-1080)
+#define KT__NEXP 1184
+
 struct kt__sim_work {
     int n;               /* tasks the workspace was built for             */
     int64_t nres;        /* compute devices + links                        */
@@ -2436,8 +2475,6 @@ struct kt__sim_work {
     int64_t ndev;        /* compute devices                                */
     int derived;         /* succ, busy lists match dev, compute and preds  */
     int *dev;            /* per task: its resource                         */
-    int *busy_first;     /* compute device d's tasks: busy_task[busy_first */
-    int *busy_task;      /*   [d] .. busy_first[d + 1]), in index order    */
     double *sec, *start, *end;
     int *order;          /* tasks in the order the last run started them   */
     int *pos;            /* pos[order[k]] == k                             */
@@ -2461,7 +2498,175 @@ struct kt__sim_work {
     int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
                               being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
+    int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
+                                    2^(e-1): tick_hist[e - KT__EXP_LO]  */
+    struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
+                             NULL until a kt_sim_delta asks for them      */
 };
+
+/* One checkpoint of a timeline (kt_sim_delta): the state before the task
+   at some position starts, as task indices that stay valid when later
+   deltas move times -- the tasks waiting in the queue, then for every
+   device or link still busy then, a task it ran before (its last one
+   when the checkpoint was taken; the last one is reached from it along
+   `devnext`). */
+typedef struct kt__snap {
+    int nready, nbusy; /* task[0 .. nready): queued; then nbusy busy ones */
+    int *task;
+    size_t cap;
+} kt__snap;
+
+/* Positions per block of the shift index, and between checkpoints. */
+#define KT__DBLOCK KT_SIM_CHECKPOINT
+
+/* What kt_sim_delta keeps besides the timeline: checkpoints taken by every
+   full run once a delta has been asked for, and the shift index -- per
+   block of KT__DBLOCK positions an amount added to the start and end
+   stored for its tasks, so that moving every later task by d costs a
+   block's worth of writes plus one add per block -- and the scratch of
+   one delta run. */
+struct kt__delta {
+    int n, nblk;          /* sized for n tasks, nblk blocks                */
+    int64_t nres;
+    kt__snap *snap;       /* snap[b]: before position b * KT__DBLOCK        */
+    int snaps_valid;      /* they describe the current timeline            */
+    int index_valid;      /* boff, bmax and devnext do                     */
+    double *boff;         /* per block: added to its stored times          */
+    double *bmax;         /* per block: the latest stored end,             */
+    int *bmax_at;         /*   at its first position                       */
+    int *devnext;         /* per task: the next task on its device, -1     */
+    int last;             /* the task that ends last, and whether the      */
+    int critical_stale;   /*   critical path from it is still to be walked */
+    /* one delta run (and the marks of one checkpoint) */
+    unsigned epoch;       /* stamps equal to it were set in this run:      */
+    unsigned *tstamp;     /*   the task started,                           */
+    unsigned *wstamp;     /*   its waiting state is set up,                */
+    unsigned *rstamp;     /*   the resource's state is set up              */
+    double *nstart, *nend;/* the run's times (the timeline keeps the old)  */
+    int *norder;          /* the run's starts, from the checkpoint on      */
+    int *ndevprev;
+    int *touched, ntouched;   /* resources set up in this run              */
+    int *partial, npartial;   /* tasks some but not all of whose           */
+    int *partial_at;          /*   predecessors have ended, and where      */
+    int *prebusy, nprebusy;   /* busy at the checkpoint: their last task   */
+    int *rnext;           /* per resource: first task after the rejoin     */
+    size_t cap_n, cap_res, cap_blk;
+};
+
+static void kt__delta_free(struct kt__delta *dl) {
+    int b;
+    if (!dl) return;
+    for (b = 0; b < (int)dl->cap_blk; b++) KT_FREE(dl->snap[b].task);
+    KT_FREE(dl->snap);
+    KT_FREE(dl->boff);
+    KT_FREE(dl->bmax);
+    KT_FREE(dl->bmax_at);
+    KT_FREE(dl->devnext);
+    KT_FREE(dl->tstamp);
+    KT_FREE(dl->wstamp);
+    KT_FREE(dl->rstamp);
+    KT_FREE(dl->nstart);
+    KT_FREE(dl->nend);
+    KT_FREE(dl->norder);
+    KT_FREE(dl->ndevprev);
+    KT_FREE(dl->touched);
+    KT_FREE(dl->partial);
+    KT_FREE(dl->partial_at);
+    KT_FREE(dl->prebusy);
+    KT_FREE(dl->rnext);
+    KT_FREE(dl);
+}
+
+/* A stamp no array holds yet (all are cleared when the counter wraps). */
+static unsigned kt__delta_epoch(struct kt__delta *dl) {
+    if (++dl->epoch == 0) {
+        memset(dl->tstamp, 0, sizeof(unsigned) * dl->cap_n);
+        memset(dl->wstamp, 0, sizeof(unsigned) * dl->cap_n);
+        memset(dl->rstamp, 0, sizeof(unsigned) * dl->cap_res);
+        dl->epoch = 1;
+    }
+    return dl->epoch;
+}
+
+/* The shift a task's block has had since the last full run. */
+static double kt__sim_off(const struct kt__sim_work *w, int t) {
+    return w->dl && w->dl->index_valid ? w->dl->boff[w->pos[t] / KT__DBLOCK]
+                                       : 0;
+}
+static double kt__sim_start_of(const struct kt__sim_work *w, int t) {
+    return w->start[t] + kt__sim_off(w, t);
+}
+static double kt__sim_end_of(const struct kt__sim_work *w, int t) {
+    return w->end[t] + kt__sim_off(w, t);
+}
+
+/* The simulator counts time in whole ticks, held in doubles: every run
+   time is rounded to a tick, so every start and end is a whole number of
+   ticks and sums are exact -- (a + d) + s == (a + s) + d -- which lets a
+   delta simulation move a stretch of the previous timeline by an amount d
+   and still equal a full run bit for bit.  The tick is a power of two
+   that puts the sum of all run times under 2^50 ticks: every time is at
+   most that sum (each run time rounded up by at most half a tick), so all
+   stay below 2^52 ticks, where doubles add whole numbers exactly.  The
+   sum is bounded from a histogram of the run times' powers of two (a run
+   time below 2^e counts as 2^e, at most twice its due), which does not
+   depend on the order of the tasks and which a delta updates by its
+   changes alone, so it knows at once whether they keep the tick.  The
+   tick comes out between 2^-50 and 2^-48 of the sum of all run times. */
+static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
+    uint64_t bits;
+    int e;
+    if (!(seconds > 0)) return INT_MIN;
+    memcpy(&bits, &seconds, sizeof bits);
+    e = (int)(bits >> 52 & 0x7ff); /* biased: a normal number is below */
+    if (e) return e - 1022;        /* 2^(e - 1022), as frexp says      */
+    (void)frexp(seconds, &e);      /* subnormal */
+    return e;
+}
+
+static void kt__sim_count(struct kt__sim_work *w, double seconds, int add) {
+    int e = kt__sim_exponent(seconds);
+    if (e != INT_MIN) w->tick_hist[e - KT__EXP_LO] += add;
+}
+
+/* The tick of the run times counted in w's histogram (1 when all are 0). */
+static double kt__sim_tick(const struct kt__sim_work *w) {
+    int i, top = -1, e;
+    double sum = 0;
+    for (i = KT__NEXP - 1; i >= 0 && top < 0; i--)
+        if (w->tick_hist[i]) top = i;
+    if (top < 0) return 1.0;
+    for (i = 0; i <= top; i++) /* in units of the top power: a fixed order */
+        if (w->tick_hist[i])
+            sum += ldexp((double)w->tick_hist[i], i - top);
+    /* sum * 2^(top + KT__EXP_LO) bounds the run times' sum; one more power
+       of two absorbs the rounding of `sum` */
+    e = ilogb(sum) + top + KT__EXP_LO + 3 - 52;
+    return ldexp(1.0, e < -1074 ? -1074 : e); /* the least double > 0 */
+}
+
+static double kt__sim_per_tick(double tick) {
+    double per = 1.0 / tick;
+    return per < HUGE_VAL ? per : 0; /* 1 / 2^-1074 overflows */
+}
+
+/* seconds rounded to whole ticks; per_s: 1 / tick when that is finite (a
+   power of two, so exact: a product costs less than a quotient), else 0 */
+static double kt__sim_quantize(double seconds, double tick, double per_s) {
+    const double two52 = 4503599627370496.0;
+    double ticks = per_s > 0 ? seconds * per_s : seconds / tick;
+    /* adding 2^52 leaves no bits for a fraction: rounds to the nearest
+       whole number (a compiler told to ignore IEEE rounding would fold it
+       away: then the library call) */
+#ifdef __FAST_MATH__
+    (void)two52;
+    ticks = rint(ticks);
+#else
+    if (ticks >= 0 && ticks < two52) ticks = (ticks + two52) - two52;
+#endif
+    return ticks * tick;
+}
+
 
 static void kt__sim_work_free(struct kt__sim_work *w) {
     int i;
@@ -2473,8 +2678,6 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->preds);
     KT_FREE(w->compute);
     KT_FREE(w->dev);
-    KT_FREE(w->busy_first);
-    KT_FREE(w->busy_task);
     KT_FREE(w->sec);
     KT_FREE(w->start);
     KT_FREE(w->end);
@@ -2496,6 +2699,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->res_lastold);
     KT_FREE(w->res_oldmax);
     KT_FREE(w->res_dirty);
+    kt__delta_free(w->dl);
     KT_FREE(w);
 }
 
@@ -2562,7 +2766,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         if (!KT__GROW(pred_first, int) || !KT__GROW(npred, int) ||
             !KT__GROW(succ_first, int) || !KT__GROW(dev, int) ||
             !KT__GROW(compute, unsigned char) ||
-            !KT__GROW(busy_task, int) ||
             !KT__GROW(sec, double) || !KT__GROW(start, double) ||
             !KT__GROW(end, double) || !KT__GROW(order, int) ||
             !KT__GROW(pos, int) || !KT__GROW(devprev, int) ||
@@ -2583,7 +2786,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
      (np = kt__sim_grow(w->field, &c, nr, sizeof(type))) != NULL            \
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(free_at, double) || !KT__GROW(res_last, int) ||
-            !KT__GROW(busy_first, int) ||
             !KT__GROW(res_lastold, int) || !KT__GROW(res_oldmax, int) ||
             !KT__GROW(res_dirty, int))
             goto nomem;
@@ -2596,9 +2798,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
        derived again (the common case of runs on one task graph; a kt_sim
        refilled with another graph, however it was changed, differs
        somewhere and is derived afresh).  The task structs are read once,
-       here, for all a run needs of them: their run times too, and each
-       compute device's busy time (its run times summed in index order). */
-    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
+       here, for all a run needs of them: their run times too, and the
+       histogram that sets the tick they are rounded to. */
+    memset(w->tick_hist, 0, sizeof w->tick_hist);
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
         unsigned char compute = t->kind == KT_TASK_COMPUTE;
@@ -2633,8 +2835,22 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         if (!same || w->pred_first[i] != t->pred_first)
             w->pred_first[i] = t->pred_first;
         w->sec[i] = t->seconds;
-        if (compute && t->device < s->ndev) s->busy[t->device] += t->seconds;
+        kt__sim_count(w, t->seconds, 1);
         e += (size_t)t->npred;
+    }
+    /* run times in whole ticks, and each compute device's busy time (their
+       sum: exact, so in any order) */
+    s->tick = kt__sim_tick(w);
+    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
+    {
+        double tick = s->tick, per_s = kt__sim_per_tick(tick), *sec = w->sec;
+        const unsigned char *compute = w->compute;
+        const int *dev = w->dev;
+        int64_t ndev = s->ndev;
+        for (i = 0; i < n; i++) {
+            sec[i] = kt__sim_quantize(sec[i], tick, per_s);
+            if (compute[i] && dev[i] < ndev) s->busy[dev[i]] += sec[i];
+        }
     }
     if (e + 1 > w->cap_e) {
         void *np = kt__sim_grow(w->preds, &w->cap_e, e + 1, sizeof(int));
@@ -2681,18 +2897,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     for (i = 0; i <= n; i++) w->succ_first[i] = 0;
     for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    /* each compute device's tasks in index order, to sum its busy time
-       after a delta in the order kt_sim_run does */
-    for (i = 0; i <= s->ndev; i++) w->busy_first[i] = 0;
-    for (i = 0; i < n; i++)
-        if (w->compute[i] && w->dev[i] < s->ndev)
-            w->busy_first[w->dev[i] + 1]++;
-    for (i = 0; i < s->ndev; i++) w->busy_first[i + 1] += w->busy_first[i];
-    for (i = 0; i < n; i++)
-        if (w->compute[i] && w->dev[i] < s->ndev)
-            w->busy_task[w->busy_first[w->dev[i]]++] = i;
-    for (i = (int)s->ndev; i > 0; i--) w->busy_first[i] = w->busy_first[i - 1];
-    w->busy_first[0] = 0;
     /* pend counts the successors placed so far, then goes back to -1 */
     for (i = 0; i < n; i++) w->pend[i] = 0;
     for (i = 0, e = 0; i < n; i++)
@@ -2901,6 +3105,44 @@ static int kt__qpop(kt__queue *q, double *ready) {
     return t;
 }
 
+/* The queued tasks in no particular order (a checkpoint notes them, a
+   delta compares their ready times): 1 and the next one's task and ready
+   time, 0 after the last.  Start with a zeroed iterator. */
+typedef struct kt__qiter {
+    int part, b, i;
+} kt__qiter;
+
+static int kt__qnext(const kt__queue *q, kt__qiter *it, int *task,
+                     double *ready) {
+    if (it->part == 0) { /* the group at `last`, not yet taken */
+        if (it->i < q->nnow - q->inow) {
+            *task = q->now[q->inow + it->i++];
+            *ready = kt__qtime(q->last);
+            return 1;
+        }
+        it->part = 1;
+        it->i = 0;
+    }
+    if (it->part == 1) { /* late arrivals at `last` */
+        if (it->i < q->nlate) {
+            *task = q->late[it->i++];
+            *ready = kt__qtime(q->last);
+            return 1;
+        }
+        it->part = 2;
+        it->b = 1;
+        it->i = 0;
+    }
+    for (; it->b <= 64; it->b++, it->i = 0)
+        if (it->i < q->bucket[it->b].n) {
+            const kt__qitem *x = &q->bucket[it->b].item[it->i++];
+            *task = x->task;
+            *ready = kt__qtime(x->key);
+            return 1;
+        }
+    return 0;
+}
+
 /* Extends the prefix maxima of ends forward to position k (inclusive). */
 static void kt__sim_pmax_to(struct kt__sim_work *w, int k) {
     for (; w->pmax_valid <= k; w->pmax_valid++) {
@@ -2950,12 +3192,13 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
         s->critical[s->ncritical++] = t;
         for (j = 0; j < w->npred[t]; j++) {
             int p = s->pred[w->pred_first[t] + j];
-            if (next < 0 || w->end[p] > ready) {
-                ready = w->end[p];
+            double e = kt__sim_end_of(w, p);
+            if (next < 0 || e > ready) {
+                ready = e;
                 next = p;
             }
         }
-        if (w->start[t] > ready) next = w->devprev[t];
+        if (kt__sim_start_of(w, t) > ready) next = w->devprev[t];
         t = next;
     }
     for (i = 0; i < s->ncritical / 2; i++) {
@@ -2966,47 +3209,50 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
     return KT_OK;
 }
 
-/* The state after the previous run's first k0 starts: what each later task
-   still waits for, and when each resource it uses becomes free.  Returns
-   the queue. */
-static void kt__sim_restore(kt_sim *s, int k0) {
-    struct kt__sim_work *w = s->work;
-    int k, j;
-    kt__qreset(&w->queue);
-    for (k = k0; k < s->ntask; k++) {
-        int t = w->order[k], dp = w->devprev[t], np = w->npred[t];
-        const int *pred = s->pred + w->pred_first[t];
-        kt__wait *wt = &w->wait[t];
-        wt->ready = 0;
-        wt->indeg = 0;
-        for (j = 0; j < np; j++) {
-            int p = pred[j];
-            if (w->pos[p] >= k0) wt->indeg++;
-            else if (w->end[p] > wt->ready) wt->ready = w->end[p];
-        }
-        if (dp < 0 || w->pos[dp] < k0) { /* its device's first task here */
-            int r = w->dev[t];
-            w->free_at[r] = dp < 0 ? 0 : w->end[dp];
-            w->res_last[r] = dp;
-            w->res_oldmax[r] = w->res_lastold[r] = dp < 0 ? -1 : w->pos[dp];
-            w->res_dirty[r] = 0;
-        }
-        if (wt->indeg == 0) kt__qpush(&w->queue, wt->ready, t);
+/* Checkpoint b of a full run for kt_sim_delta, taken before position
+   b * KT__DBLOCK starts: the queue, and every device or link still busy
+   after `now` (the latest ready time taken from the queue: one free by
+   then cannot delay any later task, which is ready at `now` or after).
+   Only one busy at the previous checkpoint or running a task since can
+   be busy.  0 when out of memory. */
+static int kt__sim_checkpoint(struct kt__sim_work *w, int b, double now) {
+    struct kt__delta *dl = w->dl;
+    kt__snap *sp = &dl->snap[b], *pv = b > 0 ? &dl->snap[b - 1] : NULL;
+    int nh = w->queue.count;
+    size_t need = (size_t)nh + (pv ? (size_t)pv->nbusy + KT__DBLOCK : 0) + 1;
+    unsigned stamp = kt__delta_epoch(dl);
+    int i, nb = 0;
+    double ready;
+    kt__qiter it = {0, 0, 0};
+    void *np = kt__sim_grow(sp->task, &sp->cap, need, sizeof(int));
+    if (!np) return 0;
+    sp->task = (int *)np;
+    for (i = 0; kt__qnext(&w->queue, &it, &sp->task[i], &ready); i++) {}
+    sp->nready = nh;
+    for (i = 0; pv && i < pv->nbusy + KT__DBLOCK; i++) {
+        int r = i < pv->nbusy ? w->dev[pv->task[pv->nready + i]]
+                              : w->dev[w->order[(b - 1) * KT__DBLOCK +
+                                                i - pv->nbusy]];
+        if (dl->rstamp[r] == stamp || !(w->free_at[r] > now)) continue;
+        dl->rstamp[r] = stamp;
+        sp->task[nh + nb++] = w->res_last[r];
     }
+    sp->nbusy = nb;
+    return 1;
 }
 
 /* Simulates the tasks at positions k0.. of the previous order (every task
    when `full`): Algorithm 1 from the state the previous run had after its
-   first k0 starts.  A delta run (not `full`) stops as soon as the timeline
-   has rejoined the previous one after position k1 (the last changed task): the tasks started so far are the previous
-   run's first ones, every resource has the same last task with the same
-   end, and no task whose end moved has a successor still to start --
-   from there on the previous timeline is the answer. */
+   first k0 starts.  A restored run (kt_plan_sim_propose) stops as soon as
+   the timeline has rejoined the previous one after position k1 (the last
+   changed task): the tasks started so far are the previous run's first
+   ones, every resource has the same last task with the same end, and no
+   task whose end moved has a successor still to start -- from there on
+   the previous timeline is the answer. */
 /* The previous position of a task added to a changed task graph. */
 #define KT__NEW_TASK INT_MAX
 
 enum {
-    KT__RUN_DELTA,    /* resume from k0 of the previous run, stop on rejoining */
     KT__RUN_FULL,     /* from the start                                        */
     KT__RUN_RESTORED  /* from k0, the state restored by the caller, the
                          ready tasks queued (kt_plan_sim_propose)          */
@@ -3035,6 +3281,8 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
     struct kt__sim_work *w = s->work;
     int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
     int open = 0, dirty = 0, full = mode == KT__RUN_FULL, new_started = 0;
+    int checkpoints = full && w->dl != NULL;
+    double now = 0;
     w->rejoin = -1;
     if (mode == KT__RUN_RESTORED) {
         int64_t r;
@@ -3057,20 +3305,28 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         w->smax_valid = n;
         w->smax[n] = -1;
         w->smax_at[n] = -1;
-    } else if (mode == KT__RUN_DELTA) {
-        kt__sim_restore(s, k0);
+        if (checkpoints) {
+            w->dl->index_valid = 0; /* stored times are true times again */
+            w->dl->snaps_valid = 0;
+            w->dl->critical_stale = 0;
+        }
     }
     while (w->queue.count > 0) {
-        double start;
-        int t = kt__qpop(&w->queue, &start), r = w->dev[t];
-        double end;
+        double start, end;
+        int t, r;
+        if (checkpoints && kk % KT__DBLOCK == 0 &&
+            !kt__sim_checkpoint(w, kk / KT__DBLOCK, now))
+            checkpoints = 0; /* out of memory: kt_sim_delta will say so */
+        t = kt__qpop(&w->queue, &start);
+        r = w->dev[t];
+        now = start;
         if (w->free_at[r] > start) start = w->free_at[r];
         end = start + w->sec[t];
         if (!full) {
             /* what still differs from the previous run (a task added to a
                changed task graph differs) */
             const int *pred = s->pred + w->pred_first[t];
-            int moved = end != w->end[t] || start != w->start[t], now;
+            int moved = end != w->end[t] || start != w->start[t], differs;
             int oldpos = w->pos[t];
             if (oldpos == KT__NEW_TASK) { /* added: no previous position */
                 new_started++;
@@ -3086,9 +3342,9 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
             }
             if (oldpos > w->res_oldmax[r]) w->res_oldmax[r] = oldpos;
             w->res_lastold[r] = oldpos;
-            now = moved || w->res_oldmax[r] != oldpos;
-            dirty += now - w->res_dirty[r];
-            w->res_dirty[r] = now;
+            differs = moved || w->res_oldmax[r] != oldpos;
+            dirty += differs - w->res_dirty[r];
+            w->res_dirty[r] = differs;
         }
         w->start[t] = start;
         w->end[t] = end;
@@ -3118,9 +3374,10 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         w->simulated = 0;
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
     }
-    if (mode != KT__RUN_DELTA && !broke && kk < n)
+    if (!broke && kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
                         "graph has a cycle (%d of %d tasks can run)", kk, n);
+    if (checkpoints) w->dl->snaps_valid = 1;
     if (mode == KT__RUN_RESTORED && broke) {
         /* the caller appends the rest of the previous timeline */
         w->rejoin = maxpos + 1;
@@ -3154,36 +3411,479 @@ static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err) {
     return kt__sim_critical(s, w->order[last], err);
 }
 
-/* Compute device d's busy time: its tasks' run times summed in index
-   order, the one order both kinds of run use. */
-static double kt__sim_busy(const struct kt__sim_work *w, int d) {
-    double busy = 0;
-    int j;
-    for (j = w->busy_first[d]; j < w->busy_first[d + 1]; j++)
-        busy += w->sec[w->busy_task[j]];
-    return busy;
-}
+static int kt__delta_size(struct kt__sim_work *w);
 
 /* FlexFlow Algorithm 1: tasks become ready when their predecessors end;
    in order of readiness each starts when its device (a compute device or
    a link) is free, so every device runs its tasks in FIFO order. */
-kt_status kt_sim_run(kt_sim *s, kt_error *err) {
+static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
     kt_status st = kt__sim_prepare(s, err);
     if (st != KT_OK) return st;
-    st = kt__sim_resume(s, 0, 0, KT__RUN_FULL, err);
+    if (s->work->dl && !kt__delta_size(s->work)) {
+        kt__delta_free(s->work->dl); /* kt_sim_delta asks again */
+        s->work->dl = NULL;
+    }
+    return kt__sim_resume(s, 0, 0, KT__RUN_FULL, err);
+}
+
+kt_status kt_sim_run(kt_sim *s, kt_error *err) {
+    kt_status st = kt__sim_full(s, err);
     if (st == KT_OK) kt__ok(err);
     return st;
 }
 
-/* FlexFlow Algorithm 2, as a resumption: new run times for some tasks,
-   then Algorithm 1 again from the first of them in the previous order,
-   until the timeline rejoins the previous one.  The result is exactly
-   what kt_sim_run would give (a property test checks it). */
+kt_status kt_sim_timeline(kt_sim *s, kt_error *err) {
+    const struct kt__sim_work *w = s->work;
+    int t;
+    kt_status st;
+    if (!w || !w->simulated || w->n != s->ntask)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_sim_timeline: no "
+                        "simulation of this task graph");
+    for (t = 0; t < s->ntask; t++) {
+        s->task[t].start = kt__sim_start_of(w, t);
+        s->task[t].end = kt__sim_end_of(w, t);
+    }
+    if (w->dl && w->dl->critical_stale) {
+        if ((st = kt__sim_critical(s, w->dl->last, err)) != KT_OK) return st;
+        w->dl->critical_stale = 0;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+/* ----------------------------------------------------- delta simulation */
+
+/* FlexFlow 5.3 (Algorithm 2) brings a timeline up to date after some run
+   times change by re-simulating only the part that changes.  Here it is
+   Algorithm 1 resumed with two devices that make its cost depend on the
+   size of the change rather than of the timeline:
+   - checkpoints: every KT__DBLOCK starts, a full run notes which tasks
+     wait in its queue and which devices and links are busy; a delta
+     resumes from the last checkpoint before the first changed task, so
+     nothing earlier is visited;
+   - rejoining up to a shift: it stops as soon as everything that can
+     still matter -- every ready time, partial ready time and free time
+     later than the present -- is what the previous run had at the same
+     point, all moved by one amount d.  The rule that orders the queue
+     does not change when every key moves by d, so from there on the
+     previous timeline moved by d is the answer; the move is recorded in
+     the shift index (per block of positions), not written task by task.
+   Times are whole ticks (kt__sim_quantize), so "moved by d" is exact and
+   the result equals a full run bit for bit (a property test checks it). */
+
+/* Sizes the checkpoints, shift index and run scratch for the task graph
+   (capacities only grow).  0 when out of memory. */
+static int kt__delta_size(struct kt__sim_work *w) {
+    struct kt__delta *dl = w->dl;
+    size_t n = (size_t)w->n + 1, nres = (size_t)w->nres + 1;
+    size_t nblk = (size_t)w->n / KT__DBLOCK + 2, c;
+    void *np;
+    dl->n = w->n;
+    dl->nres = w->nres;
+    dl->nblk = (w->n + KT__DBLOCK - 1) / KT__DBLOCK;
+    dl->snaps_valid = dl->index_valid = 0;
+#define KT__DGROW(field, type, capf, need)                                  \
+    (c = dl->capf,                                                          \
+     (np = kt__sim_grow(dl->field, &c, need, sizeof(type))) != NULL         \
+         ? (dl->field = (type *)np, 1) : 0)
+    if (n > dl->cap_n) {
+        size_t old = dl->cap_n;
+        if (!KT__DGROW(devnext, int, cap_n, n) ||
+            !KT__DGROW(tstamp, unsigned, cap_n, n) ||
+            !KT__DGROW(wstamp, unsigned, cap_n, n) ||
+            !KT__DGROW(nstart, double, cap_n, n) ||
+            !KT__DGROW(nend, double, cap_n, n) ||
+            !KT__DGROW(norder, int, cap_n, n) ||
+            !KT__DGROW(ndevprev, int, cap_n, n) ||
+            !KT__DGROW(partial, int, cap_n, n) ||
+            !KT__DGROW(partial_at, int, cap_n, n))
+            return 0;
+        dl->cap_n = c;
+        memset(dl->tstamp + old, 0, sizeof(unsigned) * (c - old));
+        memset(dl->wstamp + old, 0, sizeof(unsigned) * (c - old));
+    }
+    if (nres > dl->cap_res) {
+        size_t old = dl->cap_res;
+        if (!KT__DGROW(rstamp, unsigned, cap_res, nres) ||
+            !KT__DGROW(touched, int, cap_res, nres) ||
+            !KT__DGROW(prebusy, int, cap_res, nres) ||
+            !KT__DGROW(rnext, int, cap_res, nres))
+            return 0;
+        dl->cap_res = c;
+        memset(dl->rstamp + old, 0, sizeof(unsigned) * (c - old));
+    }
+    if (nblk > dl->cap_blk) {
+        size_t old = dl->cap_blk;
+        if (!KT__DGROW(boff, double, cap_blk, nblk) ||
+            !KT__DGROW(bmax, double, cap_blk, nblk) ||
+            !KT__DGROW(bmax_at, int, cap_blk, nblk) ||
+            !KT__DGROW(snap, kt__snap, cap_blk, nblk))
+            return 0;
+        dl->cap_blk = c;
+        memset(dl->snap + old, 0, sizeof(kt__snap) * (c - old));
+    }
+#undef KT__DGROW
+    return 1;
+}
+
+/* Block b's latest stored end and its first position. */
+static void kt__delta_block_max(struct kt__sim_work *w, int b) {
+    struct kt__delta *dl = w->dl;
+    int k = b * KT__DBLOCK, hi = k + KT__DBLOCK < w->n ? k + KT__DBLOCK : w->n;
+    dl->bmax[b] = w->end[w->order[k]];
+    dl->bmax_at[b] = k;
+    for (k++; k < hi; k++)
+        if (w->end[w->order[k]] > dl->bmax[b]) {
+            dl->bmax[b] = w->end[w->order[k]];
+            dl->bmax_at[b] = k;
+        }
+}
+
+/* The shift index of a timeline a full run just made: no shifts yet. */
+static void kt__delta_index(struct kt__sim_work *w) {
+    struct kt__delta *dl = w->dl;
+    int t, b;
+    for (t = 0; t < w->n; t++) dl->devnext[t] = -1;
+    for (t = 0; t < w->n; t++)
+        if (w->devprev[t] >= 0) dl->devnext[w->devprev[t]] = t;
+    for (b = 0; b < dl->nblk; b++) {
+        dl->boff[b] = 0;
+        kt__delta_block_max(w, b);
+    }
+    dl->index_valid = 1;
+}
+
+/* When task t is ready on the current timeline: its predecessors' latest
+   end, 0 when it has none. */
+static double kt__delta_ready(const kt_sim *s, int t) {
+    const struct kt__sim_work *w = s->work;
+    const int *pred = s->pred + w->pred_first[t];
+    double ready = 0;
+    int j;
+    for (j = 0; j < w->npred[t]; j++) {
+        double e = kt__sim_end_of(w, pred[j]);
+        if (e > ready) ready = e;
+    }
+    return ready;
+}
+
+/* The state before position c = b * KT__DBLOCK of the current timeline,
+   from checkpoint b: the queue, each task's ready time recomputed from its
+   predecessors' ends (all earlier), and the busy devices and links, each
+   with its last task before c (the noted task or a later one of its own:
+   earlier deltas may have reordered a stretch). */
+static void kt__delta_restore(kt_sim *s, int b) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    const kt__snap *sp = &dl->snap[b];
+    int c = b * KT__DBLOCK, i;
+    unsigned ep = dl->epoch;
+    dl->ntouched = dl->npartial = dl->nprebusy = 0;
+    kt__qreset(&w->queue);
+    for (i = 0; i < sp->nready; i++) {
+        int u = sp->task[i];
+        dl->wstamp[u] = ep;
+        w->wait[u].indeg = 0;
+        w->wait[u].ready = kt__delta_ready(s, u);
+        kt__qpush(&w->queue, w->wait[u].ready, u);
+    }
+    for (i = 0; i < sp->nbusy; i++) {
+        int q = sp->task[sp->nready + i], r = w->dev[q];
+        while (dl->devnext[q] >= 0 && w->pos[dl->devnext[q]] < c)
+            q = dl->devnext[q];
+        dl->rstamp[r] = ep;
+        w->free_at[r] = kt__sim_end_of(w, q);
+        w->res_last[r] = q;
+        w->res_oldmax[r] = -1;
+        dl->touched[dl->ntouched++] = r;
+        dl->prebusy[dl->nprebusy++] = q;
+    }
+}
+
+/* Resource r's first task in this run is t, and r was idle at the
+   checkpoint c: its last task before c, found back along r's tasks. */
+static void kt__delta_touch(struct kt__sim_work *w, int r, int t, int c) {
+    struct kt__delta *dl = w->dl;
+    int q = w->devprev[t];
+    while (q >= 0 && w->pos[q] >= c) q = w->devprev[q];
+    dl->rstamp[r] = dl->epoch;
+    w->free_at[r] = q >= 0 ? kt__sim_end_of(w, q) : 0;
+    w->res_last[r] = q;
+    w->res_oldmax[r] = -1;
+    dl->touched[dl->ntouched++] = r;
+}
+
+/* Task u, first seen in this run as a successor of a task that started:
+   the predecessors that started before c have ended (their latest end),
+   the others are still to come. */
+static void kt__delta_wait(kt_sim *s, int u, int c) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    const int *pred = s->pred + w->pred_first[u];
+    int j;
+    w->wait[u].ready = 0;
+    w->wait[u].indeg = 0;
+    for (j = 0; j < w->npred[u]; j++) {
+        int p = pred[j];
+        if (w->pos[p] < c) {
+            double e = kt__sim_end_of(w, p);
+            if (e > w->wait[u].ready) w->wait[u].ready = e;
+        } else {
+            w->wait[u].indeg++;
+        }
+    }
+    dl->wstamp[u] = dl->epoch;
+    dl->partial_at[u] = dl->npartial;
+    dl->partial[dl->npartial++] = u;
+}
+
+static void kt__delta_unpartial(struct kt__delta *dl, int u) {
+    int at = dl->partial_at[u], last = dl->partial[--dl->npartial];
+    dl->partial[at] = last;
+    dl->partial_at[last] = at;
+}
+
+/* A time that can still matter: x in the new run (present tnew) and xo in
+   the previous one (present told) agree up to the shift d, or neither is
+   later than its present -- a device free by now, or predecessors done
+   by now, delay nothing that is still to start. */
+static int kt__delta_agrees(double x, double xo, double tnew, double told,
+                            double d) {
+    return (x <= tnew && xo <= told) || x == xo + d;
+}
+
+/* Whether the state after kk starts -- the same tasks as the previous
+   run's first kk, which started before -- is the previous run's state at
+   that point moved by d = tnew - told in every time that can still
+   matter: the free time of each device or link this run used or found
+   busy, the end of each task busy at the checkpoint, the ready time of
+   each queued task and the partial ready time of each task whose other
+   predecessors are still to come.  Nothing else can matter: a device or
+   link this run did not reach was idle at the checkpoint; a task started
+   before it and still running ended no later than the last task of its
+   device, which is checked (ends never decrease along a device's tasks);
+   a task not yet reached waits only for predecessors still to start. */
+static int kt__delta_rejoined(kt_sim *s, int c, int kk, double tnew,
+                              double *shift) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    double told = kt__delta_ready(s, w->order[kk - 1]), d = tnew - told;
+    double ready;
+    int i, j, u;
+    kt__qiter it = {0, 0, 0};
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i];
+        double xo = w->res_oldmax[r] >= 0
+                        ? kt__sim_end_of(w, w->order[w->res_oldmax[r]])
+                        : w->free_at[r]; /* ran nothing here: unchanged */
+        if (!kt__delta_agrees(w->free_at[r], xo, tnew, told, d)) return 0;
+    }
+    for (i = 0; i < dl->nprebusy; i++) {
+        double e = kt__sim_end_of(w, dl->prebusy[i]);
+        if (!kt__delta_agrees(e, e, tnew, told, d)) return 0;
+    }
+    while (kt__qnext(&w->queue, &it, &u, &ready))
+        if (!kt__delta_agrees(ready, kt__delta_ready(s, u), tnew, told, d))
+            return 0;
+    for (i = 0; i < dl->npartial; i++) {
+        const int *pred;
+        u = dl->partial[i];
+        pred = s->pred + w->pred_first[u];
+        double xo = 0;
+        for (j = 0; j < w->npred[u]; j++) {
+            int p = pred[j];
+            if (w->pos[p] < c || dl->tstamp[p] == dl->epoch) {
+                double e = kt__sim_end_of(w, p);
+                if (e > xo) xo = e;
+            }
+        }
+        if (!kt__delta_agrees(w->wait[u].ready, xo, tnew, told, d)) return 0;
+    }
+    *shift = d;
+    return 1;
+}
+
+/* Checkpoint b inside a delta run, before position b * KT__DBLOCK: the
+   queue and the resources busy after `now` (only those this run set up
+   can be).  0 when out of memory. */
+static int kt__delta_checkpoint(struct kt__sim_work *w, int b, double now) {
+    struct kt__delta *dl = w->dl;
+    kt__snap *sp = &dl->snap[b];
+    int i, nb = 0, nh = w->queue.count;
+    double ready;
+    kt__qiter it = {0, 0, 0};
+    void *np = kt__sim_grow(sp->task, &sp->cap,
+                            (size_t)nh + (size_t)dl->ntouched + 1,
+                            sizeof(int));
+    if (!np) return 0;
+    sp->task = (int *)np;
+    for (i = 0; kt__qnext(&w->queue, &it, &sp->task[i], &ready); i++) {}
+    sp->nready = nh;
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i];
+        if (w->free_at[r] > now && w->res_last[r] >= 0)
+            sp->task[nh + nb++] = w->res_last[r];
+    }
+    sp->nbusy = nb;
+    return 1;
+}
+
+/* The run's starts c .. kk become the timeline's, and every later task
+   moves by d: its stored times within kk's block, a block shift after. */
+static void kt__delta_commit(kt_sim *s, int c, int kk, double d) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    int i, k, b, n = w->n;
+    /* the first later task of each device or link this run used: its
+       device predecessor is now that resource's last task of the run */
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i];
+        dl->rnext[i] = w->res_oldmax[r] >= 0
+                           ? dl->devnext[w->order[w->res_oldmax[r]]] : -1;
+    }
+    /* the blocks the run rewrites store true times again (their shift
+       folded into the tasks after kk in the last one), so a block's shift
+       is only ever what it moved since it was last written: bounded by
+       the times themselves, so exact */
+    for (b = c / KT__DBLOCK; b * KT__DBLOCK < kk; b++) {
+        int hi = (b + 1) * KT__DBLOCK < n ? (b + 1) * KT__DBLOCK : n;
+        for (k = kk; k < hi && dl->boff[b] != 0; k++) {
+            w->start[w->order[k]] += dl->boff[b];
+            w->end[w->order[k]] += dl->boff[b];
+        }
+        dl->boff[b] = 0;
+    }
+    for (k = c; k < kk; k++) {
+        int t = dl->norder[k - c];
+        w->order[k] = t;
+        w->pos[t] = k;
+        w->start[t] = dl->nstart[t];
+        w->end[t] = dl->nend[t];
+        w->devprev[t] = dl->ndevprev[t];
+        dl->devnext[t] = -1;
+        if (dl->ndevprev[t] >= 0) dl->devnext[dl->ndevprev[t]] = t;
+    }
+    for (i = 0; i < dl->ntouched; i++) {
+        int r = dl->touched[i], last = w->res_last[r], next = dl->rnext[i];
+        if (w->res_oldmax[r] < 0) continue; /* ran nothing here */
+        dl->devnext[last] = next;
+        if (next >= 0) w->devprev[next] = last;
+    }
+    for (b = c / KT__DBLOCK; b * KT__DBLOCK < kk; b++)
+        kt__delta_block_max(w, b);
+    if (d != 0 && kk < n) {
+        b = kk / KT__DBLOCK;
+        if (kk % KT__DBLOCK) { /* the rest of kk's block, task by task */
+            int hi = (b + 1) * KT__DBLOCK < n ? (b + 1) * KT__DBLOCK : n;
+            for (k = kk; k < hi; k++) {
+                w->start[w->order[k]] += d;
+                w->end[w->order[k]] += d;
+            }
+            kt__delta_block_max(w, b++);
+        }
+        for (; b < dl->nblk; b++) dl->boff[b] += d;
+    }
+    w->pmax_valid = 0; /* the full run's prefix and suffix maxima */
+    w->smax_valid = n;
+    w->smax[n] = -1;
+    w->smax_at[n] = -1;
+}
+
+/* The step time, the latest end, from the blocks' maxima; the task that
+   ends then (at its first position, as a full run takes it) starts the
+   critical path when kt_sim_timeline walks it -- a walk through the
+   whole task graph's arrays that would cost more than the delta. */
+static void kt__delta_finish(kt_sim *s) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    int b, best = 0;
+    for (b = 1; b < dl->nblk; b++)
+        if (dl->bmax[b] + dl->boff[b] > dl->bmax[best] + dl->boff[best])
+            best = b;
+    s->step_seconds = dl->bmax[best] + dl->boff[best];
+    dl->last = w->order[dl->bmax_at[best]];
+    dl->critical_stale = 1;
+    s->ncritical = 0;
+}
+
+/* The resumed run: Algorithm 1 from checkpoint b up to the first point
+   after the last changed task (position k1) where it rejoins the previous
+   timeline up to a shift, or to the end.  Checks for a rejoin cost about
+   what the state holds, so after a failed one the next waits until the
+   run has done as much again. */
+static kt_status kt__delta_run(kt_sim *s, int b, int k1, kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    struct kt__delta *dl = w->dl;
+    int c = b * KT__DBLOCK, kk = c, maxpos = c - 1, next_check = c, j;
+    int rejoined = 0;
+    double now = 0, d = 0;
+    unsigned ep = kt__delta_epoch(dl);
+    kt__delta_restore(s, b);
+    while (w->queue.count > 0) {
+        int t, r;
+        double start, end;
+        if (kk % KT__DBLOCK == 0 && kk > c &&
+            !kt__delta_checkpoint(w, kk / KT__DBLOCK, now))
+            goto nomem;
+        t = kt__qpop(&w->queue, &start);
+        r = w->dev[t];
+        if (dl->rstamp[r] != ep) kt__delta_touch(w, r, t, c);
+        now = start;
+        if (w->free_at[r] > start) start = w->free_at[r];
+        end = start + w->sec[t];
+        dl->nstart[t] = start;
+        dl->nend[t] = end;
+        dl->tstamp[t] = ep;
+        dl->ndevprev[t] = w->res_last[r];
+        w->free_at[r] = end;
+        w->res_last[r] = t;
+        if (w->pos[t] > w->res_oldmax[r]) w->res_oldmax[r] = w->pos[t];
+        if (w->pos[t] > maxpos) maxpos = w->pos[t];
+        dl->norder[kk - c] = t;
+        kk++;
+        for (j = w->succ_first[t]; j < w->succ_first[t + 1]; j++) {
+            int u = w->succ[j];
+            kt__wait *wu = &w->wait[u];
+            if (dl->wstamp[u] != ep) kt__delta_wait(s, u, c);
+            if (end > wu->ready) wu->ready = end;
+            if (--wu->indeg == 0) {
+                kt__delta_unpartial(dl, u);
+                kt__qpush(&w->queue, wu->ready, u);
+            }
+        }
+        /* the same tasks started as in the previous run's first kk, every
+           changed one among them: compare the states */
+        if (maxpos >= k1 && kk == maxpos + 1 && kk >= next_check) {
+            if ((rejoined = kt__delta_rejoined(s, c, kk, now, &d))) break;
+            next_check = kk + dl->ntouched + dl->nprebusy + w->queue.count +
+                         dl->npartial;
+        }
+    }
+    if (w->queue.nomem) goto nomem;
+    if (!rejoined && kk < w->n) { /* cannot happen: it ran in full before */
+        w->simulated = 0;
+        return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: the "
+                        "task graph has a cycle");
+    }
+    kt__delta_commit(s, c, kk, rejoined ? d : 0);
+    kt__delta_finish(s);
+    return KT_OK;
+nomem:
+    dl->snaps_valid = 0;
+    w->simulated = 0;
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+/* FlexFlow Algorithm 2 (above): new run times for some tasks, then the
+   resumed run.  The result is exactly what kt_sim_run would give: the
+   step time and busy times at once, task start and end and the critical
+   path through kt_sim_timeline. */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int i, k0 = s->ntask, k1 = -1;
-    kt_status st = KT_OK;
+    int i, k0 = s->ntask, k1 = -1, retick = 0;
+    unsigned ep;
+    kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
@@ -3196,25 +3896,64 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                             "%d: run time %g s is not a finite number of "
                             "seconds >= 0", tasks[i], seconds[i]);
     }
-    for (i = 0; i < n; i++) {
-        s->task[tasks[i]].seconds = w->sec[tasks[i]] = seconds[i];
-        if (w->pos[tasks[i]] < k0) k0 = w->pos[tasks[i]];
-        if (w->pos[tasks[i]] > k1) k1 = w->pos[tasks[i]];
+    if (!w->dl) { /* the first delta: checkpoints from now on */
+        w->dl = (struct kt__delta *)kt__calloc(1, sizeof *w->dl);
+        if (!w->dl || !kt__delta_size(w)) goto nomem;
+        w->simulated = 0;
     }
-    for (i = 0; i < n; i++) {
-        const kt_sim_task *t = &s->task[tasks[i]];
-        if (t->kind == KT_TASK_COMPUTE && t->device < s->ndev)
-            s->busy[t->device] = kt__sim_busy(w, (int)t->device);
+    for (i = 0; i < n; i++) { /* the tick the new run times call for */
+        int t = tasks[i];
+        kt__sim_count(w, s->task[t].seconds, -1);
+        kt__sim_count(w, seconds[i], 1);
+        s->task[t].seconds = seconds[i];
     }
-    w->nnew = w->nremoved = 0;
-    if (k0 < s->ntask)
-        st = kt__sim_resume(s, k0, k1, KT__RUN_DELTA, err);
-    if (st != KT_OK) {
-        w->simulated = 0; /* the timeline is half updated */
-        return st;
+    retick = kt__sim_tick(w) != s->tick;
+    /* busy times move by each task's net change (a task listed twice
+       counts once, from its run time before the call to its last one):
+       whole ticks below 2^52, so exactly; an intermediate run time could
+       be far out of that range */
+    ep = kt__delta_epoch(w->dl);
+    for (i = 0; i < n && !retick; i++)
+        if (w->dl->tstamp[tasks[i]] != ep) {
+            w->dl->tstamp[tasks[i]] = ep;
+            w->dl->nstart[tasks[i]] = w->sec[tasks[i]];
+        }
+    for (i = 0; i < n && !retick; i++) {
+        int t = tasks[i];
+        double q = kt__sim_quantize(seconds[i], s->tick,
+                                    kt__sim_per_tick(s->tick));
+        if (q == w->sec[t]) continue;
+        w->sec[t] = q;
+        if (w->pos[t] < k0) k0 = w->pos[t];
+        if (w->pos[t] > k1) k1 = w->pos[t];
     }
-    kt__ok(err);
-    return KT_OK;
+    for (i = 0; i < n && !retick; i++) {
+        int t = tasks[i];
+        const kt_sim_task *tk = &s->task[t];
+        if (w->dl->tstamp[t] != ep) continue; /* counted already */
+        w->dl->tstamp[t] = 0;
+        if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
+            s->busy[tk->device] += w->sec[t] - w->dl->nstart[t];
+    }
+    /* a full run instead: before the first checkpoints, or when the
+       changes call for another tick (every time would change) */
+    if (!w->simulated || !w->dl->snaps_valid || retick) {
+        st = kt__sim_full(s, err);
+        if (st != KT_OK) return st;
+        kt__ok(err); /* without memory for checkpoints the next delta
+                        runs in full again */
+        return KT_OK;
+    }
+    if (k1 < 0) { /* no run time changed by a tick */
+        kt__ok(err);
+        return KT_OK;
+    }
+    if (!w->dl->index_valid) kt__delta_index(w);
+    st = kt__delta_run(s, k0 / KT__DBLOCK, k1, err);
+    if (st == KT_OK) kt__ok(err);
+    return st;
+nomem:
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
 /* ------------------------------------------------------------ MCMC search */
@@ -3702,6 +4441,10 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     kt_status s;
     if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
     wn = N->sim.work;
+    if (N->sim.tick != O->sim.tick) { /* every run time rounds anew */
+        *kept = 0;
+        return kt__sim_full(&N->sim, err);
+    }
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
                             sizeof(int))))
         goto nomem;
@@ -3780,7 +4523,6 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     }
     for (i = 0; i < n; i++) {
         int t = kt__plan_sim_map(w, i, 1);
-        wn->sec[i] = N->sim.task[i].seconds;
         if (t < 0) {
             wn->pos[i] = KT__NEW_TASK;
             wn->start[i] = wn->end[i] = -1;
@@ -3794,7 +4536,6 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         int u = w->cset[k];
         if (wn->pos[u] != KT__NEW_TASK && wn->pos[u] > k1) k1 = wn->pos[u];
     }
-    for (d = 0; d < nd; d++) N->sim.busy[d] = kt__sim_busy(wn, (int)d);
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
         wn->res_last[r] = wn->res_lastold[r] = wn->res_oldmax[r] = -1;

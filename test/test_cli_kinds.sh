@@ -103,7 +103,8 @@ assert a["step_seconds"] == b["step_seconds"], (a["step_seconds"],
                                                 b["step_seconds"])' \
     "$dir/p0.json" "$dir/p1.json"
 # one op made a second slower on the half kind only: those devices busy a
-# second longer per x2 tile, the h200s unchanged
+# second longer per x2 tile, the h200s unchanged (up to the simulator's
+# tick, which follows the longest run time)
 sed 's/^\(x2 [0-9x]*\) [^ ]* half$/\1 1 half/' "$dir/prof.txt" >"$dir/slowx2.txt"
 expect_json "$dir/p2.json" sim --model "$P" --devices 8 \
     --topology-file "$dir/mixed.txt" --profile "$dir/slowx2.txt" --json
@@ -112,7 +113,7 @@ a, b = (json.load(open(x))["devices"] for x in sys.argv[1:3])
 for i in range(8):
     d = b[i]["busy_seconds"] - a[i]["busy_seconds"]
     if i < 4:
-        assert d == 0, (i, d)
+        assert abs(d) <= 1e-11, (i, d) # ticks of 2^-41 s with a 1 s task
     else:
         assert 0.99 < d < 1.0001, (i, d)' "$dir/p0.json" "$dir/p2.json"
 printf '# measured\nx2 8x32x16 0.001 h100\n' >"$dir/badkind.txt"

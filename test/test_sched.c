@@ -38,6 +38,8 @@
         4096, K = 32, P1 = P2 = 8) and Eq. 8.3 for collectives on w = 4.
      6. Error paths: kt_program_free of a zeroed program, kt_lower of plans
         that do not match the graph. */
+/* small checkpoint blocks, so that the delta tests cross many of them */
+#define KT_SIM_CHECKPOINT 8
 #define KT_IMPLEMENTATION
 #include "../sched.h"
 #include "kt_test.h"
@@ -1388,6 +1390,27 @@ static int same_timeline(const kt_sim *a, const kt_sim *b, const char *what,
     return ok;
 }
 
+/* White-box: after a delta, the start order and each task's device
+   predecessor (what the critical path follows) are the full run's, and
+   the next-task links kt_sim_delta keeps mirror them. */
+static int same_order(const kt_sim *a, const kt_sim *b, const char *what,
+                      int round) {
+    const struct kt__sim_work *wa = a->work, *wb = b->work;
+    int t, ok = 1;
+    for (t = 0; ok && t < a->ntask; t++) {
+        if (wa->order[t] != wb->order[t] || wa->devprev[t] != wb->devprev[t])
+            ok = 0;
+        if (wa->dl && wa->dl->index_valid && wa->devprev[t] >= 0 &&
+            wa->dl->devnext[wa->devprev[t]] != t)
+            ok = 0;
+        if (!ok)
+            printf("%s, change %d: task %d: position %d / %d, device "
+                   "predecessor %d / %d\n", what, round, t, wa->pos[t],
+                   wb->pos[t], wa->devprev[t], wb->devprev[t]);
+    }
+    return ok;
+}
+
 /* Delta simulation (FlexFlow Algorithm 2): thousands of random
    single-operator changes -- an op's sub-operators, and now and then its
    transfers, get new run times as a new configuration would give them --
@@ -1434,11 +1457,16 @@ static void test_delta_case(const char *model, int ndev, const char *topo,
                 secs[n++] = a.task[i].seconds *
                             (rnd(&seed, 0, 9) ? scale : 0.5 * scale);
             }
+        /* now and then a full run in between: the checkpoints and shift
+           index start afresh */
+        if (round % 7 == 6) CHECK(kt_sim_run(&a, &err) == KT_OK);
         CHECKF(kt_sim_delta(&a, n, tasks, secs, &err) == KT_OK, "%s",
                err.message);
         for (i = 0; i < n; i++) b.task[tasks[i]].seconds = secs[i];
         CHECK(kt_sim_run(&b, &err) == KT_OK);
-        ok = same_timeline(&a, &b, what, round);
+        CHECK(kt_sim_timeline(&a, &err) == KT_OK);
+        ok = same_timeline(&a, &b, what, round) &&
+             same_order(&a, &b, what, round);
     }
     CHECKF(ok, "%s: the delta timeline differs from a full simulation",
            what);
@@ -1477,15 +1505,41 @@ static void build_random_sim(kt_sim *s, int n, int nres, int zeros,
     }
 }
 
+/* Renumbers the tasks of s at random, so that predecessors come after
+   their successors in index order as often as before. */
+static void shuffle_sim(kt_sim *s, uint64_t *seed) {
+    int n = s->ntask, i, e;
+    int *perm = (int *)malloc(sizeof(int) * (size_t)n);
+    kt_sim_task *old = (kt_sim_task *)malloc(sizeof(kt_sim_task) * (size_t)n);
+    for (i = 0; i < n; i++) perm[i] = i;
+    for (i = n - 1; i > 0; i--) {
+        int j = rnd(seed, 0, i), tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    memcpy(old, s->task, sizeof(kt_sim_task) * (size_t)n);
+    for (i = 0; i < n; i++) s->task[perm[i]] = old[i];
+    for (i = 0; i < n; i++)
+        for (e = 0; e < s->task[i].npred; e++)
+            s->pred[s->task[i].pred_first + e] =
+                perm[s->pred[s->task[i].pred_first + e]];
+    free(perm);
+    free(old);
+}
+
 static void test_delta_random(void) {
     uint64_t seed = 99;
-    int graph, round, ok = 1;
-    for (graph = 0; graph < 40 && ok; graph++) {
+    int graph, round, ok = 1, graphs = getenv("KT_WRAP") ? 42 : 48;
+    for (graph = 0; graph < graphs && ok; graph++) {
         kt_sim a, b;
         kt_error err;
-        int n = rnd(&seed, 1, 60), zeros = graph % 4 == 3, task;
+        /* the last ones large, renumbered, crossing many checkpoints */
+        int big = graph >= 40, zeros = graph % 4 == 3, task;
+        int n = big ? rnd(&seed, 300, 1500) : rnd(&seed, 1, 60);
         uint64_t copy;
-        build_random_sim(&a, n, rnd(&seed, 1, 5), zeros, &seed);
+        build_random_sim(&a, n, big ? rnd(&seed, 2, 40) : rnd(&seed, 1, 5),
+                         zeros, &seed);
+        if (big) shuffle_sim(&a, &seed);
         copy = seed;
         seed = copy;
         b = a;
@@ -1504,7 +1558,9 @@ static void test_delta_random(void) {
             CHECK(kt_sim_delta(&a, 1, &task, &secs, &err) == KT_OK);
             b.task[task].seconds = secs;
             CHECK(kt_sim_run(&b, &err) == KT_OK);
-            ok = same_timeline(&a, &b, "random task graph", round);
+            CHECK(kt_sim_timeline(&a, &err) == KT_OK);
+            ok = same_timeline(&a, &b, "random task graph", round) &&
+                 same_order(&a, &b, "random task graph", round);
         }
         kt_sim_free(&a);
         kt_sim_free(&b);
@@ -1631,7 +1687,13 @@ static void test_delta_random(void) {
    (from the task with the latest end that started first, back through
    the task before it on its device when it waited for the device, else
    through its latest-ending predecessor, the first such in its list).
+   Run times are rounded to the simulator's tick, as kt_sim_run documents
+   (s->tick, after a kt_sim_run; same_as_reference checks its size).
    Returns the number of tasks it started (< ntask: a cycle). */
+static double ref_seconds(const kt_sim *s, int i) {
+    return rint(s->task[i].seconds / s->tick) * s->tick;
+}
+
 static int reference_sim(const kt_sim *s, double *start, double *end,
                          double *busy, double *step, int *critical,
                          int *ncritical) {
@@ -1665,7 +1727,7 @@ static int reference_sim(const kt_sim *s, double *start, double *end,
         {
             int r = (int)s->task[best].device;
             start[best] = best_ready > free_at[r] ? best_ready : free_at[r];
-            end[best] = start[best] + s->task[best].seconds;
+            end[best] = start[best] + ref_seconds(s, best);
             free_at[r] = end[best];
             devprev[best] = last_on[r];
             last_on[r] = best;
@@ -1676,7 +1738,7 @@ static int reference_sim(const kt_sim *s, double *start, double *end,
     for (i = 0; i < s->ndev; i++) busy[i] = 0;
     for (i = 0; i < n; i++)
         if (s->task[i].kind == KT_TASK_COMPUTE && s->task[i].device < s->ndev)
-            busy[s->task[i].device] += s->task[i].seconds;
+            busy[s->task[i].device] += ref_seconds(s, i);
     *step = 0;
     for (i = 0; i < k; i++) /* the earliest started of the latest ends */
         if (last < 0 || end[order[i]] > *step) {
@@ -1719,7 +1781,19 @@ static int same_as_reference(const kt_sim *s, const char *what) {
     double *end = (double *)calloc((size_t)n + 1, sizeof(double));
     double *busy = (double *)calloc((size_t)s->ndev + 1, sizeof(double));
     int *crit = (int *)calloc((size_t)n + 1, sizeof(int));
-    double step;
+    double step, sum = 0;
+    for (i = 0; i < n; i++) sum += s->task[i].seconds;
+    /* the tick: a power of two, 2^-50 to 2^-48 of the run times' sum
+       (the least double when that would underflow) */
+    if (!(frexp(s->tick, &i) == 0.5 &&
+          (sum == 0 ? s->tick == 1
+                    : s->tick <= ldexp(sum, -48) * (1 + 1e-12) &&
+                          (s->tick >= ldexp(sum, -50) * (1 - 1e-12) ||
+                           s->tick == ldexp(1, -1074))))) {
+        printf("%s: tick %g for run times summing to %g s\n", what, s->tick,
+               sum);
+        ok = 0;
+    }
     if (reference_sim(s, start, end, busy, &step, crit, &nc) != n) {
         printf("%s: the reference finds a cycle\n", what);
         ok = 0;
@@ -1895,9 +1969,218 @@ static void test_sim_reference(void) {
     }
 }
 
+/* A device still busy at the checkpoint a delta resumes from: task 0 runs
+   1000 s on device 1 while device 0 runs a chain of 1 s tasks; the last
+   task waits for both.  Lengthening a task of the chain moves the rest of
+   the chain, but not the end of task 0, so the timeline has not rejoined
+   the previous one moved by the same amount until task 0 is done. */
+static void test_delta_busy(void) {
+    enum { CHAIN = 40 };
+    kt_sim a, b;
+    kt_error err;
+    int i, task = 20;
+    double secs = 3;
+    memset(&a, 0, sizeof a);
+    a.ntask = CHAIN + 2;
+    a.ndev = 2;
+    a.task = (kt_sim_task *)calloc((size_t)a.ntask, sizeof(kt_sim_task));
+    a.pred = (int *)calloc((size_t)a.ntask + 1, sizeof(int));
+    a.busy = (double *)calloc(2, sizeof(double));
+    a.task[0].device = 1;
+    a.task[0].seconds = 1000;
+    for (i = 1; i <= CHAIN + 1; i++) {
+        a.task[i].seconds = 1;
+        a.task[i].pred_first = i - 1;
+        a.task[i].npred = i > 1;
+        a.pred[i - 1] = i - 1;
+    }
+    a.pred[CHAIN + 1] = 0; /* the last task also waits for task 0 */
+    a.task[CHAIN + 1].npred = 2;
+    a.task[CHAIN + 1].pred_first = CHAIN;
+    b = a;
+    b.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * (size_t)a.ntask);
+    b.pred = (int *)malloc(sizeof(int) * ((size_t)a.ntask + 1));
+    b.busy = (double *)malloc(sizeof(double) * 2);
+    memcpy(b.task, a.task, sizeof(kt_sim_task) * (size_t)a.ntask);
+    memcpy(b.pred, a.pred, sizeof(int) * ((size_t)a.ntask + 1));
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    /* the first delta runs in full to take checkpoints; the second is
+       the one under test */
+    CHECK(kt_sim_delta(&a, 1, &task, &a.task[task].seconds, &err) == KT_OK);
+    CHECK(kt_sim_delta(&a, 1, &task, &secs, &err) == KT_OK);
+    b.task[task].seconds = secs;
+    CHECK(kt_sim_run(&b, &err) == KT_OK);
+    CHECK(kt_sim_timeline(&a, &err) == KT_OK);
+    CHECKF(a.step_seconds == 1001 && same_timeline(&a, &b, "busy device", 0),
+           "step %g, full run %g", a.step_seconds, b.step_seconds);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+}
+
+/* A ready time that only the queue or a waiting task still holds: a chain
+   of 1 s tasks a1..a40 on device 0; p (after a10, 100 s) and q (after
+   a11, 5 s) on device 2; u on device 3 after p (and, when `waits`, after
+   a20 too).  The change -- a5 3 s, p 50 s, q 55 s -- moves the chain and
+   the end of device 2 by 2 s, but the time u is ready from 110 s to 62
+   s: the states differ there alone, so a delta that rejoined anyway
+   would start u at 112 s. */
+static void test_delta_hidden(int waits) {
+    enum { CHAIN = 40 };
+    kt_sim a, b;
+    kt_error err;
+    int i, n = CHAIN + 3, p = CHAIN, q = CHAIN + 1, u = CHAIN + 2, e = 0;
+    int tasks[3];
+    double secs[3];
+    memset(&a, 0, sizeof a);
+    a.ntask = n;
+    a.ndev = 4;
+    a.task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    a.pred = (int *)calloc((size_t)n + 2, sizeof(int));
+    a.busy = (double *)calloc(4, sizeof(double));
+    for (i = 0; i < CHAIN; i++) { /* a(i+1) is task i */
+        a.task[i].seconds = 1;
+        a.task[i].pred_first = e;
+        if (i > 0) {
+            a.pred[e++] = i - 1;
+            a.task[i].npred = 1;
+        }
+    }
+    a.task[p].device = a.task[q].device = 2;
+    a.task[u].device = 3;
+    a.task[p].seconds = 100;
+    a.task[q].seconds = 5;
+    a.task[u].seconds = 1;
+    a.task[p].pred_first = e;
+    a.task[p].npred = 1;
+    a.pred[e++] = 9; /* a10 */
+    a.task[q].pred_first = e;
+    a.task[q].npred = 1;
+    a.pred[e++] = 10; /* a11 */
+    a.task[u].pred_first = e;
+    a.task[u].npred = waits ? 2 : 1;
+    a.pred[e++] = p;
+    a.pred[e++] = 19; /* a20 */
+    b = a;
+    b.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * (size_t)n);
+    b.pred = (int *)malloc(sizeof(int) * ((size_t)n + 2));
+    b.busy = (double *)malloc(sizeof(double) * 4);
+    memcpy(b.task, a.task, sizeof(kt_sim_task) * (size_t)n);
+    memcpy(b.pred, a.pred, sizeof(int) * ((size_t)n + 2));
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    CHECK(kt_sim_delta(&a, 1, &p, &a.task[p].seconds, &err) == KT_OK);
+    tasks[0] = 4;
+    secs[0] = 3;
+    tasks[1] = p;
+    secs[1] = 50;
+    tasks[2] = q;
+    secs[2] = 55;
+    CHECK(kt_sim_delta(&a, 3, tasks, secs, &err) == KT_OK);
+    for (i = 0; i < 3; i++) b.task[tasks[i]].seconds = secs[i];
+    CHECK(kt_sim_run(&b, &err) == KT_OK);
+    CHECK(kt_sim_timeline(&a, &err) == KT_OK);
+    CHECKF(a.task[u].start == 62 &&
+               same_timeline(&a, &b, waits ? "waiting task" : "queued task",
+                             0),
+           "u starts at %g s, in a full run at %g s", a.task[u].start,
+           b.task[u].start);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+}
+
+/* A chain of n 2^-20 s tasks on one device after a first task of 1 s. */
+static void chain_sim(kt_sim *s, int n) {
+    int i;
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = 1;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n, sizeof(int));
+    s->busy = (double *)calloc(1, sizeof(double));
+    for (i = 0; i < n; i++) {
+        s->task[i].seconds = i ? ldexp(1, -20) : 1;
+        if (i > 0) {
+            s->task[i].npred = 1;
+            s->task[i].pred_first = i - 1;
+            s->pred[i - 1] = i - 1;
+        }
+    }
+}
+
+/* Found by review: (a) a task listed twice in one delta, first with a run
+   time far out of the exact range (1e6 s against a 2 s step), then with
+   its final one -- busy times move by the net change; (b) deltas that
+   move the later blocks of positions by 0.99 s and then re-simulate them,
+   200 times over -- the shift of a block re-simulated starts again from 0,
+   so it never grows past what the times themselves are. */
+static void test_delta_repeats(void) {
+    kt_sim a, b;
+    kt_error err;
+    int i, cycle, ok = 1, twice[2] = {0, 0}, n = 200;
+    double secs[2] = {1e6, 1.1};
+    chain_sim(&a, 2);
+    chain_sim(&b, 2);
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    CHECK(kt_sim_delta(&a, 1, twice, &a.task[0].seconds, &err) == KT_OK);
+    CHECK(kt_sim_delta(&a, 2, twice, secs, &err) == KT_OK);
+    b.task[0].seconds = 1.1;
+    CHECK(kt_sim_run(&b, &err) == KT_OK);
+    CHECKF(a.busy[0] == b.busy[0] && a.step_seconds == b.step_seconds,
+           "listed twice: busy %.17g, full run %.17g", a.busy[0], b.busy[0]);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+    chain_sim(&a, n);
+    chain_sim(&b, n);
+    CHECK(kt_sim_run(&a, &err) == KT_OK);
+    for (cycle = 0; cycle < 200 && ok; cycle++) {
+        int first = 0, both[2] = {0, n - 1};
+        double longer = 1.99, back[2];
+        back[0] = 1;
+        back[1] = ldexp(cycle % 2 ? 1.0 : 1.5, -20);
+        int step;
+        for (step = 0; step < 2 && ok; step++) {
+            if (step == 0)
+                CHECK(kt_sim_delta(&a, 1, &first, &longer, &err) == KT_OK);
+            else
+                CHECK(kt_sim_delta(&a, 2, both, back, &err) == KT_OK);
+            for (i = 0; i < n; i++) b.task[i].seconds = a.task[i].seconds;
+            CHECK(kt_sim_run(&b, &err) == KT_OK);
+            CHECK(kt_sim_timeline(&a, &err) == KT_OK);
+            ok = same_timeline(&a, &b, "shifted and re-simulated", cycle);
+        }
+    }
+    CHECKF(ok, "a block's shift drifts after %d cycles", cycle);
+    kt_sim_free(&a);
+    kt_sim_free(&b);
+}
+
+/* Found by review: run times so small that the tick would underflow to 0
+   (a sum below 2^-1025 s): the least double is the tick then, and a
+   chain of two such tasks ends after twice its run time (to a tick). */
+static void test_tiny_times(void) {
+    static const double vals[] = {1e-300, 1e-305, 1e-310, 5e-324};
+    int v;
+    for (v = 0; v < 4; v++) {
+        kt_sim s;
+        kt_error err;
+        chain_sim(&s, 2);
+        s.task[0].seconds = s.task[1].seconds = vals[v];
+        CHECK(kt_sim_run(&s, &err) == KT_OK);
+        CHECKF(s.tick > 0 && fabs(s.step_seconds - 2 * vals[v]) <= s.tick &&
+                   s.busy[0] == s.step_seconds,
+               "run times %g s: tick %g, step %g", vals[v], s.tick,
+               s.step_seconds);
+        kt_sim_free(&s);
+    }
+}
+
 static void test_delta(void) {
     int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer changes */
+    test_delta_repeats();
+    test_tiny_times();
     test_delta_random();
+    test_delta_busy();
+    test_delta_hidden(0);
+    test_delta_hidden(1);
     test_delta_case("mlp:layers=4,hidden=256,batch=64", 8,
                     "nodes:2x4:300G:25G", KT_STRATEGY_DP, quick ? 60 : 1500,
                     1);
@@ -2549,10 +2832,16 @@ static void test_kinds_roofline(void) {
     CHECK(kt_sim_run(&a, &err) == KT_OK && kt_sim_run(&b, &err) == KT_OK);
     CHECKF(b.step_seconds > a.step_seconds, "mixed %g, all fast %g",
            b.step_seconds, a.step_seconds);
-    /* the slow devices are busy `ratio` times as long: same tiles */
-    CHECKF(fabs(b.busy[1] - ratio * b.busy[0]) <= 1e-12 * b.busy[1] &&
-           b.busy[0] == a.busy[0], "busy d1 %g, d0 %g", b.busy[1],
-           b.busy[0]);
+    /* the slow devices are busy `ratio` times as long: same tiles (up to
+       the rounding of every run time to a tick -- half a tick each, and
+       the two task graphs' ticks differ with their longest run times) */
+    CHECKF(fabs(b.busy[1] - ratio * b.busy[0]) <=
+                   1e-12 * b.busy[1] +
+                       kt_graph_op_count(g) * (1 + ratio) * b.tick &&
+               fabs(b.busy[0] - a.busy[0]) <=
+                   kt_graph_op_count(g) * (a.tick > b.tick ? a.tick : b.tick),
+           "busy d1 %g, d0 %g, all fast d0 %g", b.busy[1], b.busy[0],
+           a.busy[0]);
     kt_sim_free(&a);
     kt_sim_free(&b);
     kt_program_free(&prog);
