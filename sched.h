@@ -3209,6 +3209,22 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
     return KT_OK;
 }
 
+/* A checkpoint's queued tasks, with room for `busy` busy entries after
+   them.  0 when out of memory. */
+static int kt__snap_queue(kt__snap *sp, const kt__queue *q, size_t busy) {
+    kt__qiter it = {0, 0, 0};
+    double ready;
+    int i;
+    void *np = kt__sim_grow(sp->task, &sp->cap,
+                            (size_t)q->count + busy + 1, sizeof(int));
+    if (!np) return 0;
+    sp->task = (int *)np;
+    for (i = 0; kt__qnext(q, &it, &sp->task[i], &ready); i++) {}
+    sp->nready = q->count;
+    sp->nbusy = 0;
+    return 1;
+}
+
 /* Checkpoint b of a full run for kt_sim_delta, taken before position
    b * KT__DBLOCK starts: the queue, and every device or link still busy
    after `now` (the latest ready time taken from the queue: one free by
@@ -3218,17 +3234,11 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
 static int kt__sim_checkpoint(struct kt__sim_work *w, int b, double now) {
     struct kt__delta *dl = w->dl;
     kt__snap *sp = &dl->snap[b], *pv = b > 0 ? &dl->snap[b - 1] : NULL;
-    int nh = w->queue.count;
-    size_t need = (size_t)nh + (pv ? (size_t)pv->nbusy + KT__DBLOCK : 0) + 1;
+    int nh = w->queue.count, i, nb = 0;
     unsigned stamp = kt__delta_epoch(dl);
-    int i, nb = 0;
-    double ready;
-    kt__qiter it = {0, 0, 0};
-    void *np = kt__sim_grow(sp->task, &sp->cap, need, sizeof(int));
-    if (!np) return 0;
-    sp->task = (int *)np;
-    for (i = 0; kt__qnext(&w->queue, &it, &sp->task[i], &ready); i++) {}
-    sp->nready = nh;
+    if (!kt__snap_queue(sp, &w->queue,
+                        pv ? (size_t)pv->nbusy + KT__DBLOCK : 0))
+        return 0;
     for (i = 0; pv && i < pv->nbusy + KT__DBLOCK; i++) {
         int r = i < pv->nbusy ? w->dev[pv->task[pv->nready + i]]
                               : w->dev[w->order[(b - 1) * KT__DBLOCK +
@@ -3710,15 +3720,7 @@ static int kt__delta_checkpoint(struct kt__sim_work *w, int b, double now) {
     struct kt__delta *dl = w->dl;
     kt__snap *sp = &dl->snap[b];
     int i, nb = 0, nh = w->queue.count;
-    double ready;
-    kt__qiter it = {0, 0, 0};
-    void *np = kt__sim_grow(sp->task, &sp->cap,
-                            (size_t)nh + (size_t)dl->ntouched + 1,
-                            sizeof(int));
-    if (!np) return 0;
-    sp->task = (int *)np;
-    for (i = 0; kt__qnext(&w->queue, &it, &sp->task[i], &ready); i++) {}
-    sp->nready = nh;
+    if (!kt__snap_queue(sp, &w->queue, (size_t)dl->ntouched)) return 0;
     for (i = 0; i < dl->ntouched; i++) {
         int r = dl->touched[i];
         if (w->free_at[r] > now && w->res_last[r] >= 0)
@@ -3881,8 +3883,9 @@ nomem:
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int i, k0 = s->ntask, k1 = -1, retick = 0;
+    int i, k0 = s->ntask, k1 = -1;
     unsigned ep;
+    double per_s;
     kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
@@ -3907,42 +3910,35 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
         kt__sim_count(w, seconds[i], 1);
         s->task[t].seconds = seconds[i];
     }
-    retick = kt__sim_tick(w) != s->tick;
-    /* busy times move by each task's net change (a task listed twice
-       counts once, from its run time before the call to its last one):
-       whole ticks below 2^52, so exactly; an intermediate run time could
-       be far out of that range */
-    ep = kt__delta_epoch(w->dl);
-    for (i = 0; i < n && !retick; i++)
-        if (w->dl->tstamp[tasks[i]] != ep) {
-            w->dl->tstamp[tasks[i]] = ep;
-            w->dl->nstart[tasks[i]] = w->sec[tasks[i]];
-        }
-    for (i = 0; i < n && !retick; i++) {
-        int t = tasks[i];
-        double q = kt__sim_quantize(seconds[i], s->tick,
-                                    kt__sim_per_tick(s->tick));
-        if (q == w->sec[t]) continue;
-        w->sec[t] = q;
-        if (w->pos[t] < k0) k0 = w->pos[t];
-        if (w->pos[t] > k1) k1 = w->pos[t];
-    }
-    for (i = 0; i < n && !retick; i++) {
-        int t = tasks[i];
-        const kt_sim_task *tk = &s->task[t];
-        if (w->dl->tstamp[t] != ep) continue; /* counted already */
-        w->dl->tstamp[t] = 0;
-        if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
-            s->busy[tk->device] += w->sec[t] - w->dl->nstart[t];
-    }
     /* a full run instead: before the first checkpoints, or when the
        changes call for another tick (every time would change) */
-    if (!w->simulated || !w->dl->snaps_valid || retick) {
+    if (!w->simulated || !w->dl->snaps_valid || kt__sim_tick(w) != s->tick) {
         st = kt__sim_full(s, err);
         if (st != KT_OK) return st;
         kt__ok(err); /* without memory for checkpoints the next delta
                         runs in full again */
         return KT_OK;
+    }
+    /* each task once, however often listed: its last run time in ticks,
+       and busy times moved by its net change (whole ticks below 2^52, so
+       exactly; a run time listed before the last could be far out of that
+       range) */
+    ep = kt__delta_epoch(w->dl);
+    for (i = 0; i < n; i++) w->dl->tstamp[tasks[i]] = ep;
+    per_s = kt__sim_per_tick(s->tick);
+    for (i = 0; i < n; i++) {
+        int t = tasks[i];
+        const kt_sim_task *tk = &s->task[t];
+        double q;
+        if (w->dl->tstamp[t] != ep) continue; /* done already */
+        w->dl->tstamp[t] = 0;
+        q = kt__sim_quantize(tk->seconds, s->tick, per_s);
+        if (q == w->sec[t]) continue;
+        if (tk->kind == KT_TASK_COMPUTE && tk->device < s->ndev)
+            s->busy[tk->device] += q - w->sec[t];
+        w->sec[t] = q;
+        if (w->pos[t] < k0) k0 = w->pos[t];
+        if (w->pos[t] > k1) k1 = w->pos[t];
     }
     if (k1 < 0) { /* no run time changed by a tick */
         kt__ok(err);
@@ -4443,7 +4439,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     wn = N->sim.work;
     if (N->sim.tick != O->sim.tick) { /* every run time rounds anew */
         *kept = 0;
-        return kt__sim_full(&N->sim, err);
+        return kt__sim_resume(&N->sim, 0, 0, KT__RUN_FULL, err); /* prepared */
     }
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
                             sizeof(int))))

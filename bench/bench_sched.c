@@ -78,6 +78,22 @@ static int op_change(const kt_sim *sim, int op, double scale, int *tasks,
     return n;
 }
 
+/* Best and median CPU time of 21 full simulations of sim; 1 on error. */
+static int time_full_runs(kt_sim *sim, double *best, double *med) {
+    double runs[21], t0;
+    kt_error err;
+    int i;
+    *best = 1e30;
+    for (i = 0; i < 21; i++) {
+        t0 = cpu_now();
+        if (kt_sim_run(sim, &err) != KT_OK) return die("sim", &err);
+        runs[i] = cpu_now() - t0;
+        if (runs[i] < *best) *best = runs[i];
+    }
+    *med = median(runs, 21);
+    return 0;
+}
+
 static int bench_one(const char *model, int ndev, const char *topo) {
     kt_graph *g = NULL;
     kt_error err;
@@ -87,8 +103,7 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     kt_sim sim, ref;
     kt_topology t;
     kt_search_options so;
-    double t0, t_lower, t_build, runs[21], full_best = 1e30, full_med;
-    double ck_runs[21], ck_best = 1e30, ck_med;
+    double t0, t_lower, t_build, full_best, full_med, ck_best, ck_med;
     double deltas[200], timelines[200], delta_med, tl_med;
     int i, nd = 200, *changed, n;
     double *secs;
@@ -109,13 +124,7 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     t_build = cpu_now() - t0;
     if (kt_sim_build(g, &p, &prog, &t, &ref, &err) != KT_OK)
         return die("build", &err);
-    for (i = 0; i < 21; i++) {
-        t0 = cpu_now();
-        if (kt_sim_run(&sim, &err) != KT_OK) return die("sim", &err);
-        runs[i] = cpu_now() - t0;
-        if (runs[i] < full_best) full_best = runs[i];
-    }
-    full_med = median(runs, 21);
+    if (time_full_runs(&sim, &full_best, &full_med)) return 1;
     changed = (int *)malloc(sizeof(int) * (size_t)sim.ntask);
     secs = (double *)malloc(sizeof(double) * (size_t)sim.ntask);
     if (!changed || !secs) {
@@ -128,13 +137,7 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     secs[0] = sim.task[0].seconds;
     if (kt_sim_delta(&sim, 1, changed, secs, &err) != KT_OK)
         return die("delta", &err);
-    for (i = 0; i < 21; i++) {
-        t0 = cpu_now();
-        if (kt_sim_run(&sim, &err) != KT_OK) return die("sim", &err);
-        ck_runs[i] = cpu_now() - t0;
-        if (ck_runs[i] < ck_best) ck_best = ck_runs[i];
-    }
-    ck_med = median(ck_runs, 21);
+    if (time_full_runs(&sim, &ck_best, &ck_med)) return 1;
     /* single-operator changes: a random op's compute tasks 0.5x .. 2x,
        each priced by kt_sim_delta (step time and busy times), then its
        timeline and critical path written out by kt_sim_timeline */

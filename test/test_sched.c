@@ -2834,7 +2834,7 @@ static void test_kinds_roofline(void) {
            b.step_seconds, a.step_seconds);
     /* the slow devices are busy `ratio` times as long: same tiles (up to
        the rounding of every run time to a tick -- half a tick each, and
-       the two task graphs' ticks differ with their longest run times) */
+       the two task graphs' ticks differ with their run times) */
     CHECKF(fabs(b.busy[1] - ratio * b.busy[0]) <=
                    1e-12 * b.busy[1] +
                        kt_graph_op_count(g) * (1 + ratio) * b.tick &&
