@@ -532,6 +532,23 @@ kt_status kt_swap_model_add_scratch(kt_swap_model *m, int op, int64_t bytes,
     return kt_swap_model_add_use(m, op, t, KT_SWAP_WRITE, err);
 }
 
+/* Frees what kt_swap_model_finish derives from the tensors and uses (it
+   derives it afresh each time it is called). */
+static void kt__swap_model_free_derived(kt_swap_model *m) {
+    KT_FREE(m->size);
+    KT_FREE(m->size_of);
+    KT_FREE(m->param);
+    KT_FREE(m->updated);
+    KT_FREE(m->dep_first);
+    KT_FREE(m->dep);
+    KT_FREE(m->succ_first);
+    KT_FREE(m->succ);
+    m->size = NULL;
+    m->size_of = NULL;
+    m->param = m->updated = NULL;
+    m->dep_first = m->dep = m->succ_first = m->succ = NULL;
+}
+
 void kt_swap_model_free(kt_swap_model *m) {
     if (!m) return;
     KT_FREE(m->bytes);
@@ -543,14 +560,7 @@ void kt_swap_model_free(kt_swap_model *m) {
     KT_FREE(m->use_mode);
     KT_FREE(m->graph_tensor);
     KT_FREE(m->graph_op);
-    KT_FREE(m->size);
-    KT_FREE(m->size_of);
-    KT_FREE(m->param);
-    KT_FREE(m->updated);
-    KT_FREE(m->dep_first);
-    KT_FREE(m->dep);
-    KT_FREE(m->succ_first);
-    KT_FREE(m->succ);
+    kt__swap_model_free_derived(m);
     memset(m, 0, sizeof *m);
 }
 
@@ -679,16 +689,7 @@ kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err) {
         m->h2d_bw > 1e18 || m->d2h_bw > 1e18 || m->latency > 1e6)
         return kt__fail(err, KT_ERR_INVALID, 0, "host link: bandwidths must "
                         "be positive and finite, latency >= 0");
-    KT_FREE(m->size);
-    KT_FREE(m->size_of);
-    KT_FREE(m->param);
-    KT_FREE(m->updated);
-    KT_FREE(m->dep_first);
-    KT_FREE(m->dep);
-    KT_FREE(m->succ_first);
-    KT_FREE(m->succ);
-    m->size = NULL;
-    m->dep_first = m->dep = m->succ_first = m->succ = NULL;
+    kt__swap_model_free_derived(m);
     m->size_of = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     m->param = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
     m->updated = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
