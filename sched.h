@@ -297,10 +297,9 @@ typedef struct kt_sim_task {
     int64_t src, dst;    /* transfer: its devices                          */
     int64_t bytes;       /* transfer: bytes                                */
     double seconds;      /* its run time                                   */
-    double start, end;   /* filled by the simulation                       */
     int npred;           /* predecessors: pred[pred_first .. +npred)       */
     int pred_first;
-} kt_sim_task;
+} kt_sim_task;          /* (its start and end: kt_sim's start and end)    */
 
 typedef struct kt_sim {
     int ntask;
@@ -315,6 +314,11 @@ typedef struct kt_sim {
                              2^-50 to 2^-48 of the sum of all run times;
                              see kt_sim_run)                              */
     double *busy;         /* per compute device, seconds busy              */
+    const double *start;  /* per task, when it starts and ends (s), after  */
+    const double *end;    /*   kt_sim_run and kt_sim_timeline; owned by the
+                             simulation state (freed by kt_sim_invalidate),
+                             NULL before the first run.  A kt_sim_delta
+                             leaves them stale until kt_sim_timeline.      */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
     struct kt__sim_work *work; /* the last timeline and the successor lists,
@@ -338,8 +342,9 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    every other reader of the tensor it writes. */
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
-/* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path.  Time is counted in whole ticks (s->tick, a
+/* Full simulation (FlexFlow Algorithm 1): sets s->start and s->end (the
+   simulation's own arrays, not copies), step_seconds, busy and the
+   critical path.  Time is counted in whole ticks (s->tick, a
    power of two 2^-50 to 2^-48 of the sum of all run times): every run
    time is rounded to a tick, so that sums are exact, which lets
    kt_sim_delta move stretches of a timeline and still agree bit for bit.
@@ -351,9 +356,10 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    previous one up to a shift (every later task moved by the same amount),
    so its cost follows the size of the change, not of the task graph.
    Gives exactly kt_sim_run's result: step_seconds and busy at once; the
-   tasks' start and end and the critical path when kt_sim_timeline asks
-   for them (a write per task, and a walk through the whole graph's
-   arrays, would cost more than the delta; ncritical is 0 till then).  Needs a kt_sim_run of
+   tasks' start and end (s->start, s->end) and the critical path when
+   kt_sim_timeline asks for them (a pass over every task, and a walk
+   through the whole graph's arrays, would cost more than the delta;
+   ncritical is 0 till then, and start and end are stale).  Needs a kt_sim_run of
    this task graph before; the first kt_sim_delta on a kt_sim runs it once
    more with checkpoints, which every later kt_sim_run then takes too (a
    few per cent), and so does a delta whose run times call for another
@@ -362,8 +368,8 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
-/* After kt_sim_delta: writes every task's start and end and the critical
-   path of the current timeline (kt_sim_run does so itself). */
+/* After kt_sim_delta: brings s->start, s->end and the critical path up
+   to the current timeline (kt_sim_run leaves them so itself). */
 kt_status kt_sim_timeline(kt_sim *s, kt_error *err);
 /* Frees the state kt_sim_run keeps for kt_sim_delta (kt_sim_free does
    too).  Not needed to refill a kt_sim with another task graph: every
@@ -2428,9 +2434,10 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    the state the previous run had.
 
    The hot per-task data lives here in compact arrays (the task structs
-   are 72 bytes: one cache miss each): a full run reads the structs once
-   (kt__sim_prepare) and stores each task's start and end into its struct
-   when it starts (after a delta, kt_sim_timeline does). */
+   are 56 bytes: one cache miss each): a full run reads the structs once
+   (kt__sim_prepare_run), and its start and end arrays are the ones the
+   caller reads (kt_sim's start and end; after a delta, kt_sim_timeline
+   folds the shift index into them). */
 typedef struct kt__qitem {
     uint64_t key; /* the bits of its ready time */
     int task;
@@ -2451,6 +2458,15 @@ typedef struct kt__queue { /* see kt__qpush */
     int count;       /* tasks queued                                       */
     int nomem;       /* a bucket could not grow                            */
 } kt__queue;
+
+/* What runs once or more per task in a simulation (the queue's
+   operations, counting a run time): inlined into the simulation loops
+   wherever the compiler allows it. */
+#if defined(__GNUC__)
+#define KT__HOT inline __attribute__((always_inline))
+#else
+#define KT__HOT inline
+#endif
 
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
@@ -2498,6 +2514,9 @@ struct kt__sim_work {
     int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
                               being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
+    double tick;         /* the tick of the last run's run times, 0: none */
+    int primed;          /* kt__sim_prepare_run set up the wait states and
+                            the queue for a full run                       */
     int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
                                     2^(e-1): tick_hist[e - KT__EXP_LO]  */
     struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
@@ -2613,7 +2632,7 @@ static double kt__sim_end_of(const struct kt__sim_work *w, int t) {
    depend on the order of the tasks and which a delta updates by its
    changes alone, so it knows at once whether they keep the tick.  The
    tick comes out between 2^-50 and 2^-48 of the sum of all run times. */
-static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
+static KT__HOT int kt__sim_exponent(double seconds) { /* seconds < 2^e */
     uint64_t bits;
     int e;
     if (!(seconds > 0)) return INT_MIN;
@@ -2624,7 +2643,8 @@ static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
     return e;
 }
 
-static void kt__sim_count(struct kt__sim_work *w, double seconds, int add) {
+static KT__HOT void kt__sim_count(struct kt__sim_work *w, double seconds,
+                                 int add) {
     int e = kt__sim_exponent(seconds);
     if (e != INT_MIN) w->tick_hist[e - KT__EXP_LO] += add;
 }
@@ -2652,7 +2672,8 @@ static double kt__sim_per_tick(double tick) {
 
 /* seconds rounded to whole ticks; per_s: 1 / tick when that is finite (a
    power of two, so exact: a product costs less than a quotient), else 0 */
-static double kt__sim_quantize(double seconds, double tick, double per_s) {
+static KT__HOT double kt__sim_quantize(double seconds, double tick,
+                                       double per_s) {
     const double two52 = 4503599627370496.0;
     double ticks = per_s > 0 ? seconds * per_s : seconds / tick;
     /* adding 2^52 leaves no bits for a fraction: rounds to the nearest
@@ -2706,40 +2727,42 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
 void kt_sim_invalidate(kt_sim *s) {
     kt__sim_work_free(s->work);
     s->work = NULL;
+    s->start = s->end = NULL; /* they were the workspace's */
 }
 
 
+static void kt__qreset(kt__queue *q);
+static KT__HOT void kt__qpush(kt__queue *q, double ready, int task);
+
 /* Checks the predecessor entries src[0 .. len) (task indices) and keeps
-   them at w->preds[e ..], noting in *same whether they were there already.
-   0: an entry is not a task. */
+   them at w->preds[e ..], noting in *same whether they were there already
+   (then they were checked when they were kept: one memcmp, the cheapest
+   pass over them).  0: an entry is not a task. */
 static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
                               size_t len, size_t e, int *same) {
-    unsigned n = (unsigned)w->n, bad = 0, diff = 0;
-    const int *kept = w->preds + e;
+    unsigned n = (unsigned)w->n, bad = 0;
     size_t j;
-    if (*same) { /* one pass over both, no branch per entry */
-        for (j = 0; j < len; j++) {
-            bad |= (unsigned)src[j] >= n; /* or < 0 */
-            diff |= (unsigned)(src[j] ^ kept[j]);
-        }
-        if (diff) *same = 0;
-    } else {
-        for (j = 0; j < len; j++) bad |= (unsigned)src[j] >= n;
-    }
+    if (*same && memcmp(src, w->preds + e, sizeof(int) * len) == 0) return 1;
+    *same = 0;
+    for (j = 0; j < len; j++) bad |= (unsigned)src[j] >= n; /* or < 0 */
     if (bad) return 0;
-    if (!*same) memcpy(w->preds + e, src, sizeof(int) * len);
+    memcpy(w->preds + e, src, sizeof(int) * len);
     return 1;
 }
 
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
-   between runs (swap.h does, thousands of times). */
-static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+   between runs (swap.h does, thousands of times).  For a full run
+   (`full`) the same pass sets up each task's wait state and queues the
+   tasks without predecessors, so that kt__sim_resume finds them ready. */
+static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int n = s->ntask, i, j, same, bad = 0;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
     size_t e = 0, ne_old;
+    double guess, per_s, *busy = s->busy;
+    int64_t ndev = s->ndev;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
@@ -2798,12 +2821,20 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
        derived again (the common case of runs on one task graph; a kt_sim
        refilled with another graph, however it was changed, differs
        somewhere and is derived afresh).  The task structs are read once,
-       here, for all a run needs of them: their run times too, and the
-       histogram that sets the tick they are rounded to. */
+       here, for all a run needs of them: their run times too, rounded to
+       the tick of the previous run (almost always the tick of this one:
+       checked after the pass, which the rare other case repeats), the
+       busy times, and the histogram that sets the tick. */
     memset(w->tick_hist, 0, sizeof w->tick_hist);
+    w->primed = 0;
+    guess = w->tick; /* 0: no run yet */
+    per_s = guess > 0 ? kt__sim_per_tick(guess) : 0;
+    for (i = 0; i < ndev; i++) busy[i] = 0;
+    if (full) kt__qreset(&w->queue);
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
         unsigned char compute = t->kind == KT_TASK_COMPUTE;
+        double sec;
         if (t->device < 0 || t->device >= w->nres) {
             w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
@@ -2834,24 +2865,34 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         }
         if (!same || w->pred_first[i] != t->pred_first)
             w->pred_first[i] = t->pred_first;
-        w->sec[i] = t->seconds;
         kt__sim_count(w, t->seconds, 1);
+        sec = guess > 0 ? kt__sim_quantize(t->seconds, guess, per_s)
+                        : t->seconds;
+        w->sec[i] = sec;
+        if (compute && t->device < ndev) busy[t->device] += sec;
+        if (full) {
+            w->wait[i].ready = 0;
+            w->wait[i].indeg = t->npred;
+            if (t->npred == 0) kt__qpush(&w->queue, 0, i);
+        }
         e += (size_t)t->npred;
     }
-    /* run times in whole ticks, and each compute device's busy time (their
-       sum: exact, so in any order) */
+    /* the tick of these run times: when it is not the one guessed, the
+       run times are rounded again, and the busy times summed again
+       (whole ticks, so exactly, in any order) */
     s->tick = kt__sim_tick(w);
-    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
-    {
-        double tick = s->tick, per_s = kt__sim_per_tick(tick), *sec = w->sec;
+    if (s->tick != guess) {
+        double tick = s->tick, *sec = w->sec;
         const unsigned char *compute = w->compute;
         const int *dev = w->dev;
-        int64_t ndev = s->ndev;
+        per_s = kt__sim_per_tick(tick);
+        for (i = 0; i < ndev; i++) busy[i] = 0;
         for (i = 0; i < n; i++) {
-            sec[i] = kt__sim_quantize(sec[i], tick, per_s);
-            if (compute[i] && dev[i] < ndev) s->busy[dev[i]] += sec[i];
+            sec[i] = kt__sim_quantize(s->task[i].seconds, tick, per_s);
+            if (compute[i] && dev[i] < ndev) busy[dev[i]] += sec[i];
         }
     }
+    w->tick = s->tick;
     if (e + 1 > w->cap_e) {
         void *np = kt__sim_grow(w->preds, &w->cap_e, e + 1, sizeof(int));
         if (!np) goto nomem;
@@ -2885,6 +2926,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             }
     }
     w->ne = e;
+    w->primed = full;
     if (same) { /* pend is all -1 as every run leaves it */
         w->derived = 1;
         return KT_OK;
@@ -2910,6 +2952,10 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
 nomem:
     kt_sim_invalidate(s);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+    return kt__sim_prepare_run(s, 0, err);
 }
 
 /* The ready queue of Algorithm 1: tasks taken in order of (ready time,
@@ -3023,8 +3069,13 @@ static void kt__qsort_now(kt__queue *q) {
             if (j == n && i == 0) return; /* one run: sorted */
             k = j < n ? j + 1 : j;
             while (k < n && a[k - 1] < a[k]) k++;
-            for (x = i, y = j, m = i; x < j && y < k;)
-                o[m++] = a[x] < a[y] ? a[x++] : a[y++];
+            for (x = i, y = j, m = i; x < j && y < k;) {
+                /* without a branch: which side is taken is a coin toss */
+                int ax = a[x], ay = a[y], right = ay < ax;
+                o[m++] = right ? ay : ax;
+                y += right;
+                x += !right;
+            }
             while (x < j) o[m++] = a[x++];
             while (y < k) o[m++] = a[y++];
             merges++;
@@ -3048,7 +3099,7 @@ static void kt__qreset(kt__queue *q) {
 }
 
 /* Queues a task ready at `ready` (>= the time of the last task taken). */
-static void kt__qpush(kt__queue *q, double ready, int task) {
+static KT__HOT void kt__qpush(kt__queue *q, double ready, int task) {
     uint64_t b = kt__qbits(ready);
     q->count++;
     if (b != q->last) kt__qappend(q, kt__qbucket(q, b), b, task);
@@ -3061,7 +3112,7 @@ static void kt__qpush(kt__queue *q, double ready, int task) {
    (each to a bucket below b: they share with the new `last` the bits
    above b - 1 that they shared with the old one, and bit b - 1 too). */
 static void kt__qadvance(kt__queue *q) {
-    int b = 1, i, n;
+    int b = 1, i, n, nnow = 0, *now = q->now;
     uint64_t u = q->used, least;
     kt__qitem *it;
     while (!(u & 1)) { /* the lowest nonempty bucket */
@@ -3076,16 +3127,20 @@ static void kt__qadvance(kt__queue *q) {
     q->last = least;
     q->bucket[b].n = 0;
     q->used &= ~(UINT64_C(1) << (b - 1));
-    q->nnow = q->inow = 0;
+    /* (the group counted in a local: a store through q->now could be
+       q->nnow for all the compiler knows) */
     for (i = 0; i < n; i++) {
-        if (it[i].key == least) q->now[q->nnow++] = it[i].task;
-        else kt__qappend(q, kt__qbucket(q, it[i].key), it[i].key, it[i].task);
+        uint64_t key = it[i].key;
+        if (key == least) now[nnow++] = it[i].task;
+        else kt__qappend(q, kt__qbucket(q, key), key, it[i].task);
     }
+    q->nnow = nnow;
+    q->inow = 0;
 }
 
-/* Takes the task with the least (ready time, index); the queue must not
-   be empty. */
-static int kt__qpop(kt__queue *q, double *ready) {
+/* kt__qpop when the group at `last` is not being taken in plain order:
+   the next group to be found or sorted, or late arrivals to merge. */
+static int kt__qpop_slow(kt__queue *q, double *ready) {
     int t;
     if (q->inow == q->nnow && q->nlate == 0) {
         kt__qadvance(q);
@@ -3100,6 +3155,18 @@ static int kt__qpop(kt__queue *q, double *ready) {
         t = kt__qlate_pop(q);
     else
         t = q->now[q->inow++];
+    q->count--;
+    *ready = kt__qtime(q->last);
+    return t;
+}
+
+/* Takes the task with the least (ready time, index); the queue must not
+   be empty.  Most takes are the next of a sorted group. */
+static KT__HOT int kt__qpop(kt__queue *q, double *ready) {
+    int t;
+    if (!q->sorted || q->nlate > 0 || q->inow == q->nnow)
+        return kt__qpop_slow(q, ready);
+    t = q->now[q->inow++];
     q->count--;
     *ready = kt__qtime(q->last);
     return t;
@@ -3269,6 +3336,8 @@ enum {
 };
 
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
+static kt_status kt__sim_ended(kt_sim *s, double step, int at,
+                               kt_error *err);
 
 /* Task t ended at `end`: each successor waits for one predecessor less,
    and is queued when it waits for none (ready at its predecessors' latest
@@ -3291,8 +3360,8 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
     struct kt__sim_work *w = s->work;
     int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
     int open = 0, dirty = 0, full = mode == KT__RUN_FULL, new_started = 0;
-    int checkpoints = full && w->dl != NULL;
-    double now = 0;
+    int checkpoints = full && w->dl != NULL, latest_at = 0;
+    double now = 0, latest = -1;
     w->rejoin = -1;
     if (mode == KT__RUN_RESTORED) {
         int64_t r;
@@ -3305,12 +3374,15 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
             w->res_last[r] = -1;
         }
         /* order, pos and devprev are written as tasks start */
-        kt__qreset(&w->queue);
-        for (k = 0; k < n; k++) {
-            w->wait[k].ready = 0;
-            w->wait[k].indeg = w->npred[k];
-            if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
+        if (!w->primed) {
+            kt__qreset(&w->queue);
+            for (k = 0; k < n; k++) {
+                w->wait[k].ready = 0;
+                w->wait[k].indeg = w->npred[k];
+                if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
+            }
         }
+        w->primed = 0;
         w->pmax_valid = 0;
         w->smax_valid = n;
         w->smax[n] = -1;
@@ -3358,14 +3430,13 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         }
         w->start[t] = start;
         w->end[t] = end;
-        /* the task's own copy: stored here, where the store's cache miss
-           overlaps the rest of the loop, rather than in a pass of its own
-           over the 72-byte task structs */
-        s->task[t].start = start;
-        s->task[t].end = end;
         w->devprev[t] = w->res_last[r];
         w->free_at[r] = end;
         w->res_last[r] = t;
+        if (end > latest) { /* the step time so far, first where it is */
+            latest = end;
+            latest_at = kk;
+        }
         w->order[kk] = t;
         w->pos[t] = kk++;
         kt__sim_release(w, t, end);
@@ -3394,7 +3465,24 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         w->rejoin_kk = kk;
         return KT_OK;
     }
+    if (full) /* the step time is known: no prefix maxima needed */
+        return kt__sim_ended(s, latest, latest_at, err);
     return kt__sim_finish(s, k0, kk, err);
+}
+
+/* A run's timeline is complete, with step time `step` first reached by
+   the task at position `at` (when there are tasks): the public view of
+   it, and the critical path from that task. */
+static kt_status kt__sim_ended(kt_sim *s, double step, int at,
+                               kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    s->start = w->start; /* the timeline itself, not a copy */
+    s->end = w->end;
+    s->ncritical = 0;
+    s->step_seconds = s->ntask > 0 ? step : 0;
+    w->simulated = 1;
+    if (s->ntask == 0) return KT_OK;
+    return kt__sim_critical(s, w->order[at], err);
 }
 
 /* The step time, from the maxima of the ends before and after the
@@ -3402,23 +3490,21 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int n = s->ntask, last;
-    s->step_seconds = 0;
-    s->ncritical = 0;
-    w->simulated = 1;
-    if (n == 0) return KT_OK;
+    double step;
+    if (n == 0) return kt__sim_ended(s, 0, 0, err);
     if (w->pmax_valid > k0) w->pmax_valid = k0;
     kt__sim_pmax_to(w, kk - 1);
     if (w->smax_valid < kk) w->smax_valid = kk;
-    s->step_seconds = w->pmax[kk - 1];
+    step = w->pmax[kk - 1];
     last = w->pmax_at[kk - 1];
     if (kk < n) {
         kt__sim_smax_to(w, kk);
-        if (w->smax[kk] > s->step_seconds) {
-            s->step_seconds = w->smax[kk];
+        if (w->smax[kk] > step) {
+            step = w->smax[kk];
             last = w->smax_at[kk];
         }
     }
-    return kt__sim_critical(s, w->order[last], err);
+    return kt__sim_ended(s, step, last, err);
 }
 
 static int kt__delta_size(struct kt__sim_work *w);
@@ -3427,7 +3513,7 @@ static int kt__delta_size(struct kt__sim_work *w);
    in order of readiness each starts when its device (a compute device or
    a link) is free, so every device runs its tasks in FIFO order. */
 static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
-    kt_status st = kt__sim_prepare(s, err);
+    kt_status st = kt__sim_prepare_run(s, 1, err);
     if (st != KT_OK) return st;
     if (s->work->dl && !kt__delta_size(s->work)) {
         kt__delta_free(s->work->dl); /* kt_sim_delta asks again */
@@ -3442,17 +3528,37 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     return st;
 }
 
+/* The shift index folded into the stored times, which become the true
+   ones again (all shifts 0): a pass in task order, moving only the tasks
+   of a shifted block.  Exact: whole ticks below 2^52 (kt__sim_quantize). */
+static void kt__sim_fold_shifts(struct kt__sim_work *w) {
+    struct kt__delta *dl = w->dl;
+    int b, t, any = 0;
+    if (!dl || !dl->index_valid) return;
+    for (b = 0; b < dl->nblk && !any; b++) any = dl->boff[b] != 0;
+    if (!any) return;
+    for (t = 0; t < w->n; t++) {
+        double d = dl->boff[w->pos[t] / KT__DBLOCK];
+        if (d != 0) {
+            w->start[t] += d;
+            w->end[t] += d;
+        }
+    }
+    for (b = 0; b < dl->nblk; b++) {
+        dl->bmax[b] += dl->boff[b];
+        dl->boff[b] = 0;
+    }
+}
+
 kt_status kt_sim_timeline(kt_sim *s, kt_error *err) {
-    const struct kt__sim_work *w = s->work;
-    int t;
+    struct kt__sim_work *w = s->work;
     kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "kt_sim_timeline: no "
                         "simulation of this task graph");
-    for (t = 0; t < s->ntask; t++) {
-        s->task[t].start = kt__sim_start_of(w, t);
-        s->task[t].end = kt__sim_end_of(w, t);
-    }
+    kt__sim_fold_shifts(w);
+    s->start = w->start;
+    s->end = w->end;
     if (w->dl && w->dl->critical_stale) {
         if ((st = kt__sim_critical(s, w->dl->last, err)) != KT_OK) return st;
         w->dl->critical_stale = 0;
