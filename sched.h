@@ -2453,6 +2453,7 @@ typedef struct kt__queue { /* see kt__qpush */
     uint64_t used;   /* bit b - 1: bucket b is not empty                  */
     uint64_t last;   /* the ready time being taken (bits)                  */
     int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
+    int *runs;       /* kt__qsort_now's scratch                            */
     int sorted;      /* now is sorted and being taken                      */
     int *late, nlate; /* tasks ready at `last` that came after the sort    */
     int count;       /* tasks queued                                       */
@@ -2715,6 +2716,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->queue.now);
     KT_FREE(w->queue.spare);
     KT_FREE(w->queue.late);
+    KT_FREE(w->queue.runs);
     KT_FREE(w->free_at);
     KT_FREE(w->res_last);
     KT_FREE(w->res_lastold);
@@ -2796,7 +2798,7 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
             !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
             !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
-            !KT__GROW(queue.late, int))
+            !KT__GROW(queue.late, int) || !KT__GROW(queue.runs, int))
             goto nomem;
 #undef KT__GROW
         w->cap_n = c;
@@ -3023,16 +3025,20 @@ static int kt__qgrow(kt__queue *q, kt__qlist *l) {
     return 1;
 }
 
-static inline void kt__qappend(kt__queue *q, int b, uint64_t key,
-                               int task) {
+static KT__HOT void kt__qappend(kt__queue *q, int b, uint64_t key,
+                                int task) {
     kt__qlist *l = &q->bucket[b];
-    if (l->n == l->cap && !kt__qgrow(q, l)) {
+    int n = l->n;
+    if (n == l->cap && !kt__qgrow(q, l)) {
         q->count--; /* the task is lost; the run fails (q->nomem) */
         return;
     }
-    l->item[l->n].key = key;
-    l->item[l->n++].task = task;
-    q->used |= UINT64_C(1) << (b - 1);
+    /* marked only when it was empty: a store to q->used on every append
+       would chain them all through memory */
+    if (n == 0) q->used |= UINT64_C(1) << (b - 1);
+    l->item[n].key = key;
+    l->item[n].task = task;
+    l->n = n + 1;
 }
 
 /* the min-heap by index of the tasks ready at `last` that came late */
@@ -3058,33 +3064,42 @@ static int kt__qlate_pop(kt__queue *q) {
 }
 
 /* Sorts q->now[0 .. nnow) by merging the ascending runs it already has
-   (tasks released together come in index order, so there are few). */
+   (tasks released together come in index order: a group ready at one
+   instant has a few runs, ~5 on average on wresnet-152, and half the
+   groups only one).  The runs are found in one pass, then merged pairwise
+   round by round, ping-ponging between now and spare. */
 static void kt__qsort_now(kt__queue *q) {
-    int n = q->nnow;
-    while (n > 1) {
-        int *a = q->now, *o = q->spare, i = 0, merges = 0;
-        while (i < n) {
-            int j = i + 1, k, x, y, m;
-            while (j < n && a[j - 1] < a[j]) j++;
-            if (j == n && i == 0) return; /* one run: sorted */
-            k = j < n ? j + 1 : j;
-            while (k < n && a[k - 1] < a[k]) k++;
-            for (x = i, y = j, m = i; x < j && y < k;) {
+    int n = q->nnow, *a = q->now, *o = q->spare, *run = q->runs, nr = 1, i;
+    run[0] = 0;
+    for (i = 1; i < n; i++) { /* without a branch: the runs' starts */
+        run[nr] = i;
+        nr += a[i] < a[i - 1];
+    }
+    if (nr == 1) return; /* sorted */
+    while (nr > 1) {
+        int r, m = 0, *t;
+        run[nr] = n;
+        for (r = 0; r < nr; r += 2) {
+            int x = run[r], j = run[r + 1], k = r + 2 <= nr ? run[r + 2] : n;
+            int y = j, at = x; /* (an odd run out: y == k, copied) */
+            run[m++] = x;
+            while (x < j && y < k) {
                 /* without a branch: which side is taken is a coin toss */
                 int ax = a[x], ay = a[y], right = ay < ax;
-                o[m++] = right ? ay : ax;
+                o[at++] = right ? ay : ax;
                 y += right;
                 x += !right;
             }
-            while (x < j) o[m++] = a[x++];
-            while (y < k) o[m++] = a[y++];
-            merges++;
-            i = k;
+            while (x < j) o[at++] = a[x++];
+            while (y < k) o[at++] = a[y++];
         }
-        q->now = o;
-        q->spare = a;
-        if (merges == 1) return;
+        nr = m;
+        t = a;
+        a = o;
+        o = t;
     }
+    q->now = a;
+    q->spare = o;
 }
 
 static void kt__qreset(kt__queue *q) {
@@ -3350,7 +3365,10 @@ static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     kt__queue *q = &w->queue;
     for (; u < stop; u++) {
         kt__wait *x = &wait[*u];
-        if (end > x->ready) x->ready = end;
+        /* the latest end, stored whichever it is: a conditional store
+           would be a branch, taken at random */
+        double r = x->ready;
+        x->ready = end > r ? end : r;
         if (--x->indeg == 0) kt__qpush(q, x->ready, *u);
     }
 }
@@ -3394,7 +3412,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         }
     }
     while (w->queue.count > 0) {
-        double start, end;
+        double start, end, free_at;
         int t, r;
         if (checkpoints && kk % KT__DBLOCK == 0 &&
             !kt__sim_checkpoint(w, kk / KT__DBLOCK, now))
@@ -3402,7 +3420,8 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         t = kt__qpop(&w->queue, &start);
         r = w->dev[t];
         now = start;
-        if (w->free_at[r] > start) start = w->free_at[r];
+        free_at = w->free_at[r]; /* (without a branch: ready or free first */
+        start = free_at > start ? free_at : start; /* is a coin toss)    */
         end = start + w->sec[t];
         if (!full) {
             /* what still differs from the previous run (a task added to a
@@ -3433,10 +3452,9 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         w->devprev[t] = w->res_last[r];
         w->free_at[r] = end;
         w->res_last[r] = t;
-        if (end > latest) { /* the step time so far, first where it is */
-            latest = end;
-            latest_at = kk;
-        }
+        /* the step time so far, and the first position that ends then */
+        latest_at = end > latest ? kk : latest_at;
+        latest = end > latest ? end : latest;
         w->order[kk] = t;
         w->pos[t] = kk++;
         kt__sim_release(w, t, end);
