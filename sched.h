@@ -2485,6 +2485,9 @@ struct kt__sim_work {
     int *pred_first;     /* task i waits for pred[pred_first[i] ..        */
     int *npred;          /*   + npred[i])                                  */
     int *succ_first;     /* successors (CSR), derived from the pred lists  */
+    int *succ_sole;      /* task i's successors succ[succ_first[i] ..
+                            succ_sole[i]) wait for it alone, the rest for
+                            others too                                     */
     int *succ;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
@@ -2696,6 +2699,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->pred_first);
     KT_FREE(w->npred);
     KT_FREE(w->succ_first);
+    KT_FREE(w->succ_sole);
     KT_FREE(w->succ);
     KT_FREE(w->preds);
     KT_FREE(w->compute);
@@ -2789,7 +2793,8 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
      (np = kt__sim_grow(w->field, &c, need, sizeof(type))) != NULL          \
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(pred_first, int) || !KT__GROW(npred, int) ||
-            !KT__GROW(succ_first, int) || !KT__GROW(dev, int) ||
+            !KT__GROW(succ_first, int) || !KT__GROW(succ_sole, int) ||
+            !KT__GROW(dev, int) ||
             !KT__GROW(compute, unsigned char) ||
             !KT__GROW(sec, double) || !KT__GROW(start, double) ||
             !KT__GROW(end, double) || !KT__GROW(order, int) ||
@@ -2941,12 +2946,21 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
     for (i = 0; i <= n; i++) w->succ_first[i] = 0;
     for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    /* pend counts the successors placed so far, then goes back to -1 */
+    /* each list has first the successors that wait for this task alone,
+       then the others (pend counts the successors placed so far, then
+       goes back to -1) */
     for (i = 0; i < n; i++) w->pend[i] = 0;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
+        if (w->npred[i] == 1) {
+            int p = w->preds[e];
+            w->succ[w->succ_first[p] + w->pend[p]++] = i;
+        }
+    for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
     for (i = 0, e = 0; i < n; i++)
         for (j = 0; j < w->npred[i]; j++) {
             int p = w->preds[e++];
-            w->succ[w->succ_first[p] + w->pend[p]++] = i;
+            if (w->npred[i] != 1)
+                w->succ[w->succ_first[p] + w->pend[p]++] = i;
         }
     for (i = 0; i < n; i++) w->pend[i] = -1;
     w->derived = 1;
@@ -3360,9 +3374,13 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
    a scattered access to its wait state, so everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     const int *u = w->succ + w->succ_first[t];
+    const int *sole = w->succ + w->succ_sole[t];
     const int *stop = w->succ + w->succ_first[t + 1];
     kt__wait *wait = w->wait;
     kt__queue *q = &w->queue;
+    /* a successor waiting for t alone is ready at its end: its wait state
+       (a cache miss: touched once per run) is not needed */
+    for (; u < sole; u++) kt__qpush(q, end, *u);
     for (; u < stop; u++) {
         kt__wait *x = &wait[*u];
         /* the latest end, stored whichever it is: a conditional store
