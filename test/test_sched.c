@@ -1261,6 +1261,17 @@ static void test_simulation(void) {
     CHECK(sim.ncritical > 0 &&
           sim.end[sim.critical[sim.ncritical - 1]] == sim.step_seconds);
     step_fast = sim.step_seconds;
+    /* the start and end arrays are the simulation's own: gone with its
+       state, the same again after the next run */
+    {
+        int last = sim.ntask - 1;
+        double s0 = sim.start[last], e0 = sim.end[last];
+        kt_sim_invalidate(&sim);
+        CHECK(sim.start == NULL && sim.end == NULL);
+        CHECK(kt_sim_run(&sim, &err) == KT_OK);
+        CHECK(sim.start != NULL && sim.start[last] == s0 &&
+              sim.end[last] == e0 && sim.step_seconds == step_fast);
+    }
     CHECK(kt_sim_build(g, &p, &prog, &slow, &sim2, &err) == KT_OK);
     CHECK(kt_sim_run(&sim2, &err) == KT_OK);
     CHECKF(sim2.step_seconds > step_fast, "slow %g fast %g", sim2.step_seconds,
