@@ -23,13 +23,17 @@
      exactly what lowering, building and simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a delta simulation after a single-operator change
-     costs about 0.6 ms, 70-130x less than a full one, because it resumes
-     from a checkpoint and stops where the timeline rejoins the previous
-     one moved by a constant.  Not yet: a full simulation in 20 ms (25-40
-     ms: about 13 ms is the memory traffic of the 72-byte task structs),
-     and MCMC at 10,000 proposals per second (10-16): a proposal changes
-     the task graph's structure and still costs O(tasks) -- the splice
+     "Performance"): a full simulation takes 21-30 ms on a shared 2-core
+     Xeon (1.4-1.5x faster since the results left the task structs for
+     arrays of the kt_sim); a delta simulation after a single-operator
+     change about 0.6 ms, 50-130x less, because it resumes from a
+     checkpoint and stops where the timeline rejoins the previous one
+     moved by a constant.  Not yet: a full simulation in 20 ms (what is
+     left: Algorithm 1's loop ~45%, the pass over the 56-byte task structs
+     that checks the graph is unchanged ~30%, sorting and moving the
+     queue's groups of tasks ready at one instant ~25%), and MCMC at
+     10,000 proposals per second (10-16): a proposal changes the task
+     graph's structure and still costs O(tasks) -- the splice
      copies the task graph, the successor lists are derived again, the
      resumed run restores its state task by task -- and re-lowering its
      conversions alone takes about 1.6 ms.
