@@ -365,11 +365,11 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    through the whole graph's arrays, would cost more than the delta;
    ncritical is 0 till then, and start and end are stale).  Needs a
    kt_sim_run of this task graph before; the first kt_sim_delta on a
-   kt_sim runs it once more with checkpoints, which every later kt_sim_run
-   then takes too (a few per cent), and so does a delta whose run times
-   call for another tick (their sum past a power of two).  Between runs,
-   change run times through kt_sim_delta only (a kt_sim_run takes them
-   from the tasks). */
+   kt_sim runs it once more with checkpoints, which every later
+   kt_sim_run then takes too (about a tenth of a run), and so does a
+   delta whose run times call for another tick (their sum past a power of
+   two).  Between runs, change run times through kt_sim_delta only (a
+   kt_sim_run takes them from the tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
 /* After kt_sim_delta: brings s->start, s->end and the critical path up
