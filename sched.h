@@ -23,13 +23,17 @@
      exactly what lowering, building and simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a delta simulation after a single-operator change
-     costs about 0.6 ms, 70-130x less than a full one, because it resumes
-     from a checkpoint and stops where the timeline rejoins the previous
-     one moved by a constant.  Not yet: a full simulation in 20 ms (25-40
-     ms: about 13 ms is the memory traffic of the 72-byte task structs),
-     and MCMC at 10,000 proposals per second (10-16): a proposal changes
-     the task graph's structure and still costs O(tasks) -- the splice
+     "Performance"): a full simulation takes 21-30 ms on a shared 2-core
+     Xeon (1.4-1.5x faster since the results left the task structs for
+     arrays of the kt_sim); a delta simulation after a single-operator
+     change about 0.6 ms, 50-130x less, because it resumes from a
+     checkpoint and stops where the timeline rejoins the previous one
+     moved by a constant.  Not yet: a full simulation in 20 ms (what is
+     left: Algorithm 1's loop ~45%, the pass over the 56-byte task structs
+     that checks the graph is unchanged ~30%, sorting and moving the
+     queue's groups of tasks ready at one instant ~25%), and MCMC at
+     10,000 proposals per second (10-16): a proposal changes the task
+     graph's structure and still costs O(tasks) -- the splice
      copies the task graph, the successor lists are derived again, the
      resumed run restores its state task by task -- and re-lowering its
      conversions alone takes about 1.6 ms.
@@ -297,10 +301,9 @@ typedef struct kt_sim_task {
     int64_t src, dst;    /* transfer: its devices                          */
     int64_t bytes;       /* transfer: bytes                                */
     double seconds;      /* its run time                                   */
-    double start, end;   /* filled by the simulation                       */
     int npred;           /* predecessors: pred[pred_first .. +npred)       */
     int pred_first;
-} kt_sim_task;
+} kt_sim_task;          /* (its start and end: kt_sim's start and end)    */
 
 typedef struct kt_sim {
     int ntask;
@@ -315,6 +318,11 @@ typedef struct kt_sim {
                              2^-50 to 2^-48 of the sum of all run times;
                              see kt_sim_run)                              */
     double *busy;         /* per compute device, seconds busy              */
+    const double *start;  /* per task, when it starts and ends (s), after  */
+    const double *end;    /*   kt_sim_run and kt_sim_timeline; owned by the
+                             simulation state (freed by kt_sim_invalidate),
+                             NULL before the first run.  A kt_sim_delta
+                             leaves them stale until kt_sim_timeline.      */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
     struct kt__sim_work *work; /* the last timeline and the successor lists,
@@ -338,8 +346,9 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    every other reader of the tensor it writes. */
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
-/* Full simulation (FlexFlow Algorithm 1): fills start/end, step_seconds,
-   busy and the critical path.  Time is counted in whole ticks (s->tick, a
+/* Full simulation (FlexFlow Algorithm 1): sets s->start and s->end (the
+   simulation's own arrays, not copies), step_seconds, busy and the
+   critical path.  Time is counted in whole ticks (s->tick, a
    power of two 2^-50 to 2^-48 of the sum of all run times): every run
    time is rounded to a tick, so that sums are exact, which lets
    kt_sim_delta move stretches of a timeline and still agree bit for bit.
@@ -351,19 +360,20 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err);
    previous one up to a shift (every later task moved by the same amount),
    so its cost follows the size of the change, not of the task graph.
    Gives exactly kt_sim_run's result: step_seconds and busy at once; the
-   tasks' start and end and the critical path when kt_sim_timeline asks
-   for them (a write per task, and a walk through the whole graph's
-   arrays, would cost more than the delta; ncritical is 0 till then).  Needs a kt_sim_run of
-   this task graph before; the first kt_sim_delta on a kt_sim runs it once
-   more with checkpoints, which every later kt_sim_run then takes too (a
-   few per cent), and so does a delta whose run times call for another
-   tick (their sum past a power of two).  Between runs, change
-   run times through kt_sim_delta only (a kt_sim_run takes them from the
-   tasks). */
+   tasks' start and end (s->start, s->end) and the critical path when
+   kt_sim_timeline asks for them (a pass over every task, and a walk
+   through the whole graph's arrays, would cost more than the delta;
+   ncritical is 0 till then, and start and end are stale).  Needs a
+   kt_sim_run of this task graph before; the first kt_sim_delta on a
+   kt_sim runs it once more with checkpoints, which every later
+   kt_sim_run then takes too (about a tenth of a run), and so does a
+   delta whose run times call for another tick (their sum past a power of
+   two).  Between runs, change run times through kt_sim_delta only (a
+   kt_sim_run takes them from the tasks). */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err);
-/* After kt_sim_delta: writes every task's start and end and the critical
-   path of the current timeline (kt_sim_run does so itself). */
+/* After kt_sim_delta: brings s->start, s->end and the critical path up
+   to the current timeline (kt_sim_run leaves them so itself). */
 kt_status kt_sim_timeline(kt_sim *s, kt_error *err);
 /* Frees the state kt_sim_run keeps for kt_sim_delta (kt_sim_free does
    too).  Not needed to refill a kt_sim with another task graph: every
@@ -2428,9 +2438,10 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    the state the previous run had.
 
    The hot per-task data lives here in compact arrays (the task structs
-   are 72 bytes: one cache miss each): a full run reads the structs once
-   (kt__sim_prepare) and stores each task's start and end into its struct
-   when it starts (after a delta, kt_sim_timeline does). */
+   are 56 bytes: one cache miss each): a full run reads the structs once
+   (kt__sim_prepare_run), and its start and end arrays are the ones the
+   caller reads (kt_sim's start and end; after a delta, kt_sim_timeline
+   folds the shift index into them). */
 typedef struct kt__qitem {
     uint64_t key; /* the bits of its ready time */
     int task;
@@ -2446,11 +2457,21 @@ typedef struct kt__queue { /* see kt__qpush */
     uint64_t used;   /* bit b - 1: bucket b is not empty                  */
     uint64_t last;   /* the ready time being taken (bits)                  */
     int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
+    int *runs;       /* kt__qsort_now's scratch                            */
     int sorted;      /* now is sorted and being taken                      */
     int *late, nlate; /* tasks ready at `last` that came after the sort    */
     int count;       /* tasks queued                                       */
     int nomem;       /* a bucket could not grow                            */
 } kt__queue;
+
+/* What runs once or more per task in a simulation (the queue's
+   operations, counting a run time): inlined into the simulation loops
+   wherever the compiler allows it. */
+#if defined(__GNUC__)
+#define KT__HOT inline __attribute__((always_inline))
+#else
+#define KT__HOT inline
+#endif
 
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
@@ -2468,6 +2489,9 @@ struct kt__sim_work {
     int *pred_first;     /* task i waits for pred[pred_first[i] ..        */
     int *npred;          /*   + npred[i])                                  */
     int *succ_first;     /* successors (CSR), derived from the pred lists  */
+    int *succ_sole;      /* task i's successors succ[succ_first[i] ..
+                            succ_sole[i]) wait for it alone, the rest for
+                            others too                                     */
     int *succ;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
@@ -2498,6 +2522,9 @@ struct kt__sim_work {
     int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
                               being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
+    double tick;         /* the tick of the last run's run times, 0: none */
+    int primed;          /* kt__sim_prepare_run set up the wait states and
+                            the queue for a full run                       */
     int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
                                     2^(e-1): tick_hist[e - KT__EXP_LO]  */
     struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
@@ -2613,7 +2640,7 @@ static double kt__sim_end_of(const struct kt__sim_work *w, int t) {
    depend on the order of the tasks and which a delta updates by its
    changes alone, so it knows at once whether they keep the tick.  The
    tick comes out between 2^-50 and 2^-48 of the sum of all run times. */
-static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
+static KT__HOT int kt__sim_exponent(double seconds) { /* seconds < 2^e */
     uint64_t bits;
     int e;
     if (!(seconds > 0)) return INT_MIN;
@@ -2624,7 +2651,8 @@ static int kt__sim_exponent(double seconds) { /* seconds < 2^e */
     return e;
 }
 
-static void kt__sim_count(struct kt__sim_work *w, double seconds, int add) {
+static KT__HOT void kt__sim_count(struct kt__sim_work *w, double seconds,
+                                 int add) {
     int e = kt__sim_exponent(seconds);
     if (e != INT_MIN) w->tick_hist[e - KT__EXP_LO] += add;
 }
@@ -2652,7 +2680,8 @@ static double kt__sim_per_tick(double tick) {
 
 /* seconds rounded to whole ticks; per_s: 1 / tick when that is finite (a
    power of two, so exact: a product costs less than a quotient), else 0 */
-static double kt__sim_quantize(double seconds, double tick, double per_s) {
+static KT__HOT double kt__sim_quantize(double seconds, double tick,
+                                       double per_s) {
     const double two52 = 4503599627370496.0;
     double ticks = per_s > 0 ? seconds * per_s : seconds / tick;
     /* adding 2^52 leaves no bits for a fraction: rounds to the nearest
@@ -2674,6 +2703,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->pred_first);
     KT_FREE(w->npred);
     KT_FREE(w->succ_first);
+    KT_FREE(w->succ_sole);
     KT_FREE(w->succ);
     KT_FREE(w->preds);
     KT_FREE(w->compute);
@@ -2694,6 +2724,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->queue.now);
     KT_FREE(w->queue.spare);
     KT_FREE(w->queue.late);
+    KT_FREE(w->queue.runs);
     KT_FREE(w->free_at);
     KT_FREE(w->res_last);
     KT_FREE(w->res_lastold);
@@ -2706,40 +2737,42 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
 void kt_sim_invalidate(kt_sim *s) {
     kt__sim_work_free(s->work);
     s->work = NULL;
+    s->start = s->end = NULL; /* they were the workspace's */
 }
 
 
+static void kt__qreset(kt__queue *q);
+static KT__HOT void kt__qpush(kt__queue *q, double ready, int task);
+
 /* Checks the predecessor entries src[0 .. len) (task indices) and keeps
-   them at w->preds[e ..], noting in *same whether they were there already.
-   0: an entry is not a task. */
+   them at w->preds[e ..], noting in *same whether they were there already
+   (then they were checked when they were kept: one memcmp, the cheapest
+   pass over them).  0: an entry is not a task. */
 static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
                               size_t len, size_t e, int *same) {
-    unsigned n = (unsigned)w->n, bad = 0, diff = 0;
-    const int *kept = w->preds + e;
+    unsigned n = (unsigned)w->n, bad = 0;
     size_t j;
-    if (*same) { /* one pass over both, no branch per entry */
-        for (j = 0; j < len; j++) {
-            bad |= (unsigned)src[j] >= n; /* or < 0 */
-            diff |= (unsigned)(src[j] ^ kept[j]);
-        }
-        if (diff) *same = 0;
-    } else {
-        for (j = 0; j < len; j++) bad |= (unsigned)src[j] >= n;
-    }
+    if (*same && memcmp(src, w->preds + e, sizeof(int) * len) == 0) return 1;
+    *same = 0;
+    for (j = 0; j < len; j++) bad |= (unsigned)src[j] >= n; /* or < 0 */
     if (bad) return 0;
-    if (!*same) memcpy(w->preds + e, src, sizeof(int) * len);
+    memcpy(w->preds + e, src, sizeof(int) * len);
     return 1;
 }
 
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
-   between runs (swap.h does, thousands of times). */
-static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+   between runs (swap.h does, thousands of times).  For a full run
+   (`full`) the same pass sets up each task's wait state and queues the
+   tasks without predecessors, so that kt__sim_resume finds them ready. */
+static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int n = s->ntask, i, j, same, bad = 0;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
     size_t e = 0, ne_old;
+    double guess, per_s, *busy = s->busy;
+    int64_t ndev = s->ndev;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
@@ -2764,7 +2797,8 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
      (np = kt__sim_grow(w->field, &c, need, sizeof(type))) != NULL          \
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(pred_first, int) || !KT__GROW(npred, int) ||
-            !KT__GROW(succ_first, int) || !KT__GROW(dev, int) ||
+            !KT__GROW(succ_first, int) || !KT__GROW(succ_sole, int) ||
+            !KT__GROW(dev, int) ||
             !KT__GROW(compute, unsigned char) ||
             !KT__GROW(sec, double) || !KT__GROW(start, double) ||
             !KT__GROW(end, double) || !KT__GROW(order, int) ||
@@ -2773,7 +2807,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
             !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
-            !KT__GROW(queue.late, int))
+            !KT__GROW(queue.late, int) || !KT__GROW(queue.runs, int))
             goto nomem;
 #undef KT__GROW
         w->cap_n = c;
@@ -2798,12 +2832,20 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
        derived again (the common case of runs on one task graph; a kt_sim
        refilled with another graph, however it was changed, differs
        somewhere and is derived afresh).  The task structs are read once,
-       here, for all a run needs of them: their run times too, and the
-       histogram that sets the tick they are rounded to. */
+       here, for all a run needs of them: their run times too, rounded to
+       the tick of the previous run (almost always the tick of this one:
+       checked after the pass, which the rare other case repeats), the
+       busy times, and the histogram that sets the tick. */
     memset(w->tick_hist, 0, sizeof w->tick_hist);
+    w->primed = 0;
+    guess = w->tick; /* 0: no run yet */
+    per_s = guess > 0 ? kt__sim_per_tick(guess) : 0;
+    for (i = 0; i < ndev; i++) busy[i] = 0;
+    if (full) kt__qreset(&w->queue);
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
         unsigned char compute = t->kind == KT_TASK_COMPUTE;
+        double sec;
         if (t->device < 0 || t->device >= w->nres) {
             w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
@@ -2834,24 +2876,34 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         }
         if (!same || w->pred_first[i] != t->pred_first)
             w->pred_first[i] = t->pred_first;
-        w->sec[i] = t->seconds;
         kt__sim_count(w, t->seconds, 1);
+        sec = guess > 0 ? kt__sim_quantize(t->seconds, guess, per_s)
+                        : t->seconds;
+        w->sec[i] = sec;
+        if (compute && t->device < ndev) busy[t->device] += sec;
+        if (full) {
+            w->wait[i].ready = 0;
+            w->wait[i].indeg = t->npred;
+            if (t->npred == 0) kt__qpush(&w->queue, 0, i);
+        }
         e += (size_t)t->npred;
     }
-    /* run times in whole ticks, and each compute device's busy time (their
-       sum: exact, so in any order) */
+    /* the tick of these run times: when it is not the one guessed, the
+       run times are rounded again, and the busy times summed again
+       (whole ticks, so exactly, in any order) */
     s->tick = kt__sim_tick(w);
-    for (i = 0; i < s->ndev; i++) s->busy[i] = 0;
-    {
-        double tick = s->tick, per_s = kt__sim_per_tick(tick), *sec = w->sec;
+    if (s->tick != guess) {
+        double tick = s->tick, *sec = w->sec;
         const unsigned char *compute = w->compute;
         const int *dev = w->dev;
-        int64_t ndev = s->ndev;
+        per_s = kt__sim_per_tick(tick);
+        for (i = 0; i < ndev; i++) busy[i] = 0;
         for (i = 0; i < n; i++) {
-            sec[i] = kt__sim_quantize(sec[i], tick, per_s);
-            if (compute[i] && dev[i] < ndev) s->busy[dev[i]] += sec[i];
+            sec[i] = kt__sim_quantize(s->task[i].seconds, tick, per_s);
+            if (compute[i] && dev[i] < ndev) busy[dev[i]] += sec[i];
         }
     }
+    w->tick = s->tick;
     if (e + 1 > w->cap_e) {
         void *np = kt__sim_grow(w->preds, &w->cap_e, e + 1, sizeof(int));
         if (!np) goto nomem;
@@ -2885,6 +2937,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             }
     }
     w->ne = e;
+    w->primed = full;
     if (same) { /* pend is all -1 as every run leaves it */
         w->derived = 1;
         return KT_OK;
@@ -2897,12 +2950,21 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     for (i = 0; i <= n; i++) w->succ_first[i] = 0;
     for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    /* pend counts the successors placed so far, then goes back to -1 */
+    /* each list has first the successors that wait for this task alone,
+       then the others (pend counts the successors placed so far, then
+       goes back to -1) */
     for (i = 0; i < n; i++) w->pend[i] = 0;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
+        if (w->npred[i] == 1) {
+            int p = w->preds[e];
+            w->succ[w->succ_first[p] + w->pend[p]++] = i;
+        }
+    for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
     for (i = 0, e = 0; i < n; i++)
         for (j = 0; j < w->npred[i]; j++) {
             int p = w->preds[e++];
-            w->succ[w->succ_first[p] + w->pend[p]++] = i;
+            if (w->npred[i] != 1)
+                w->succ[w->succ_first[p] + w->pend[p]++] = i;
         }
     for (i = 0; i < n; i++) w->pend[i] = -1;
     w->derived = 1;
@@ -2910,6 +2972,10 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
 nomem:
     kt_sim_invalidate(s);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+    return kt__sim_prepare_run(s, 0, err);
 }
 
 /* The ready queue of Algorithm 1: tasks taken in order of (ready time,
@@ -2977,16 +3043,20 @@ static int kt__qgrow(kt__queue *q, kt__qlist *l) {
     return 1;
 }
 
-static inline void kt__qappend(kt__queue *q, int b, uint64_t key,
-                               int task) {
+static KT__HOT void kt__qappend(kt__queue *q, int b, uint64_t key,
+                                int task) {
     kt__qlist *l = &q->bucket[b];
-    if (l->n == l->cap && !kt__qgrow(q, l)) {
+    int n = l->n;
+    if (n == l->cap && !kt__qgrow(q, l)) {
         q->count--; /* the task is lost; the run fails (q->nomem) */
         return;
     }
-    l->item[l->n].key = key;
-    l->item[l->n++].task = task;
-    q->used |= UINT64_C(1) << (b - 1);
+    /* marked only when it was empty: a store to q->used on every append
+       would chain them all through memory */
+    if (n == 0) q->used |= UINT64_C(1) << (b - 1);
+    l->item[n].key = key;
+    l->item[n].task = task;
+    l->n = n + 1;
 }
 
 /* the min-heap by index of the tasks ready at `last` that came late */
@@ -3012,28 +3082,42 @@ static int kt__qlate_pop(kt__queue *q) {
 }
 
 /* Sorts q->now[0 .. nnow) by merging the ascending runs it already has
-   (tasks released together come in index order, so there are few). */
+   (tasks released together come in index order: a group ready at one
+   instant has a few runs, ~5 on average on wresnet-152, and half the
+   groups only one).  The runs are found in one pass, then merged pairwise
+   round by round, ping-ponging between now and spare. */
 static void kt__qsort_now(kt__queue *q) {
-    int n = q->nnow;
-    while (n > 1) {
-        int *a = q->now, *o = q->spare, i = 0, merges = 0;
-        while (i < n) {
-            int j = i + 1, k, x, y, m;
-            while (j < n && a[j - 1] < a[j]) j++;
-            if (j == n && i == 0) return; /* one run: sorted */
-            k = j < n ? j + 1 : j;
-            while (k < n && a[k - 1] < a[k]) k++;
-            for (x = i, y = j, m = i; x < j && y < k;)
-                o[m++] = a[x] < a[y] ? a[x++] : a[y++];
-            while (x < j) o[m++] = a[x++];
-            while (y < k) o[m++] = a[y++];
-            merges++;
-            i = k;
-        }
-        q->now = o;
-        q->spare = a;
-        if (merges == 1) return;
+    int n = q->nnow, *a = q->now, *o = q->spare, *run = q->runs, nr = 1, i;
+    run[0] = 0;
+    for (i = 1; i < n; i++) { /* without a branch: the runs' starts */
+        run[nr] = i;
+        nr += a[i] < a[i - 1];
     }
+    if (nr == 1) return; /* sorted */
+    while (nr > 1) {
+        int r, m = 0, *t;
+        run[nr] = n;
+        for (r = 0; r < nr; r += 2) {
+            int x = run[r], j = run[r + 1], k = r + 2 <= nr ? run[r + 2] : n;
+            int y = j, at = x; /* (an odd run out: y == k, copied) */
+            run[m++] = x;
+            while (x < j && y < k) {
+                /* without a branch: which side is taken is a coin toss */
+                int ax = a[x], ay = a[y], right = ay < ax;
+                o[at++] = right ? ay : ax;
+                y += right;
+                x += !right;
+            }
+            while (x < j) o[at++] = a[x++];
+            while (y < k) o[at++] = a[y++];
+        }
+        nr = m;
+        t = a;
+        a = o;
+        o = t;
+    }
+    q->now = a;
+    q->spare = o;
 }
 
 static void kt__qreset(kt__queue *q) {
@@ -3048,7 +3132,7 @@ static void kt__qreset(kt__queue *q) {
 }
 
 /* Queues a task ready at `ready` (>= the time of the last task taken). */
-static void kt__qpush(kt__queue *q, double ready, int task) {
+static KT__HOT void kt__qpush(kt__queue *q, double ready, int task) {
     uint64_t b = kt__qbits(ready);
     q->count++;
     if (b != q->last) kt__qappend(q, kt__qbucket(q, b), b, task);
@@ -3061,7 +3145,7 @@ static void kt__qpush(kt__queue *q, double ready, int task) {
    (each to a bucket below b: they share with the new `last` the bits
    above b - 1 that they shared with the old one, and bit b - 1 too). */
 static void kt__qadvance(kt__queue *q) {
-    int b = 1, i, n;
+    int b = 1, i, n, nnow = 0, *now = q->now;
     uint64_t u = q->used, least;
     kt__qitem *it;
     while (!(u & 1)) { /* the lowest nonempty bucket */
@@ -3076,16 +3160,20 @@ static void kt__qadvance(kt__queue *q) {
     q->last = least;
     q->bucket[b].n = 0;
     q->used &= ~(UINT64_C(1) << (b - 1));
-    q->nnow = q->inow = 0;
+    /* (the group counted in a local: a store through q->now could be
+       q->nnow for all the compiler knows) */
     for (i = 0; i < n; i++) {
-        if (it[i].key == least) q->now[q->nnow++] = it[i].task;
-        else kt__qappend(q, kt__qbucket(q, it[i].key), it[i].key, it[i].task);
+        uint64_t key = it[i].key;
+        if (key == least) now[nnow++] = it[i].task;
+        else kt__qappend(q, kt__qbucket(q, key), key, it[i].task);
     }
+    q->nnow = nnow;
+    q->inow = 0;
 }
 
-/* Takes the task with the least (ready time, index); the queue must not
-   be empty. */
-static int kt__qpop(kt__queue *q, double *ready) {
+/* kt__qpop when the group at `last` is not being taken in plain order:
+   the next group to be found or sorted, or late arrivals to merge. */
+static int kt__qpop_slow(kt__queue *q, double *ready) {
     int t;
     if (q->inow == q->nnow && q->nlate == 0) {
         kt__qadvance(q);
@@ -3100,6 +3188,18 @@ static int kt__qpop(kt__queue *q, double *ready) {
         t = kt__qlate_pop(q);
     else
         t = q->now[q->inow++];
+    q->count--;
+    *ready = kt__qtime(q->last);
+    return t;
+}
+
+/* Takes the task with the least (ready time, index); the queue must not
+   be empty.  Most takes are the next of a sorted group. */
+static KT__HOT int kt__qpop(kt__queue *q, double *ready) {
+    int t;
+    if (!q->sorted || q->nlate > 0 || q->inow == q->nnow)
+        return kt__qpop_slow(q, ready);
+    t = q->now[q->inow++];
     q->count--;
     *ready = kt__qtime(q->last);
     return t;
@@ -3269,6 +3369,8 @@ enum {
 };
 
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
+static kt_status kt__sim_ended(kt_sim *s, double step, int at,
+                               kt_error *err);
 
 /* Task t ended at `end`: each successor waits for one predecessor less,
    and is queued when it waits for none (ready at its predecessors' latest
@@ -3276,12 +3378,19 @@ static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
    a scattered access to its wait state, so everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     const int *u = w->succ + w->succ_first[t];
+    const int *sole = w->succ + w->succ_sole[t];
     const int *stop = w->succ + w->succ_first[t + 1];
     kt__wait *wait = w->wait;
     kt__queue *q = &w->queue;
+    /* a successor waiting for t alone is ready at its end: its wait state
+       (a cache miss: touched once per run) is not needed */
+    for (; u < sole; u++) kt__qpush(q, end, *u);
     for (; u < stop; u++) {
         kt__wait *x = &wait[*u];
-        if (end > x->ready) x->ready = end;
+        /* the latest end, stored whichever it is: a conditional store
+           would be a branch, taken at random */
+        double r = x->ready;
+        x->ready = end > r ? end : r;
         if (--x->indeg == 0) kt__qpush(q, x->ready, *u);
     }
 }
@@ -3291,8 +3400,8 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
     struct kt__sim_work *w = s->work;
     int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
     int open = 0, dirty = 0, full = mode == KT__RUN_FULL, new_started = 0;
-    int checkpoints = full && w->dl != NULL;
-    double now = 0;
+    int checkpoints = full && w->dl != NULL, latest_at = 0;
+    double now = 0, latest = -1;
     w->rejoin = -1;
     if (mode == KT__RUN_RESTORED) {
         int64_t r;
@@ -3305,12 +3414,15 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
             w->res_last[r] = -1;
         }
         /* order, pos and devprev are written as tasks start */
-        kt__qreset(&w->queue);
-        for (k = 0; k < n; k++) {
-            w->wait[k].ready = 0;
-            w->wait[k].indeg = w->npred[k];
-            if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
+        if (!w->primed) {
+            kt__qreset(&w->queue);
+            for (k = 0; k < n; k++) {
+                w->wait[k].ready = 0;
+                w->wait[k].indeg = w->npred[k];
+                if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
+            }
         }
+        w->primed = 0;
         w->pmax_valid = 0;
         w->smax_valid = n;
         w->smax[n] = -1;
@@ -3322,7 +3434,7 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         }
     }
     while (w->queue.count > 0) {
-        double start, end;
+        double start, end, free_at;
         int t, r;
         if (checkpoints && kk % KT__DBLOCK == 0 &&
             !kt__sim_checkpoint(w, kk / KT__DBLOCK, now))
@@ -3330,7 +3442,8 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         t = kt__qpop(&w->queue, &start);
         r = w->dev[t];
         now = start;
-        if (w->free_at[r] > start) start = w->free_at[r];
+        free_at = w->free_at[r]; /* (without a branch: ready or free first */
+        start = free_at > start ? free_at : start; /* is a coin toss)    */
         end = start + w->sec[t];
         if (!full) {
             /* what still differs from the previous run (a task added to a
@@ -3358,14 +3471,12 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         }
         w->start[t] = start;
         w->end[t] = end;
-        /* the task's own copy: stored here, where the store's cache miss
-           overlaps the rest of the loop, rather than in a pass of its own
-           over the 72-byte task structs */
-        s->task[t].start = start;
-        s->task[t].end = end;
         w->devprev[t] = w->res_last[r];
         w->free_at[r] = end;
         w->res_last[r] = t;
+        /* the step time so far, and the first position that ends then */
+        latest_at = end > latest ? kk : latest_at;
+        latest = end > latest ? end : latest;
         w->order[kk] = t;
         w->pos[t] = kk++;
         kt__sim_release(w, t, end);
@@ -3394,7 +3505,24 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
         w->rejoin_kk = kk;
         return KT_OK;
     }
+    if (full) /* the step time is known: no prefix maxima needed */
+        return kt__sim_ended(s, latest, latest_at, err);
     return kt__sim_finish(s, k0, kk, err);
+}
+
+/* A run's timeline is complete, with step time `step` first reached by
+   the task at position `at` (when there are tasks): the public view of
+   it, and the critical path from that task. */
+static kt_status kt__sim_ended(kt_sim *s, double step, int at,
+                               kt_error *err) {
+    struct kt__sim_work *w = s->work;
+    s->start = w->start; /* the timeline itself, not a copy */
+    s->end = w->end;
+    s->ncritical = 0;
+    s->step_seconds = s->ntask > 0 ? step : 0;
+    w->simulated = 1;
+    if (s->ntask == 0) return KT_OK;
+    return kt__sim_critical(s, w->order[at], err);
 }
 
 /* The step time, from the maxima of the ends before and after the
@@ -3402,23 +3530,21 @@ static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
 static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err) {
     struct kt__sim_work *w = s->work;
     int n = s->ntask, last;
-    s->step_seconds = 0;
-    s->ncritical = 0;
-    w->simulated = 1;
-    if (n == 0) return KT_OK;
+    double step;
+    if (n == 0) return kt__sim_ended(s, 0, 0, err);
     if (w->pmax_valid > k0) w->pmax_valid = k0;
     kt__sim_pmax_to(w, kk - 1);
     if (w->smax_valid < kk) w->smax_valid = kk;
-    s->step_seconds = w->pmax[kk - 1];
+    step = w->pmax[kk - 1];
     last = w->pmax_at[kk - 1];
     if (kk < n) {
         kt__sim_smax_to(w, kk);
-        if (w->smax[kk] > s->step_seconds) {
-            s->step_seconds = w->smax[kk];
+        if (w->smax[kk] > step) {
+            step = w->smax[kk];
             last = w->smax_at[kk];
         }
     }
-    return kt__sim_critical(s, w->order[last], err);
+    return kt__sim_ended(s, step, last, err);
 }
 
 static int kt__delta_size(struct kt__sim_work *w);
@@ -3427,7 +3553,7 @@ static int kt__delta_size(struct kt__sim_work *w);
    in order of readiness each starts when its device (a compute device or
    a link) is free, so every device runs its tasks in FIFO order. */
 static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
-    kt_status st = kt__sim_prepare(s, err);
+    kt_status st = kt__sim_prepare_run(s, 1, err);
     if (st != KT_OK) return st;
     if (s->work->dl && !kt__delta_size(s->work)) {
         kt__delta_free(s->work->dl); /* kt_sim_delta asks again */
@@ -3442,17 +3568,37 @@ kt_status kt_sim_run(kt_sim *s, kt_error *err) {
     return st;
 }
 
+/* The shift index folded into the stored times, which become the true
+   ones again (all shifts 0): a pass in task order, moving only the tasks
+   of a shifted block.  Exact: whole ticks below 2^52 (kt__sim_quantize). */
+static void kt__sim_fold_shifts(struct kt__sim_work *w) {
+    struct kt__delta *dl = w->dl;
+    int b, t, any = 0;
+    if (!dl || !dl->index_valid) return;
+    for (b = 0; b < dl->nblk && !any; b++) any = dl->boff[b] != 0;
+    if (!any) return;
+    for (t = 0; t < w->n; t++) {
+        double d = dl->boff[w->pos[t] / KT__DBLOCK];
+        if (d != 0) {
+            w->start[t] += d;
+            w->end[t] += d;
+        }
+    }
+    for (b = 0; b < dl->nblk; b++) {
+        dl->bmax[b] += dl->boff[b];
+        dl->boff[b] = 0;
+    }
+}
+
 kt_status kt_sim_timeline(kt_sim *s, kt_error *err) {
-    const struct kt__sim_work *w = s->work;
-    int t;
+    struct kt__sim_work *w = s->work;
     kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "kt_sim_timeline: no "
                         "simulation of this task graph");
-    for (t = 0; t < s->ntask; t++) {
-        s->task[t].start = kt__sim_start_of(w, t);
-        s->task[t].end = kt__sim_end_of(w, t);
-    }
+    kt__sim_fold_shifts(w);
+    s->start = w->start;
+    s->end = w->end;
     if (w->dl && w->dl->critical_stale) {
         if ((st = kt__sim_critical(s, w->dl->last, err)) != KT_OK) return st;
         w->dl->critical_stale = 0;

@@ -12,8 +12,9 @@
                   compute tasks get new run times, as a new configuration of
                   that op would give them), median over random changes, and
                   the ratio of the full simulation's median to it; then
-                  kt_sim_timeline, writing every task's start and end and
-                  the critical path (O(tasks)); the final step time is
+                  kt_sim_timeline, bringing every task's start and end
+                  (sim.start, sim.end) and the critical path up to date
+                  (O(tasks)); the final step time is
                   checked against a full run
    Target (the sched.h issue): full simulation under 20 ms on 64 devices,
    delta at least 10x faster than full.

@@ -2602,11 +2602,13 @@ static double tl_tick(double span) {
     return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag;
 }
 
-static void tl_task(FILE *out, const kt_graph *g, const kt_sim_task *t,
+static void tl_task(FILE *out, const kt_graph *g, const kt_sim *s, int i,
                     int64_t row, double scale, int critical) {
+    const kt_sim_task *t = &s->task[i];
+    double start = s->start[i], end = s->end[i];
     char col[8], b1[32], b2[32], b3[32], by[32];
-    double x = TL_MARGIN + TL_LABEL_W + t->start * scale;
-    double w = (t->end - t->start) * scale;
+    double x = TL_MARGIN + TL_LABEL_W + start * scale;
+    double w = (end - start) * scale;
     double y = TL_TOP + (double)row * TL_ROW_H + (TL_ROW_H - TL_BAR_H) / 2.0;
     if (!(w >= 1)) w = 1; /* a task of (almost) no time still shows */
     tl_colour(t->op, t->kind == KT_TASK_TRANSFER, col, sizeof col);
@@ -2617,9 +2619,9 @@ static void tl_task(FILE *out, const kt_graph *g, const kt_sim_task *t,
             critical ? " stroke=\"#000000\" stroke-width=\"1.5\""
             : w >= 3 ? " stroke=\"#ffffff\" stroke-width=\"0.5\"" : "");
     svg_text(out, sim_op_name(g, t->op));
-    format_seconds(t->start, b1, sizeof b1);
-    format_seconds(t->end, b2, sizeof b2);
-    format_seconds(t->end - t->start, b3, sizeof b3);
+    format_seconds(start, b1, sizeof b1);
+    format_seconds(end, b2, sizeof b2);
+    format_seconds(end - start, b3, sizeof b3);
     if (t->kind == KT_TASK_COMPUTE) {
         fprintf(out, " (op %d): compute on d%lld", t->op,
                 (long long)t->device);
@@ -2663,7 +2665,7 @@ static int write_timeline(const char *path, const kt_graph *g,
     /* the links that carry transfers, with their busy time */
     for (i = 0; i < s->ntask; i++) {
         const kt_sim_task *t = &s->task[i];
-        if (!isfinite(span) || t->end > span) span = t->end;
+        if (!isfinite(span) || s->end[i] > span) span = s->end[i];
         if (t->kind == KT_TASK_COMPUTE) {
             ncompute++;
             continue;
@@ -2672,7 +2674,7 @@ static int write_timeline(const char *path, const kt_graph *g,
         links[nlinks].link = t->src * ndev + t->dst;
         links[nlinks].src = t->src;
         links[nlinks].dst = t->dst;
-        links[nlinks].busy = t->end - t->start;
+        links[nlinks].busy = s->end[i] - s->start[i];
         nlinks++;
     }
     qsort(links, (size_t)nlinks, sizeof *links, tl_by_link);
@@ -2800,7 +2802,7 @@ static int write_timeline(const char *path, const kt_graph *g,
             int64_t row;
             if (crit[i] != pass) continue;
             if ((row = tl_row(s, &s->task[i], links, nlinks)) < 0) continue;
-            tl_task(out, g, &s->task[i], row, scale, crit[i]);
+            tl_task(out, g, s, (int)i, row, scale, crit[i]);
         }
     fputs("</svg>\n", out);
     bad = ferror(out);
@@ -2857,10 +2859,10 @@ static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
         ct = &s->task[s->critical[i]];
         if (ct->kind == KT_TASK_COMPUTE) {
             ccomp++;
-            scomp += ct->end - ct->start;
+            scomp += s->end[s->critical[i]] - s->start[s->critical[i]];
         } else {
             cxfer++;
-            sxfer += ct->end - ct->start;
+            sxfer += s->end[s->critical[i]] - s->start[s->critical[i]];
         }
     }
     format_factors(&p->f, fa, sizeof fa);

@@ -1243,14 +1243,14 @@ static void test_simulation(void) {
     CHECK(kt_sim_run(&sim, &err) == KT_OK);
     for (i = 0; i < sim.ntask; i++) {
         const kt_sim_task *t = &sim.task[i];
-        if (t->end > latest) latest = t->end;
+        if (sim.end[i] > latest) latest = sim.end[i];
         for (j = 0; j < t->npred; j++)
-            if (sim.task[sim.pred[t->pred_first + j]].end > t->start + 1e-15)
+            if (sim.end[sim.pred[t->pred_first + j]] > sim.start[i] + 1e-15)
                 ok_pred = 0;
         for (j = 0; j < sim.ntask; j++) /* one task at a time per device */
             if (j != i && sim.task[j].device == t->device &&
-                sim.task[j].start < t->end - 1e-15 &&
-                t->start < sim.task[j].end - 1e-15 &&
+                sim.start[j] < sim.end[i] - 1e-15 &&
+                sim.start[i] < sim.end[j] - 1e-15 &&
                 sim.task[j].seconds > 0 && t->seconds > 0)
                 ok_order = 0;
     }
@@ -1259,8 +1259,19 @@ static void test_simulation(void) {
     CHECK(sim.step_seconds > 0 && sim.step_seconds == latest);
     for (i = 0; i < sim.ndev; i++) CHECK(sim.busy[i] <= sim.step_seconds);
     CHECK(sim.ncritical > 0 &&
-          sim.task[sim.critical[sim.ncritical - 1]].end == sim.step_seconds);
+          sim.end[sim.critical[sim.ncritical - 1]] == sim.step_seconds);
     step_fast = sim.step_seconds;
+    /* the start and end arrays are the simulation's own: gone with its
+       state, the same again after the next run */
+    {
+        int last = sim.ntask - 1;
+        double s0 = sim.start[last], e0 = sim.end[last];
+        kt_sim_invalidate(&sim);
+        CHECK(sim.start == NULL && sim.end == NULL);
+        CHECK(kt_sim_run(&sim, &err) == KT_OK);
+        CHECK(sim.start != NULL && sim.start[last] == s0 &&
+              sim.end[last] == e0 && sim.step_seconds == step_fast);
+    }
     CHECK(kt_sim_build(g, &p, &prog, &slow, &sim2, &err) == KT_OK);
     CHECK(kt_sim_run(&sim2, &err) == KT_OK);
     CHECKF(sim2.step_seconds > step_fast, "slow %g fast %g", sim2.step_seconds,
@@ -1373,11 +1384,11 @@ static int same_timeline(const kt_sim *a, const kt_sim *b, const char *what,
     int i, ok = a->ntask == b->ntask && a->step_seconds == b->step_seconds &&
                 a->ncritical == b->ncritical;
     for (i = 0; ok && i < a->ntask; i++)
-        if (a->task[i].start != b->task[i].start ||
-            a->task[i].end != b->task[i].end) {
+        if (a->start[i] != b->start[i] ||
+            a->end[i] != b->end[i]) {
             printf("%s, change %d: task %d starts %.17g / %.17g, ends %.17g "
-                   "/ %.17g\n", what, round, i, a->task[i].start,
-                   b->task[i].start, a->task[i].end, b->task[i].end);
+                   "/ %.17g\n", what, round, i, a->start[i],
+                   b->start[i], a->end[i], b->end[i]);
             ok = 0;
         }
     for (i = 0; ok && i < a->ncritical; i++)
@@ -1582,7 +1593,7 @@ static void test_delta_random(void) {
             CHECK(kt_sim_run(&a, &err) == KT_OK);
             CHECK(kt_sim_run(&fresh, &err) == KT_OK);
             for (i = 0; i < 30; i++)
-                if (a.task[i].end != fresh.task[i].end) same = 0;
+                if (a.end[i] != fresh.end[i]) same = 0;
             if (a.step_seconds != fresh.step_seconds) same = 0;
             kt_sim_free(&fresh);
         }
@@ -1799,10 +1810,10 @@ static int same_as_reference(const kt_sim *s, const char *what) {
         ok = 0;
     }
     for (i = 0; ok && i < n; i++)
-        if (memcmp(&s->task[i].start, &start[i], sizeof(double)) != 0 ||
-            memcmp(&s->task[i].end, &end[i], sizeof(double)) != 0) {
+        if (memcmp(&s->start[i], &start[i], sizeof(double)) != 0 ||
+            memcmp(&s->end[i], &end[i], sizeof(double)) != 0) {
             printf("%s: task %d runs %.17g .. %.17g, the reference %.17g .. "
-                   "%.17g\n", what, i, s->task[i].start, s->task[i].end,
+                   "%.17g\n", what, i, s->start[i], s->end[i],
                    start[i], end[i]);
             ok = 0;
         }
@@ -2078,11 +2089,11 @@ static void test_delta_hidden(int waits) {
     for (i = 0; i < 3; i++) b.task[tasks[i]].seconds = secs[i];
     CHECK(kt_sim_run(&b, &err) == KT_OK);
     CHECK(kt_sim_timeline(&a, &err) == KT_OK);
-    CHECKF(a.task[u].start == 62 &&
+    CHECKF(a.start[u] == 62 &&
                same_timeline(&a, &b, waits ? "waiting task" : "queued task",
                              0),
-           "u starts at %g s, in a full run at %g s", a.task[u].start,
-           b.task[u].start);
+           "u starts at %g s, in a full run at %g s", a.start[u],
+           b.start[u]);
     kt_sim_free(&a);
     kt_sim_free(&b);
 }
