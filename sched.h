@@ -404,7 +404,13 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* The last proposal becomes the current plan (no-op when none). */
+/* The last proposal's start and end of every task into ps->proposed's
+   task structs (kt_plan_sim_propose leaves them there: a pass over all
+   tasks that MCMC, reading only the step time, does not need).  Its step
+   time, busy times and critical path are set by kt_plan_sim_propose. */
+void kt_plan_sim_timeline(kt_plan_sim *ps);
+/* The last proposal becomes the current plan (no-op when none), its
+   timeline written into its task structs. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -2731,15 +2737,14 @@ static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
     return 1;
 }
 
-/* Sizes the workspace and derives from the tasks what a run needs: each
-   task's resource, predecessor range and the successor lists.  Done on
-   every full run, so a caller may refill a kt_sim with another task graph
-   between runs (swap.h does, thousands of times). */
-static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+/* Allocates s's workspace when it has none and sizes its arrays for
+   s->ntask tasks on s->ndev + s->nlink resources (capacities only grow;
+   nothing else changes).  kt__sim_prepare starts with it, and so does the
+   incremental task graph, which fills the arrays itself. */
+static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, i, j, same, bad = 0;
+    int n = s->ntask;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
-    size_t e = 0, ne_old;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
@@ -2749,13 +2754,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         if (!w) goto nomem;
         s->work = w;
     }
-    same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
-           w->ndev == s->ndev;
-    ne_old = same ? w->ne : 0;
-    w->simulated = 0;
-    w->n = n;
-    w->nres = s->ndev + s->nlink;
-    w->ndev = s->ndev;
     if (n1 > w->cap_n) {
         size_t c = w->cap_n, need = n1 + 1;
         void *np;
@@ -2792,6 +2790,30 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
 #undef KT__GROW
         w->cap_res = c;
     }
+    return KT_OK;
+nomem:
+    kt_sim_invalidate(s);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+/* Sizes the workspace and derives from the tasks what a run needs: each
+   task's resource, predecessor range and the successor lists.  Done on
+   every full run, so a caller may refill a kt_sim with another task graph
+   between runs (swap.h does, thousands of times). */
+static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+    struct kt__sim_work *w;
+    int n = s->ntask, i, j, same, bad = 0;
+    size_t e = 0, ne_old;
+    kt_status st = kt__sim_reserve(s, err);
+    if (st != KT_OK) return st;
+    w = s->work;
+    same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
+           w->ndev == s->ndev;
+    ne_old = same ? w->ne : 0;
+    w->simulated = 0;
+    w->n = n;
+    w->nres = s->ndev + s->nlink;
+    w->ndev = s->ndev;
     /* Validate the tasks, keeping a copy of their devices, kinds and
        predecessor lists: when all are what the last run had, the
        successor lists and busy lists derived then still hold and are not
@@ -4065,6 +4087,24 @@ struct kt__plan_sim_work {
     int *bound;            /* per new task: no earlier start position      */
     unsigned char *inc;    /* per new task: in cset                        */
     size_t cap_cset, cap_bound, cap_inc, cap_csec;
+    /* per proposal, sized for the larger graph (kt__plan_sim_size) */
+    int *o2n, *n2o;        /* task index, old -> new (-1: gone) and new ->
+                              old (-1: added)                              */
+    int *o2k;              /* old -> new for a task whose predecessor list
+                              is kept as it was, else -1                  */
+    int *qpos[2];          /* per task graph: how many tasks had started
+                              when each task was ready to be queued (its
+                              predecessors all started)                    */
+    int qpos_ok[2];        /*   valid for that graph's timeline            */
+    unsigned *mark;        /* per new task, relative to mark_base: what
+                              the resumed run knows of it (KT__PS_*)       */
+    unsigned mark_base;
+    int *partial, *partial_at, npartial; /* tasks waiting for some, not all,
+                              of their predecessors, and where in the list */
+    int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
+                              predecessor: count, cursor, who has some     */
+    size_t cap_nt;
+    int published;         /* the proposal's times are in its task structs */
 };
 
 static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
@@ -4092,6 +4132,17 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->cset);
     KT_FREE(w->bound);
     KT_FREE(w->inc);
+    KT_FREE(w->o2n);
+    KT_FREE(w->n2o);
+    KT_FREE(w->o2k);
+    KT_FREE(w->qpos[0]);
+    KT_FREE(w->qpos[1]);
+    KT_FREE(w->mark);
+    KT_FREE(w->partial);
+    KT_FREE(w->partial_at);
+    KT_FREE(w->ecnt);
+    KT_FREE(w->ecur);
+    KT_FREE(w->etask);
     KT_FREE(w);
 }
 
@@ -4227,9 +4278,12 @@ nomem:
                     "graph");
 }
 
+static void kt__plan_sim_publish(struct kt__plan_sim_work *w);
+
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
     if (!w || !w->pending) return;
+    kt__plan_sim_publish(w);
     w->cur = 1 - w->cur;
     w->pending = 0;
     ps->current = &w->tg[w->cur].sim;
@@ -4305,35 +4359,44 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
     return KT_OK;
 }
 
-/* Old task index -> new (-1: a task of a changed block, gone); `to_old`:
-   the other way.  Compute tasks keep their index; a task of an unchanged
-   block moves by the size changes of the changed blocks before it. */
-static int kt__plan_sim_map(const struct kt__plan_sim_work *w, int t,
-                            int to_old) {
-    const kt__tg *from = &w->tg[to_old ? 1 - w->cur : w->cur];
-    const int *end = to_old ? w->new_end : w->old_end;
-    const int *oend = to_old ? w->old_end : w->new_end;
-    int lo = 0, hi = w->nchg, ntc = (int)(w->c.g->nop * w->c.nd);
-    if (t < ntc || hi == 0 || t < from->base[w->chg[0]]) return t;
-    while (lo < hi) { /* changed blocks ending at or before t */
-        int mid = (lo + hi) / 2;
-        if (end[mid] <= t) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo < w->nchg && from->base[w->chg[lo]] <= t) return -1;
-    return lo ? t + (oend[lo - 1] - end[lo - 1]) : t;
+/* Sizes a proposal's per-task arrays for n tasks (capacities only grow;
+   mark and ecnt start at 0, and ecnt is left at 0 by every proposal).
+   0: out of memory. */
+static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
+    size_t c = w->cap_nt;
+    void *np;
+    if (n <= w->cap_nt) return 1;
+#define KT__PGROW(field, type)                                              \
+    (c = w->cap_nt,                                                         \
+     (np = kt__sim_grow(w->field, &c, n, sizeof(type))) != NULL             \
+         ? (w->field = (type *)np, 1) : 0)
+    if (!KT__PGROW(o2n, int) || !KT__PGROW(n2o, int) || !KT__PGROW(o2k, int) ||
+        !KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
+        !KT__PGROW(mark, unsigned) || !KT__PGROW(partial, int) ||
+        !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
+        !KT__PGROW(ecur, int) || !KT__PGROW(etask, int))
+        return 0;
+#undef KT__PGROW
+    memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
+    w->cap_nt = c;
+    return 1;
 }
 
-/* The proposal's task graph in w->tg[1 - cur]: the current one with the
-   changed blocks replaced, the rest of the tasks moved, the lists of the
-   ops in w->lst rebuilt and the others' moved. */
-static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
-                                     kt_error *err) {
+/* Where the proposal's tasks lie: the block bases of the new graph (the
+   changed ops' new blocks in place of their old ones) and the maps
+   between the two graphs' task indices, as arrays built once per
+   proposal so that a lookup is one read (the splice and the resumed run
+   make a few million).  Compute tasks keep their index; a task of an
+   unchanged block moves by the size changes of the changed blocks before
+   it; the tasks of a changed block are gone (old) or added (new).  o2k
+   maps only the tasks whose predecessor lists are kept (kt__plan_sim_succ
+   renumbers their entries in successor lists).  0: out of memory. */
+static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     int64_t nd = w->c.nd, d;
-    int ntc = (int)(g->nop * nd), o, k, n, i;
-    /* block bases */
+    int ntc = (int)(g->nop * nd), no = O->sim.ntask, o, k, n, i;
     for (o = 0, k = 0, n = ntc; o < g->nop; o++) {
         N->base[o] = n;
         if (k < w->nchg && w->chg[k] == o) {
@@ -4346,6 +4409,99 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
         }
     }
     N->base[g->nop] = n;
+    if (!kt__plan_sim_size(w, (size_t)(n > no ? n : no) + 1)) return 0;
+    for (i = 0; i < ntc; i++) w->o2n[i] = w->n2o[i] = i;
+    for (o = 0; o < g->nop; o++) {
+        int sh = N->base[o] - O->base[o];
+        if (w->blk[o]) {
+            for (i = O->base[o]; i < O->base[o + 1]; i++) w->o2n[i] = -1;
+            for (i = N->base[o]; i < N->base[o + 1]; i++) w->n2o[i] = -1;
+        } else {
+            for (i = O->base[o]; i < O->base[o + 1]; i++) {
+                w->o2n[i] = i + sh;
+                w->n2o[i + sh] = i;
+            }
+        }
+    }
+    memcpy(w->o2k, w->o2n, sizeof(int) * (size_t)no);
+    for (o = 0; o < g->nop; o++)
+        if (w->lst[o]) {
+            for (d = 0; d < nd; d++) w->o2k[o * nd + d] = -1;
+            for (i = O->base[o]; i < O->base[o + 1]; i++) w->o2k[i] = -1;
+        }
+    return 1;
+}
+
+/* The tick of the proposal's run times (kt__sim_tick), without a pass over
+   its tasks: the current graph's histogram of run-time powers of two, less
+   the tasks gone and the compute times replaced, plus the new ones --
+   into wn's histogram, which is then the one kt__sim_prepare would
+   count. */
+static double kt__plan_sim_tick(struct kt__plan_sim_work *w,
+                                struct kt__sim_work *wn) {
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    int64_t nd = w->c.nd, d;
+    int k, i;
+    memcpy(wn->tick_hist, wo->tick_hist, sizeof wn->tick_hist);
+    for (k = 0; k < w->nchg; k++) {
+        int o = w->chg[k];
+        for (i = O->base[o]; i < w->old_end[k]; i++)
+            kt__sim_count(wn, O->sim.task[i].seconds, -1);
+        for (i = w->stage_first[k]; i < w->stage_first[k + 1]; i++)
+            kt__sim_count(wn, w->stage.sim.task[i].seconds, 1);
+        if (w->spl[o])
+            for (d = 0; d < nd; d++) {
+                kt__sim_count(wn, O->sim.task[o * nd + d].seconds, -1);
+                kt__sim_count(wn, w->csec[k * nd + d], 1);
+            }
+    }
+    return kt__sim_tick(wn);
+}
+
+/* What the simulator needs of new task u, from its struct (a task whose
+   list was rebuilt): its resource, predecessor range and run time in
+   ticks.  0: a run time the simulator cannot take. */
+static int kt__plan_sim_take(const kt__tg *N, struct kt__sim_work *wn, int u,
+                             double tick, double per_s) {
+    const kt_sim_task *t = &N->sim.task[u];
+    if (!(t->seconds >= 0) || t->seconds > 1e30) return 0;
+    wn->dev[u] = (int)t->device;
+    wn->npred[u] = t->npred;
+    wn->pred_first[u] = t->pred_first;
+    wn->compute[u] = t->kind == KT_TASK_COMPUTE;
+    wn->sec[u] = kt__sim_quantize(t->seconds, tick, per_s);
+    return 1;
+}
+
+/* The same for a task kept with its list (old index t): the current
+   graph's, its list moved by `shift` entries. */
+static void kt__plan_sim_keep(const struct kt__sim_work *wo,
+                              struct kt__sim_work *wn, int u, int t,
+                              int shift) {
+    wn->dev[u] = wo->dev[t];
+    wn->npred[u] = wo->npred[t];
+    wn->pred_first[u] = wo->pred_first[t] + shift;
+    wn->compute[u] = wo->compute[t];
+    wn->sec[u] = wo->sec[t];
+}
+
+/* The proposal's task graph in w->tg[1 - cur]: the current one with the
+   changed blocks replaced, the rest of the tasks moved, the lists of the
+   ops in w->lst rebuilt and the others' moved -- and, in the same pass,
+   what the simulator needs of every task (kt__sim_prepare's work for a
+   graph from outside, here taken from the current graph's for the tasks
+   kept with their lists): resources, ranges, run times in ticks of
+   `tick`, and the busy times. */
+static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
+                                     kt_error *err) {
+    const kt_graph *g = w->c.g;
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    int64_t nd = w->c.nd, d;
+    int ntc = (int)(g->nop * nd), o, k, n = N->base[g->nop], i;
+    double per_s = kt__sim_per_tick(tick);
     if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
         goto nomem;
     /* tasks */
@@ -4370,33 +4526,136 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
         memcpy(N->role + N->base[o], from->role + lo, sizeof(int) * (size_t)len);
         memcpy(N->kind + N->base[o], from->kind + lo, sizeof(int) * (size_t)len);
     }
-    /* predecessor lists */
+    memcpy(N->sim.busy, O->sim.busy, sizeof(double) * (size_t)nd);
+    /* predecessor lists, and the simulator's view of each task */
     N->seg[0] = 0;
     for (o = 0; o < g->nop; o++) {
         if (w->lst[o]) {
+            int bad = 0;
             if (!kt__tg_op_preds(&w->c, N, o)) goto nomem;
-            continue;
+            for (d = 0; d < nd; d++)
+                bad |= !kt__plan_sim_take(N, wn, (int)(o * nd + d), tick, per_s);
+            for (i = N->base[o]; i < N->base[o + 1]; i++)
+                bad |= !kt__plan_sim_take(N, wn, i, tick, per_s);
+            if (bad)
+                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: op %d "
+                                "has a run time that is not a finite number "
+                                "of seconds >= 0", o);
+            if (w->spl[o]) /* whole ticks: exact in any order */
+                for (d = 0; d < nd; d++)
+                    if (d < N->sim.ndev)
+                        N->sim.busy[d] += wn->sec[o * nd + d] -
+                                          wo->sec[o * nd + d];
         } else {
             int lo = O->seg[o], len = O->seg[o + 1] - lo, shift;
+            int *to;
+            const int *from;
             if (!kt__tg_reserve(N, 0, (size_t)(N->seg[o] + len) + 1))
                 goto nomem;
-            for (i = 0; i < len; i++)
-                N->sim.pred[N->seg[o] + i] =
-                    kt__plan_sim_map(w, O->sim.pred[lo + i], 0);
+            to = N->sim.pred + N->seg[o];
+            from = O->sim.pred + lo;
+            for (i = 0; i < len; i++) to[i] = w->o2n[from[i]];
             shift = N->seg[o] - lo;
             N->seg[o + 1] = N->seg[o] + len;
-            for (d = 0; d < nd; d++) N->sim.task[o * nd + d].pred_first += shift;
-            for (i = N->base[o]; i < N->base[o + 1]; i++)
+            for (d = 0; d < nd; d++) {
+                int u = (int)(o * nd + d);
+                N->sim.task[u].pred_first += shift;
+                kt__plan_sim_keep(wo, wn, u, u, shift);
+            }
+            for (i = N->base[o]; i < N->base[o + 1]; i++) {
                 N->sim.task[i].pred_first += shift;
+                kt__plan_sim_keep(wo, wn, i, w->n2o[i], shift);
+            }
         }
     }
-    N->sim.ntask = n;
-    N->sim.ndev = nd;
-    N->sim.nlink = w->c.links.n;
+    N->sim.tick = tick;
+    wn->n = n;
+    wn->nres = N->sim.ndev + N->sim.nlink;
+    wn->ndev = N->sim.ndev;
+    wn->simulated = 0;
+    wn->derived = 0; /* no copy of the lists kept: kt__sim_prepare would
+                        derive them afresh */
     return KT_OK;
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating the task "
                     "graph");
+}
+
+/* Calls f(u, p) for every entry p of the rebuilt predecessor lists (the
+   tasks of the ops in w->lst, in the proposal's graph). */
+#define KT__PS_REBUILT(w, N, body)                                          \
+    do {                                                                    \
+        int o_, j_;                                                         \
+        int64_t d_;                                                         \
+        for (o_ = 0; o_ < (w)->c.g->nop; o_++) {                            \
+            int lo_ = (N)->base[o_], hi_ = (N)->base[o_ + 1];               \
+            if (!(w)->lst[o_]) continue;                                    \
+            for (d_ = -(w)->c.nd; d_ < hi_ - lo_; d_++) {                   \
+                int u = d_ < 0 ? (int)(o_ * (w)->c.nd + d_ + (w)->c.nd)     \
+                               : lo_ + (int)d_;                             \
+                const kt_sim_task *tu_ = &(N)->sim.task[u];                 \
+                for (j_ = 0; j_ < tu_->npred; j_++) {                       \
+                    int p = (N)->sim.pred[tu_->pred_first + j_];            \
+                    body;                                                   \
+                }                                                           \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* The successor lists of the proposal's graph, spliced rather than
+   derived from all its predecessor entries (1.9 M on 64 devices): a kept
+   task keeps those of its successors whose lists are kept, renumbered,
+   and gains the successors whose rebuilt lists name it; an added task has
+   only the latter.  Each list stays ascending, as a derivation writes it
+   (the run's result does not depend on it: ties are broken by index). */
+static kt_status kt__plan_sim_succ(struct kt__plan_sim_work *w,
+                                   kt_error *err) {
+    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    int n = N->sim.ntask, no = O->sim.ntask, u, k, e;
+    size_t extra = 0;
+    void *np;
+    w->netask = 0;
+    KT__PS_REBUILT(w, N, {
+        if (w->ecnt[p]++ == 0) w->etask[w->netask++] = p;
+        extra++;
+    });
+    np = kt__sim_grow(wn->succ, &wn->cap_succ,
+                      (size_t)wo->succ_first[no] + extra + 1, sizeof(int));
+    if (!np) {
+        for (k = 0; k < w->netask; k++) w->ecnt[w->etask[k]] = 0;
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    }
+    wn->succ = (int *)np;
+    /* in index order: the kept successors, then room for the others */
+    for (u = 0, e = 0; u < n; u++) {
+        int t = w->n2o[u], j;
+        wn->succ_first[u] = e;
+        if (t >= 0)
+            for (j = wo->succ_first[t]; j < wo->succ_first[t + 1]; j++) {
+                int v = w->o2k[wo->succ[j]];
+                if (v >= 0) wn->succ[e++] = v;
+            }
+        if (w->ecnt[u]) {
+            w->ecur[u] = e;
+            e += w->ecnt[u];
+        }
+    }
+    wn->succ_first[n] = e;
+    KT__PS_REBUILT(w, N, { wn->succ[w->ecur[p]++] = u; });
+    for (k = 0; k < w->netask; k++) { /* short lists: insertion sort */
+        int p = w->etask[k], lo = wn->succ_first[p], hi = wn->succ_first[p + 1];
+        int a, b;
+        for (a = lo + 1; a < hi; a++) {
+            int x = wn->succ[a];
+            for (b = a; b > lo && wn->succ[b - 1] > x; b--)
+                wn->succ[b] = wn->succ[b - 1];
+            wn->succ[b] = x;
+        }
+        w->ecnt[p] = 0;
+    }
+    return KT_OK;
 }
 
 /* Whether new task u (mapped from old task t) waits for the same tasks. */
@@ -4407,47 +4666,39 @@ static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
     int j;
     if (a->npred != b->npred) return 0;
     for (j = 0; j < a->npred; j++)
-        if (kt__plan_sim_map(w, os->pred[a->pred_first + j], 0) !=
-            ns->pred[b->pred_first + j])
+        if (w->o2n[os->pred[a->pred_first + j]] != ns->pred[b->pred_first + j])
             return 0;
     return 1;
 }
 
-/* Delta simulation of the spliced task graph (FlexFlow 5.3, Algorithm 2,
-   as in kt_sim_delta a resumption of Algorithm 1).  The previous run's
-   first k0 starts stay valid when every task they started is unchanged
-   and nothing new could have started among them.  So k0 is the smallest
-   of: the old position of every task that is gone or whose run time or
+/* Where the first change can show (FlexFlow 5.3, Algorithm 2, as in
+   kt_sim_delta a resumption of Algorithm 1).  The previous run's first
+   k0 starts stay valid when every task they started is unchanged and
+   nothing new could have started among them.  So k0 is the smallest of:
+   the old position of every task that is gone or whose run time or
    predecessors changed, and, for every new or changed task, a position it
    cannot start before -- one after the latest position of its
    predecessors (a task starts only after its predecessors; for a changed
    or new predecessor its own bound), found as the least fixed point of
    those rules (iterating up from 0; every iterate is a valid bound).
    Task indices of the kept tasks keep their order, so ties resolve as
-   before.  From k0 the state is restored and the run goes to the end. */
-static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
-                                     int *kept, kt_error *err) {
+   before.  Also k1, the latest old position of a task gone or changed:
+   the new timeline cannot rejoin the old one before it. */
+static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out,
+                               int *k1out) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    struct kt__sim_work *wo = O->sim.work, *wn;
-    int64_t nd = w->c.nd, d, r;
+    const struct kt__sim_work *wo = O->sim.work;
+    int64_t nd = w->c.nd, d;
     int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask, k1;
     int o, k, i, j, pass, changed;
     void *np;
-    kt_status s;
-    if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
-    wn = N->sim.work;
-    if (N->sim.tick != O->sim.tick) { /* every run time rounds anew */
-        *kept = 0;
-        return kt__sim_resume(&N->sim, 0, 0, KT__RUN_FULL, err); /* prepared */
-    }
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
                             sizeof(int))))
-        goto nomem;
+        return 0;
     w->bound = (int *)np;
     k = (int)w->cap_inc; /* inc is all 0 between proposals */
-    if (!(np = kt__sim_grow(w->inc, &w->cap_inc, (size_t)n + 1, 1)))
-        goto nomem;
+    if (!(np = kt__sim_grow(w->inc, &w->cap_inc, (size_t)n + 1, 1))) return 0;
     w->inc = (unsigned char *)np;
     if (w->cap_inc > (size_t)k) memset(w->inc + k, 0, w->cap_inc - (size_t)k);
     /* the changed and new tasks */
@@ -4458,7 +4709,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         if (!(np = kt__sim_grow(w->cset, &w->cap_cset,
                                 (size_t)(w->ncset + nd + nhi - nlo) + 1,
                                 sizeof(int))))
-            goto nomem;
+            return 0;
         w->cset = (int *)np;
         for (d = 0; d < nd; d++) {
             int u = (int)(o * nd + d);
@@ -4467,31 +4718,34 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
                 w->cset[w->ncset++] = u;
         }
         for (i = nlo; i < nhi; i++)
-            if (w->blk[o] ||
-                !kt__plan_sim_same_preds(w, i, kt__plan_sim_map(w, i, 1)))
+            if (w->blk[o] || !kt__plan_sim_same_preds(w, i, w->n2o[i]))
                 w->cset[w->ncset++] = i;
     }
     /* gone: the old tasks of the changed blocks */
+    k1 = -1;
     for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++) {
             if (wo->pos[i] < k0) k0 = wo->pos[i];
+            if (wo->pos[i] > k1) k1 = wo->pos[i];
+        }
     for (k = 0; k < w->ncset; k++) {
+        int t = w->n2o[w->cset[k]];
         w->inc[w->cset[k]] = 1;
         w->bound[w->cset[k]] = 0;
+        if (t >= 0 && wo->pos[t] > k1) k1 = wo->pos[t];
     }
     for (pass = 0, changed = 1; changed && pass < 64; pass++) {
         changed = 0;
         for (k = 0; k < w->ncset; k++) {
-            int u = w->cset[k], b = 0, t;
+            int u = w->cset[k], b = 0;
             const kt_sim_task *tu = &N->sim.task[u];
             for (j = 0; j < tu->npred; j++) {
                 int p = N->sim.pred[tu->pred_first + j];
-                int at = w->inc[p] ? w->bound[p]
-                                   : wo->pos[kt__plan_sim_map(w, p, 1)];
+                int at = w->inc[p] ? w->bound[p] : wo->pos[w->n2o[p]];
                 if (at + 1 > b) b = at + 1;
             }
             if (u < ntc || !w->blk[N->sim.task[u].op]) { /* an old task */
-                t = kt__plan_sim_map(w, u, 1);
+                int t = w->n2o[u];
                 if (wo->pos[t] < b) b = wo->pos[t];
             }
             if (b != w->bound[u]) {
@@ -4505,94 +4759,401 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         w->inc[w->cset[k]] = 0;
     }
     if (k0 > n) k0 = n;
-    /* the state after the first k0 starts, as the previous run had it;
-       for the later tasks their previous positions and times, to see
-       where the new timeline rejoins the previous one (added tasks have
-       none) */
-    k1 = -1;
-    wn->nnew = wn->nremoved = 0;
-    for (k = 0; k < w->nchg; k++) {
-        wn->nnew += w->new_end[k] - N->base[w->chg[k]];
-        wn->nremoved += w->old_end[k] - O->base[w->chg[k]];
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
-            if (wo->pos[i] > k1) k1 = wo->pos[i];
+    *k0out = k0;
+    *k1out = k1;
+    return 1;
+}
+
+/* What the resumed run knows of a task of the proposal's graph, as
+   w->mark[u] - w->mark_base (other values: nothing yet, from an earlier
+   proposal). */
+enum {
+    KT__PS_PREFIX = 1, /* started in the kept prefix of the old timeline  */
+    KT__PS_WAIT,       /* waiting: its wait state is set up               */
+    KT__PS_RUN         /* started in the resumed run                      */
+};
+
+/* The current graph's qpos (see kt__plan_sim_work), when its timeline
+   came from a full run: each task's latest predecessor position + 1. */
+static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
+    const kt_sim *s = &w->tg[w->cur].sim;
+    const struct kt__sim_work *wo = s->work;
+    int *q = w->qpos[w->cur], u, j;
+    for (u = 0; u < s->ntask; u++) {
+        const int *pred = s->pred + wo->pred_first[u];
+        int at = 0;
+        for (j = 0; j < wo->npred[u]; j++)
+            if (wo->pos[pred[j]] + 1 > at) at = wo->pos[pred[j]] + 1;
+        q[u] = at;
     }
-    for (i = 0; i < n; i++) {
-        int t = kt__plan_sim_map(w, i, 1);
-        if (t < 0) {
-            wn->pos[i] = KT__NEW_TASK;
-            wn->start[i] = wn->end[i] = -1;
+    w->qpos_ok[w->cur] = 1;
+}
+
+/* Task u of the proposal's graph, first met: its wait state from the
+   predecessors started in the kept prefix (their latest end) and the
+   others, still to come; queued when there are none. */
+static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
+    const kt_sim *ns = &w->tg[1 - w->cur].sim;
+    struct kt__sim_work *wn = ns->work;
+    const int *pred = ns->pred + wn->pred_first[u];
+    unsigned prefix = w->mark_base + KT__PS_PREFIX;
+    kt__wait *wt = &wn->wait[u];
+    int j, at = 0;
+    wt->ready = 0;
+    wt->indeg = 0;
+    for (j = 0; j < wn->npred[u]; j++) {
+        int p = pred[j];
+        if (w->mark[p] == prefix) {
+            if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
+            if (wn->pos[p] + 1 > at) at = wn->pos[p] + 1;
         } else {
-            wn->pos[i] = wo->pos[t];
-            wn->start[i] = wo->start[t];
-            wn->end[i] = wo->end[t];
+            wt->indeg++;
         }
     }
-    for (k = 0; k < w->ncset; k++) {
-        int u = w->cset[k];
-        if (wn->pos[u] != KT__NEW_TASK && wn->pos[u] > k1) k1 = wn->pos[u];
+    w->mark[u] = w->mark_base + KT__PS_WAIT;
+    if (wt->indeg == 0) {
+        w->qpos[1 - w->cur][u] = at;
+        kt__qpush(&wn->queue, wt->ready, u);
+    } else {
+        w->partial_at[u] = w->npartial;
+        w->partial[w->npartial++] = u;
     }
+}
+
+/* When the old run had task u (new index, a task kept with its list: its
+   predecessors are the old ones, renumbered) ready: its predecessors'
+   latest old end; with `started`, only among those the new run has
+   started. */
+static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
+                                     int u, int started) {
+    const kt_sim *ns = &w->tg[1 - w->cur].sim;
+    const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
+    const int *pred = ns->pred + wn->pred_first[u];
+    unsigned pre = w->mark_base + KT__PS_PREFIX, run = w->mark_base + KT__PS_RUN;
+    double ready = 0;
+    int j;
+    for (j = 0; j < wn->npred[u]; j++) {
+        int p = pred[j];
+        if (started && w->mark[p] != pre && w->mark[p] != run) continue;
+        if (wo->end[w->n2o[p]] > ready) ready = wo->end[w->n2o[p]];
+    }
+    return ready;
+}
+
+/* Whether the new run, after kk starts, is the old run after its first P
+   moved by d = tnew - told in every time that can still matter (the
+   shifted rejoin of kt__delta_rejoined, here across a changed graph).
+   The caller has checked that the tasks started are the old run's first P
+   (but for the ones gone) and every added one, so every task still to
+   start is an old one with its old predecessors and run time.  What can
+   still matter: the free time of every device and link (the old one: the
+   end of its task at the latest old position it ran, or ran a task now
+   gone), the ready time of each queued task and the partial ready time of
+   each task some of whose predecessors have started -- unless both are
+   no later than their run's present, when they delay nothing still to
+   start -- and the ends of the kept prefix's tasks (emax: their latest),
+   which the free times do not cover once a later task ran on the same
+   device, so they must be past (or d = 0).  Times are whole ticks, so the
+   comparison is exact. */
+static int kt__plan_sim_rejoined(const struct kt__plan_sim_work *w, int P,
+                                 double tnew, double emax, double *shift) {
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    double told = 0, d, ready;
+    int64_t r;
+    int i, u;
+    kt__qiter it = {0, 0, 0};
+    if (P > 0) {
+        int t = wo->order[P - 1], j;
+        const int *pred = O->sim.pred + wo->pred_first[t];
+        for (j = 0; j < wo->npred[t]; j++)
+            if (wo->end[pred[j]] > told) told = wo->end[pred[j]];
+    }
+    d = tnew - told;
+    if (!kt__delta_agrees(emax, emax, tnew, told, d)) return 0;
+    for (r = 0; r < wn->nres; r++) {
+        int at = wn->res_oldmax[r];
+        double xo = at >= 0 ? wo->end[wo->order[at]] : 0;
+        if (!kt__delta_agrees(wn->free_at[r], xo, tnew, told, d)) return 0;
+    }
+    while (kt__qnext(&wn->queue, &it, &u, &ready))
+        if (!kt__delta_agrees(ready, kt__plan_sim_old_ready(w, u, 0), tnew,
+                              told, d))
+            return 0;
+    for (i = 0; i < w->npartial; i++) {
+        u = w->partial[i];
+        if (!kt__delta_agrees(wn->wait[u].ready, kt__plan_sim_old_ready(w, u, 1),
+                              tnew, told, d))
+            return 0;
+    }
+    *shift = d;
+    return 1;
+}
+
+/* The state of the old run after its first k0 starts, in the new graph:
+   the kept prefix's times, order and device predecessors (renumbered),
+   every resource's last task, the queue (the old one at k0: the tasks
+   ready by then and not started, qpos <= k0 <= pos; the new and changed
+   tasks from their new predecessors).  Every other waiting task is set
+   up when a predecessor first starts (kt__plan_sim_wait).  Returns the
+   latest end among the prefix, its first position in *top_at. */
+static double kt__plan_sim_restore(struct kt__plan_sim_work *w, int k0,
+                                   int *top_at) {
+    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    const int *qo = w->qpos[w->cur];
+    int *qn = w->qpos[1 - w->cur];
+    unsigned prefix = w->mark_base + KT__PS_PREFIX;
+    int no = O->sim.ntask, k, t, i;
+    int64_t r;
+    double emax = -1;
+    *top_at = -1;
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_lastold[r] = wn->res_oldmax[r] = -1;
-        wn->res_dirty[r] = 0;
+        wn->res_last[r] = wn->res_oldmax[r] = -1;
     }
     for (k = 0; k < k0; k++) {
-        int t = wo->order[k], u = kt__plan_sim_map(w, t, 0), rr = wn->dev[u];
+        int u, dp;
+        double e;
+        t = wo->order[k];
+        u = w->o2n[t];
+        dp = wo->devprev[t];
+        e = wo->end[t];
+        r = wo->dev[t];
         wn->order[k] = u;
-        wn->devprev[u] = wo->devprev[t] < 0
-                             ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
-        wn->free_at[rr] = wn->end[u];
-        wn->res_last[rr] = u;
-        wn->res_lastold[rr] = wn->res_oldmax[rr] = k;
-    }
-    /* a device or link that ran a task now gone differs from the previous
-       run until a later task of its own has run there */
-    for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++) {
-            int rr = wo->dev[i];
-            if (wo->pos[i] > wn->res_oldmax[rr]) wn->res_oldmax[rr] = wo->pos[i];
-            wn->res_dirty[rr] = 1;
+        wn->pos[u] = k;
+        wn->start[u] = wo->start[t];
+        wn->end[u] = e;
+        wn->devprev[u] = dp < 0 ? -1 : w->o2n[dp];
+        qn[u] = qo[t];
+        w->mark[u] = prefix;
+        wn->free_at[r] = e;
+        wn->res_last[r] = u;
+        wn->res_oldmax[r] = k;
+        if (e > emax) {
+            emax = e;
+            *top_at = k;
         }
-    k = k0 < wo->pmax_valid ? k0 : wo->pmax_valid;
-    if (k > 0) {
-        memcpy(wn->pmax, wo->pmax, sizeof(double) * (size_t)k);
-        memcpy(wn->pmax_at, wo->pmax_at, sizeof(int) * (size_t)k);
     }
-    wn->pmax_valid = k;
+    /* a device or link that ran a task now gone had it at its position */
+    for (k = 0; k < w->nchg; k++)
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+            if (wo->pos[i] > wn->res_oldmax[wo->dev[i]])
+                wn->res_oldmax[wo->dev[i]] = wo->pos[i];
+    kt__qreset(&wn->queue);
+    w->npartial = 0;
+    for (k = 0; k < w->ncset; k++) kt__plan_sim_wait(w, w->cset[k]);
+    for (t = 0; t < no; t++) { /* the old queue at k0, but changed tasks */
+        int u = w->o2n[t], j;
+        const int *pred;
+        kt__wait *wt;
+        if (qo[t] > k0 || wo->pos[t] < k0 || u < 0 ||
+            w->mark[u] == w->mark_base + KT__PS_WAIT)
+            continue;
+        wt = &wn->wait[u];
+        pred = N->sim.pred + wn->pred_first[u];
+        wt->ready = 0;
+        wt->indeg = 0;
+        for (j = 0; j < wn->npred[u]; j++)
+            if (wn->end[pred[j]] > wt->ready) wt->ready = wn->end[pred[j]];
+        w->mark[u] = w->mark_base + KT__PS_WAIT;
+        qn[u] = qo[t];
+        kt__qpush(&wn->queue, wt->ready, u);
+    }
+    return emax;
+}
+
+/* The rejoined old timeline after position P, moved by d positions
+   (P -> kk) and d seconds, into the new graph's arrays; every task's
+   device predecessor renumbered, the first one after the rejoin on each
+   device or link following the new run's last task there.  Updates the
+   latest end (*top, at its first position *top_at). */
+static void kt__plan_sim_tail(struct kt__plan_sim_work *w, int P, int kk,
+                              double d, double *top, int *top_at) {
+    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    const int *qo = w->qpos[w->cur];
+    int *qn = w->qpos[1 - w->cur];
+    unsigned pre = w->mark_base + KT__PS_PREFIX, run = w->mark_base + KT__PS_RUN;
+    int no = O->sim.ntask, n = N->sim.ntask, k, u, dk = kk - P;
+    for (k = P; k < no; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
+    for (u = 0; u < n; u++) {
+        int t, dp, at;
+        double e;
+        if (w->mark[u] == pre || w->mark[u] == run) continue;
+        t = w->n2o[u];
+        at = wo->pos[t] + dk;
+        e = wo->end[t] + d;
+        dp = wo->devprev[t];
+        wn->pos[u] = at;
+        wn->start[u] = wo->start[t] + d;
+        wn->end[u] = e;
+        wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
+                                                   : w->o2n[dp];
+        if (qo[t] >= P) qn[u] = qo[t] + dk; /* else queued by the new run */
+        if (e > *top || (e == *top && at < *top_at)) {
+            *top = e;
+            *top_at = at;
+        }
+    }
+}
+
+/* The resumed run of the proposal's graph (FlexFlow 5.3): Algorithm 1
+   from the old run's state after k0 starts until the state is the old
+   one moved by a constant (kt__plan_sim_rejoined) -- the rest of the old
+   timeline, moved, is then the answer -- or to the end.  Exactly
+   kt_sim_run's timeline, step time and critical path; the tasks' start
+   and end stay in the workspace until kt__plan_sim_publish.  *kept: the
+   old timeline's starts kept, before k0 and after the rejoin. */
+static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0, int k1,
+                                  int *kept, kt_error *err) {
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    int n = N->sim.ntask, no = O->sim.ntask, kk = k0, maxpos = k0 - 1;
+    int nnew = 0, nremoved = 0, new_started = 0, next_check = k0, top_at, k;
+    int rejoined = 0, *qn = w->qpos[1 - w->cur];
+    unsigned run = w->mark_base + KT__PS_RUN, wait = w->mark_base + KT__PS_WAIT;
+    double now = 0, d = 0, emax, top;
+    for (k = 0; k < w->nchg; k++) {
+        nnew += w->new_end[k] - N->base[w->chg[k]];
+        nremoved += w->old_end[k] - O->base[w->chg[k]];
+    }
+    top = emax = kt__plan_sim_restore(w, k0, &top_at);
+    while (wn->queue.count > 0) {
+        double start, end;
+        int t = kt__qpop(&wn->queue, &now), r = wn->dev[t], ot, j;
+        start = wn->free_at[r] > now ? wn->free_at[r] : now;
+        end = start + wn->sec[t];
+        wn->start[t] = start;
+        wn->end[t] = end;
+        wn->devprev[t] = wn->res_last[r];
+        wn->free_at[r] = end;
+        wn->res_last[r] = t;
+        wn->order[kk] = t;
+        wn->pos[t] = kk++;
+        w->mark[t] = run;
+        if (end > top) {
+            top = end;
+            top_at = kk - 1;
+        }
+        if ((ot = w->n2o[t]) < 0) {
+            new_started++;
+        } else {
+            if (wo->pos[ot] > maxpos) maxpos = wo->pos[ot];
+            if (wo->pos[ot] > wn->res_oldmax[r]) wn->res_oldmax[r] = wo->pos[ot];
+        }
+        for (j = wn->succ_first[t]; j < wn->succ_first[t + 1]; j++) {
+            int u = wn->succ[j];
+            kt__wait *wu = &wn->wait[u];
+            if (w->mark[u] != wait) kt__plan_sim_wait(w, u);
+            if (end > wu->ready) wu->ready = end;
+            if (--wu->indeg == 0) {
+                int at = w->partial_at[u], last = w->partial[--w->npartial];
+                w->partial[at] = last;
+                w->partial_at[last] = at;
+                qn[u] = kk;
+                kt__qpush(&wn->queue, wu->ready, u);
+            }
+        }
+        /* the same tasks started as the old run's first maxpos + 1, but
+           for the ones gone, plus every one added: compare the states
+           (at most as often as a comparison costs) */
+        if (new_started == nnew && maxpos >= k1 &&
+            kk - nnew + nremoved == maxpos + 1 && kk >= next_check) {
+            if ((rejoined = kt__plan_sim_rejoined(w, maxpos + 1, now, emax,
+                                                  &d)))
+                break;
+            next_check = kk + (int)wn->nres + wn->queue.count + w->npartial;
+        }
+    }
+    if (wn->queue.nomem)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    if (!rejoined && kk < n)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
+                        "graph has a cycle (%d of %d tasks can run)", kk, n);
+    *kept = k0;
+    if (rejoined) {
+        kt__plan_sim_tail(w, maxpos + 1, kk, d, &top, &top_at);
+        *kept += no - (maxpos + 1);
+    }
+    w->qpos_ok[1 - w->cur] = 1;
+    /* as kt__sim_finish: the latest end, first reached at top_at */
+    wn->pmax_valid = 0;
     wn->smax_valid = n;
     wn->smax[n] = -1;
     wn->smax_at[n] = -1;
-    kt__qreset(&wn->queue);
-    for (i = 0; i < n; i++) {
-        kt__wait *wt = &wn->wait[i];
-        const int *pred = N->sim.pred + wn->pred_first[i];
-        if (wn->pos[i] < k0) continue;
-        wt->ready = 0;
-        wt->indeg = 0;
-        for (j = 0; j < wn->npred[i]; j++) {
-            int p = pred[j];
-            if (wn->pos[p] >= k0) wt->indeg++;
-            else if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
-        }
-        if (wt->indeg == 0) kt__qpush(&wn->queue, wt->ready, i);
+    wn->simulated = 1;
+    N->sim.step_seconds = n ? top : 0;
+    N->sim.ncritical = 0;
+    if (n == 0) return KT_OK;
+    return kt__sim_critical(&N->sim, wn->order[top_at], err);
+}
+
+/* A mark base no entry of w->mark holds (all cleared when it wraps). */
+static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
+    if (w->mark_base > UINT_MAX - 2 * KT__PS_RUN) {
+        memset(w->mark, 0, sizeof(unsigned) * w->cap_nt);
+        w->mark_base = 0;
     }
-    *kept = k0;
-    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, err);
-    if (s != KT_OK || wn->rejoin < 0) return s;
-    /* rejoined: the rest of the previous timeline, at the new indices and
-       positions */
-    for (k = wn->rejoin, i = wn->rejoin_kk; k < O->sim.ntask; k++, i++) {
-        int t = wo->order[k], u = kt__plan_sim_map(w, t, 0);
-        wn->order[i] = u;
-        wn->pos[u] = i;
-        wn->devprev[u] = wo->devprev[t] < 0
-                             ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
+    w->mark_base += KT__PS_RUN;
+}
+
+/* The proposal's simulation: its tick, the splice, the successor lists,
+   then the resumed run -- or, when the tick changes (every run time
+   rounds anew), a full run of the spliced graph. */
+static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
+                                     int *kept, kt_error *err) {
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    struct kt__sim_work *wn;
+    double tick;
+    int k0, k1;
+    kt_status s;
+    if (!kt__plan_sim_layout(w)) goto nomem;
+    N->sim.ntask = N->base[w->c.g->nop];
+    N->sim.ndev = w->c.nd;
+    N->sim.nlink = w->c.links.n;
+    if ((s = kt__sim_reserve(&N->sim, err)) != KT_OK) return s;
+    wn = N->sim.work;
+    tick = kt__plan_sim_tick(w, wn);
+    if ((s = kt__plan_sim_splice(w, tick, err)) != KT_OK) return s;
+    w->published = 0;
+    if (tick != O->sim.tick) {
+        *kept = 0;
+        w->qpos_ok[1 - w->cur] = 0;
+        w->published = 1; /* a full run writes the task structs */
+        if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
+        return kt__sim_resume(&N->sim, 0, 0, KT__RUN_FULL, err);
     }
-    *kept += O->sim.ntask - wn->rejoin;
-    return kt__sim_finish(&N->sim, k0, wn->rejoin_kk, err);
+    if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;
+    if (!kt__plan_sim_bounds(w, &k0, &k1)) goto nomem;
+    if (!w->qpos_ok[w->cur]) kt__plan_sim_qpos(w);
+    kt__plan_sim_epoch(w);
+    return kt__plan_sim_run(w, k0, k1, kept, err);
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+/* The pending proposal's start and end of every task into its task
+   structs (kept out of kt_plan_sim_propose: a pass over all of them,
+   which a rejected proposal does not need). */
+static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
+    kt_sim *s = &w->tg[1 - w->cur].sim;
+    const struct kt__sim_work *ws = s->work;
+    int u;
+    if (!w->pending || w->published) return;
+    for (u = 0; u < s->ntask; u++) {
+        s->task[u].start = ws->start[u];
+        s->task[u].end = ws->end[u];
+    }
+    w->published = 1;
+}
+
+void kt_plan_sim_timeline(kt_plan_sim *ps) {
+    if (ps->work) kt__plan_sim_publish(ps->work);
 }
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
@@ -4615,7 +5176,6 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     memcpy(np->split, next->split, sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
     kt__plan_sim_diff(w, g, ps->plan, np);
     if ((s = kt__plan_sim_stage(w, np, err)) != KT_OK ||
-        (s = kt__plan_sim_splice(w, err)) != KT_OK ||
         (s = kt__plan_sim_resume(w, &ps->kept, err)) != KT_OK)
         return s;
     w->pending = 1;

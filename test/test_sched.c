@@ -2440,6 +2440,7 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
         CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
         CHECK(kt_sim_run(&ref, &err) == KT_OK);
+        kt_plan_sim_timeline(&ps);
         ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i);
         CHECKF(ok, "%s, proposal %d", what, i);
         CHECK(ps.current->step_seconds == cur_step);
