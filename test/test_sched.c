@@ -2380,6 +2380,57 @@ static int same_task_graph(const kt_sim *a, const kt_sim *b, const char *what,
     return ok && same_timeline(a, b, what, round);
 }
 
+/* White-box, for a proposal (kt_plan_sim_propose) against the from-scratch
+   run `b` of the same plan: the start order, positions and device
+   predecessors (the critical path follows them, and the next proposal
+   restores its state from them), the successor lists it spliced (against
+   those kt_sim_run derived, entry by entry: ascending, as a derivation
+   writes them) and the queue positions it keeps (qpos: how many tasks had
+   started when each became ready, recomputed from the positions). */
+static int same_proposal_state(const kt_plan_sim *ps, const kt_sim *b,
+                               const char *what, int round) {
+    const struct kt__plan_sim_work *w = ps->work;
+    const kt_sim *a = ps->proposed;
+    const struct kt__sim_work *wa = a->work, *wb = b->work;
+    const int *qpos = w->qpos[1 - w->cur];
+    int t, j, ok = w->qpos_ok[1 - w->cur] || ps->kept == 0;
+    for (t = 0; ok && t < a->ntask; t++) {
+        int at = 0;
+        if (wa->order[t] != wb->order[t] || wa->pos[t] != wb->pos[t] ||
+            wa->devprev[t] != wb->devprev[t]) {
+            printf("%s, proposal %d: task %d: position %d / %d, device "
+                   "predecessor %d / %d\n", what, round, t, wa->pos[t],
+                   wb->pos[t], wa->devprev[t], wb->devprev[t]);
+            ok = 0;
+            break;
+        }
+        if (wa->succ_first[t] != wb->succ_first[t] ||
+            wa->succ_first[t + 1] != wb->succ_first[t + 1]) {
+            printf("%s, proposal %d: task %d's successor list differs\n",
+                   what, round, t);
+            ok = 0;
+            break;
+        }
+        for (j = wa->succ_first[t]; ok && j < wa->succ_first[t + 1]; j++)
+            ok = wa->succ[j] == wb->succ[j];
+        if (!ok) {
+            printf("%s, proposal %d: task %d's successors differ\n", what,
+                   round, t);
+            break;
+        }
+        for (j = 0; j < a->task[t].npred; j++) {
+            int p = a->pred[a->task[t].pred_first + j];
+            if (wb->pos[p] + 1 > at) at = wb->pos[p] + 1;
+        }
+        if (w->qpos_ok[1 - w->cur] && qpos[t] != at) {
+            printf("%s, proposal %d: task %d ready after %d starts, kept "
+                   "%d\n", what, round, t, at, qpos[t]);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
 /* The incremental task graph (kt_plan_sim) against lowering, building and
    simulating every plan from scratch: MCMC-style proposals -- a random
    op's random configuration, a random tensor's random tiling, and now and
@@ -2440,8 +2491,11 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
         CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
         CHECK(kt_sim_run(&ref, &err) == KT_OK);
+        /* the step time at once, the task structs' times on request */
+        CHECK(ps.proposed && ps.proposed->step_seconds == ref.step_seconds);
         kt_plan_sim_timeline(&ps);
-        ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i);
+        ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i) &&
+             same_proposal_state(&ps, &ref, what, i);
         CHECKF(ok, "%s, proposal %d", what, i);
         CHECK(ps.current->step_seconds == cur_step);
         *kept += ps.kept;
