@@ -4096,9 +4096,13 @@ struct kt__plan_sim_work {
                               when each task was ready to be queued (its
                               predecessors all started)                    */
     int qpos_ok[2];        /*   valid for that graph's timeline            */
-    unsigned *mark;        /* per new task, relative to mark_base: what
-                              the resumed run knows of it (KT__PS_*)       */
-    unsigned mark_base;
+    unsigned *mark;        /* per new task: == mark_base when started     */
+    unsigned *cmark;       /*   == mark_base when new or changed (cset)    */
+    unsigned *wmark;       /*   == wait_base when its wait state is set up
+                                since the last restore point             */
+    unsigned mark_base, wait_base;
+    int *rpos, nrpos;      /* old positions of the tasks gone, ascending   */
+    size_t cap_rpos;
     int *partial, *partial_at, npartial; /* tasks waiting for some, not all,
                               of their predecessors, and where in the list */
     int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
@@ -4138,6 +4142,9 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->qpos[0]);
     KT_FREE(w->qpos[1]);
     KT_FREE(w->mark);
+    KT_FREE(w->cmark);
+    KT_FREE(w->wmark);
+    KT_FREE(w->rpos);
     KT_FREE(w->partial);
     KT_FREE(w->partial_at);
     KT_FREE(w->ecnt);
@@ -4372,12 +4379,15 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
          ? (w->field = (type *)np, 1) : 0)
     if (!KT__PGROW(o2n, int) || !KT__PGROW(n2o, int) || !KT__PGROW(o2k, int) ||
         !KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
-        !KT__PGROW(mark, unsigned) || !KT__PGROW(partial, int) ||
+        !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
+        !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
         !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
         !KT__PGROW(ecur, int) || !KT__PGROW(etask, int))
         return 0;
 #undef KT__PGROW
     memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
     w->cap_nt = c;
     return 1;
@@ -4711,15 +4721,13 @@ static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
    or new predecessor its own bound), found as the least fixed point of
    those rules (iterating up from 0; every iterate is a valid bound).
    Task indices of the kept tasks keep their order, so ties resolve as
-   before.  Also k1, the latest old position of a task gone or changed:
-   the new timeline cannot rejoin the old one before it. */
-static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out,
-                               int *k1out) {
+   before. */
+static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     int64_t nd = w->c.nd, d;
-    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask, k1;
+    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask;
     int o, k, i, j, pass, changed;
     void *np;
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
@@ -4751,17 +4759,12 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out,
                 w->cset[w->ncset++] = i;
     }
     /* gone: the old tasks of the changed blocks */
-    k1 = -1;
     for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++) {
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
             if (wo->pos[i] < k0) k0 = wo->pos[i];
-            if (wo->pos[i] > k1) k1 = wo->pos[i];
-        }
     for (k = 0; k < w->ncset; k++) {
-        int t = w->n2o[w->cset[k]];
         w->inc[w->cset[k]] = 1;
         w->bound[w->cset[k]] = 0;
-        if (t >= 0 && wo->pos[t] > k1) k1 = wo->pos[t];
     }
     for (pass = 0, changed = 1; changed && pass < 64; pass++) {
         changed = 0;
@@ -4789,18 +4792,8 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out,
     }
     if (k0 > n) k0 = n;
     *k0out = k0;
-    *k1out = k1;
     return 1;
 }
-
-/* What the resumed run knows of a task of the proposal's graph, as
-   w->mark[u] - w->mark_base (other values: nothing yet, from an earlier
-   proposal). */
-enum {
-    KT__PS_PREFIX = 1, /* started in the kept prefix of the old timeline  */
-    KT__PS_WAIT,       /* waiting: its wait state is set up               */
-    KT__PS_RUN         /* started in the resumed run                      */
-};
 
 /* The current graph's qpos (see kt__plan_sim_work), when its timeline
    came from a full run: each task's latest predecessor position + 1. */
@@ -4818,28 +4811,50 @@ static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
     w->qpos_ok[w->cur] = 1;
 }
 
-/* Task u of the proposal's graph, first met: its wait state from the
-   predecessors started in the kept prefix (their latest end) and the
-   others, still to come; queued when there are none. */
+/* The resumed run's bookkeeping.  The run alternates: it simulates from a
+   restore point (an old position R whose state it set up from the old
+   run's), and whenever its state is the old run's at some old position P
+   moved by a constant, it copies the old timeline from P up to the next
+   position where a change can show (a jump) and restores there -- or to
+   the end, when no change is left. */
+typedef struct kt__ps_run {
+    int kk;          /* tasks started, at new positions 0 .. kk            */
+    int maxpos;      /* the latest old position of a kept task started     */
+    int new_started; /* added tasks started                                */
+    int nrem;        /* tasks gone whose old positions are passed          */
+    int first;       /* no jump yet: every time before the restore point is
+                        the old one                                        */
+    double emax_new, emax_old; /* the latest end, new and old, of the tasks
+                        started before the restore point                  */
+    double old_acc;  /* the latest old end of the kept tasks started       */
+    double top;      /* the latest end so far, first at position top_at   */
+    int top_at;
+    int kept;        /* old starts copied                                  */
+    int next_check;
+} kt__ps_run;
+
+/* Task u of the proposal's graph, first met since the restore point: its
+   wait state from the predecessors started so far (their latest end;
+   the one being started now is not marked yet) and the others, still to
+   come; queued when there are none. */
 static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
     struct kt__sim_work *wn = ns->work;
     const int *pred = ns->pred + wn->pred_first[u];
-    unsigned prefix = w->mark_base + KT__PS_PREFIX;
     kt__wait *wt = &wn->wait[u];
     int j, at = 0;
     wt->ready = 0;
     wt->indeg = 0;
     for (j = 0; j < wn->npred[u]; j++) {
         int p = pred[j];
-        if (w->mark[p] == prefix) {
+        if (w->mark[p] == w->mark_base) {
             if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
             if (wn->pos[p] + 1 > at) at = wn->pos[p] + 1;
         } else {
             wt->indeg++;
         }
     }
-    w->mark[u] = w->mark_base + KT__PS_WAIT;
+    w->wmark[u] = w->wait_base;
     if (wt->indeg == 0) {
         w->qpos[1 - w->cur][u] = at;
         kt__qpush(&wn->queue, wt->ready, u);
@@ -4851,41 +4866,89 @@ static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
 
 /* When the old run had task u (new index, a task kept with its list: its
    predecessors are the old ones, renumbered) ready: its predecessors'
-   latest old end; with `started`, only among those the new run has
-   started. */
+   latest old end; with `started`, only among those started so far. */
 static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
                                      int u, int started) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
     const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
     const int *pred = ns->pred + wn->pred_first[u];
-    unsigned pre = w->mark_base + KT__PS_PREFIX, run = w->mark_base + KT__PS_RUN;
     double ready = 0;
     int j;
     for (j = 0; j < wn->npred[u]; j++) {
         int p = pred[j];
-        if (started && w->mark[p] != pre && w->mark[p] != run) continue;
+        if (started && w->mark[p] != w->mark_base) continue;
         if (wo->end[w->n2o[p]] > ready) ready = wo->end[w->n2o[p]];
     }
     return ready;
 }
 
-/* Whether the new run, after kk starts, is the old run after its first P
+/* The next old position at or after P where a change can show, when the
+   run has started the old run's first P tasks (but for those gone) and
+   nothing after: the next task gone, the next changed task kept, and the
+   first position at which a new or changed task still to start could
+   start -- after its predecessors still to start (their old position + 1,
+   or for a new or changed one its own bound), found as the least fixed
+   point from P up (every iterate is a valid bound).  n_old: none. */
+static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P) {
+    const kt_sim *ns = &w->tg[1 - w->cur].sim;
+    const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
+    int R = w->tg[w->cur].sim.ntask, k, j, pass, changed;
+    for (k = 0; k < w->nrpos; k++)
+        if (w->rpos[k] >= P) {
+            R = w->rpos[k];
+            break;
+        }
+    for (k = 0; k < w->ncset; k++) {
+        int u = w->cset[k];
+        if (w->mark[u] == w->mark_base) continue;
+        w->bound[u] = P;
+        if (w->n2o[u] >= 0 && wo->pos[w->n2o[u]] < R) R = wo->pos[w->n2o[u]];
+    }
+    for (pass = 0, changed = 1; changed && pass < 64; pass++) {
+        changed = 0;
+        for (k = 0; k < w->ncset; k++) {
+            int u = w->cset[k], b = P;
+            const int *pred = ns->pred + wn->pred_first[u];
+            if (w->mark[u] == w->mark_base) continue;
+            for (j = 0; j < wn->npred[u]; j++) {
+                int p = pred[j], at;
+                if (w->mark[p] == w->mark_base) continue;
+                at = w->cmark[p] == w->mark_base ? w->bound[p]
+                                                 : wo->pos[w->n2o[p]];
+                if (at + 1 > b) b = at + 1;
+            }
+            if (b > w->bound[u]) {
+                w->bound[u] = b;
+                changed = 1;
+            }
+        }
+    }
+    for (k = 0; k < w->ncset; k++)
+        if (w->mark[w->cset[k]] != w->mark_base && w->bound[w->cset[k]] < R)
+            R = w->bound[w->cset[k]];
+    return R;
+}
+
+/* Whether the run, after its kk starts, is the old run after its first P
    moved by d = tnew - told in every time that can still matter (the
-   shifted rejoin of kt__delta_rejoined, here across a changed graph).
+   shifted rejoin of kt__delta_rejoined, here across a changed graph), and
+   how far the old timeline then holds (*R, kt__plan_sim_next_change).
    The caller has checked that the tasks started are the old run's first P
-   (but for the ones gone) and every added one, so every task still to
-   start is an old one with its old predecessors and run time.  What can
-   still matter: the free time of every device and link (the old one: the
-   end of its task at the latest old position it ran, or ran a task now
-   gone), the ready time of each queued task and the partial ready time of
-   each task some of whose predecessors have started -- unless both are
-   no later than their run's present, when they delay nothing still to
-   start -- and the ends of the kept prefix's tasks (emax: their latest),
-   which the free times do not cover once a later task ran on the same
-   device, so they must be past (or d = 0).  Times are whole ticks, so the
+   (but for the ones gone) and added ones.  What can still matter: the
+   free time of every device and link (the old one: the end of its task
+   at the latest old position it ran, or ran a task now gone), the ready
+   time of each queued task and the partial ready time of each task some
+   of whose predecessors started since the restore point -- unless both
+   are no later than their run's present, when they delay nothing still
+   to start -- and the ends of the tasks started before the restore point
+   (emax_*: their latest), which the free times do not cover once a later
+   task ran on the same device: they must be past, or, when they are the
+   old ones (no jump yet), d = 0.  A new or changed task queued, not yet
+   in the old run, rules a rejoin out.  Times are whole ticks, so the
    comparison is exact. */
-static int kt__plan_sim_rejoined(const struct kt__plan_sim_work *w, int P,
-                                 double tnew, double emax, double *shift) {
+static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
+                                 const kt__ps_run *st, int P, double tnew,
+                                 double *shift, int *R) {
     const kt__tg *O = &w->tg[w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
@@ -4900,86 +4963,103 @@ static int kt__plan_sim_rejoined(const struct kt__plan_sim_work *w, int P,
             if (wo->end[pred[j]] > told) told = wo->end[pred[j]];
     }
     d = tnew - told;
-    if (!kt__delta_agrees(emax, emax, tnew, told, d)) return 0;
+    if (st->first ? !kt__delta_agrees(st->emax_new, st->emax_old, tnew, told, d)
+                  : st->emax_new > tnew || st->emax_old > told)
+        return 0;
     for (r = 0; r < wn->nres; r++) {
         int at = wn->res_oldmax[r];
         double xo = at >= 0 ? wo->end[wo->order[at]] : 0;
         if (!kt__delta_agrees(wn->free_at[r], xo, tnew, told, d)) return 0;
     }
     while (kt__qnext(&wn->queue, &it, &u, &ready))
-        if (!kt__delta_agrees(ready, kt__plan_sim_old_ready(w, u, 0), tnew,
+        if (w->cmark[u] == w->mark_base ||
+            !kt__delta_agrees(ready, kt__plan_sim_old_ready(w, u, 0), tnew,
                               told, d))
             return 0;
     for (i = 0; i < w->npartial; i++) {
         u = w->partial[i];
+        if (w->cmark[u] == w->mark_base) continue; /* set up at the jump */
         if (!kt__delta_agrees(wn->wait[u].ready, kt__plan_sim_old_ready(w, u, 1),
                               tnew, told, d))
             return 0;
     }
+    if ((*R = kt__plan_sim_next_change(w, P)) <= P) return 0;
     *shift = d;
     return 1;
 }
 
-/* The state of the old run after its first k0 starts, in the new graph:
-   the kept prefix's times, order and device predecessors (renumbered),
-   every resource's last task, the queue (the old one at k0: the tasks
-   ready by then and not started, qpos <= k0 <= pos; the new and changed
-   tasks from their new predecessors).  Every other waiting task is set
-   up when a predecessor first starts (kt__plan_sim_wait).  Returns the
-   latest end among the prefix, its first position in *top_at. */
-static double kt__plan_sim_restore(struct kt__plan_sim_work *w, int k0,
-                                   int *top_at) {
+/* The old timeline's positions P .. R into the new run, moved by d
+   seconds and by kk - P positions (P = -1: the kept prefix, unmoved): the
+   order, positions, times, device predecessors (the first one after P on
+   each device or link follows the run's last task there), queue positions
+   (a task ready after P moves with it; one ready by then was queued by
+   the run, which noted when), and every resource's state. */
+static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
+                              int P, int R, double d) {
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const int *qo = w->qpos[w->cur];
+    int *qn = w->qpos[1 - w->cur];
+    int k, dk = P < 0 ? 0 : st->kk - P;
+    for (k = P < 0 ? 0 : P; k < R; k++) {
+        int t = wo->order[k], u = w->o2n[t], dp = wo->devprev[t];
+        int r = wo->dev[t];
+        double e = wo->end[t] + d;
+        wn->order[k + dk] = u;
+        wn->pos[u] = k + dk;
+        wn->start[u] = wo->start[t] + d;
+        wn->end[u] = e;
+        wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[r]
+                                                   : w->o2n[dp];
+        if (qo[t] > P) qn[u] = qo[t] + dk;
+        w->mark[u] = w->mark_base;
+        wn->free_at[r] = e;
+        wn->res_last[r] = u;
+        wn->res_oldmax[r] = k;
+        if (e > st->top) {
+            st->top = e;
+            st->top_at = k + dk;
+        }
+        if (wo->end[t] > st->old_acc) st->old_acc = wo->end[t];
+    }
+    if (R > (P < 0 ? 0 : P)) {
+        st->kept += R - (P < 0 ? 0 : P);
+        st->kk = R + dk;
+        st->maxpos = R - 1;
+    }
+}
+
+/* The queue at restore point R, with the old timeline copied up to it:
+   the old queue there (the tasks kept with their lists that were ready
+   and not started, qpos <= R <= pos: ready after P, they move with the
+   copy) and the new or changed tasks ready; every other task's wait state
+   is set up when a predecessor next starts (kt__plan_sim_wait).  The
+   tasks started so far are the restore point's `emax`. */
+static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
+                                 int P, int R, int dk) {
     const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
     const int *qo = w->qpos[w->cur];
     int *qn = w->qpos[1 - w->cur];
-    unsigned prefix = w->mark_base + KT__PS_PREFIX;
-    int no = O->sim.ntask, k, t, i;
-    int64_t r;
-    double emax = -1;
-    *top_at = -1;
-    for (r = 0; r < wn->nres; r++) {
-        wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_oldmax[r] = -1;
+    int no = O->sim.ntask, t, k;
+    if (++w->wait_base == 0) { /* wrapped: clear the stamps */
+        memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
+        w->wait_base = 1;
     }
-    for (k = 0; k < k0; k++) {
-        int u, dp;
-        double e;
-        t = wo->order[k];
-        u = w->o2n[t];
-        dp = wo->devprev[t];
-        e = wo->end[t];
-        r = wo->dev[t];
-        wn->order[k] = u;
-        wn->pos[u] = k;
-        wn->start[u] = wo->start[t];
-        wn->end[u] = e;
-        wn->devprev[u] = dp < 0 ? -1 : w->o2n[dp];
-        qn[u] = qo[t];
-        w->mark[u] = prefix;
-        wn->free_at[r] = e;
-        wn->res_last[r] = u;
-        wn->res_oldmax[r] = k;
-        if (e > emax) {
-            emax = e;
-            *top_at = k;
-        }
-    }
-    /* a device or link that ran a task now gone had it at its position */
-    for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
-            if (wo->pos[i] > wn->res_oldmax[wo->dev[i]])
-                wn->res_oldmax[wo->dev[i]] = wo->pos[i];
     kt__qreset(&wn->queue);
     w->npartial = 0;
-    for (k = 0; k < w->ncset; k++) kt__plan_sim_wait(w, w->cset[k]);
-    for (t = 0; t < no; t++) { /* the old queue at k0, but changed tasks */
+    st->emax_new = st->top;
+    st->emax_old = st->old_acc;
+    for (k = 0; k < w->ncset; k++)
+        if (w->mark[w->cset[k]] != w->mark_base)
+            kt__plan_sim_wait(w, w->cset[k]);
+    for (t = 0; t < no; t++) {
         int u = w->o2n[t], j;
         const int *pred;
         kt__wait *wt;
-        if (qo[t] > k0 || wo->pos[t] < k0 || u < 0 ||
-            w->mark[u] == w->mark_base + KT__PS_WAIT)
+        if (qo[t] > R || wo->pos[t] < R || u < 0 ||
+            w->cmark[u] == w->mark_base)
             continue;
         wt = &wn->wait[u];
         pred = N->sim.pred + wn->pred_first[u];
@@ -4987,131 +5067,140 @@ static double kt__plan_sim_restore(struct kt__plan_sim_work *w, int k0,
         wt->indeg = 0;
         for (j = 0; j < wn->npred[u]; j++)
             if (wn->end[pred[j]] > wt->ready) wt->ready = wn->end[pred[j]];
-        w->mark[u] = w->mark_base + KT__PS_WAIT;
-        qn[u] = qo[t];
+        w->wmark[u] = w->wait_base;
+        if (qo[t] > P) qn[u] = qo[t] + dk;
         kt__qpush(&wn->queue, wt->ready, u);
     }
-    return emax;
+    st->next_check = st->kk;
 }
 
-/* The rejoined old timeline after position P, moved by d positions
-   (P -> kk) and d seconds, into the new graph's arrays; every task's
-   device predecessor renumbered, the first one after the rejoin on each
-   device or link following the new run's last task there.  Updates the
-   latest end (*top, at its first position *top_at). */
-static void kt__plan_sim_tail(struct kt__plan_sim_work *w, int P, int kk,
-                              double d, double *top, int *top_at) {
-    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+static int kt__ps_cmp_int(const void *x, const void *y) {
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* The tasks gone, by old position (kt__plan_sim_run folds them into the
+   free times as the run passes them).  0: out of memory. */
+static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
+    const kt__tg *O = &w->tg[w->cur];
     const struct kt__sim_work *wo = O->sim.work;
-    struct kt__sim_work *wn = N->sim.work;
-    const int *qo = w->qpos[w->cur];
-    int *qn = w->qpos[1 - w->cur];
-    unsigned pre = w->mark_base + KT__PS_PREFIX, run = w->mark_base + KT__PS_RUN;
-    int no = O->sim.ntask, n = N->sim.ntask, k, u, dk = kk - P;
-    for (k = P; k < no; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
-    for (u = 0; u < n; u++) {
-        int t, dp, at;
-        double e;
-        if (w->mark[u] == pre || w->mark[u] == run) continue;
-        t = w->n2o[u];
-        at = wo->pos[t] + dk;
-        e = wo->end[t] + d;
-        dp = wo->devprev[t];
-        wn->pos[u] = at;
-        wn->start[u] = wo->start[t] + d;
-        wn->end[u] = e;
-        wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
-                                                   : w->o2n[dp];
-        /* ready after the rejoin: moved with it; ready by then (even
-           exactly then, after another order of the first starts): queued
-           by the new run, which noted when */
-        if (qo[t] > P) qn[u] = qo[t] + dk;
-        if (e > *top || (e == *top && at < *top_at)) {
-            *top = e;
-            *top_at = at;
-        }
-    }
+    int k, i, n = 0;
+    void *np;
+    for (k = 0; k < w->nchg; k++) n += w->old_end[k] - O->base[w->chg[k]];
+    if (!(np = kt__sim_grow(w->rpos, &w->cap_rpos, (size_t)n + 1,
+                            sizeof(int))))
+        return 0;
+    w->rpos = (int *)np;
+    w->nrpos = 0;
+    for (k = 0; k < w->nchg; k++)
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+            w->rpos[w->nrpos++] = wo->pos[i];
+    qsort(w->rpos, (size_t)w->nrpos, sizeof(int), kt__ps_cmp_int);
+    return 1;
 }
 
 /* The resumed run of the proposal's graph (FlexFlow 5.3): Algorithm 1
-   from the old run's state after k0 starts until the state is the old
-   one moved by a constant (kt__plan_sim_rejoined) -- the rest of the old
-   timeline, moved, is then the answer -- or to the end.  Exactly
+   from the old run's state after k0 starts, copying the old timeline,
+   moved, wherever the run has rejoined it up to a constant
+   (kt__plan_sim_rejoined) until the next change, to the end.  Exactly
    kt_sim_run's timeline, step time and critical path; the tasks' start
    and end stay in the workspace until kt__plan_sim_publish.  *kept: the
-   old timeline's starts kept, before k0 and after the rejoin. */
-static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0, int k1,
+   old timeline's starts copied. */
+static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                                   int *kept, kt_error *err) {
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
-    int n = N->sim.ntask, no = O->sim.ntask, kk = k0, maxpos = k0 - 1;
-    int nnew = 0, nremoved = 0, new_started = 0, next_check = k0, top_at, k;
-    int rejoined = 0, *qn = w->qpos[1 - w->cur];
-    unsigned run = w->mark_base + KT__PS_RUN, wait = w->mark_base + KT__PS_WAIT;
-    double now = 0, d = 0, emax, top;
-    for (k = 0; k < w->nchg; k++) {
-        nnew += w->new_end[k] - N->base[w->chg[k]];
-        nremoved += w->old_end[k] - O->base[w->chg[k]];
+    int n = N->sim.ntask, no = O->sim.ntask, nnew = 0, k, done = 0;
+    int *qn = w->qpos[1 - w->cur];
+    int64_t r;
+    kt__ps_run st;
+    double now = 0;
+    memset(&st, 0, sizeof st);
+    st.maxpos = -1;
+    st.first = 1;
+    st.top = st.old_acc = -1;
+    st.top_at = -1;
+    for (k = 0; k < w->nchg; k++) nnew += w->new_end[k] - N->base[w->chg[k]];
+    for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
+    for (r = 0; r < wn->nres; r++) {
+        wn->free_at[r] = 0;
+        wn->res_last[r] = wn->res_oldmax[r] = -1;
     }
-    top = emax = kt__plan_sim_restore(w, k0, &top_at);
+    kt__plan_sim_copy(w, &st, -1, k0, 0);
+    kt__plan_sim_requeue(w, &st, -1, k0, 0);
     while (wn->queue.count > 0) {
-        double start, end;
-        int t = kt__qpop(&wn->queue, &now), r = wn->dev[t], ot, j;
-        start = wn->free_at[r] > now ? wn->free_at[r] : now;
+        double start, end, d;
+        int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
+        start = wn->free_at[r1] > now ? wn->free_at[r1] : now;
         end = start + wn->sec[t];
         wn->start[t] = start;
         wn->end[t] = end;
-        wn->devprev[t] = wn->res_last[r];
-        wn->free_at[r] = end;
-        wn->res_last[r] = t;
-        wn->order[kk] = t;
-        wn->pos[t] = kk++;
-        w->mark[t] = run;
-        if (end > top) {
-            top = end;
-            top_at = kk - 1;
+        wn->devprev[t] = wn->res_last[r1];
+        wn->free_at[r1] = end;
+        wn->res_last[r1] = t;
+        wn->order[st.kk] = t;
+        wn->pos[t] = st.kk++;
+        if (end > st.top) {
+            st.top = end;
+            st.top_at = st.kk - 1;
         }
         if ((ot = w->n2o[t]) < 0) {
-            new_started++;
+            st.new_started++;
         } else {
-            if (wo->pos[ot] > maxpos) maxpos = wo->pos[ot];
-            if (wo->pos[ot] > wn->res_oldmax[r]) wn->res_oldmax[r] = wo->pos[ot];
+            if (wo->pos[ot] > st.maxpos) st.maxpos = wo->pos[ot];
+            if (wo->pos[ot] > wn->res_oldmax[r1])
+                wn->res_oldmax[r1] = wo->pos[ot];
+            if (wo->end[ot] > st.old_acc) st.old_acc = wo->end[ot];
         }
         for (j = wn->succ_first[t]; j < wn->succ_first[t + 1]; j++) {
             int u = wn->succ[j];
             kt__wait *wu = &wn->wait[u];
-            if (w->mark[u] != wait) kt__plan_sim_wait(w, u);
+            if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u);
             if (end > wu->ready) wu->ready = end;
             if (--wu->indeg == 0) {
                 int at = w->partial_at[u], last = w->partial[--w->npartial];
                 w->partial[at] = last;
                 w->partial_at[last] = at;
-                qn[u] = kk;
+                qn[u] = st.kk;
                 kt__qpush(&wn->queue, wu->ready, u);
             }
         }
-        /* the same tasks started as the old run's first maxpos + 1, but
-           for the ones gone, plus every one added: compare the states
-           (at most as often as a comparison costs) */
-        if (new_started == nnew && maxpos >= k1 &&
-            kk - nnew + nremoved == maxpos + 1 && kk >= next_check) {
-            if ((rejoined = kt__plan_sim_rejoined(w, maxpos + 1, now, emax,
-                                                  &d)))
-                break;
-            next_check = kk + (int)wn->nres + wn->queue.count + w->npartial;
+        w->mark[t] = w->mark_base; /* after its successors' first look */
+        /* the tasks gone up to maxpos count as passed, their devices'
+           free times as the old run had them */
+        P = st.maxpos + 1;
+        while (st.nrem < w->nrpos && w->rpos[st.nrem] < P) {
+            int gone = wo->order[w->rpos[st.nrem++]];
+            if (wo->pos[gone] > wn->res_oldmax[wo->dev[gone]])
+                wn->res_oldmax[wo->dev[gone]] = wo->pos[gone];
+        }
+        /* the same tasks started as the old run's first P, but for the
+           ones gone, plus added ones: compare the states (at most as
+           often as a comparison costs) */
+        if (st.kk - st.new_started + st.nrem == P && st.kk >= st.next_check) {
+            if (kt__plan_sim_rejoined(w, &st, P, now, &d, &R)) {
+                int dk = st.kk - P;
+                kt__plan_sim_copy(w, &st, P, R, d);
+                if (R >= no) {
+                    done = 1;
+                    break;
+                }
+                st.first = 0;
+                kt__plan_sim_requeue(w, &st, P, R, dk);
+                continue;
+            }
+            st.next_check = st.kk + (int)wn->nres + wn->queue.count +
+                            w->npartial + w->ncset;
         }
     }
     if (wn->queue.nomem)
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-    if (!rejoined && kk < n)
+    if (!done && st.kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
-                        "graph has a cycle (%d of %d tasks can run)", kk, n);
-    *kept = k0;
-    if (rejoined) {
-        kt__plan_sim_tail(w, maxpos + 1, kk, d, &top, &top_at);
-        *kept += no - (maxpos + 1);
-    }
+                        "graph has a cycle (%d of %d tasks can run)", st.kk,
+                        n);
+    *kept = st.kept;
     w->qpos_ok[1 - w->cur] = 1;
     /* as kt__sim_finish: the latest end, first reached at top_at */
     wn->pmax_valid = 0;
@@ -5119,19 +5208,20 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0, int k1,
     wn->smax[n] = -1;
     wn->smax_at[n] = -1;
     wn->simulated = 1;
-    N->sim.step_seconds = n ? top : 0;
+    N->sim.step_seconds = n ? st.top : 0;
     N->sim.ncritical = 0;
     if (n == 0) return KT_OK;
-    return kt__sim_critical(&N->sim, wn->order[top_at], err);
+    return kt__sim_critical(&N->sim, wn->order[st.top_at], err);
 }
 
-/* A mark base no entry of w->mark holds (all cleared when it wraps). */
+/* A mark base no entry of w->mark or w->cmark holds (both cleared when it
+   wraps). */
 static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
-    if (w->mark_base > UINT_MAX - 2 * KT__PS_RUN) {
+    if (++w->mark_base == 0) {
         memset(w->mark, 0, sizeof(unsigned) * w->cap_nt);
-        w->mark_base = 0;
+        memset(w->cmark, 0, sizeof(unsigned) * w->cap_nt);
+        w->mark_base = 1;
     }
-    w->mark_base += KT__PS_RUN;
 }
 
 /* The proposal's simulation: its tick, the splice, the successor lists,
@@ -5142,7 +5232,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     struct kt__sim_work *wn;
     double tick;
-    int k0, k1;
+    int k0;
     kt_status s;
     if (!kt__plan_sim_layout(w)) goto nomem;
     N->sim.ntask = N->base[w->c.g->nop];
@@ -5161,10 +5251,10 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         return kt__sim_resume(&N->sim, 0, 0, KT__RUN_FULL, err);
     }
     if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;
-    if (!kt__plan_sim_bounds(w, &k0, &k1)) goto nomem;
+    if (!kt__plan_sim_bounds(w, &k0) || !kt__plan_sim_gone(w)) goto nomem;
     if (!w->qpos_ok[w->cur]) kt__plan_sim_qpos(w);
     kt__plan_sim_epoch(w);
-    return kt__plan_sim_run(w, k0, k1, kept, err);
+    return kt__plan_sim_run(w, k0, kept, err);
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
