@@ -4067,6 +4067,8 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
 
 /* ------------------------------------- incremental task graph (MCMC) */
 
+struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
+
 struct kt__plan_sim_work {
     kt__tgctx c;
     kt__tg tg[2];          /* the current plan's and the proposal's        */
@@ -4109,6 +4111,10 @@ struct kt__plan_sim_work {
                               predecessor: count, cursor, who has some     */
     size_t cap_nt;
     int published;         /* the proposal's times are in its task structs */
+    /* for the tests: called at every rejoin the run found, before it
+       copies (P: the old position, tnew: the run's present) */
+    void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                      int P, double tnew);
 };
 
 static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
@@ -4817,7 +4823,7 @@ static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
    moved by a constant, it copies the old timeline from P up to the next
    position where a change can show (a jump) and restores there -- or to
    the end, when no change is left. */
-typedef struct kt__ps_run {
+struct kt__ps_run {
     int kk;          /* tasks started, at new positions 0 .. kk            */
     int maxpos;      /* the latest old position of a kept task started     */
     int new_started; /* added tasks started                                */
@@ -4831,7 +4837,8 @@ typedef struct kt__ps_run {
     int top_at;
     int kept;        /* old starts copied                                  */
     int next_check;
-} kt__ps_run;
+};
+typedef struct kt__ps_run kt__ps_run;
 
 /* Task u of the proposal's graph, first met since the restore point: its
    wait state from the predecessors started so far (their latest end;
@@ -5181,6 +5188,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         if (st.kk - st.new_started + st.nrem == P && st.kk >= st.next_check) {
             if (kt__plan_sim_rejoined(w, &st, P, now, &d, &R)) {
                 int dk = st.kk - P;
+                if (w->on_rejoin) w->on_rejoin(w, &st, P, now);
                 kt__plan_sim_copy(w, &st, P, R, d);
                 if (R >= no) {
                     done = 1;
