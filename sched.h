@@ -4490,16 +4490,19 @@ static int kt__plan_sim_take(const kt__tg *N, struct kt__sim_work *wn, int u,
     return 1;
 }
 
-/* The same for a task kept with its list (old index t): the current
-   graph's, its list moved by `shift` entries. */
+/* The same for tasks u .. u + len kept with their lists (old indices t
+   ..): the current graph's, their lists moved by `shift` entries. */
 static void kt__plan_sim_keep(const struct kt__sim_work *wo,
-                              struct kt__sim_work *wn, int u, int t,
+                              struct kt__sim_work *wn, int u, int t, int len,
                               int shift) {
-    wn->dev[u] = wo->dev[t];
-    wn->npred[u] = wo->npred[t];
-    wn->pred_first[u] = wo->pred_first[t] + shift;
-    wn->compute[u] = wo->compute[t];
-    wn->sec[u] = wo->sec[t];
+    int i;
+    if (len <= 0) return;
+    memcpy(wn->dev + u, wo->dev + t, sizeof(int) * (size_t)len);
+    memcpy(wn->npred + u, wo->npred + t, sizeof(int) * (size_t)len);
+    memcpy(wn->compute + u, wo->compute + t, (size_t)len);
+    memcpy(wn->sec + u, wo->sec + t, sizeof(double) * (size_t)len);
+    for (i = 0; i < len; i++)
+        wn->pred_first[u + i] = wo->pred_first[t + i] + shift;
 }
 
 /* Op o's tasks into the proposal's graph: its compute tasks (new run
@@ -4602,15 +4605,13 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
             for (i = 0; i < len; i++) to[i] = w->o2n[from[i]];
             shift = N->seg[o] - lo;
             N->seg[o + 1] = N->seg[o] + len;
-            for (d = 0; d < nd; d++) {
-                int u = (int)(o * nd + d);
-                N->sim.task[u].pred_first += shift;
-                kt__plan_sim_keep(wo, wn, u, u, shift);
-            }
-            for (i = N->base[o]; i < N->base[o + 1]; i++) {
+            for (d = 0; d < nd; d++) N->sim.task[o * nd + d].pred_first += shift;
+            for (i = N->base[o]; i < N->base[o + 1]; i++)
                 N->sim.task[i].pred_first += shift;
-                kt__plan_sim_keep(wo, wn, i, w->n2o[i], shift);
-            }
+            kt__plan_sim_keep(wo, wn, (int)(o * nd), (int)(o * nd), (int)nd,
+                              shift);
+            kt__plan_sim_keep(wo, wn, N->base[o], O->base[o],
+                              N->base[o + 1] - N->base[o], shift);
         }
     }
     N->sim.tick = tick;
@@ -4995,45 +4996,92 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
     return 1;
 }
 
+/* One task of the old timeline (old index t, position k, P <= k < R)
+   into the new run, moved by d seconds and dk positions: its position,
+   times, device predecessor (the first one after P on its device or link
+   follows the run's last task there: res_last is still the run's) and
+   queue position (a task ready after P moves with it; one ready by then
+   was queued by the run, which noted when).  Returns its new index. */
+static int kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
+                             int t, int P, int dk, double d) {
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const int *qo = w->qpos[w->cur];
+    int u = w->o2n[t], dp = wo->devprev[t], at = wo->pos[t] + dk;
+    double e = wo->end[t] + d;
+    wn->pos[u] = at;
+    wn->start[u] = wo->start[t] + d;
+    wn->end[u] = e;
+    wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
+                                               : w->o2n[dp];
+    if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
+    if (e > st->top || (e == st->top && at < st->top_at)) {
+        st->top = e;
+        st->top_at = at;
+    }
+    if (wo->end[t] > st->old_acc) st->old_acc = wo->end[t];
+    return u;
+}
+
 /* The old timeline's positions P .. R into the new run, moved by d
-   seconds and by kk - P positions (P = -1: the kept prefix, unmoved): the
-   order, positions, times, device predecessors (the first one after P on
-   each device or link follows the run's last task there), queue positions
-   (a task ready after P moves with it; one ready by then was queued by
-   the run, which noted when), and every resource's state. */
+   seconds and by kk - P positions (P = -1: the kept prefix, unmoved), as
+   started tasks (kt__plan_sim_move), with every device's or link's state
+   after them.  A long stretch goes task by task in index order (reads in
+   sequence, not scattered ones per array and task), a short one in
+   position order. */
 static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
                               int P, int R, double d) {
     const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    const int *qo = w->qpos[w->cur];
-    int *qn = w->qpos[1 - w->cur];
-    int k, dk = P < 0 ? 0 : st->kk - P;
-    for (k = P < 0 ? 0 : P; k < R; k++) {
-        int t = wo->order[k], u = w->o2n[t], dp = wo->devprev[t];
-        int r = wo->dev[t];
-        double e = wo->end[t] + d;
-        wn->order[k + dk] = u;
-        wn->pos[u] = k + dk;
-        wn->start[u] = wo->start[t] + d;
-        wn->end[u] = e;
-        wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[r]
-                                                   : w->o2n[dp];
-        if (qo[t] > P) qn[u] = qo[t] + dk;
-        w->mark[u] = w->mark_base;
-        wn->free_at[r] = e;
-        wn->res_last[r] = u;
-        wn->res_oldmax[r] = k;
-        if (e > st->top) {
-            st->top = e;
-            st->top_at = k + dk;
+    int no = w->tg[w->cur].sim.ntask, lo = P < 0 ? 0 : P, k, t;
+    int dk = P < 0 ? 0 : st->kk - P;
+    int64_t r;
+    if (R <= lo) return;
+    for (k = lo; k < R; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
+    if ((int64_t)(R - lo) * 4 > no) {
+        for (t = 0; t < no; t++)
+            if (wo->pos[t] >= lo && wo->pos[t] < R) {
+                w->mark[kt__plan_sim_move(w, st, t, P, dk, d)] = w->mark_base;
+                if (wo->pos[t] > wn->res_oldmax[wo->dev[t]])
+                    wn->res_oldmax[wo->dev[t]] = wo->pos[t];
+            }
+        for (r = 0; r < wn->nres; r++) /* the last task of each */
+            if (wn->res_oldmax[r] >= lo) {
+                t = wo->order[wn->res_oldmax[r]];
+                wn->res_last[r] = w->o2n[t];
+                wn->free_at[r] = wo->end[t] + d;
+            }
+    } else {
+        for (k = lo; k < R; k++) {
+            int u;
+            t = wo->order[k];
+            u = kt__plan_sim_move(w, st, t, P, dk, d);
+            w->mark[u] = w->mark_base;
+            r = wo->dev[t];
+            wn->free_at[r] = wn->end[u];
+            wn->res_last[r] = u;
+            wn->res_oldmax[r] = k;
         }
-        if (wo->end[t] > st->old_acc) st->old_acc = wo->end[t];
     }
-    if (R > (P < 0 ? 0 : P)) {
-        st->kept += R - (P < 0 ? 0 : P);
-        st->kk = R + dk;
-        st->maxpos = R - 1;
-    }
+    st->kept += R - lo;
+    st->kk = R + dk;
+    st->maxpos = R - 1;
+}
+
+/* The rest of the old timeline, from P to its end, where no device's
+   state is needed after it: task by task in index order. */
+static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
+                              int P, double d) {
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    int no = w->tg[w->cur].sim.ntask, n = w->tg[1 - w->cur].sim.ntask;
+    int k, u, dk = st->kk - P;
+    for (k = P; k < no; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
+    for (u = 0; u < n; u++)
+        if (w->mark[u] != w->mark_base) /* not started before P */
+            kt__plan_sim_move(w, st, w->n2o[u], P, dk, d);
+    st->kept += no - P;
+    st->kk = no + dk;
 }
 
 /* The queue at restore point R, with the old timeline copied up to it:
@@ -5189,11 +5237,12 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
             if (kt__plan_sim_rejoined(w, &st, P, now, &d, &R)) {
                 int dk = st.kk - P;
                 if (w->on_rejoin) w->on_rejoin(w, &st, P, now);
-                kt__plan_sim_copy(w, &st, P, R, d);
                 if (R >= no) {
+                    kt__plan_sim_tail(w, &st, P, d);
                     done = 1;
                     break;
                 }
+                kt__plan_sim_copy(w, &st, P, R, d);
                 st.first = 0;
                 kt__plan_sim_requeue(w, &st, P, R, dk);
                 continue;
