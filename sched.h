@@ -18,9 +18,11 @@
 
      The MCMC search prices a proposal incrementally (kt_plan_sim): only
      the conversions the proposal changes are lowered again and spliced
-     into the task graph, and the timeline is re-simulated from the first
-     position the change can affect until it rejoins the previous one --
-     exactly what lowering, building and simulating from scratch give.
+     into the task graph, and the timeline is re-simulated only around the
+     changes -- from the first position a change can affect until the run
+     rejoins the previous timeline up to a constant, then that timeline,
+     moved, up to the next change -- exactly what lowering, building and
+     simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
      "Performance"): a delta simulation after a single-operator change
@@ -52,7 +54,7 @@
                  kt_sim_run kt_sim_delta kt_sim_timeline kt_sim_invalidate
                  kt_sim_free
      incremental kt_plan_sim_init kt_plan_sim_propose kt_plan_sim_accept
-                 kt_plan_sim_free
+                 kt_plan_sim_timeline kt_plan_sim_free
      search      kt_plan_mcmc
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
                  kt_sync_sfb kt_sync_collective kt_sync_best_method
@@ -380,13 +382,22 @@ void kt_sim_free(kt_sim *s);
    configuration, one tensor's tiling).  A proposal re-lowers only the
    conversions that change -- those of an op whose strategy changed, and
    of every op reading or writing a tensor whose tiling changed -- splices
-   their transfer tasks into a copy of the task graph, rebuilds the
-   predecessor lists that read them, and simulates from the first
-   position of the previous timeline the change can affect (delta
-   simulation, FlexFlow 5.3).  The result is exactly what kt_lower,
+   their transfer tasks into a copy of the task graph (and the
+   simulator's successor lists and per-task data into a copy of the
+   current ones), rebuilds the predecessor lists that read them, and
+   simulates only around the changes (delta simulation, FlexFlow 5.3):
+   from the first position of the previous timeline a change can affect
+   until the state is the previous run's moved by a constant, then the
+   previous timeline, moved, up to the next position a change can show,
+   and so on to the end.  The result is exactly what kt_lower,
    kt_sim_build and kt_sim_run of the proposed plan give, up to the
-   numbering of the links (a test checks task by task).  g and t must
-   outlive it; `current` and `proposed` are read-only. */
+   numbering of the links (a test checks task by task): ntask, pred,
+   step time, busy times and critical path at once; the task structs
+   (copying the unchanged ones is 32 MB on wresnet-152 over 64 devices)
+   and each task's start and end in them after kt_plan_sim_timeline or
+   kt_plan_sim_accept -- MCMC reads only the step time, and most
+   proposals are dropped.  g and t must outlive it; `current` and
+   `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
     const kt_sim *proposed; /* the last proposal's; NULL when none pending */
@@ -404,10 +415,11 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* The last proposal's start and end of every task into ps->proposed's
-   task structs (kt_plan_sim_propose leaves them there: a pass over all
-   tasks that MCMC, reading only the step time, does not need).  Its step
-   time, busy times and critical path are set by kt_plan_sim_propose. */
+/* Completes the last proposal's task structs in ps->proposed, with every
+   task's start and end (kt_plan_sim_propose leaves them: a pass over all
+   tasks that MCMC, reading only the step time, does not need).  Its
+   ntask, pred, step time, busy times and critical path are set by
+   kt_plan_sim_propose. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
 /* The last proposal becomes the current plan (no-op when none), its
    timeline written into its task structs. */
@@ -4110,7 +4122,8 @@ struct kt__plan_sim_work {
     int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
                               predecessor: count, cursor, who has some     */
     size_t cap_nt;
-    int published;         /* the proposal's times are in its task structs */
+    int filled;            /* the proposal's task structs are complete    */
+    int published;         /*   and hold its times                        */
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
     void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
@@ -4543,11 +4556,11 @@ static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
    what the simulator needs of every task (kt__sim_prepare's work for a
    graph from outside, here taken from the current graph's for the tasks
    kept with their lists): resources, ranges, run times in ticks of
-   `tick`, and the busy times.  One pass op by op, each op's task structs
-   copied and then given their lists while in cache (the structs are 72
-   bytes: 32 MB on 64 devices); the blocks a rebuilt list reads (of the op,
-   the producers of its inputs and, in place, the readers of its output)
-   are copied first. */
+   `tick`, and the busy times.  Of the task structs (72 bytes: 32 MB on
+   64 devices) only those the rebuilt lists need are copied here -- the
+   rebuilt ops' and the blocks their lists read (of the op, the producers
+   of its inputs and, in place, the readers of its output); the others
+   wait for kt__plan_sim_fill. */
 static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
                                      kt_error *err) {
     const kt_graph *g = w->c.g;
@@ -4555,12 +4568,11 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
     int64_t nd = w->c.nd, d;
-    int ntc = (int)(g->nop * nd), o, k, n = N->base[g->nop], i, j;
+    int o, k, n = N->base[g->nop], i, j;
     double per_s = kt__sim_per_tick(tick);
     if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
         goto nomem;
-    memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
-    memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
+    w->filled = 0;
     for (o = 0; o < g->nop; o++) {
         const kt_op *op = &g->op[o];
         if (!w->lst[o]) continue;
@@ -4597,7 +4609,6 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
             int lo = O->seg[o], len = O->seg[o + 1] - lo, shift;
             int *to;
             const int *from;
-            kt__plan_sim_copy_op(w, o);
             if (!kt__tg_reserve(N, 0, (size_t)(N->seg[o] + len) + 1))
                 goto nomem;
             to = N->sim.pred + N->seg[o];
@@ -4605,9 +4616,6 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
             for (i = 0; i < len; i++) to[i] = w->o2n[from[i]];
             shift = N->seg[o] - lo;
             N->seg[o + 1] = N->seg[o] + len;
-            for (d = 0; d < nd; d++) N->sim.task[o * nd + d].pred_first += shift;
-            for (i = N->base[o]; i < N->base[o + 1]; i++)
-                N->sim.task[i].pred_first += shift;
             kt__plan_sim_keep(wo, wn, (int)(o * nd), (int)(o * nd), (int)nd,
                               shift);
             kt__plan_sim_keep(wo, wn, N->base[o], O->base[o],
@@ -5281,6 +5289,53 @@ static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
     }
 }
 
+/* The rest of the proposal's task structs, and their roles and kinds:
+   those of the ops whose lists were kept, from the current graph's, their
+   lists moved (kt__plan_sim_splice left them out: the simulation reads
+   the workspace's arrays, and a rejected proposal never needs them) --
+   with `times`, every task's start and end too, op by op while its
+   structs are in cache. */
+static void kt__plan_sim_fill(struct kt__plan_sim_work *w, int times) {
+    const kt_graph *g = w->c.g;
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wn = N->sim.work;
+    int64_t nd = w->c.nd, d;
+    int ntc = (int)(g->nop * nd), o, i;
+    if (!w->filled) {
+        memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
+        memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
+    }
+    for (o = 0; o < g->nop; o++) {
+        kt_sim_task *c = N->sim.task + o * nd, *b = N->sim.task + N->base[o];
+        int nb = N->base[o + 1] - N->base[o];
+        if (!w->filled && !w->lst[o]) {
+            int shift = N->seg[o] - O->seg[o];
+            kt__plan_sim_copy_op(w, o);
+            for (d = 0; d < nd; d++) c[d].pred_first += shift;
+            for (i = 0; i < nb; i++) b[i].pred_first += shift;
+        }
+        if (!times) continue;
+        for (d = 0; d < nd; d++) {
+            c[d].start = wn->start[o * nd + d];
+            c[d].end = wn->end[o * nd + d];
+        }
+        for (i = 0; i < nb; i++) {
+            b[i].start = wn->start[N->base[o] + i];
+            b[i].end = wn->end[N->base[o] + i];
+        }
+    }
+    w->filled = 1;
+}
+
+/* The pending proposal's task structs completed, with every task's start
+   and end (kept out of kt_plan_sim_propose: a pass over all of them,
+   which a rejected proposal does not need). */
+static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
+    if (!w->pending || w->published) return;
+    kt__plan_sim_fill(w, 1);
+    w->published = 1;
+}
+
 /* The proposal's simulation: its tick, the splice, the successor lists,
    then the resumed run -- or, when the tick changes (every run time
    rounds anew), a full run of the spliced graph. */
@@ -5303,7 +5358,8 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     if (tick != O->sim.tick) {
         *kept = 0;
         w->qpos_ok[1 - w->cur] = 0;
-        w->published = 1; /* a full run writes the task structs */
+        kt__plan_sim_fill(w, 0); /* a full run reads every struct */
+        w->published = 1;        /* and writes their times */
         if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
         return kt__sim_resume(&N->sim, 0, 0, KT__RUN_FULL, err);
     }
@@ -5314,21 +5370,6 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     return kt__plan_sim_run(w, k0, kept, err);
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-}
-
-/* The pending proposal's start and end of every task into its task
-   structs (kept out of kt_plan_sim_propose: a pass over all of them,
-   which a rejected proposal does not need). */
-static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
-    kt_sim *s = &w->tg[1 - w->cur].sim;
-    const struct kt__sim_work *ws = s->work;
-    int u;
-    if (!w->pending || w->published) return;
-    for (u = 0; u < s->ntask; u++) {
-        s->task[u].start = ws->start[u];
-        s->task[u].end = ws->end[u];
-    }
-    w->published = 1;
 }
 
 void kt_plan_sim_timeline(kt_plan_sim *ps) {
