@@ -5174,7 +5174,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
-    int n = N->sim.ntask, no = O->sim.ntask, nnew = 0, k, done = 0;
+    int n = N->sim.ntask, no = O->sim.ntask, k, done = 0;
     int *qn = w->qpos[1 - w->cur];
     int64_t r;
     kt__ps_run st;
@@ -5184,7 +5184,6 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     st.first = 1;
     st.top = st.old_acc = -1;
     st.top_at = -1;
-    for (k = 0; k < w->nchg; k++) nnew += w->new_end[k] - N->base[w->chg[k]];
     for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
