@@ -18,9 +18,11 @@
 
      The MCMC search prices a proposal incrementally (kt_plan_sim): only
      the conversions the proposal changes are lowered again and spliced
-     into the task graph, and the timeline is re-simulated from the first
-     position the change can affect until it rejoins the previous one --
-     exactly what lowering, building and simulating from scratch give.
+     into the task graph, and the timeline is re-simulated only around the
+     changes -- from the first position a change can affect until the run
+     rejoins the previous timeline up to a constant, then that timeline,
+     moved, up to the next change -- exactly what lowering, building and
+     simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
      "Performance"): a full simulation takes 21-30 ms on a shared 2-core
@@ -32,11 +34,11 @@
      left: Algorithm 1's loop ~45%, the pass over the 56-byte task structs
      that checks the graph is unchanged ~30%, sorting and moving the
      queue's groups of tasks ready at one instant ~25%), and MCMC at
-     10,000 proposals per second (10-16): a proposal changes the task
-     graph's structure and still costs O(tasks) -- the splice
-     copies the task graph, the successor lists are derived again, the
-     resumed run restores its state task by task -- and re-lowering its
-     conversions alone takes about 1.6 ms.
+     10,000 proposals per second (22-28, 2.4-3.3x the previous build): a
+     proposal re-simulates only around its changes (91% of the timeline
+     is copied), but the proposal's graph is a renumbered copy -- lists,
+     per-task arrays and the kept timeline -- so it still costs O(tasks),
+     and re-lowering its conversions alone takes about 1.4 ms.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -56,7 +58,7 @@
                  kt_sim_run kt_sim_delta kt_sim_timeline kt_sim_invalidate
                  kt_sim_free
      incremental kt_plan_sim_init kt_plan_sim_propose kt_plan_sim_accept
-                 kt_plan_sim_free
+                 kt_plan_sim_timeline kt_plan_sim_free
      search      kt_plan_mcmc
      sync costs  kt_sync_ps_worker kt_sync_ps_server kt_sync_ps_both
                  kt_sync_sfb kt_sync_collective kt_sync_best_method
@@ -390,13 +392,21 @@ void kt_sim_free(kt_sim *s);
    configuration, one tensor's tiling).  A proposal re-lowers only the
    conversions that change -- those of an op whose strategy changed, and
    of every op reading or writing a tensor whose tiling changed -- splices
-   their transfer tasks into a copy of the task graph, rebuilds the
-   predecessor lists that read them, and simulates from the first
-   position of the previous timeline the change can affect (delta
-   simulation, FlexFlow 5.3).  The result is exactly what kt_lower,
+   their transfer tasks into a copy of the task graph (and the
+   simulator's successor lists and per-task data into a copy of the
+   current ones), rebuilds the predecessor lists that read them, and
+   simulates only around the changes (delta simulation, FlexFlow 5.3):
+   from the first position of the previous timeline a change can affect
+   until the state is the previous run's moved by a constant, then the
+   previous timeline, moved, up to the next position a change can show,
+   and so on to the end.  The result is exactly what kt_lower,
    kt_sim_build and kt_sim_run of the proposed plan give, up to the
-   numbering of the links (a test checks task by task).  g and t must
-   outlive it; `current` and `proposed` are read-only. */
+   numbering of the links (a test checks task by task): ntask, pred,
+   start and end, step time, busy times and critical path at once; the
+   task structs (copying the unchanged ones is 25 MB on wresnet-152 over
+   64 devices) after kt_plan_sim_timeline or kt_plan_sim_accept -- MCMC
+   reads only the step time, and most proposals are dropped.  g and t must outlive it; `current` and
+   `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
     const kt_sim *proposed; /* the last proposal's; NULL when none pending */
@@ -414,7 +424,14 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* The last proposal becomes the current plan (no-op when none). */
+/* Completes the last proposal's task structs in ps->proposed
+   (kt_plan_sim_propose leaves them: a pass over all tasks that MCMC,
+   reading only the step time, does not need).  Its ntask, pred, start
+   and end, step time, busy times and critical path are set by
+   kt_plan_sim_propose. */
+void kt_plan_sim_timeline(kt_plan_sim *ps);
+/* The last proposal becomes the current plan (no-op when none), its task
+   structs completed. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -2439,7 +2456,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
 
    The hot per-task data lives here in compact arrays (the task structs
    are 56 bytes: one cache miss each): a full run reads the structs once
-   (kt__sim_prepare_run), and its start and end arrays are the ones the
+   (kt__sim_prepare), and its start and end arrays are the ones the
    caller reads (kt_sim's start and end; after a delta, kt_sim_timeline
    folds the shift index into them). */
 typedef struct kt__qitem {
@@ -2503,28 +2520,16 @@ struct kt__sim_work {
     int *order;          /* tasks in the order the last run started them   */
     int *pos;            /* pos[order[k]] == k                             */
     int *devprev;        /* the task before it on its device, -1: none     */
-    double *pmax;        /* latest end among order[0..k], valid below      */
-    int *pmax_at;        /*   pmax_valid; pmax_at: its earliest position   */
-    int pmax_valid;
-    double *smax;        /* latest end among order[k..n), valid from      */
-    int *smax_at;        /*   smax_valid                                   */
-    int smax_valid;
     kt__wait *wait;      /* scratch of one run                              */
-    int *pend;           /* a task whose end moved: successors to start    */
+    int *pend;           /* scratch of deriving the successor lists        */
     kt__queue queue;
     double *free_at;     /* per resource: when it is free,                 */
     int *res_last;       /*   its last task so far,                        */
-    int *res_lastold;    /*   that task's position in the previous run,    */
-    int *res_oldmax;     /*   the largest such position of its tasks, and  */
-    int *res_dirty;      /*   whether it differs from the previous run     */
+    int *res_oldmax;     /*   and the largest previous position of its
+                              tasks (delta and proposal runs)              */
     int simulated;       /* a timeline of the current task graph exists     */
-    int nnew, nremoved;  /* tasks a changed task graph added and dropped    */
-    int rejoin, rejoin_kk; /* a restored run stopped at kk, the previous run
-                              being valid from its position `rejoin` on     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
     double tick;         /* the tick of the last run's run times, 0: none */
-    int primed;          /* kt__sim_prepare_run set up the wait states and
-                            the queue for a full run                       */
     int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
                                     2^(e-1): tick_hist[e - KT__EXP_LO]  */
     struct kt__delta *dl; /* checkpoints and shift index of kt_sim_delta,
@@ -2714,10 +2719,6 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->order);
     KT_FREE(w->pos);
     KT_FREE(w->devprev);
-    KT_FREE(w->pmax);
-    KT_FREE(w->pmax_at);
-    KT_FREE(w->smax);
-    KT_FREE(w->smax_at);
     KT_FREE(w->wait);
     KT_FREE(w->pend);
     for (i = 1; i <= 64; i++) KT_FREE(w->queue.bucket[i].item);
@@ -2727,9 +2728,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->queue.runs);
     KT_FREE(w->free_at);
     KT_FREE(w->res_last);
-    KT_FREE(w->res_lastold);
     KT_FREE(w->res_oldmax);
-    KT_FREE(w->res_dirty);
     kt__delta_free(w->dl);
     KT_FREE(w);
 }
@@ -2760,19 +2759,14 @@ static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
     return 1;
 }
 
-/* Sizes the workspace and derives from the tasks what a run needs: each
-   task's resource, predecessor range and the successor lists.  Done on
-   every full run, so a caller may refill a kt_sim with another task graph
-   between runs (swap.h does, thousands of times).  For a full run
-   (`full`) the same pass sets up each task's wait state and queues the
-   tasks without predecessors, so that kt__sim_resume finds them ready. */
-static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
+/* Allocates s's workspace when it has none and sizes its arrays for
+   s->ntask tasks on s->ndev + s->nlink resources (capacities only grow;
+   nothing else changes).  kt__sim_prepare starts with it, and so does the
+   incremental task graph, which fills the arrays itself. */
+static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, i, j, same, bad = 0;
+    int n = s->ntask;
     size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
-    size_t e = 0, ne_old;
-    double guess, per_s, *busy = s->busy;
-    int64_t ndev = s->ndev;
     if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
@@ -2782,13 +2776,6 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
         if (!w) goto nomem;
         s->work = w;
     }
-    same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
-           w->ndev == s->ndev;
-    ne_old = same ? w->ne : 0;
-    w->simulated = 0;
-    w->n = n;
-    w->nres = s->ndev + s->nlink;
-    w->ndev = s->ndev;
     if (n1 > w->cap_n) {
         size_t c = w->cap_n, need = n1 + 1;
         void *np;
@@ -2803,8 +2790,6 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
             !KT__GROW(sec, double) || !KT__GROW(start, double) ||
             !KT__GROW(end, double) || !KT__GROW(order, int) ||
             !KT__GROW(pos, int) || !KT__GROW(devprev, int) ||
-            !KT__GROW(pmax, double) || !KT__GROW(pmax_at, int) ||
-            !KT__GROW(smax, double) || !KT__GROW(smax_at, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
             !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
             !KT__GROW(queue.late, int) || !KT__GROW(queue.runs, int))
@@ -2820,12 +2805,39 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
      (np = kt__sim_grow(w->field, &c, nr, sizeof(type))) != NULL            \
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(free_at, double) || !KT__GROW(res_last, int) ||
-            !KT__GROW(res_lastold, int) || !KT__GROW(res_oldmax, int) ||
-            !KT__GROW(res_dirty, int))
+            !KT__GROW(res_oldmax, int))
             goto nomem;
 #undef KT__GROW
         w->cap_res = c;
     }
+    return KT_OK;
+nomem:
+    kt_sim_invalidate(s);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+/* Sizes the workspace and derives from the tasks what a run needs: each
+   task's resource, predecessor range and the successor lists.  Done on
+   every full run, so a caller may refill a kt_sim with another task graph
+   between runs (swap.h does, thousands of times).  The same pass sets
+   up each task's wait state and queues the tasks without predecessors,
+   so that kt__sim_algorithm1 finds them ready. */
+static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
+    struct kt__sim_work *w;
+    int n = s->ntask, i, j, same, bad = 0;
+    size_t e = 0, ne_old;
+    double guess, per_s, *busy = s->busy;
+    int64_t ndev = s->ndev;
+    kt_status st = kt__sim_reserve(s, err);
+    if (st != KT_OK) return st;
+    w = s->work;
+    same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
+           w->ndev == s->ndev;
+    ne_old = same ? w->ne : 0;
+    w->simulated = 0;
+    w->n = n;
+    w->nres = s->ndev + s->nlink;
+    w->ndev = s->ndev;
     /* Validate the tasks, keeping a copy of their devices, kinds and
        predecessor lists: when all are what the last run had, the
        successor lists and busy lists derived then still hold and are not
@@ -2837,11 +2849,10 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
        checked after the pass, which the rare other case repeats), the
        busy times, and the histogram that sets the tick. */
     memset(w->tick_hist, 0, sizeof w->tick_hist);
-    w->primed = 0;
     guess = w->tick; /* 0: no run yet */
     per_s = guess > 0 ? kt__sim_per_tick(guess) : 0;
     for (i = 0; i < ndev; i++) busy[i] = 0;
-    if (full) kt__qreset(&w->queue);
+    kt__qreset(&w->queue);
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
         unsigned char compute = t->kind == KT_TASK_COMPUTE;
@@ -2881,11 +2892,9 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
                         : t->seconds;
         w->sec[i] = sec;
         if (compute && t->device < ndev) busy[t->device] += sec;
-        if (full) {
-            w->wait[i].ready = 0;
-            w->wait[i].indeg = t->npred;
-            if (t->npred == 0) kt__qpush(&w->queue, 0, i);
-        }
+        w->wait[i].ready = 0;
+        w->wait[i].indeg = t->npred;
+        if (t->npred == 0) kt__qpush(&w->queue, 0, i);
         e += (size_t)t->npred;
     }
     /* the tick of these run times: when it is not the one guessed, the
@@ -2937,8 +2946,7 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
             }
     }
     w->ne = e;
-    w->primed = full;
-    if (same) { /* pend is all -1 as every run leaves it */
+    if (same) {
         w->derived = 1;
         return KT_OK;
     }
@@ -2951,8 +2959,7 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
     for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
     for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
     /* each list has first the successors that wait for this task alone,
-       then the others (pend counts the successors placed so far, then
-       goes back to -1) */
+       then the others (pend counts the successors placed so far) */
     for (i = 0; i < n; i++) w->pend[i] = 0;
     for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
         if (w->npred[i] == 1) {
@@ -2966,7 +2973,6 @@ static kt_status kt__sim_prepare_run(kt_sim *s, int full, kt_error *err) {
             if (w->npred[i] != 1)
                 w->succ[w->succ_first[p] + w->pend[p]++] = i;
         }
-    for (i = 0; i < n; i++) w->pend[i] = -1;
     w->derived = 1;
     return KT_OK;
 nomem:
@@ -2974,9 +2980,6 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
-static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
-    return kt__sim_prepare_run(s, 0, err);
-}
 
 /* The ready queue of Algorithm 1: tasks taken in order of (ready time,
    task index).  The ready times taken never decrease -- a task becomes
@@ -3243,36 +3246,6 @@ static int kt__qnext(const kt__queue *q, kt__qiter *it, int *task,
     return 0;
 }
 
-/* Extends the prefix maxima of ends forward to position k (inclusive). */
-static void kt__sim_pmax_to(struct kt__sim_work *w, int k) {
-    for (; w->pmax_valid <= k; w->pmax_valid++) {
-        int i = w->pmax_valid;
-        double e = w->end[w->order[i]];
-        if (i == 0 || e > w->pmax[i - 1]) {
-            w->pmax[i] = e;
-            w->pmax_at[i] = i;
-        } else {
-            w->pmax[i] = w->pmax[i - 1];
-            w->pmax_at[i] = w->pmax_at[i - 1];
-        }
-    }
-}
-
-/* Extends the suffix maxima of ends backward to position k. */
-static void kt__sim_smax_to(struct kt__sim_work *w, int k) {
-    for (; w->smax_valid > k; w->smax_valid--) {
-        int i = w->smax_valid - 1;
-        double e = w->end[w->order[i]];
-        if (e >= w->smax[i + 1]) { /* ties: the earliest position */
-            w->smax[i] = e;
-            w->smax_at[i] = i;
-        } else {
-            w->smax[i] = w->smax[i + 1];
-            w->smax_at[i] = w->smax_at[i + 1];
-        }
-    }
-}
-
 /* The critical path, walked back from the last task: a task that waited
    for its device came after the task before it there, any other after its
    latest predecessor. */
@@ -3351,24 +3324,6 @@ static int kt__sim_checkpoint(struct kt__sim_work *w, int b, double now) {
     return 1;
 }
 
-/* Simulates the tasks at positions k0.. of the previous order (every task
-   when `full`): Algorithm 1 from the state the previous run had after its
-   first k0 starts.  A restored run (kt_plan_sim_propose) stops as soon as
-   the timeline has rejoined the previous one after position k1 (the last
-   changed task): the tasks started so far are the previous run's first
-   ones, every resource has the same last task with the same end, and no
-   task whose end moved has a successor still to start -- from there on
-   the previous timeline is the answer. */
-/* The previous position of a task added to a changed task graph. */
-#define KT__NEW_TASK INT_MAX
-
-enum {
-    KT__RUN_FULL,     /* from the start                                        */
-    KT__RUN_RESTORED  /* from k0, the state restored by the caller, the
-                         ready tasks queued (kt_plan_sim_propose)          */
-};
-
-static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err);
 static kt_status kt__sim_ended(kt_sim *s, double step, int at,
                                kt_error *err);
 
@@ -3395,119 +3350,60 @@ static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     }
 }
 
-static kt_status kt__sim_resume(kt_sim *s, int k0, int k1, int mode,
-                                kt_error *err) {
+/* FlexFlow Algorithm 1 on a prepared task graph (kt__sim_prepare queued
+   the tasks without predecessors): in order of readiness each task starts
+   when its device (a compute device or a link) is free, so every device
+   runs its tasks in FIFO order; each start is recorded in order, pos and
+   devprev, and every KT__DBLOCK starts a checkpoint is taken once
+   kt_sim_delta has asked for them. */
+static kt_status kt__sim_algorithm1(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask, k, j, kk = k0, maxpos = k0 - 1, broke = 0;
-    int open = 0, dirty = 0, full = mode == KT__RUN_FULL, new_started = 0;
-    int checkpoints = full && w->dl != NULL, latest_at = 0;
+    int n = s->ntask, kk = 0, latest_at = 0;
+    int checkpoints = w->dl != NULL;
     double now = 0, latest = -1;
-    w->rejoin = -1;
-    if (mode == KT__RUN_RESTORED) {
-        int64_t r;
-        for (r = 0; r < w->nres; r++) dirty += w->res_dirty[r];
+    int64_t r;
+    for (r = 0; r < w->nres; r++) {
+        w->free_at[r] = 0;
+        w->res_last[r] = -1;
     }
-    if (mode == KT__RUN_FULL) {
-        int64_t r;
-        for (r = 0; r < w->nres; r++) {
-            w->free_at[r] = 0;
-            w->res_last[r] = -1;
-        }
-        /* order, pos and devprev are written as tasks start */
-        if (!w->primed) {
-            kt__qreset(&w->queue);
-            for (k = 0; k < n; k++) {
-                w->wait[k].ready = 0;
-                w->wait[k].indeg = w->npred[k];
-                if (w->npred[k] == 0) kt__qpush(&w->queue, 0, k);
-            }
-        }
-        w->primed = 0;
-        w->pmax_valid = 0;
-        w->smax_valid = n;
-        w->smax[n] = -1;
-        w->smax_at[n] = -1;
-        if (checkpoints) {
-            w->dl->index_valid = 0; /* stored times are true times again */
-            w->dl->snaps_valid = 0;
-            w->dl->critical_stale = 0;
-        }
+    if (checkpoints) {
+        w->dl->index_valid = 0; /* stored times are true times again */
+        w->dl->snaps_valid = 0;
+        w->dl->critical_stale = 0;
     }
     while (w->queue.count > 0) {
         double start, end, free_at;
-        int t, r;
+        int t, d;
         if (checkpoints && kk % KT__DBLOCK == 0 &&
             !kt__sim_checkpoint(w, kk / KT__DBLOCK, now))
             checkpoints = 0; /* out of memory: kt_sim_delta will say so */
         t = kt__qpop(&w->queue, &start);
-        r = w->dev[t];
+        d = w->dev[t];
         now = start;
-        free_at = w->free_at[r]; /* (without a branch: ready or free first */
+        free_at = w->free_at[d]; /* (without a branch: ready or free first */
         start = free_at > start ? free_at : start; /* is a coin toss)    */
         end = start + w->sec[t];
-        if (!full) {
-            /* what still differs from the previous run (a task added to a
-               changed task graph differs) */
-            const int *pred = s->pred + w->pred_first[t];
-            int moved = end != w->end[t] || start != w->start[t], differs;
-            int oldpos = w->pos[t];
-            if (oldpos == KT__NEW_TASK) { /* added: no previous position */
-                new_started++;
-                moved = 1;
-                oldpos = -1;
-            }
-            if (oldpos > maxpos) maxpos = oldpos;
-            for (j = 0; j < w->npred[t]; j++)
-                if (w->pend[pred[j]] > 0 && --w->pend[pred[j]] == 0) open--;
-            if (moved) {
-                w->pend[t] = w->succ_first[t + 1] - w->succ_first[t];
-                if (w->pend[t] > 0) open++;
-            }
-            if (oldpos > w->res_oldmax[r]) w->res_oldmax[r] = oldpos;
-            w->res_lastold[r] = oldpos;
-            differs = moved || w->res_oldmax[r] != oldpos;
-            dirty += differs - w->res_dirty[r];
-            w->res_dirty[r] = differs;
-        }
         w->start[t] = start;
         w->end[t] = end;
-        w->devprev[t] = w->res_last[r];
-        w->free_at[r] = end;
-        w->res_last[r] = t;
+        w->devprev[t] = w->res_last[d];
+        w->free_at[d] = end;
+        w->res_last[d] = t;
         /* the step time so far, and the first position that ends then */
         latest_at = end > latest ? kk : latest_at;
         latest = end > latest ? end : latest;
         w->order[kk] = t;
         w->pos[t] = kk++;
         kt__sim_release(w, t, end);
-        /* rejoined: the tasks started are the previous run's first
-           maxpos + 1 but for the ones gone, plus every one added */
-        if (!full && open == 0 && dirty == 0 && maxpos >= k1 &&
-            new_started == w->nnew &&
-            kk - w->nnew + w->nremoved == maxpos + 1) {
-            broke = 1;
-            break;
-        }
     }
-    if (!full)
-        for (k = k0; k < kk; k++) w->pend[w->order[k]] = -1;
     if (w->queue.nomem) {
         w->simulated = 0;
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
     }
-    if (!broke && kk < n)
+    if (kk < n)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
                         "graph has a cycle (%d of %d tasks can run)", kk, n);
     if (checkpoints) w->dl->snaps_valid = 1;
-    if (mode == KT__RUN_RESTORED && broke) {
-        /* the caller appends the rest of the previous timeline */
-        w->rejoin = maxpos + 1;
-        w->rejoin_kk = kk;
-        return KT_OK;
-    }
-    if (full) /* the step time is known: no prefix maxima needed */
-        return kt__sim_ended(s, latest, latest_at, err);
-    return kt__sim_finish(s, k0, kk, err);
+    return kt__sim_ended(s, latest, latest_at, err);
 }
 
 /* A run's timeline is complete, with step time `step` first reached by
@@ -3525,41 +3421,18 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
     return kt__sim_critical(s, w->order[at], err);
 }
 
-/* The step time, from the maxima of the ends before and after the
-   positions k0 .. kk the last run rewrote, and the critical path. */
-static kt_status kt__sim_finish(kt_sim *s, int k0, int kk, kt_error *err) {
-    struct kt__sim_work *w = s->work;
-    int n = s->ntask, last;
-    double step;
-    if (n == 0) return kt__sim_ended(s, 0, 0, err);
-    if (w->pmax_valid > k0) w->pmax_valid = k0;
-    kt__sim_pmax_to(w, kk - 1);
-    if (w->smax_valid < kk) w->smax_valid = kk;
-    step = w->pmax[kk - 1];
-    last = w->pmax_at[kk - 1];
-    if (kk < n) {
-        kt__sim_smax_to(w, kk);
-        if (w->smax[kk] > step) {
-            step = w->smax[kk];
-            last = w->smax_at[kk];
-        }
-    }
-    return kt__sim_ended(s, step, last, err);
-}
-
 static int kt__delta_size(struct kt__sim_work *w);
 
-/* FlexFlow Algorithm 1: tasks become ready when their predecessors end;
-   in order of readiness each starts when its device (a compute device or
-   a link) is free, so every device runs its tasks in FIFO order. */
+/* A full simulation: the task graph read and checked, then Algorithm 1
+   (with checkpoints once kt_sim_delta has asked for them). */
 static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
-    kt_status st = kt__sim_prepare_run(s, 1, err);
+    kt_status st = kt__sim_prepare(s, err);
     if (st != KT_OK) return st;
     if (s->work->dl && !kt__delta_size(s->work)) {
         kt__delta_free(s->work->dl); /* kt_sim_delta asks again */
         s->work->dl = NULL;
     }
-    return kt__sim_resume(s, 0, 0, KT__RUN_FULL, err);
+    return kt__sim_algorithm1(s, err);
 }
 
 kt_status kt_sim_run(kt_sim *s, kt_error *err) {
@@ -3931,10 +3804,6 @@ static void kt__delta_commit(kt_sim *s, int c, int kk, double d) {
         }
         for (; b < dl->nblk; b++) dl->boff[b] += d;
     }
-    w->pmax_valid = 0; /* the full run's prefix and suffix maxima */
-    w->smax_valid = n;
-    w->smax[n] = -1;
-    w->smax_at[n] = -1;
 }
 
 /* The step time, the latest end, from the blocks' maxima; the task that
@@ -4191,6 +4060,8 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
 
 /* ------------------------------------- incremental task graph (MCMC) */
 
+struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
+
 struct kt__plan_sim_work {
     kt__tgctx c;
     kt__tg tg[2];          /* the current plan's and the proposal's        */
@@ -4211,6 +4082,33 @@ struct kt__plan_sim_work {
     int *bound;            /* per new task: no earlier start position      */
     unsigned char *inc;    /* per new task: in cset                        */
     size_t cap_cset, cap_bound, cap_inc, cap_csec;
+    /* per proposal, sized for the larger graph (kt__plan_sim_size) */
+    int *o2n, *n2o;        /* task index, old -> new (-1: gone) and new ->
+                              old (-1: added)                              */
+    int *o2k;              /* old -> new for a task whose predecessor list
+                              is kept as it was, else -1                  */
+    int *qpos[2];          /* per task graph: how many tasks had started
+                              when each task was ready to be queued (its
+                              predecessors all started)                    */
+    int qpos_ok[2];        /*   valid for that graph's timeline            */
+    unsigned *mark;        /* per new task: == mark_base when started     */
+    unsigned *cmark;       /*   == mark_base when new or changed (cset)    */
+    unsigned *wmark;       /*   == wait_base when its wait state is set up
+                                since the last restore point             */
+    unsigned mark_base, wait_base;
+    int *rpos, nrpos;      /* old positions of the tasks gone, ascending   */
+    size_t cap_rpos;
+    int *partial, *partial_at, npartial; /* tasks waiting for some, not all,
+                              of their predecessors, and where in the list */
+    int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
+                              predecessor: count, cursor, who has some     */
+    size_t cap_nt;
+    int filled;            /* the proposal's task structs are complete    */
+    int published;         /*   and hold its times                        */
+    /* for the tests: called at every rejoin the run found, before it
+       copies (P: the old position, tnew: the run's present) */
+    void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                      int P, double tnew);
 };
 
 static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
@@ -4238,6 +4136,20 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->cset);
     KT_FREE(w->bound);
     KT_FREE(w->inc);
+    KT_FREE(w->o2n);
+    KT_FREE(w->n2o);
+    KT_FREE(w->o2k);
+    KT_FREE(w->qpos[0]);
+    KT_FREE(w->qpos[1]);
+    KT_FREE(w->mark);
+    KT_FREE(w->cmark);
+    KT_FREE(w->wmark);
+    KT_FREE(w->rpos);
+    KT_FREE(w->partial);
+    KT_FREE(w->partial_at);
+    KT_FREE(w->ecnt);
+    KT_FREE(w->ecur);
+    KT_FREE(w->etask);
     KT_FREE(w);
 }
 
@@ -4373,9 +4285,12 @@ nomem:
                     "graph");
 }
 
+static void kt__plan_sim_publish(struct kt__plan_sim_work *w);
+
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
     if (!w || !w->pending) return;
+    kt__plan_sim_publish(w);
     w->cur = 1 - w->cur;
     w->pending = 0;
     ps->current = &w->tg[w->cur].sim;
@@ -4451,35 +4366,47 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
     return KT_OK;
 }
 
-/* Old task index -> new (-1: a task of a changed block, gone); `to_old`:
-   the other way.  Compute tasks keep their index; a task of an unchanged
-   block moves by the size changes of the changed blocks before it. */
-static int kt__plan_sim_map(const struct kt__plan_sim_work *w, int t,
-                            int to_old) {
-    const kt__tg *from = &w->tg[to_old ? 1 - w->cur : w->cur];
-    const int *end = to_old ? w->new_end : w->old_end;
-    const int *oend = to_old ? w->old_end : w->new_end;
-    int lo = 0, hi = w->nchg, ntc = (int)(w->c.g->nop * w->c.nd);
-    if (t < ntc || hi == 0 || t < from->base[w->chg[0]]) return t;
-    while (lo < hi) { /* changed blocks ending at or before t */
-        int mid = (lo + hi) / 2;
-        if (end[mid] <= t) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo < w->nchg && from->base[w->chg[lo]] <= t) return -1;
-    return lo ? t + (oend[lo - 1] - end[lo - 1]) : t;
+/* Sizes a proposal's per-task arrays for n tasks (capacities only grow;
+   mark and ecnt start at 0, and ecnt is left at 0 by every proposal).
+   0: out of memory. */
+static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
+    size_t c = w->cap_nt;
+    void *np;
+    if (n <= w->cap_nt) return 1;
+#define KT__PGROW(field, type)                                              \
+    (c = w->cap_nt,                                                         \
+     (np = kt__sim_grow(w->field, &c, n, sizeof(type))) != NULL             \
+         ? (w->field = (type *)np, 1) : 0)
+    if (!KT__PGROW(o2n, int) || !KT__PGROW(n2o, int) || !KT__PGROW(o2k, int) ||
+        !KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
+        !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
+        !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
+        !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
+        !KT__PGROW(ecur, int) || !KT__PGROW(etask, int))
+        return 0;
+#undef KT__PGROW
+    memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
+    w->cap_nt = c;
+    return 1;
 }
 
-/* The proposal's task graph in w->tg[1 - cur]: the current one with the
-   changed blocks replaced, the rest of the tasks moved, the lists of the
-   ops in w->lst rebuilt and the others' moved. */
-static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
-                                     kt_error *err) {
+/* Where the proposal's tasks lie: the block bases of the new graph (the
+   changed ops' new blocks in place of their old ones) and the maps
+   between the two graphs' task indices, as arrays built once per
+   proposal so that a lookup is one read (the splice and the resumed run
+   make a few million).  Compute tasks keep their index; a task of an
+   unchanged block moves by the size changes of the changed blocks before
+   it; the tasks of a changed block are gone (old) or added (new).  o2k
+   maps only the tasks whose predecessor lists are kept (kt__plan_sim_succ
+   renumbers their entries in successor lists).  0: out of memory. */
+static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     int64_t nd = w->c.nd, d;
-    int ntc = (int)(g->nop * nd), o, k, n, i;
-    /* block bases */
+    int ntc = (int)(g->nop * nd), no = O->sim.ntask, o, k, n, i;
     for (o = 0, k = 0, n = ntc; o < g->nop; o++) {
         N->base[o] = n;
         if (k < w->nchg && w->chg[k] == o) {
@@ -4492,57 +4419,300 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
         }
     }
     N->base[g->nop] = n;
+    if (!kt__plan_sim_size(w, (size_t)(n > no ? n : no) + 1)) return 0;
+    for (i = 0; i < ntc; i++) w->o2n[i] = w->n2o[i] = i;
+    for (o = 0; o < g->nop; o++) {
+        int sh = N->base[o] - O->base[o];
+        if (w->blk[o]) {
+            for (i = O->base[o]; i < O->base[o + 1]; i++) w->o2n[i] = -1;
+            for (i = N->base[o]; i < N->base[o + 1]; i++) w->n2o[i] = -1;
+        } else {
+            for (i = O->base[o]; i < O->base[o + 1]; i++) {
+                w->o2n[i] = i + sh;
+                w->n2o[i + sh] = i;
+            }
+        }
+    }
+    memcpy(w->o2k, w->o2n, sizeof(int) * (size_t)no);
+    for (o = 0; o < g->nop; o++)
+        if (w->lst[o]) {
+            for (d = 0; d < nd; d++) w->o2k[o * nd + d] = -1;
+            for (i = O->base[o]; i < O->base[o + 1]; i++) w->o2k[i] = -1;
+        }
+    return 1;
+}
+
+/* The tick of the proposal's run times (kt__sim_tick), without a pass over
+   its tasks: the current graph's histogram of run-time powers of two, less
+   the tasks gone and the compute times replaced, plus the new ones --
+   into wn's histogram, which is then the one kt__sim_prepare would
+   count. */
+static double kt__plan_sim_tick(struct kt__plan_sim_work *w,
+                                struct kt__sim_work *wn) {
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    int64_t nd = w->c.nd, d;
+    int k, i;
+    memcpy(wn->tick_hist, wo->tick_hist, sizeof wn->tick_hist);
+    for (k = 0; k < w->nchg; k++) {
+        int o = w->chg[k];
+        for (i = O->base[o]; i < w->old_end[k]; i++)
+            kt__sim_count(wn, O->sim.task[i].seconds, -1);
+        for (i = w->stage_first[k]; i < w->stage_first[k + 1]; i++)
+            kt__sim_count(wn, w->stage.sim.task[i].seconds, 1);
+        if (w->spl[o])
+            for (d = 0; d < nd; d++) {
+                kt__sim_count(wn, O->sim.task[o * nd + d].seconds, -1);
+                kt__sim_count(wn, w->csec[k * nd + d], 1);
+            }
+    }
+    return kt__sim_tick(wn);
+}
+
+/* What the simulator needs of new task u, from its struct (a task whose
+   list was rebuilt): its resource, predecessor range and run time in
+   ticks.  0: a run time the simulator cannot take. */
+static int kt__plan_sim_take(const kt__tg *N, struct kt__sim_work *wn, int u,
+                             double tick, double per_s) {
+    const kt_sim_task *t = &N->sim.task[u];
+    if (!(t->seconds >= 0) || t->seconds > 1e30) return 0;
+    wn->dev[u] = (int)t->device;
+    wn->npred[u] = t->npred;
+    wn->pred_first[u] = t->pred_first;
+    wn->compute[u] = t->kind == KT_TASK_COMPUTE;
+    wn->sec[u] = kt__sim_quantize(t->seconds, tick, per_s);
+    return 1;
+}
+
+/* The same for tasks u .. u + len kept with their lists (old indices t
+   ..): the current graph's, their lists moved by `shift` entries. */
+static void kt__plan_sim_keep(const struct kt__sim_work *wo,
+                              struct kt__sim_work *wn, int u, int t, int len,
+                              int shift) {
+    int i;
+    if (len <= 0) return;
+    memcpy(wn->dev + u, wo->dev + t, sizeof(int) * (size_t)len);
+    memcpy(wn->npred + u, wo->npred + t, sizeof(int) * (size_t)len);
+    memcpy(wn->compute + u, wo->compute + t, (size_t)len);
+    memcpy(wn->sec + u, wo->sec + t, sizeof(double) * (size_t)len);
+    for (i = 0; i < len; i++)
+        wn->pred_first[u + i] = wo->pred_first[t + i] + shift;
+}
+
+/* Op o's tasks into the proposal's graph: its compute tasks (new run
+   times when its strategy changed) and its block, the new one from the
+   stage when it changed. */
+static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const kt__tg *from = O;
+    int64_t nd = w->c.nd, d;
+    int lo = O->base[o], len = O->base[o + 1] - O->base[o], k;
+    memcpy(N->sim.task + o * nd, O->sim.task + o * nd,
+           sizeof(kt_sim_task) * (size_t)nd);
+    if (w->blk[o]) {
+        int a = 0, b = w->nchg; /* o's place among the changed ops */
+        while (a < b) {
+            k = (a + b) / 2;
+            if (w->chg[k] < o) a = k + 1;
+            else b = k;
+        }
+        k = a;
+        from = &w->stage;
+        lo = w->stage_first[k];
+        len = w->stage_first[k + 1] - lo;
+        if (w->spl[o])
+            for (d = 0; d < nd; d++)
+                N->sim.task[o * nd + d].seconds = w->csec[k * nd + d];
+    }
+    if (len == 0) return;
+    memcpy(N->sim.task + N->base[o], from->sim.task + lo,
+           sizeof(kt_sim_task) * (size_t)len);
+    memcpy(N->role + N->base[o], from->role + lo, sizeof(int) * (size_t)len);
+    memcpy(N->kind + N->base[o], from->kind + lo, sizeof(int) * (size_t)len);
+}
+
+/* The proposal's task graph in w->tg[1 - cur]: the current one with the
+   changed blocks replaced, the rest of the tasks moved, the lists of the
+   ops in w->lst rebuilt and the others' moved -- and, in the same pass,
+   what the simulator needs of every task (kt__sim_prepare's work for a
+   graph from outside, here taken from the current graph's for the tasks
+   kept with their lists): resources, ranges, run times in ticks of
+   `tick`, and the busy times.  Of the task structs (72 bytes: 32 MB on
+   64 devices) only those the rebuilt lists need are copied here -- the
+   rebuilt ops' and the blocks their lists read (of the op, the producers
+   of its inputs and, in place, the readers of its output); the others
+   wait for kt__plan_sim_fill. */
+static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
+                                     kt_error *err) {
+    const kt_graph *g = w->c.g;
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    int64_t nd = w->c.nd, d;
+    int o, k, n = N->base[g->nop], i, j;
+    double per_s = kt__sim_per_tick(tick);
     if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
         goto nomem;
-    /* tasks */
-    memcpy(N->sim.task, O->sim.task, sizeof(kt_sim_task) * (size_t)ntc);
-    memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
-    memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
-    for (o = 0, k = 0; o < g->nop; o++) {
-        const kt__tg *from = O;
-        int lo = O->base[o], len = O->base[o + 1] - O->base[o];
-        if (k < w->nchg && w->chg[k] == o) {
-            from = &w->stage;
-            lo = w->stage_first[k];
-            len = w->stage_first[k + 1] - lo;
-            if (w->spl[o])
-                for (d = 0; d < nd; d++)
-                    N->sim.task[o * nd + d].seconds = w->csec[k * nd + d];
-            k++;
-        }
-        if (len == 0) continue;
-        memcpy(N->sim.task + N->base[o], from->sim.task + lo,
-               sizeof(kt_sim_task) * (size_t)len);
-        memcpy(N->role + N->base[o], from->role + lo, sizeof(int) * (size_t)len);
-        memcpy(N->kind + N->base[o], from->kind + lo, sizeof(int) * (size_t)len);
+    w->filled = 0;
+    for (o = 0; o < g->nop; o++) {
+        const kt_op *op = &g->op[o];
+        if (!w->lst[o]) continue;
+        kt__plan_sim_copy_op(w, o);
+        for (j = 0; j < op->ninputs; j++)
+            if (g->tensor[op->input[j]].producer >= 0)
+                kt__plan_sim_copy_op(w, g->tensor[op->input[j]].producer);
+        if (op->in_place)
+            for (k = w->c.rd_first[op->output];
+                 k < w->c.rd_first[op->output + 1]; k++)
+                kt__plan_sim_copy_op(w, w->c.rd_op[k]);
     }
-    /* predecessor lists */
+    memcpy(N->sim.busy, O->sim.busy, sizeof(double) * (size_t)nd);
+    /* predecessor lists, and the simulator's view of each task */
     N->seg[0] = 0;
     for (o = 0; o < g->nop; o++) {
         if (w->lst[o]) {
+            int bad = 0;
             if (!kt__tg_op_preds(&w->c, N, o)) goto nomem;
-            continue;
+            for (d = 0; d < nd; d++)
+                bad |= !kt__plan_sim_take(N, wn, (int)(o * nd + d), tick, per_s);
+            for (i = N->base[o]; i < N->base[o + 1]; i++)
+                bad |= !kt__plan_sim_take(N, wn, i, tick, per_s);
+            if (bad)
+                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: op %d "
+                                "has a run time that is not a finite number "
+                                "of seconds >= 0", o);
+            if (w->spl[o]) /* whole ticks: exact in any order */
+                for (d = 0; d < nd; d++)
+                    if (d < N->sim.ndev)
+                        N->sim.busy[d] += wn->sec[o * nd + d] -
+                                          wo->sec[o * nd + d];
         } else {
             int lo = O->seg[o], len = O->seg[o + 1] - lo, shift;
+            int *to;
+            const int *from;
             if (!kt__tg_reserve(N, 0, (size_t)(N->seg[o] + len) + 1))
                 goto nomem;
-            for (i = 0; i < len; i++)
-                N->sim.pred[N->seg[o] + i] =
-                    kt__plan_sim_map(w, O->sim.pred[lo + i], 0);
+            to = N->sim.pred + N->seg[o];
+            from = O->sim.pred + lo;
+            for (i = 0; i < len; i++) to[i] = w->o2n[from[i]];
             shift = N->seg[o] - lo;
             N->seg[o + 1] = N->seg[o] + len;
-            for (d = 0; d < nd; d++) N->sim.task[o * nd + d].pred_first += shift;
-            for (i = N->base[o]; i < N->base[o + 1]; i++)
-                N->sim.task[i].pred_first += shift;
+            kt__plan_sim_keep(wo, wn, (int)(o * nd), (int)(o * nd), (int)nd,
+                              shift);
+            kt__plan_sim_keep(wo, wn, N->base[o], O->base[o],
+                              N->base[o + 1] - N->base[o], shift);
         }
     }
-    N->sim.ntask = n;
-    N->sim.ndev = nd;
-    N->sim.nlink = w->c.links.n;
+    N->sim.tick = tick;
+    wn->n = n;
+    wn->nres = N->sim.ndev + N->sim.nlink;
+    wn->ndev = N->sim.ndev;
+    wn->simulated = 0;
+    wn->derived = 0; /* no copy of the lists kept: kt__sim_prepare would
+                        derive them afresh */
     return KT_OK;
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating the task "
                     "graph");
+}
+
+/* Calls f(u, p) for every entry p of the rebuilt predecessor lists (the
+   tasks of the ops in w->lst, in the proposal's graph). */
+#define KT__PS_REBUILT(w, N, body)                                          \
+    do {                                                                    \
+        int o_, j_;                                                         \
+        int64_t d_;                                                         \
+        for (o_ = 0; o_ < (w)->c.g->nop; o_++) {                            \
+            int lo_ = (N)->base[o_], hi_ = (N)->base[o_ + 1];               \
+            if (!(w)->lst[o_]) continue;                                    \
+            for (d_ = -(w)->c.nd; d_ < hi_ - lo_; d_++) {                   \
+                int u = d_ < 0 ? (int)(o_ * (w)->c.nd + d_ + (w)->c.nd)     \
+                               : lo_ + (int)d_;                             \
+                const kt_sim_task *tu_ = &(N)->sim.task[u];                 \
+                for (j_ = 0; j_ < tu_->npred; j_++) {                       \
+                    int p = (N)->sim.pred[tu_->pred_first + j_];            \
+                    body;                                                   \
+                }                                                           \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* The successor lists of the proposal's graph, spliced rather than
+   derived from all its predecessor entries (1.9 M on 64 devices): a kept
+   task keeps those of its successors whose lists are kept, renumbered,
+   and gains the successors whose rebuilt lists name it; an added task has
+   only the latter.  Each list is laid out as kt__sim_prepare derives
+   it -- the successors waiting for this task alone, then the others,
+   each part ascending, succ_sole between them -- so that a full run of
+   the graph could use them (the result does not depend on the order:
+   ties are broken by index).  A kept successor keeps its list, so it
+   stays in its part. */
+static int kt__plan_sim_succ_before(const struct kt__sim_work *wn, int a,
+                                    int b) {
+    int sa = wn->npred[a] == 1, sb = wn->npred[b] == 1;
+    return sa != sb ? sa : a < b;
+}
+
+static kt_status kt__plan_sim_succ(struct kt__plan_sim_work *w,
+                                   kt_error *err) {
+    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    int n = N->sim.ntask, no = O->sim.ntask, u, k, e;
+    size_t extra = 0;
+    void *np;
+    w->netask = 0;
+    KT__PS_REBUILT(w, N, {
+        if (w->ecnt[p]++ == 0) w->etask[w->netask++] = p;
+        extra++;
+    });
+    np = kt__sim_grow(wn->succ, &wn->cap_succ,
+                      (size_t)wo->succ_first[no] + extra + 1, sizeof(int));
+    if (!np) {
+        for (k = 0; k < w->netask; k++) w->ecnt[w->etask[k]] = 0;
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    }
+    wn->succ = (int *)np;
+    /* in index order: the kept successors, then room for the others */
+    for (u = 0, e = 0; u < n; u++) {
+        int t = w->n2o[u], j;
+        wn->succ_first[u] = e;
+        if (t >= 0) {
+            for (j = wo->succ_first[t]; j < wo->succ_sole[t]; j++) {
+                int v = w->o2k[wo->succ[j]];
+                if (v >= 0) wn->succ[e++] = v;
+            }
+            wn->succ_sole[u] = e;
+            for (j = wo->succ_sole[t]; j < wo->succ_first[t + 1]; j++) {
+                int v = w->o2k[wo->succ[j]];
+                if (v >= 0) wn->succ[e++] = v;
+            }
+        } else {
+            wn->succ_sole[u] = e;
+        }
+        if (w->ecnt[u]) {
+            w->ecur[u] = e;
+            e += w->ecnt[u];
+        }
+    }
+    wn->succ_first[n] = e;
+    KT__PS_REBUILT(w, N, { wn->succ[w->ecur[p]++] = u; });
+    for (k = 0; k < w->netask; k++) { /* short lists: insertion sort */
+        int p = w->etask[k], lo = wn->succ_first[p], hi = wn->succ_first[p + 1];
+        int a, b;
+        for (a = lo + 1; a < hi; a++) {
+            int x = wn->succ[a];
+            for (b = a; b > lo && kt__plan_sim_succ_before(wn, x,
+                                                           wn->succ[b - 1]);
+                 b--)
+                wn->succ[b] = wn->succ[b - 1];
+            wn->succ[b] = x;
+        }
+        for (a = lo; a < hi && wn->npred[wn->succ[a]] == 1; a++) {}
+        wn->succ_sole[p] = a;
+        w->ecnt[p] = 0;
+    }
+    return KT_OK;
 }
 
 /* Whether new task u (mapped from old task t) waits for the same tasks. */
@@ -4553,47 +4723,37 @@ static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
     int j;
     if (a->npred != b->npred) return 0;
     for (j = 0; j < a->npred; j++)
-        if (kt__plan_sim_map(w, os->pred[a->pred_first + j], 0) !=
-            ns->pred[b->pred_first + j])
+        if (w->o2n[os->pred[a->pred_first + j]] != ns->pred[b->pred_first + j])
             return 0;
     return 1;
 }
 
-/* Delta simulation of the spliced task graph (FlexFlow 5.3, Algorithm 2,
-   as in kt_sim_delta a resumption of Algorithm 1).  The previous run's
-   first k0 starts stay valid when every task they started is unchanged
-   and nothing new could have started among them.  So k0 is the smallest
-   of: the old position of every task that is gone or whose run time or
+/* Where the first change can show (FlexFlow 5.3, Algorithm 2, as in
+   kt_sim_delta a resumption of Algorithm 1).  The previous run's first
+   k0 starts stay valid when every task they started is unchanged and
+   nothing new could have started among them.  So k0 is the smallest of:
+   the old position of every task that is gone or whose run time or
    predecessors changed, and, for every new or changed task, a position it
    cannot start before -- one after the latest position of its
    predecessors (a task starts only after its predecessors; for a changed
    or new predecessor its own bound), found as the least fixed point of
    those rules (iterating up from 0; every iterate is a valid bound).
    Task indices of the kept tasks keep their order, so ties resolve as
-   before.  From k0 the state is restored and the run goes to the end. */
-static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
-                                     int *kept, kt_error *err) {
+   before. */
+static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    struct kt__sim_work *wo = O->sim.work, *wn;
-    int64_t nd = w->c.nd, d, r;
-    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask, k1;
+    const struct kt__sim_work *wo = O->sim.work;
+    int64_t nd = w->c.nd, d;
+    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask;
     int o, k, i, j, pass, changed;
     void *np;
-    kt_status s;
-    if ((s = kt__sim_prepare(&N->sim, err)) != KT_OK) return s;
-    wn = N->sim.work;
-    if (N->sim.tick != O->sim.tick) { /* every run time rounds anew */
-        *kept = 0;
-        return kt__sim_resume(&N->sim, 0, 0, KT__RUN_FULL, err); /* prepared */
-    }
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
                             sizeof(int))))
-        goto nomem;
+        return 0;
     w->bound = (int *)np;
     k = (int)w->cap_inc; /* inc is all 0 between proposals */
-    if (!(np = kt__sim_grow(w->inc, &w->cap_inc, (size_t)n + 1, 1)))
-        goto nomem;
+    if (!(np = kt__sim_grow(w->inc, &w->cap_inc, (size_t)n + 1, 1))) return 0;
     w->inc = (unsigned char *)np;
     if (w->cap_inc > (size_t)k) memset(w->inc + k, 0, w->cap_inc - (size_t)k);
     /* the changed and new tasks */
@@ -4604,7 +4764,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         if (!(np = kt__sim_grow(w->cset, &w->cap_cset,
                                 (size_t)(w->ncset + nd + nhi - nlo) + 1,
                                 sizeof(int))))
-            goto nomem;
+            return 0;
         w->cset = (int *)np;
         for (d = 0; d < nd; d++) {
             int u = (int)(o * nd + d);
@@ -4613,8 +4773,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
                 w->cset[w->ncset++] = u;
         }
         for (i = nlo; i < nhi; i++)
-            if (w->blk[o] ||
-                !kt__plan_sim_same_preds(w, i, kt__plan_sim_map(w, i, 1)))
+            if (w->blk[o] || !kt__plan_sim_same_preds(w, i, w->n2o[i]))
                 w->cset[w->ncset++] = i;
     }
     /* gone: the old tasks of the changed blocks */
@@ -4628,16 +4787,15 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     for (pass = 0, changed = 1; changed && pass < 64; pass++) {
         changed = 0;
         for (k = 0; k < w->ncset; k++) {
-            int u = w->cset[k], b = 0, t;
+            int u = w->cset[k], b = 0;
             const kt_sim_task *tu = &N->sim.task[u];
             for (j = 0; j < tu->npred; j++) {
                 int p = N->sim.pred[tu->pred_first + j];
-                int at = w->inc[p] ? w->bound[p]
-                                   : wo->pos[kt__plan_sim_map(w, p, 1)];
+                int at = w->inc[p] ? w->bound[p] : wo->pos[w->n2o[p]];
                 if (at + 1 > b) b = at + 1;
             }
             if (u < ntc || !w->blk[N->sim.task[u].op]) { /* an old task */
-                t = kt__plan_sim_map(w, u, 1);
+                int t = w->n2o[u];
                 if (wo->pos[t] < b) b = wo->pos[t];
             }
             if (b != w->bound[u]) {
@@ -4651,94 +4809,558 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
         w->inc[w->cset[k]] = 0;
     }
     if (k0 > n) k0 = n;
-    /* the state after the first k0 starts, as the previous run had it;
-       for the later tasks their previous positions and times, to see
-       where the new timeline rejoins the previous one (added tasks have
-       none) */
-    k1 = -1;
-    wn->nnew = wn->nremoved = 0;
-    for (k = 0; k < w->nchg; k++) {
-        wn->nnew += w->new_end[k] - N->base[w->chg[k]];
-        wn->nremoved += w->old_end[k] - O->base[w->chg[k]];
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
-            if (wo->pos[i] > k1) k1 = wo->pos[i];
+    *k0out = k0;
+    return 1;
+}
+
+/* The current graph's qpos (see kt__plan_sim_work), when its timeline
+   came from a full run: each task's latest predecessor position + 1. */
+static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
+    const kt_sim *s = &w->tg[w->cur].sim;
+    const struct kt__sim_work *wo = s->work;
+    int *q = w->qpos[w->cur], u, j;
+    for (u = 0; u < s->ntask; u++) {
+        const int *pred = s->pred + wo->pred_first[u];
+        int at = 0;
+        for (j = 0; j < wo->npred[u]; j++)
+            if (wo->pos[pred[j]] + 1 > at) at = wo->pos[pred[j]] + 1;
+        q[u] = at;
     }
-    for (i = 0; i < n; i++) {
-        int t = kt__plan_sim_map(w, i, 1);
-        if (t < 0) {
-            wn->pos[i] = KT__NEW_TASK;
-            wn->start[i] = wn->end[i] = -1;
+    w->qpos_ok[w->cur] = 1;
+}
+
+/* The resumed run's bookkeeping.  The run alternates: it simulates from a
+   restore point (an old position R whose state it set up from the old
+   run's), and whenever its state is the old run's at some old position P
+   moved by a constant, it copies the old timeline from P up to the next
+   position where a change can show (a jump) and restores there -- or to
+   the end, when no change is left. */
+struct kt__ps_run {
+    int kk;          /* tasks started, at new positions 0 .. kk            */
+    int maxpos;      /* the latest old position of a kept task started     */
+    int new_started; /* added tasks started                                */
+    int nrem;        /* tasks gone whose old positions are passed          */
+    int first;       /* no jump yet: every time before the restore point is
+                        the old one                                        */
+    double emax_new, emax_old; /* the latest end, new and old, of the tasks
+                        started before the restore point                  */
+    double old_acc;  /* the latest old end of the kept tasks started       */
+    double top;      /* the latest end so far, first at position top_at   */
+    int top_at;
+    int kept;        /* old starts copied                                  */
+    int next_check;
+};
+typedef struct kt__ps_run kt__ps_run;
+
+/* Task u of the proposal's graph, first met since the restore point: its
+   wait state from the predecessors started so far (their latest end;
+   the one being started now is not marked yet) and the others, still to
+   come; queued when there are none. */
+static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
+    const kt_sim *ns = &w->tg[1 - w->cur].sim;
+    struct kt__sim_work *wn = ns->work;
+    const int *pred = ns->pred + wn->pred_first[u];
+    kt__wait *wt = &wn->wait[u];
+    int j, at = 0;
+    wt->ready = 0;
+    wt->indeg = 0;
+    for (j = 0; j < wn->npred[u]; j++) {
+        int p = pred[j];
+        if (w->mark[p] == w->mark_base) {
+            if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
+            if (wn->pos[p] + 1 > at) at = wn->pos[p] + 1;
         } else {
-            wn->pos[i] = wo->pos[t];
-            wn->start[i] = wo->start[t];
-            wn->end[i] = wo->end[t];
+            wt->indeg++;
         }
     }
+    w->wmark[u] = w->wait_base;
+    if (wt->indeg == 0) {
+        w->qpos[1 - w->cur][u] = at;
+        kt__qpush(&wn->queue, wt->ready, u);
+    } else {
+        w->partial_at[u] = w->npartial;
+        w->partial[w->npartial++] = u;
+    }
+}
+
+/* When the old run had task u (new index, a task kept with its list: its
+   predecessors are the old ones, renumbered) ready: its predecessors'
+   latest old end; with `started`, only among those started so far. */
+static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
+                                     int u, int started) {
+    const kt_sim *ns = &w->tg[1 - w->cur].sim;
+    const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
+    const int *pred = ns->pred + wn->pred_first[u];
+    double ready = 0;
+    int j;
+    for (j = 0; j < wn->npred[u]; j++) {
+        int p = pred[j];
+        if (started && w->mark[p] != w->mark_base) continue;
+        if (wo->end[w->n2o[p]] > ready) ready = wo->end[w->n2o[p]];
+    }
+    return ready;
+}
+
+/* The next old position at or after P where a change can show, when the
+   run has started the old run's first P tasks (but for those gone) and
+   nothing after: the next task gone, the next changed task kept, and the
+   first position at which a new or changed task still to start could
+   start -- after its predecessors still to start (their old position + 1,
+   or for a new or changed one its own bound), found as the least fixed
+   point from P up (every iterate is a valid bound).  n_old: none. */
+static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P) {
+    const kt_sim *ns = &w->tg[1 - w->cur].sim;
+    const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
+    int R = w->tg[w->cur].sim.ntask, k, j, pass, changed;
+    for (k = 0; k < w->nrpos; k++)
+        if (w->rpos[k] >= P) {
+            R = w->rpos[k];
+            break;
+        }
     for (k = 0; k < w->ncset; k++) {
         int u = w->cset[k];
-        if (wn->pos[u] != KT__NEW_TASK && wn->pos[u] > k1) k1 = wn->pos[u];
+        if (w->mark[u] == w->mark_base) continue;
+        w->bound[u] = P;
+        if (w->n2o[u] >= 0 && wo->pos[w->n2o[u]] < R) R = wo->pos[w->n2o[u]];
     }
-    for (r = 0; r < wn->nres; r++) {
-        wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_lastold[r] = wn->res_oldmax[r] = -1;
-        wn->res_dirty[r] = 0;
-    }
-    for (k = 0; k < k0; k++) {
-        int t = wo->order[k], u = kt__plan_sim_map(w, t, 0), rr = wn->dev[u];
-        wn->order[k] = u;
-        wn->devprev[u] = wo->devprev[t] < 0
-                             ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
-        wn->free_at[rr] = wn->end[u];
-        wn->res_last[rr] = u;
-        wn->res_lastold[rr] = wn->res_oldmax[rr] = k;
-    }
-    /* a device or link that ran a task now gone differs from the previous
-       run until a later task of its own has run there */
-    for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++) {
-            int rr = wo->dev[i];
-            if (wo->pos[i] > wn->res_oldmax[rr]) wn->res_oldmax[rr] = wo->pos[i];
-            wn->res_dirty[rr] = 1;
+    for (pass = 0, changed = 1; changed && pass < 64; pass++) {
+        changed = 0;
+        for (k = 0; k < w->ncset; k++) {
+            int u = w->cset[k], b = P;
+            const int *pred = ns->pred + wn->pred_first[u];
+            if (w->mark[u] == w->mark_base) continue;
+            for (j = 0; j < wn->npred[u]; j++) {
+                int p = pred[j], at;
+                if (w->mark[p] == w->mark_base) continue;
+                at = w->cmark[p] == w->mark_base ? w->bound[p]
+                                                 : wo->pos[w->n2o[p]];
+                if (at + 1 > b) b = at + 1;
+            }
+            if (b > w->bound[u]) {
+                w->bound[u] = b;
+                changed = 1;
+            }
         }
-    k = k0 < wo->pmax_valid ? k0 : wo->pmax_valid;
-    if (k > 0) {
-        memcpy(wn->pmax, wo->pmax, sizeof(double) * (size_t)k);
-        memcpy(wn->pmax_at, wo->pmax_at, sizeof(int) * (size_t)k);
     }
-    wn->pmax_valid = k;
-    wn->smax_valid = n;
-    wn->smax[n] = -1;
-    wn->smax_at[n] = -1;
+    for (k = 0; k < w->ncset; k++)
+        if (w->mark[w->cset[k]] != w->mark_base && w->bound[w->cset[k]] < R)
+            R = w->bound[w->cset[k]];
+    return R;
+}
+
+/* Whether the run, after its kk starts, is the old run after its first P
+   moved by d = tnew - told in every time that can still matter (the
+   shifted rejoin of kt__delta_rejoined, here across a changed graph), and
+   how far the old timeline then holds (*R, kt__plan_sim_next_change).
+   The caller has checked that the tasks started are the old run's first P
+   (but for the ones gone) and added ones.  What can still matter: the
+   free time of every device and link (the old one: the end of its task
+   at the latest old position it ran, or ran a task now gone), the ready
+   time of each queued task and the partial ready time of each task some
+   of whose predecessors started since the restore point -- unless both
+   are no later than their run's present, when they delay nothing still
+   to start -- and the ends of the tasks started before the restore point
+   (emax_*: their latest), which the free times do not cover once a later
+   task ran on the same device: they must be past, or, when they are the
+   old ones (no jump yet), d = 0.  A new or changed task queued, not yet
+   in the old run, rules a rejoin out.  Times are whole ticks, so the
+   comparison is exact. */
+static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
+                                 const kt__ps_run *st, int P, double tnew,
+                                 double *shift, int *R) {
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    double told = 0, d, ready;
+    int64_t r;
+    int i, u;
+    kt__qiter it = {0, 0, 0};
+    if (P > 0) {
+        int t = wo->order[P - 1], j;
+        const int *pred = O->sim.pred + wo->pred_first[t];
+        for (j = 0; j < wo->npred[t]; j++)
+            if (wo->end[pred[j]] > told) told = wo->end[pred[j]];
+    }
+    d = tnew - told;
+    if (st->first ? !kt__delta_agrees(st->emax_new, st->emax_old, tnew, told, d)
+                  : st->emax_new > tnew || st->emax_old > told)
+        return 0;
+    for (r = 0; r < wn->nres; r++) {
+        int at = wn->res_oldmax[r];
+        double xo = at >= 0 ? wo->end[wo->order[at]] : 0;
+        if (!kt__delta_agrees(wn->free_at[r], xo, tnew, told, d)) return 0;
+    }
+    while (kt__qnext(&wn->queue, &it, &u, &ready))
+        if (w->cmark[u] == w->mark_base ||
+            !kt__delta_agrees(ready, kt__plan_sim_old_ready(w, u, 0), tnew,
+                              told, d))
+            return 0;
+    for (i = 0; i < w->npartial; i++) {
+        u = w->partial[i];
+        if (w->cmark[u] == w->mark_base) continue; /* set up at the jump */
+        if (!kt__delta_agrees(wn->wait[u].ready, kt__plan_sim_old_ready(w, u, 1),
+                              tnew, told, d))
+            return 0;
+    }
+    if ((*R = kt__plan_sim_next_change(w, P)) <= P) return 0;
+    *shift = d;
+    return 1;
+}
+
+/* One task of the old timeline (old index t, position k, P <= k < R)
+   into the new run, moved by d seconds and dk positions: its position,
+   times, device predecessor (the first one after P on its device or link
+   follows the run's last task there: res_last is still the run's) and
+   queue position (a task ready after P moves with it; one ready by then
+   was queued by the run, which noted when).  Returns its new index. */
+static int kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
+                             int t, int P, int dk, double d) {
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const int *qo = w->qpos[w->cur];
+    int u = w->o2n[t], dp = wo->devprev[t], at = wo->pos[t] + dk;
+    double e = wo->end[t] + d;
+    wn->pos[u] = at;
+    wn->start[u] = wo->start[t] + d;
+    wn->end[u] = e;
+    wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
+                                               : w->o2n[dp];
+    if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
+    if (e > st->top || (e == st->top && at < st->top_at)) {
+        st->top = e;
+        st->top_at = at;
+    }
+    if (wo->end[t] > st->old_acc) st->old_acc = wo->end[t];
+    return u;
+}
+
+/* The old timeline's positions P .. R into the new run, moved by d
+   seconds and by kk - P positions (P = -1: the kept prefix, unmoved), as
+   started tasks (kt__plan_sim_move), with every device's or link's state
+   after them.  A long stretch goes task by task in index order (reads in
+   sequence, not scattered ones per array and task), a short one in
+   position order. */
+static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
+                              int P, int R, double d) {
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    int no = w->tg[w->cur].sim.ntask, lo = P < 0 ? 0 : P, k, t;
+    int dk = P < 0 ? 0 : st->kk - P;
+    int64_t r;
+    if (R <= lo) return;
+    for (k = lo; k < R; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
+    if ((int64_t)(R - lo) * 4 > no) {
+        for (t = 0; t < no; t++)
+            if (wo->pos[t] >= lo && wo->pos[t] < R) {
+                w->mark[kt__plan_sim_move(w, st, t, P, dk, d)] = w->mark_base;
+                if (wo->pos[t] > wn->res_oldmax[wo->dev[t]])
+                    wn->res_oldmax[wo->dev[t]] = wo->pos[t];
+            }
+        for (r = 0; r < wn->nres; r++) /* the last task of each */
+            if (wn->res_oldmax[r] >= lo) {
+                t = wo->order[wn->res_oldmax[r]];
+                wn->res_last[r] = w->o2n[t];
+                wn->free_at[r] = wo->end[t] + d;
+            }
+    } else {
+        for (k = lo; k < R; k++) {
+            int u;
+            t = wo->order[k];
+            u = kt__plan_sim_move(w, st, t, P, dk, d);
+            w->mark[u] = w->mark_base;
+            r = wo->dev[t];
+            wn->free_at[r] = wn->end[u];
+            wn->res_last[r] = u;
+            wn->res_oldmax[r] = k;
+        }
+    }
+    st->kept += R - lo;
+    st->kk = R + dk;
+    st->maxpos = R - 1;
+}
+
+/* The rest of the old timeline, from P to its end, where no device's
+   state is needed after it: task by task in index order. */
+static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
+                              int P, double d) {
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    int no = w->tg[w->cur].sim.ntask, n = w->tg[1 - w->cur].sim.ntask;
+    int k, u, dk = st->kk - P;
+    for (k = P; k < no; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
+    for (u = 0; u < n; u++)
+        if (w->mark[u] != w->mark_base) /* not started before P */
+            kt__plan_sim_move(w, st, w->n2o[u], P, dk, d);
+    st->kept += no - P;
+    st->kk = no + dk;
+}
+
+/* The queue at restore point R, with the old timeline copied up to it:
+   the old queue there (the tasks kept with their lists that were ready
+   and not started, qpos <= R <= pos: ready after P, they move with the
+   copy) and the new or changed tasks ready; every other task's wait state
+   is set up when a predecessor next starts (kt__plan_sim_wait).  The
+   tasks started so far are the restore point's `emax`. */
+static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
+                                 int P, int R, int dk) {
+    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    const int *qo = w->qpos[w->cur];
+    int *qn = w->qpos[1 - w->cur];
+    int no = O->sim.ntask, t, k;
+    if (++w->wait_base == 0) { /* wrapped: clear the stamps */
+        memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
+        w->wait_base = 1;
+    }
     kt__qreset(&wn->queue);
-    for (i = 0; i < n; i++) {
-        kt__wait *wt = &wn->wait[i];
-        const int *pred = N->sim.pred + wn->pred_first[i];
-        if (wn->pos[i] < k0) continue;
+    w->npartial = 0;
+    st->emax_new = st->top;
+    st->emax_old = st->old_acc;
+    for (k = 0; k < w->ncset; k++)
+        if (w->mark[w->cset[k]] != w->mark_base)
+            kt__plan_sim_wait(w, w->cset[k]);
+    for (t = 0; t < no; t++) {
+        int u = w->o2n[t], j;
+        const int *pred;
+        kt__wait *wt;
+        if (qo[t] > R || wo->pos[t] < R || u < 0 ||
+            w->cmark[u] == w->mark_base)
+            continue;
+        wt = &wn->wait[u];
+        pred = N->sim.pred + wn->pred_first[u];
         wt->ready = 0;
         wt->indeg = 0;
-        for (j = 0; j < wn->npred[i]; j++) {
-            int p = pred[j];
-            if (wn->pos[p] >= k0) wt->indeg++;
-            else if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
+        for (j = 0; j < wn->npred[u]; j++)
+            if (wn->end[pred[j]] > wt->ready) wt->ready = wn->end[pred[j]];
+        w->wmark[u] = w->wait_base;
+        if (qo[t] > P) qn[u] = qo[t] + dk;
+        kt__qpush(&wn->queue, wt->ready, u);
+    }
+    st->next_check = st->kk;
+}
+
+static int kt__ps_cmp_int(const void *x, const void *y) {
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* The tasks gone, by old position (kt__plan_sim_run folds them into the
+   free times as the run passes them).  0: out of memory. */
+static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    int k, i, n = 0;
+    void *np;
+    for (k = 0; k < w->nchg; k++) n += w->old_end[k] - O->base[w->chg[k]];
+    if (!(np = kt__sim_grow(w->rpos, &w->cap_rpos, (size_t)n + 1,
+                            sizeof(int))))
+        return 0;
+    w->rpos = (int *)np;
+    w->nrpos = 0;
+    for (k = 0; k < w->nchg; k++)
+        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+            w->rpos[w->nrpos++] = wo->pos[i];
+    qsort(w->rpos, (size_t)w->nrpos, sizeof(int), kt__ps_cmp_int);
+    return 1;
+}
+
+/* The resumed run of the proposal's graph (FlexFlow 5.3): Algorithm 1
+   from the old run's state after k0 starts, copying the old timeline,
+   moved, wherever the run has rejoined it up to a constant
+   (kt__plan_sim_rejoined) until the next change, to the end.  Exactly
+   kt_sim_run's timeline, step time and critical path; the tasks' start
+   and end stay in the workspace until kt__plan_sim_publish.  *kept: the
+   old timeline's starts copied. */
+static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
+                                  int *kept, kt_error *err) {
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    int n = N->sim.ntask, no = O->sim.ntask, k, done = 0;
+    int *qn = w->qpos[1 - w->cur];
+    int64_t r;
+    kt__ps_run st;
+    double now = 0;
+    memset(&st, 0, sizeof st);
+    st.maxpos = -1;
+    st.first = 1;
+    st.top = st.old_acc = -1;
+    st.top_at = -1;
+    for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
+    for (r = 0; r < wn->nres; r++) {
+        wn->free_at[r] = 0;
+        wn->res_last[r] = wn->res_oldmax[r] = -1;
+    }
+    kt__plan_sim_copy(w, &st, -1, k0, 0);
+    kt__plan_sim_requeue(w, &st, -1, k0, 0);
+    while (wn->queue.count > 0) {
+        double start, end, d;
+        int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
+        start = wn->free_at[r1] > now ? wn->free_at[r1] : now;
+        end = start + wn->sec[t];
+        wn->start[t] = start;
+        wn->end[t] = end;
+        wn->devprev[t] = wn->res_last[r1];
+        wn->free_at[r1] = end;
+        wn->res_last[r1] = t;
+        wn->order[st.kk] = t;
+        wn->pos[t] = st.kk++;
+        if (end > st.top) {
+            st.top = end;
+            st.top_at = st.kk - 1;
         }
-        if (wt->indeg == 0) kt__qpush(&wn->queue, wt->ready, i);
+        if ((ot = w->n2o[t]) < 0) {
+            st.new_started++;
+        } else {
+            if (wo->pos[ot] > st.maxpos) st.maxpos = wo->pos[ot];
+            if (wo->pos[ot] > wn->res_oldmax[r1])
+                wn->res_oldmax[r1] = wo->pos[ot];
+            if (wo->end[ot] > st.old_acc) st.old_acc = wo->end[ot];
+        }
+        for (j = wn->succ_first[t]; j < wn->succ_first[t + 1]; j++) {
+            int u = wn->succ[j];
+            kt__wait *wu = &wn->wait[u];
+            if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u);
+            if (end > wu->ready) wu->ready = end;
+            if (--wu->indeg == 0) {
+                int at = w->partial_at[u], last = w->partial[--w->npartial];
+                w->partial[at] = last;
+                w->partial_at[last] = at;
+                qn[u] = st.kk;
+                kt__qpush(&wn->queue, wu->ready, u);
+            }
+        }
+        w->mark[t] = w->mark_base; /* after its successors' first look */
+        /* the tasks gone up to maxpos count as passed, their devices'
+           free times as the old run had them */
+        P = st.maxpos + 1;
+        while (st.nrem < w->nrpos && w->rpos[st.nrem] < P) {
+            int gone = wo->order[w->rpos[st.nrem++]];
+            if (wo->pos[gone] > wn->res_oldmax[wo->dev[gone]])
+                wn->res_oldmax[wo->dev[gone]] = wo->pos[gone];
+        }
+        /* the same tasks started as the old run's first P, but for the
+           ones gone, plus added ones: compare the states (at most as
+           often as a comparison costs) */
+        if (st.kk - st.new_started + st.nrem == P && st.kk >= st.next_check) {
+            if (kt__plan_sim_rejoined(w, &st, P, now, &d, &R)) {
+                int dk = st.kk - P;
+                if (w->on_rejoin) w->on_rejoin(w, &st, P, now);
+                if (R >= no) {
+                    kt__plan_sim_tail(w, &st, P, d);
+                    done = 1;
+                    break;
+                }
+                kt__plan_sim_copy(w, &st, P, R, d);
+                st.first = 0;
+                kt__plan_sim_requeue(w, &st, P, R, dk);
+                continue;
+            }
+            st.next_check = st.kk + (int)wn->nres + wn->queue.count +
+                            w->npartial + w->ncset;
+        }
     }
-    *kept = k0;
-    s = kt__sim_resume(&N->sim, k0, k1, KT__RUN_RESTORED, err);
-    if (s != KT_OK || wn->rejoin < 0) return s;
-    /* rejoined: the rest of the previous timeline, at the new indices and
-       positions */
-    for (k = wn->rejoin, i = wn->rejoin_kk; k < O->sim.ntask; k++, i++) {
-        int t = wo->order[k], u = kt__plan_sim_map(w, t, 0);
-        wn->order[i] = u;
-        wn->pos[u] = i;
-        wn->devprev[u] = wo->devprev[t] < 0
-                             ? -1 : kt__plan_sim_map(w, wo->devprev[t], 0);
+    if (wn->queue.nomem)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    if (!done && st.kk < n)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the task "
+                        "graph has a cycle (%d of %d tasks can run)", st.kk,
+                        n);
+    *kept = st.kept;
+    w->qpos_ok[1 - w->cur] = 1;
+    /* the step time: the latest end, first reached at top_at */
+    wn->simulated = 1;
+    N->sim.step_seconds = n ? st.top : 0;
+    N->sim.start = wn->start; /* complete: re-simulated or copied, moved */
+    N->sim.end = wn->end;
+    N->sim.ncritical = 0;
+    if (n == 0) return KT_OK;
+    return kt__sim_critical(&N->sim, wn->order[st.top_at], err);
+}
+
+/* A mark base no entry of w->mark or w->cmark holds (both cleared when it
+   wraps). */
+static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
+    if (++w->mark_base == 0) {
+        memset(w->mark, 0, sizeof(unsigned) * w->cap_nt);
+        memset(w->cmark, 0, sizeof(unsigned) * w->cap_nt);
+        w->mark_base = 1;
     }
-    *kept += O->sim.ntask - wn->rejoin;
-    return kt__sim_finish(&N->sim, k0, wn->rejoin_kk, err);
+}
+
+/* The rest of the proposal's task structs, and their roles and kinds:
+   those of the ops whose lists were kept, from the current graph's, their
+   lists moved (kt__plan_sim_splice left them out: the simulation reads
+   the workspace's arrays, and a rejected proposal never needs them). */
+static void kt__plan_sim_fill(struct kt__plan_sim_work *w) {
+    const kt_graph *g = w->c.g;
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    int64_t nd = w->c.nd, d;
+    int ntc = (int)(g->nop * nd), o, i;
+    if (!w->filled) {
+        memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
+        memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
+    }
+    for (o = 0; o < g->nop; o++) {
+        kt_sim_task *c = N->sim.task + o * nd, *b = N->sim.task + N->base[o];
+        int nb = N->base[o + 1] - N->base[o];
+        if (!w->filled && !w->lst[o]) {
+            int shift = N->seg[o] - O->seg[o];
+            kt__plan_sim_copy_op(w, o);
+            for (d = 0; d < nd; d++) c[d].pred_first += shift;
+            for (i = 0; i < nb; i++) b[i].pred_first += shift;
+        }
+    }
+    w->filled = 1;
+}
+
+/* The pending proposal's task structs completed (kept out of
+   kt_plan_sim_propose: a pass over all of them, which a rejected proposal
+   does not need; its start and end arrays are complete already). */
+static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
+    if (!w->pending || w->published) return;
+    kt__plan_sim_fill(w);
+    w->published = 1;
+}
+
+/* The proposal's simulation: its tick, the splice, the successor lists,
+   then the resumed run -- or, when the tick changes (every run time
+   rounds anew), a full run of the spliced graph. */
+static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
+                                     int *kept, kt_error *err) {
+    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    struct kt__sim_work *wn;
+    double tick;
+    int k0;
+    kt_status s;
+    if (!kt__plan_sim_layout(w)) goto nomem;
+    N->sim.ntask = N->base[w->c.g->nop];
+    N->sim.ndev = w->c.nd;
+    N->sim.nlink = w->c.links.n;
+    if ((s = kt__sim_reserve(&N->sim, err)) != KT_OK) return s;
+    wn = N->sim.work;
+    tick = kt__plan_sim_tick(w, wn);
+    if ((s = kt__plan_sim_splice(w, tick, err)) != KT_OK) return s;
+    w->published = 0;
+    if (tick != O->sim.tick) {
+        *kept = 0;
+        w->qpos_ok[1 - w->cur] = 0;
+        kt__plan_sim_fill(w); /* a full run reads every struct */
+        w->published = 1;
+        return kt__sim_full(&N->sim, err);
+    }
+    if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;
+    if (!kt__plan_sim_bounds(w, &k0) || !kt__plan_sim_gone(w)) goto nomem;
+    if (!w->qpos_ok[w->cur]) kt__plan_sim_qpos(w);
+    kt__plan_sim_epoch(w);
+    return kt__plan_sim_run(w, k0, kept, err);
 nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+void kt_plan_sim_timeline(kt_plan_sim *ps) {
+    if (ps->work) kt__plan_sim_publish(ps->work);
 }
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
@@ -4761,7 +5383,6 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     memcpy(np->split, next->split, sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
     kt__plan_sim_diff(w, g, ps->plan, np);
     if ((s = kt__plan_sim_stage(w, np, err)) != KT_OK ||
-        (s = kt__plan_sim_splice(w, err)) != KT_OK ||
         (s = kt__plan_sim_resume(w, &ps->kept, err)) != KT_OK)
         return s;
     w->pending = 1;

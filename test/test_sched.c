@@ -2391,6 +2391,126 @@ static int same_task_graph(const kt_sim *a, const kt_sim *b, const char *what,
     return ok && same_timeline(a, b, what, round);
 }
 
+/* White-box, for a proposal (kt_plan_sim_propose) against the from-scratch
+   run `b` of the same plan: the start order, positions and device
+   predecessors (the critical path follows them, and the next proposal
+   restores its state from them), the successor lists it spliced (against
+   those kt_sim_run derived, entry by entry and where the successors
+   waiting for the task alone end: laid out as a derivation writes them)
+   and the queue positions it keeps (qpos: how many tasks had
+   started when each became ready, recomputed from the positions). */
+static int same_proposal_state(const kt_plan_sim *ps, const kt_sim *b,
+                               const char *what, int round) {
+    const struct kt__plan_sim_work *w = ps->work;
+    const kt_sim *a = ps->proposed;
+    const struct kt__sim_work *wa = a->work, *wb = b->work;
+    const int *qpos = w->qpos[1 - w->cur];
+    int t, j, ok = w->qpos_ok[1 - w->cur] || ps->kept == 0;
+    for (t = 0; ok && t < a->ntask; t++) {
+        int at = 0;
+        if (wa->order[t] != wb->order[t] || wa->pos[t] != wb->pos[t] ||
+            wa->devprev[t] != wb->devprev[t]) {
+            printf("%s, proposal %d: task %d: position %d / %d, device "
+                   "predecessor %d / %d\n", what, round, t, wa->pos[t],
+                   wb->pos[t], wa->devprev[t], wb->devprev[t]);
+            ok = 0;
+            break;
+        }
+        if (wa->succ_first[t] != wb->succ_first[t] ||
+            wa->succ_first[t + 1] != wb->succ_first[t + 1] ||
+            wa->succ_sole[t] != wb->succ_sole[t]) {
+            printf("%s, proposal %d: task %d's successor list differs\n",
+                   what, round, t);
+            ok = 0;
+            break;
+        }
+        for (j = wa->succ_first[t]; ok && j < wa->succ_first[t + 1]; j++)
+            ok = wa->succ[j] == wb->succ[j];
+        if (!ok) {
+            printf("%s, proposal %d: task %d's successors differ\n", what,
+                   round, t);
+            break;
+        }
+        for (j = 0; j < a->task[t].npred; j++) {
+            int p = a->pred[a->task[t].pred_first + j];
+            if (wb->pos[p] + 1 > at) at = wb->pos[p] + 1;
+        }
+        if (w->qpos_ok[1 - w->cur] && qpos[t] != at) {
+            printf("%s, proposal %d: task %d ready after %d starts, kept "
+                   "%d\n", what, round, t, at, qpos[t]);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
+/* White-box, the rejoin test of a proposal's resumed run
+   (kt__plan_sim_rejoined): at every rejoin a run finds, each time it
+   compares must matter -- moved by one tick past what the shift allows,
+   a device's free time, a queued task's ready time, a waiting task's
+   partial ready time or the latest end before the restore point rules the
+   rejoin out.  (Random proposals alone seldom reach a state where only
+   one of them differs, so each is perturbed here.) */
+static int64_t rejoin_seen, rejoin_tried[4], rejoin_wrong, rejoin_wrong_at[5];
+
+static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                        int P, double tnew) {
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    double tick = w->tg[1 - w->cur].sim.tick, d, keep;
+    int R, i, u;
+    int64_t r;
+    kt__qiter it = {0, 0, 0};
+    rejoin_seen++;
+    if (!kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
+    /* a device or link busy after the present */
+    for (r = 0; r < wn->nres; r++)
+        if (wn->free_at[r] > tnew) {
+            keep = wn->free_at[r];
+            wn->free_at[r] += tick;
+            rejoin_tried[0]++;
+            if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[0]++;
+            wn->free_at[r] = keep;
+            break;
+        }
+    /* a task waiting for some predecessors */
+    for (i = 0; i < w->npartial; i++) {
+        u = w->partial[i];
+        if (w->cmark[u] == w->mark_base) continue;
+        keep = wn->wait[u].ready;
+        wn->wait[u].ready = (keep > tnew ? keep : tnew) + tick;
+        if (wn->wait[u].ready == kt__plan_sim_old_ready(w, u, 1) + d)
+            wn->wait[u].ready += tick;
+        rejoin_tried[1]++;
+        if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[1]++;
+        wn->wait[u].ready = keep;
+        break;
+    }
+    /* the latest end before the restore point, after the present (when
+       those are old times, a zero shift lets them be) */
+    if (!st->first || d != 0) {
+        double keep_old = st->emax_old;
+        keep = st->emax_new;
+        st->emax_new = st->emax_old = (tnew > tnew - d ? tnew : tnew - d) + tick;
+        rejoin_tried[2]++;
+        if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[2]++;
+        st->emax_new = keep;
+        st->emax_old = keep_old;
+    }
+    /* a queued task later than the shift allows (the queue is rebuilt or
+       dropped after the rejoin, so the extra entry stays) */
+    {
+        double ready;
+        if (kt__qnext(&wn->queue, &it, &u, &ready)) {
+            double x = ready > tnew ? ready : tnew;
+            x += tick;
+            if (x == kt__plan_sim_old_ready(w, u, 0) + d) x += tick;
+            kt__qpush(&wn->queue, x, u);
+            rejoin_tried[3]++;
+            if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[3]++;
+        }
+    }
+}
+
 /* The incremental task graph (kt_plan_sim) against lowering, building and
    simulating every plan from scratch: MCMC-style proposals -- a random
    op's random configuration, a random tensor's random tiling, and now and
@@ -2430,6 +2550,7 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     CHECKF(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK, "%s",
            err.message);
     CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    ps.work->on_rejoin = rejoin_hook;
     cur_step = ps.current->step_seconds;
     for (i = 0; i < proposals && ok; i++) {
         kt_program prog;
@@ -2451,7 +2572,11 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
         CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
         CHECK(kt_sim_run(&ref, &err) == KT_OK);
-        ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i);
+        /* the step time at once, the task structs' times on request */
+        CHECK(ps.proposed && ps.proposed->step_seconds == ref.step_seconds);
+        kt_plan_sim_timeline(&ps);
+        ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i) &&
+             same_proposal_state(&ps, &ref, what, i);
         CHECKF(ok, "%s, proposal %d", what, i);
         CHECK(ps.current->step_seconds == cur_step);
         *kept += ps.kept;
@@ -2513,6 +2638,15 @@ static void test_plan_sim(void) {
                        KT_STRATEGY_DP, n, 16, &kept, &total);
     printf("plan sim: the delta simulations kept %.1f%% of the previous "
            "timelines\n", total ? 100.0 * (double)kept / (double)total : 0.0);
+    printf("plan sim: %lld rejoins; perturbed free times %lld, partial ready "
+           "times %lld, ends before the restore point %lld, queued ready "
+           "times %lld; wrongly accepted %lld\n", (long long)rejoin_seen,
+           (long long)rejoin_tried[0], (long long)rejoin_tried[1],
+           (long long)rejoin_tried[2], (long long)rejoin_tried[3],
+           (long long)rejoin_wrong);
+    CHECKF(rejoin_wrong == 0, "%lld %lld %lld %lld %lld", (long long)rejoin_wrong_at[0], (long long)rejoin_wrong_at[1], (long long)rejoin_wrong_at[2], (long long)rejoin_wrong_at[3], (long long)rejoin_wrong_at[4]);
+    CHECK(rejoin_tried[0] > 0 && rejoin_tried[1] > 0 && rejoin_tried[2] > 0 &&
+          rejoin_tried[3] > 0);
     /* errors: other factors, a plan for another graph */
     CHECK(kt_zoo_build("mlp:layers=2,hidden=16,batch=8", &g, &err) == KT_OK);
     CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
