@@ -426,8 +426,8 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
 /* Completes the last proposal's task structs in ps->proposed
    (kt_plan_sim_propose leaves them: a pass over all tasks that MCMC,
-   reading only the step time, does not need).  Its ntask, pred, start
-   and end, step time, busy times and critical path are set by
+   reading only the step time, does not need).  Its ntask, start and end,
+   step time, busy times and critical path are set by
    kt_plan_sim_propose. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
 /* The last proposal becomes the current plan (no-op when none), its task
@@ -2155,7 +2155,7 @@ static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o, kt_transfer *x,
                         int nx, int at) {
     int i, n = at;
     if (!kt__tg_reserve(tg, (size_t)(at + nx) + 1, 1)) return -1;
-    qsort(x, (size_t)nx, sizeof *x, kt__cmp_xfer);
+    if (nx > 1) qsort(x, (size_t)nx, sizeof *x, kt__cmp_xfer);
     for (i = 0; i < nx; i++) {
         int lv = kt_topology_level(c->t, x[i].src, x[i].dst);
         if (i == 0 || kt__cmp_xfer(&x[i], &x[i - 1]) != 0) {
@@ -2779,6 +2779,7 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     if (n1 > w->cap_n) {
         size_t c = w->cap_n, need = n1 + 1;
         void *np;
+        s->start = s->end = NULL; /* the arrays move */
 #define KT__GROW(field, type)                                               \
     (c = w->cap_n,                                                          \
      (np = kt__sim_grow(w->field, &c, need, sizeof(type))) != NULL          \
@@ -2828,7 +2829,11 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     size_t e = 0, ne_old;
     double guess, per_s, *busy = s->busy;
     int64_t ndev = s->ndev;
-    kt_status st = kt__sim_reserve(s, err);
+    kt_status st;
+    /* the previous timeline is gone (its arrays may move): start and end
+       come back when this run ends, and stay NULL when it fails */
+    s->start = s->end = NULL;
+    st = kt__sim_reserve(s, err);
     if (st != KT_OK) return st;
     w = s->work;
     same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
@@ -4073,7 +4078,7 @@ struct kt__plan_sim_work {
     unsigned char *blk;    /* per op: its block changed                    */
     unsigned char *lst;    /* per op: its predecessor lists are rebuilt    */
     int *chg, nchg;        /* the ops whose block changed, ascending       */
-    int *old_end, *new_end;/* per changed op: its block's end, old and new */
+    int *old_end;          /* per changed op: its block's old end         */
     kt__tg stage;          /* the changed ops' new blocks, back to back    */
     int *stage_first;      /* nchg + 1: where each one starts in stage     */
     double *csec;          /* nchg * nd: new compute times                 */
@@ -4104,7 +4109,6 @@ struct kt__plan_sim_work {
                               predecessor: count, cursor, who has some     */
     size_t cap_nt;
     int filled;            /* the proposal's task structs are complete    */
-    int published;         /*   and hold its times                        */
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
     void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
@@ -4129,7 +4133,6 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->lst);
     KT_FREE(w->chg);
     KT_FREE(w->old_end);
-    KT_FREE(w->new_end);
     KT_FREE(w->stage_first);
     KT_FREE(w->csec);
     KT_FREE(w->xs.x);
@@ -4249,11 +4252,10 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     w->lst = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
     w->chg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     w->old_end = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    w->new_end = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     w->stage_first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
     w->stage.base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     if (!w->spl || !w->blk || !w->lst || !w->chg || !w->old_end ||
-        !w->new_end || !w->stage_first || !w->stage.base)
+        !w->stage_first || !w->stage.base)
         goto nomem;
     for (i = 0; i < 2; i++) {
         if ((s = kt__plan_copy(&w->plan[i], p, g, err)) != KT_OK) {
@@ -4412,7 +4414,6 @@ static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
         if (k < w->nchg && w->chg[k] == o) {
             n += w->stage_first[k + 1] - w->stage_first[k];
             w->old_end[k] = O->base[o + 1];
-            w->new_end[k] = n;
             k++;
         } else {
             n += O->base[o + 1] - O->base[o];
@@ -4537,7 +4538,7 @@ static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
    what the simulator needs of every task (kt__sim_prepare's work for a
    graph from outside, here taken from the current graph's for the tasks
    kept with their lists): resources, ranges, run times in ticks of
-   `tick`, and the busy times.  Of the task structs (72 bytes: 32 MB on
+   `tick`, and the busy times.  Of the task structs (56 bytes: 25 MB on
    64 devices) only those the rebuilt lists need are copied here -- the
    rebuilt ops' and the blocks their lists read (of the op, the producers
    of its inputs and, in place, the readers of its output); the others
@@ -5169,9 +5170,9 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
    from the old run's state after k0 starts, copying the old timeline,
    moved, wherever the run has rejoined it up to a constant
    (kt__plan_sim_rejoined) until the next change, to the end.  Exactly
-   kt_sim_run's timeline, step time and critical path; the tasks' start
-   and end stay in the workspace until kt__plan_sim_publish.  *kept: the
-   old timeline's starts copied. */
+   kt_sim_run's timeline, step time and critical path (start and end in
+   the workspace's arrays, which the proposal's kt_sim points at).  *kept:
+   the old timeline's starts copied. */
 static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                                   int *kept, kt_error *err) {
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
@@ -5247,7 +5248,10 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
             if (kt__plan_sim_rejoined(w, &st, P, now, &d, &R)) {
                 int dk = st.kk - P;
                 if (w->on_rejoin) w->on_rejoin(w, &st, P, now);
-                if (R >= no) {
+                /* the tail only when every added task has started (one
+                   waiting for the old timeline's last task is still to
+                   come at R == no: copy up to there and run it) */
+                if (R >= no && st.new_started == n - no + w->nrpos) {
                     kt__plan_sim_tail(w, &st, P, d);
                     done = 1;
                     break;
@@ -5298,14 +5302,13 @@ static void kt__plan_sim_fill(struct kt__plan_sim_work *w) {
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     int64_t nd = w->c.nd, d;
     int ntc = (int)(g->nop * nd), o, i;
-    if (!w->filled) {
-        memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
-        memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
-    }
+    if (w->filled) return;
+    memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
+    memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
     for (o = 0; o < g->nop; o++) {
         kt_sim_task *c = N->sim.task + o * nd, *b = N->sim.task + N->base[o];
         int nb = N->base[o + 1] - N->base[o];
-        if (!w->filled && !w->lst[o]) {
+        if (!w->lst[o]) {
             int shift = N->seg[o] - O->seg[o];
             kt__plan_sim_copy_op(w, o);
             for (d = 0; d < nd; d++) c[d].pred_first += shift;
@@ -5319,9 +5322,7 @@ static void kt__plan_sim_fill(struct kt__plan_sim_work *w) {
    kt_plan_sim_propose: a pass over all of them, which a rejected proposal
    does not need; its start and end arrays are complete already). */
 static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
-    if (!w->pending || w->published) return;
-    kt__plan_sim_fill(w);
-    w->published = 1;
+    if (w->pending) kt__plan_sim_fill(w);
 }
 
 /* The proposal's simulation: its tick, the splice, the successor lists,
@@ -5342,12 +5343,10 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     wn = N->sim.work;
     tick = kt__plan_sim_tick(w, wn);
     if ((s = kt__plan_sim_splice(w, tick, err)) != KT_OK) return s;
-    w->published = 0;
     if (tick != O->sim.tick) {
         *kept = 0;
         w->qpos_ok[1 - w->cur] = 0;
         kt__plan_sim_fill(w); /* a full run reads every struct */
-        w->published = 1;
         return kt__sim_full(&N->sim, err);
     }
     if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;

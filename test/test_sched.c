@@ -1271,6 +1271,15 @@ static void test_simulation(void) {
         CHECK(kt_sim_run(&sim, &err) == KT_OK);
         CHECK(sim.start != NULL && sim.start[last] == s0 &&
               sim.end[last] == e0 && sim.step_seconds == step_fast);
+        /* a run that fails leaves no timeline to read (its arrays may
+           have moved, or hold half of another run) */
+        sim.task[last].seconds = -1;
+        CHECK(kt_sim_run(&sim, &err) != KT_OK);
+        CHECK(sim.start == NULL && sim.end == NULL);
+        sim.task[last].seconds = e0 - s0;
+        CHECK(kt_sim_run(&sim, &err) == KT_OK);
+        CHECK(sim.start != NULL && sim.start[last] == s0 &&
+              sim.end[last] == e0 && sim.step_seconds == step_fast);
     }
     CHECK(kt_sim_build(g, &p, &prog, &slow, &sim2, &err) == KT_OK);
     CHECK(kt_sim_run(&sim2, &err) == KT_OK);
@@ -2572,8 +2581,14 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
         CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
         CHECK(kt_sim_run(&ref, &err) == KT_OK);
-        /* the step time at once, the task structs' times on request */
+        /* the step time, start and end at once, the task structs on
+           request */
         CHECK(ps.proposed && ps.proposed->step_seconds == ref.step_seconds);
+        CHECK(ps.proposed && ps.proposed->ntask == ref.ntask &&
+              memcmp(ps.proposed->start, ref.start,
+                     sizeof(double) * (size_t)ref.ntask) == 0 &&
+              memcmp(ps.proposed->end, ref.end,
+                     sizeof(double) * (size_t)ref.ntask) == 0);
         kt_plan_sim_timeline(&ps);
         ok = ps.proposed && same_task_graph(ps.proposed, &ref, what, i) &&
              same_proposal_state(&ps, &ref, what, i);
@@ -2584,7 +2599,8 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         if (rnd(&seed, 0, 2) == 0) {
             kt_plan_sim_accept(&ps);
             CHECK(ps.proposed == NULL &&
-                  ps.current->step_seconds == ref.step_seconds);
+                  ps.current->step_seconds == ref.step_seconds &&
+                  same_task_graph(ps.current, &ref, what, i));
             cur_step = ps.current->step_seconds;
             accepted++;
         }
@@ -2603,6 +2619,65 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     kt_graph_destroy(g);
 }
 
+/* Review regression: a proposal whose only change adds transfers at the
+   very end of the step (the output conversion of a chain's last tensor,
+   read by nobody), on a machine whose slow device finishes last.  The
+   resumed run rejoins the old timeline before its last task, and the
+   next change it could show is past the old timeline's end -- while an
+   added transfer, waiting for that last task, has still to start: the
+   rest of the old timeline is copied, and the run goes on to start it. */
+static void test_plan_sim_sink(void) {
+    char text[4096];
+    size_t n = 0;
+    int i, ok;
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p, next;
+    kt_search_options so;
+    kt_plan_sim ps;
+    kt_program prog;
+    kt_sim ref;
+    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
+    for (i = 1; i <= 40; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    CHECKF(kt_graph_parse(g, text, n, &err) == KT_OK, "%s", err.message);
+    CHECKF(kt_topology_parse_text("kind fast flops 989T membw 4.8T\n"
+                                  "kind slow flops 1T membw 10G\n"
+                                  "devices 0-2 fast\ndevices 3 slow\n"
+                                  "level 4 100G\n", "sink", &t, &err) ==
+               KT_OK, "%s", err.message);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 4;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
+    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    next.tiling[g->ntensor - 1].cut[0] = 1; /* the last tensor by columns */
+    CHECKF(kt_plan_sim_propose(&ps, &next, &err) == KT_OK, "%s", err.message);
+    CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
+    CHECK(kt_sim_run(&ref, &err) == KT_OK);
+    CHECK(ps.proposed->ntask > ps.current->ntask); /* transfers added */
+    CHECKF(ps.proposed->step_seconds == ref.step_seconds, "%.17g vs %.17g",
+           ps.proposed->step_seconds, ref.step_seconds);
+    kt_plan_sim_timeline(&ps);
+    ok = same_task_graph(ps.proposed, &ref, "sink", 0) &&
+         same_proposal_state(&ps, &ref, "sink", 0);
+    CHECK(ok);
+    kt_sim_free(&ref);
+    kt_program_free(&prog);
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 static void test_plan_sim(void) {
     int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer proposals */
     int n = quick ? 60 : 400;
@@ -2614,6 +2689,7 @@ static void test_plan_sim(void) {
     kt_topology t;
     kt_factors f;
     kt_search_options so;
+    test_plan_sim_sink();
     test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
                        "nodes:2x2:300G:25G", KT_STRATEGY_DATA, n, 11, &kept,
                        &total);
