@@ -323,8 +323,9 @@ typedef struct kt_sim {
     const double *start;  /* per task, when it starts and ends (s), after  */
     const double *end;    /*   kt_sim_run and kt_sim_timeline; owned by the
                              simulation state (freed by kt_sim_invalidate),
-                             NULL before the first run.  A kt_sim_delta
-                             leaves them stale until kt_sim_timeline.      */
+                             NULL before the first run and after a failed
+                             one.  A kt_sim_delta leaves them stale until
+                             kt_sim_timeline.                              */
     int ncritical;        /* the critical path, first task first           */
     int *critical;
     struct kt__sim_work *work; /* the last timeline and the successor lists,
