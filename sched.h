@@ -3356,6 +3356,27 @@ static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     }
 }
 
+/* Task t, taken from the queue ready at `ready`, starts as the k-th: when
+   its device is also free, on the device after the task before it there.
+   Returns its end.  (Shared by full runs and kt_plan_sim's runs; a delta
+   writes its times apart, kt__delta_run.) */
+static KT__HOT double kt__sim_start(struct kt__sim_work *w, int t,
+                                    double ready, int k) {
+    int d = w->dev[t];
+    double free_at = w->free_at[d];
+    /* (without a branch: ready or free first is a coin toss) */
+    double start = free_at > ready ? free_at : ready;
+    double end = start + w->sec[t];
+    w->start[t] = start;
+    w->end[t] = end;
+    w->devprev[t] = w->res_last[d];
+    w->free_at[d] = end;
+    w->res_last[d] = t;
+    w->order[k] = t;
+    w->pos[t] = k;
+    return end;
+}
+
 /* FlexFlow Algorithm 1 on a prepared task graph (kt__sim_prepare queued
    the tasks without predecessors): in order of readiness each task starts
    when its device (a compute device or a link) is free, so every device
@@ -3378,27 +3399,17 @@ static kt_status kt__sim_algorithm1(kt_sim *s, kt_error *err) {
         w->dl->critical_stale = 0;
     }
     while (w->queue.count > 0) {
-        double start, end, free_at;
-        int t, d;
+        double end;
+        int t;
         if (checkpoints && kk % KT__DBLOCK == 0 &&
             !kt__sim_checkpoint(w, kk / KT__DBLOCK, now))
             checkpoints = 0; /* out of memory: kt_sim_delta will say so */
-        t = kt__qpop(&w->queue, &start);
-        d = w->dev[t];
-        now = start;
-        free_at = w->free_at[d]; /* (without a branch: ready or free first */
-        start = free_at > start ? free_at : start; /* is a coin toss)    */
-        end = start + w->sec[t];
-        w->start[t] = start;
-        w->end[t] = end;
-        w->devprev[t] = w->res_last[d];
-        w->free_at[d] = end;
-        w->res_last[d] = t;
+        t = kt__qpop(&w->queue, &now);
+        end = kt__sim_start(w, t, now, kk);
         /* the step time so far, and the first position that ends then */
         latest_at = end > latest ? kk : latest_at;
         latest = end > latest ? end : latest;
-        w->order[kk] = t;
-        w->pos[t] = kk++;
+        kk++;
         kt__sim_release(w, t, end);
     }
     if (w->queue.nomem) {
@@ -5197,17 +5208,9 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     kt__plan_sim_copy(w, &st, -1, k0, 0);
     kt__plan_sim_requeue(w, &st, -1, k0, 0);
     while (wn->queue.count > 0) {
-        double start, end, d;
+        double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
-        start = wn->free_at[r1] > now ? wn->free_at[r1] : now;
-        end = start + wn->sec[t];
-        wn->start[t] = start;
-        wn->end[t] = end;
-        wn->devprev[t] = wn->res_last[r1];
-        wn->free_at[r1] = end;
-        wn->res_last[r1] = t;
-        wn->order[st.kk] = t;
-        wn->pos[t] = st.kk++;
+        end = kt__sim_start(wn, t, now, st.kk++);
         if (end > st.top) {
             st.top = end;
             st.top_at = st.kk - 1;
