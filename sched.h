@@ -4108,6 +4108,9 @@ struct kt__plan_sim_work {
                               when each task was ready to be queued (its
                               predecessors all started)                    */
     int qpos_ok[2];        /*   valid for that graph's timeline            */
+    int qwait[2];          /*   and the most starts a task of that graph
+                                waited in the queue (its position less its
+                                qpos): how far kt__plan_sim_requeue looks */
     unsigned *mark;        /* per new task: == mark_base when started     */
     unsigned *cmark;       /*   == mark_base when new or changed (cset)    */
     unsigned *wmark;       /*   == wait_base when its wait state is set up
@@ -4831,15 +4834,17 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
 static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
     const kt_sim *s = &w->tg[w->cur].sim;
     const struct kt__sim_work *wo = s->work;
-    int *q = w->qpos[w->cur], u, j;
+    int *q = w->qpos[w->cur], u, j, most = 0;
     for (u = 0; u < s->ntask; u++) {
         const int *pred = s->pred + wo->pred_first[u];
         int at = 0;
         for (j = 0; j < wo->npred[u]; j++)
             if (wo->pos[pred[j]] + 1 > at) at = wo->pos[pred[j]] + 1;
         q[u] = at;
+        if (wo->pos[u] - at > most) most = wo->pos[u] - at;
     }
     w->qpos_ok[w->cur] = 1;
+    w->qwait[w->cur] = most;
 }
 
 /* The resumed run's bookkeeping.  The run alternates: it simulates from a
@@ -4862,6 +4867,8 @@ struct kt__ps_run {
     int top_at;
     int kept;        /* old starts copied                                  */
     int next_check;
+    int qwait;       /* the most starts a task started so far waited in
+                        the queue (kt__plan_sim_work's qwait)             */
 };
 typedef struct kt__ps_run kt__ps_run;
 
@@ -4920,12 +4927,15 @@ static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
    first position at which a new or changed task still to start could
    start -- after its predecessors still to start (their old position + 1,
    or for a new or changed one its own bound), found as the least fixed
-   point from P up (every iterate is a valid bound).  n_old: none. */
-static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P) {
+   point from P up (every iterate is a valid bound).  n_old: none.  The
+   gone tasks' old positions before rpos[from] are all before P (the run
+   passes them in order). */
+static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
+                                    int from) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
     const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
     int R = w->tg[w->cur].sim.ntask, k, j, pass, changed;
-    for (k = 0; k < w->nrpos; k++)
+    for (k = from; k < w->nrpos; k++)
         if (w->rpos[k] >= P) {
             R = w->rpos[k];
             break;
@@ -5015,7 +5025,7 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
                               tnew, told, d))
             return 0;
     }
-    if ((*R = kt__plan_sim_next_change(w, P)) <= P) return 0;
+    if ((*R = kt__plan_sim_next_change(w, P, st->nrem)) <= P) return 0;
     *shift = d;
     return 1;
 }
@@ -5039,6 +5049,8 @@ static int kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
     wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
                                                : w->o2n[dp];
     if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
+    if (at - w->qpos[1 - w->cur][u] > st->qwait)
+        st->qwait = at - w->qpos[1 - w->cur][u];
     if (e > st->top || (e == st->top && at < st->top_at)) {
         st->top = e;
         st->top_at = at;
@@ -5113,7 +5125,12 @@ static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
    and not started, qpos <= R <= pos: ready after P, they move with the
    copy) and the new or changed tasks ready; every other task's wait state
    is set up when a predecessor next starts (kt__plan_sim_wait).  The
-   tasks started so far are the restore point's `emax`. */
+   tasks started so far are the restore point's `emax`.  A task of the old
+   queue at R started at most qwait positions after R (no task waited
+   longer), so only old positions R .. R + qwait are looked at, not every
+   task: a proposal restores once per jump, and a pass over all tasks per
+   restore made the restores O(jumps x tasks).  (The queue orders its
+   tasks by ready time and index whatever order they come in.) */
 static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
                                  int P, int R, int dk) {
     const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
@@ -5121,7 +5138,8 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     struct kt__sim_work *wn = N->sim.work;
     const int *qo = w->qpos[w->cur];
     int *qn = w->qpos[1 - w->cur];
-    int no = O->sim.ntask, t, k;
+    int no = O->sim.ntask, t, k, hi = no;
+    if (R + w->qwait[w->cur] < no) hi = R + w->qwait[w->cur] + 1;
     if (++w->wait_base == 0) { /* wrapped: clear the stamps */
         memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
         w->wait_base = 1;
@@ -5133,13 +5151,13 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     for (k = 0; k < w->ncset; k++)
         if (w->mark[w->cset[k]] != w->mark_base)
             kt__plan_sim_wait(w, w->cset[k]);
-    for (t = 0; t < no; t++) {
-        int u = w->o2n[t], j;
+    for (k = R < 0 ? 0 : R; k < hi; k++) {
+        int u, j;
         const int *pred;
         kt__wait *wt;
-        if (qo[t] > R || wo->pos[t] < R || u < 0 ||
-            w->cmark[u] == w->mark_base)
-            continue;
+        t = wo->order[k];
+        u = w->o2n[t];
+        if (qo[t] > R || u < 0 || w->cmark[u] == w->mark_base) continue;
         wt = &wn->wait[u];
         pred = N->sim.pred + wn->pred_first[u];
         wt->ready = 0;
@@ -5211,6 +5229,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
         end = kt__sim_start(wn, t, now, st.kk++);
+        if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
             st.top = end;
             st.top_at = st.kk - 1;
@@ -5277,6 +5296,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                         n);
     *kept = st.kept;
     w->qpos_ok[1 - w->cur] = 1;
+    w->qwait[1 - w->cur] = st.qwait;
     /* the step time: the latest end, first reached at top_at */
     wn->simulated = 1;
     N->sim.step_seconds = n ? st.top : 0;
