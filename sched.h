@@ -405,9 +405,12 @@ void kt_sim_free(kt_sim *s);
    numbering of the links (a test checks task by task): ntask, pred,
    start and end, step time, busy times and critical path at once; the
    task structs (copying the unchanged ones is 25 MB on wresnet-152 over
-   64 devices) after kt_plan_sim_timeline or kt_plan_sim_accept -- MCMC
-   reads only the step time, and most proposals are dropped.  g and t must outlive it; `current` and
-   `proposed` are read-only. */
+   64 devices) after kt_plan_sim_timeline -- MCMC reads only the step
+   time.  The task structs of `current` too are complete only after
+   kt_plan_sim_init and kt_plan_sim_timeline: accepting a proposal writes
+   none of them (the current graph's are kept op by op apart, so that an
+   accept costs what the proposal changed).  g and t must outlive it;
+   `current` and `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
     const kt_sim *proposed; /* the last proposal's; NULL when none pending */
@@ -425,14 +428,16 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* Completes the last proposal's task structs in ps->proposed
-   (kt_plan_sim_propose leaves them: a pass over all tasks that MCMC,
-   reading only the step time, does not need).  Its ntask, start and end,
-   step time, busy times and critical path are set by
-   kt_plan_sim_propose. */
+/* Completes the task structs of the last proposal (ps->proposed, when one
+   is pending) and of the current plan (ps->current, when a proposal was
+   accepted since they were last completed): kt_plan_sim_propose and
+   kt_plan_sim_accept leave them, a pass over all tasks that MCMC, reading
+   only step times, does not need.  ntask, pred, start and end, step time,
+   busy times and critical path are set by kt_plan_sim_propose. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
-/* The last proposal becomes the current plan (no-op when none), its task
-   structs completed. */
+/* The last proposal becomes the current plan (no-op when none); its task
+   structs are completed by kt_plan_sim_timeline, as they were or not
+   before.  Costs what the proposal changed, not a pass over the tasks. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -4079,6 +4084,20 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
 
 struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
 
+/* One op's task structs in the current plan's task graph, kept apart from
+   any numbering of the tasks: its compute tasks, then its block, each
+   predecessor range relative to the op's first predecessor entry (seg),
+   and the block tasks' roles and kinds.  Where a proposal's splice and
+   tick read the current graph's structs, they read these; the structs of
+   a kt_sim are written from them only when asked for (kt__plan_sim_fill),
+   so that accepting a proposal costs what it changed, not a pass over
+   every task (25 MB of structs on wresnet-152 over 64 devices). */
+typedef struct kt__op_tasks {
+    kt_sim_task *task; /* nd + nblk                                       */
+    int *role, *kind;  /* nblk                                            */
+    int nblk, cap;     /* block tasks; room for cap - nd of them          */
+} kt__op_tasks;
+
 struct kt__plan_sim_work {
     kt__tgctx c;
     kt__tg tg[2];          /* the current plan's and the proposal's        */
@@ -4123,7 +4142,11 @@ struct kt__plan_sim_work {
     int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
                               predecessor: count, cursor, who has some     */
     size_t cap_nt;
-    int filled;            /* the proposal's task structs are complete    */
+    kt__op_tasks *store;   /* per op: the current graph's task structs    */
+    int nstore;            /*   (ops)                                      */
+    int filled[2];         /* per task graph: its task structs are complete
+                              (else only those of the ops whose lists its
+                              splice rebuilt, and the rest in the store)  */
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
     void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
@@ -4139,6 +4162,13 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
         kt_plan_free(&w->plan[i]);
     }
     kt__tg_free(&w->stage);
+    if (w->store)
+        for (i = 0; i < w->nstore; i++) {
+            KT_FREE(w->store[i].task);
+            KT_FREE(w->store[i].role);
+            KT_FREE(w->store[i].kind);
+        }
+    KT_FREE(w->store);
     KT_FREE(w->dep_first);
     KT_FREE(w->dep_op);
     KT_FREE(w->tch_first);
@@ -4244,6 +4274,44 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
     return 1;
 }
 
+/* Room in the store for op o's structs with a block of nblk tasks.  0: out
+   of memory. */
+static int kt__plan_sim_store_room(struct kt__plan_sim_work *w, int o,
+                                   int nblk) {
+    kt__op_tasks *ot = &w->store[o];
+    size_t need = (size_t)(w->c.nd + nblk) + 1, c;
+    void *np;
+    if (need <= (size_t)ot->cap && ot->task) return 1;
+    c = (size_t)ot->cap;
+    if (!(np = kt__sim_grow(ot->task, &c, need, sizeof(kt_sim_task))))
+        return 0;
+    ot->task = (kt_sim_task *)np;
+    c = (size_t)ot->cap;
+    if (!(np = kt__sim_grow(ot->role, &c, need, sizeof(int)))) return 0;
+    ot->role = (int *)np;
+    c = (size_t)ot->cap;
+    if (!(np = kt__sim_grow(ot->kind, &c, need, sizeof(int)))) return 0;
+    ot->kind = (int *)np;
+    ot->cap = (int)c;
+    return 1;
+}
+
+/* Op o's structs, roles and kinds from task graph X into the store (room
+   made before), their predecessor ranges made relative to X's seg[o]. */
+static void kt__plan_sim_store_op(struct kt__plan_sim_work *w, const kt__tg *X,
+                                  int o) {
+    kt__op_tasks *ot = &w->store[o];
+    int64_t nd = w->c.nd;
+    int nb = X->base[o + 1] - X->base[o], i;
+    memcpy(ot->task, X->sim.task + o * nd, sizeof(kt_sim_task) * (size_t)nd);
+    memcpy(ot->task + nd, X->sim.task + X->base[o],
+           sizeof(kt_sim_task) * (size_t)nb);
+    memcpy(ot->role, X->role + X->base[o], sizeof(int) * (size_t)nb);
+    memcpy(ot->kind, X->kind + X->base[o], sizeof(int) * (size_t)nb);
+    for (i = 0; i < nd + nb; i++) ot->task[i].pred_first -= X->seg[o];
+    ot->nblk = nb;
+}
+
 kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, kt_plan_sim *ps,
                            kt_error *err) {
@@ -4291,23 +4359,41 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
         return s;
     }
     kt_program_free(&prog);
+    w->store = (kt__op_tasks *)kt__calloc((size_t)g->nop + 1,
+                                          sizeof(kt__op_tasks));
+    if (!w->store) goto nomem_late;
+    w->nstore = g->nop;
+    for (i = 0; i < g->nop; i++) {
+        if (!kt__plan_sim_store_room(w, i, w->tg[0].base[i + 1] -
+                                               w->tg[0].base[i]))
+            goto nomem_late;
+        kt__plan_sim_store_op(w, &w->tg[0], i);
+    }
+    w->filled[0] = 1;
     ps->current = &w->tg[0].sim;
     ps->plan = &w->plan[0];
     kt__ok(err);
     return KT_OK;
 nomem:
     kt_program_free(&prog);
+nomem_late:
     kt_plan_sim_free(ps);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
                     "graph");
 }
 
-static void kt__plan_sim_publish(struct kt__plan_sim_work *w);
-
+/* Accepting: the store takes the structs of the ops whose lists the
+   proposal rebuilt (those of every changed block among them; the
+   proposal's graph has them complete, and kt__plan_sim_reserve made the
+   room), and the proposal's graph becomes the current one.  The other
+   ops' structs are the same but for their numbering: nothing else is
+   written, whatever the size of the graph. */
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
+    int o;
     if (!w || !w->pending) return;
-    kt__plan_sim_publish(w);
+    for (o = 0; o < w->c.g->nop; o++)
+        if (w->lst[o]) kt__plan_sim_store_op(w, &w->tg[1 - w->cur], o);
     w->cur = 1 - w->cur;
     w->pending = 0;
     ps->current = &w->tg[w->cur].sim;
@@ -4380,6 +4466,12 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
             }
     }
     w->stage_first[w->nchg] = n;
+    /* room for the new blocks in the store, should the proposal be
+       accepted (which then cannot fail) */
+    for (k = 0; k < w->nchg; k++)
+        if (!kt__plan_sim_store_room(w, w->chg[k], w->stage_first[k + 1] -
+                                                       w->stage_first[k]))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     return KT_OK;
 }
 
@@ -4465,20 +4557,20 @@ static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
    count. */
 static double kt__plan_sim_tick(struct kt__plan_sim_work *w,
                                 struct kt__sim_work *wn) {
-    const kt__tg *O = &w->tg[w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     int64_t nd = w->c.nd, d;
     int k, i;
     memcpy(wn->tick_hist, wo->tick_hist, sizeof wn->tick_hist);
     for (k = 0; k < w->nchg; k++) {
         int o = w->chg[k];
-        for (i = O->base[o]; i < w->old_end[k]; i++)
-            kt__sim_count(wn, O->sim.task[i].seconds, -1);
+        const kt_sim_task *ot = w->store[o].task; /* O's structs of op o */
+        for (i = 0; i < w->store[o].nblk; i++)
+            kt__sim_count(wn, ot[nd + i].seconds, -1);
         for (i = w->stage_first[k]; i < w->stage_first[k + 1]; i++)
             kt__sim_count(wn, w->stage.sim.task[i].seconds, 1);
         if (w->spl[o])
             for (d = 0; d < nd; d++) {
-                kt__sim_count(wn, O->sim.task[o * nd + d].seconds, -1);
+                kt__sim_count(wn, ot[d].seconds, -1);
                 kt__sim_count(wn, w->csec[k * nd + d], 1);
             }
     }
@@ -4517,14 +4609,17 @@ static void kt__plan_sim_keep(const struct kt__sim_work *wo,
 
 /* Op o's tasks into the proposal's graph: its compute tasks (new run
    times when its strategy changed) and its block, the new one from the
-   stage when it changed. */
+   stage when it changed, the others from the store -- with their
+   predecessor ranges relative to the op's first entry (the lists being
+   rebuilt set them; kt__plan_sim_fill moves the others). */
 static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    const kt__tg *from = O;
+    kt__tg *N = &w->tg[1 - w->cur];
+    const kt__op_tasks *ot = &w->store[o];
+    const kt_sim_task *from = ot->task + w->c.nd;
+    const int *role = ot->role, *kind = ot->kind;
     int64_t nd = w->c.nd, d;
-    int lo = O->base[o], len = O->base[o + 1] - O->base[o], k;
-    memcpy(N->sim.task + o * nd, O->sim.task + o * nd,
-           sizeof(kt_sim_task) * (size_t)nd);
+    int len = ot->nblk, k;
+    memcpy(N->sim.task + o * nd, ot->task, sizeof(kt_sim_task) * (size_t)nd);
     if (w->blk[o]) {
         int a = 0, b = w->nchg; /* o's place among the changed ops */
         while (a < b) {
@@ -4533,18 +4628,18 @@ static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
             else b = k;
         }
         k = a;
-        from = &w->stage;
-        lo = w->stage_first[k];
-        len = w->stage_first[k + 1] - lo;
+        from = w->stage.sim.task + w->stage_first[k];
+        role = w->stage.role + w->stage_first[k];
+        kind = w->stage.kind + w->stage_first[k];
+        len = w->stage_first[k + 1] - w->stage_first[k];
         if (w->spl[o])
             for (d = 0; d < nd; d++)
                 N->sim.task[o * nd + d].seconds = w->csec[k * nd + d];
     }
     if (len == 0) return;
-    memcpy(N->sim.task + N->base[o], from->sim.task + lo,
-           sizeof(kt_sim_task) * (size_t)len);
-    memcpy(N->role + N->base[o], from->role + lo, sizeof(int) * (size_t)len);
-    memcpy(N->kind + N->base[o], from->kind + lo, sizeof(int) * (size_t)len);
+    memcpy(N->sim.task + N->base[o], from, sizeof(kt_sim_task) * (size_t)len);
+    memcpy(N->role + N->base[o], role, sizeof(int) * (size_t)len);
+    memcpy(N->kind + N->base[o], kind, sizeof(int) * (size_t)len);
 }
 
 /* The proposal's task graph in w->tg[1 - cur]: the current one with the
@@ -4569,7 +4664,7 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
     double per_s = kt__sim_per_tick(tick);
     if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
         goto nomem;
-    w->filled = 0;
+    w->filled[1 - w->cur] = 0;
     for (o = 0; o < g->nop; o++) {
         const kt_op *op = &g->op[o];
         if (!w->lst[o]) continue;
@@ -4735,12 +4830,12 @@ static kt_status kt__plan_sim_succ(struct kt__plan_sim_work *w,
 static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
                                    int t) {
     const kt_sim *os = &w->tg[w->cur].sim, *ns = &w->tg[1 - w->cur].sim;
-    const kt_sim_task *a = &os->task[t], *b = &ns->task[u];
+    const struct kt__sim_work *wo = os->work, *wn = ns->work;
+    const int *a = os->pred + wo->pred_first[t], *b = ns->pred + wn->pred_first[u];
     int j;
-    if (a->npred != b->npred) return 0;
-    for (j = 0; j < a->npred; j++)
-        if (w->o2n[os->pred[a->pred_first + j]] != ns->pred[b->pred_first + j])
-            return 0;
+    if (wo->npred[t] != wn->npred[u]) return 0;
+    for (j = 0; j < wn->npred[u]; j++)
+        if (w->o2n[a[j]] != b[j]) return 0;
     return 1;
 }
 
@@ -4784,7 +4879,7 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
         w->cset = (int *)np;
         for (d = 0; d < nd; d++) {
             int u = (int)(o * nd + d);
-            if (N->sim.task[u].seconds != O->sim.task[u].seconds ||
+            if (N->sim.task[u].seconds != w->store[o].task[d].seconds ||
                 !kt__plan_sim_same_preds(w, u, u))
                 w->cset[w->ncset++] = u;
         }
@@ -5317,36 +5412,36 @@ static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
     }
 }
 
-/* The rest of the proposal's task structs, and their roles and kinds:
-   those of the ops whose lists were kept, from the current graph's, their
-   lists moved (kt__plan_sim_splice left them out: the simulation reads
-   the workspace's arrays, and a rejected proposal never needs them). */
-static void kt__plan_sim_fill(struct kt__plan_sim_work *w) {
+/* The rest of task graph X's structs (X: 0 or 1), roles and kinds, from
+   the store, their predecessor ranges moved to X's numbering -- for the
+   current graph all of them, for a proposal's those of the ops whose
+   lists its splice kept (the store has the current graph's, which differ
+   from the proposal's there only in where they lie).  Kept out of
+   kt_plan_sim_propose and kt_plan_sim_accept: a pass over every task,
+   which MCMC, reading only step times, never needs. */
+static void kt__plan_sim_fill(struct kt__plan_sim_work *w, int x,
+                              int skip_rebuilt) {
     const kt_graph *g = w->c.g;
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    kt__tg *X = &w->tg[x];
     int64_t nd = w->c.nd, d;
-    int ntc = (int)(g->nop * nd), o, i;
-    if (w->filled) return;
-    memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
-    memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
+    int o, i;
+    if (w->filled[x]) return;
     for (o = 0; o < g->nop; o++) {
-        kt_sim_task *c = N->sim.task + o * nd, *b = N->sim.task + N->base[o];
-        int nb = N->base[o + 1] - N->base[o];
-        if (!w->lst[o]) {
-            int shift = N->seg[o] - O->seg[o];
-            kt__plan_sim_copy_op(w, o);
-            for (d = 0; d < nd; d++) c[d].pred_first += shift;
-            for (i = 0; i < nb; i++) b[i].pred_first += shift;
+        const kt__op_tasks *ot = &w->store[o];
+        kt_sim_task *c = X->sim.task + o * nd, *b = X->sim.task + X->base[o];
+        int nb = ot->nblk;
+        if (skip_rebuilt && w->lst[o]) continue; /* complete already */
+        memcpy(c, ot->task, sizeof(kt_sim_task) * (size_t)nd);
+        memcpy(b, ot->task + nd, sizeof(kt_sim_task) * (size_t)nb);
+        memcpy(X->role + X->base[o], ot->role, sizeof(int) * (size_t)nb);
+        memcpy(X->kind + X->base[o], ot->kind, sizeof(int) * (size_t)nb);
+        for (d = 0; d < nd; d++) {
+            c[d].pred_first += X->seg[o];
+            X->role[o * nd + d] = X->kind[o * nd + d] = -1;
         }
+        for (i = 0; i < nb; i++) b[i].pred_first += X->seg[o];
     }
-    w->filled = 1;
-}
-
-/* The pending proposal's task structs completed (kept out of
-   kt_plan_sim_propose: a pass over all of them, which a rejected proposal
-   does not need; its start and end arrays are complete already). */
-static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
-    if (w->pending) kt__plan_sim_fill(w);
+    w->filled[x] = 1;
 }
 
 /* The proposal's simulation: its tick, the splice, the successor lists,
@@ -5370,7 +5465,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     if (tick != O->sim.tick) {
         *kept = 0;
         w->qpos_ok[1 - w->cur] = 0;
-        kt__plan_sim_fill(w); /* a full run reads every struct */
+        kt__plan_sim_fill(w, 1 - w->cur, 1); /* a full run reads them all */
         return kt__sim_full(&N->sim, err);
     }
     if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;
@@ -5383,7 +5478,10 @@ nomem:
 }
 
 void kt_plan_sim_timeline(kt_plan_sim *ps) {
-    if (ps->work) kt__plan_sim_publish(ps->work);
+    struct kt__plan_sim_work *w = ps->work;
+    if (!w) return;
+    kt__plan_sim_fill(w, w->cur, 0);
+    if (w->pending) kt__plan_sim_fill(w, 1 - w->cur, 1);
 }
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
