@@ -403,13 +403,14 @@ void kt_sim_free(kt_sim *s);
    and so on to the end.  The result is exactly what kt_lower,
    kt_sim_build and kt_sim_run of the proposed plan give, up to the
    numbering of the links (a test checks task by task): ntask, pred,
-   start and end, step time, busy times and critical path at once; the
-   task structs (copying the unchanged ones is 25 MB on wresnet-152 over
-   64 devices) after kt_plan_sim_timeline -- MCMC reads only the step
-   time.  The task structs of `current` too are complete only after
-   kt_plan_sim_init and kt_plan_sim_timeline: accepting a proposal writes
-   none of them (the current graph's are kept op by op apart, so that an
-   accept costs what the proposal changed).  g and t must outlive it;
+   start and end, step time and busy times at once; the critical path
+   (ncritical is 0 till then) and the task structs (copying the unchanged
+   ones is 25 MB on wresnet-152 over 64 devices) after
+   kt_plan_sim_timeline -- MCMC reads only the step time.  The same holds
+   for `current` after an accept: accepting a proposal writes no task
+   structs (the current graph's are kept op by op apart, so that an
+   accept costs what the proposal changed) and walks no critical path;
+   kt_plan_sim_timeline completes both.  g and t must outlive it;
    `current` and `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
@@ -428,16 +429,18 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* Completes the task structs of the last proposal (ps->proposed, when one
-   is pending) and of the current plan (ps->current, when a proposal was
-   accepted since they were last completed): kt_plan_sim_propose and
-   kt_plan_sim_accept leave them, a pass over all tasks that MCMC, reading
-   only step times, does not need.  ntask, pred, start and end, step time,
-   busy times and critical path are set by kt_plan_sim_propose. */
+/* Completes the task structs and the critical path of the last proposal
+   (ps->proposed, when one is pending) and of the current plan
+   (ps->current, when a proposal was accepted since they were last
+   completed): kt_plan_sim_propose and kt_plan_sim_accept leave them, a
+   pass over all tasks and a walk through the graph that MCMC, reading
+   only step times, does not need.  ntask, pred, start and end, step time
+   and busy times are set by kt_plan_sim_propose. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
 /* The last proposal becomes the current plan (no-op when none); its task
-   structs are completed by kt_plan_sim_timeline, as they were or not
-   before.  Costs what the proposal changed, not a pass over the tasks. */
+   structs and critical path are completed by kt_plan_sim_timeline, when
+   they were not before.  Costs what the proposal changed, not a pass over
+   the tasks. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -4144,6 +4147,8 @@ struct kt__plan_sim_work {
     size_t cap_nt;
     kt__op_tasks *store;   /* per op: the current graph's task structs    */
     int nstore;            /*   (ops)                                      */
+    int crit_last[2];      /* per task graph: the task its critical path is
+                              still to be walked back from (-1: walked) */
     int filled[2];         /* per task graph: its task structs are complete
                               (else only those of the ops whose lists its
                               splice rebuilt, and the rest in the store)  */
@@ -4370,6 +4375,7 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
         kt__plan_sim_store_op(w, &w->tg[0], i);
     }
     w->filled[0] = 1;
+    w->crit_last[0] = w->crit_last[1] = -1; /* kt_sim_run walked it */
     ps->current = &w->tg[0].sim;
     ps->plan = &w->plan[0];
     kt__ok(err);
@@ -5295,9 +5301,11 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
    from the old run's state after k0 starts, copying the old timeline,
    moved, wherever the run has rejoined it up to a constant
    (kt__plan_sim_rejoined) until the next change, to the end.  Exactly
-   kt_sim_run's timeline, step time and critical path (start and end in
-   the workspace's arrays, which the proposal's kt_sim points at).  *kept:
-   the old timeline's starts copied. */
+   kt_sim_run's timeline and step time (start and end in the workspace's
+   arrays, which the proposal's kt_sim points at); the critical path
+   waits for kt_plan_sim_timeline (a walk through the graph's arrays that
+   MCMC does not need), with the room for it made here.  *kept: the old
+   timeline's starts copied. */
 static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                                   int *kept, kt_error *err) {
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
@@ -5308,6 +5316,8 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     int64_t r;
     kt__ps_run st;
     double now = 0;
+    void *np;
+    w->crit_last[1 - w->cur] = -1;
     memset(&st, 0, sizeof st);
     st.maxpos = -1;
     st.first = 1;
@@ -5399,7 +5409,13 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     N->sim.end = wn->end;
     N->sim.ncritical = 0;
     if (n == 0) return KT_OK;
-    return kt__sim_critical(&N->sim, wn->order[st.top_at], err);
+    w->crit_last[1 - w->cur] = wn->order[st.top_at];
+    if (!N->sim.critical) wn->cap_crit = 0;
+    np = kt__sim_grow(N->sim.critical, &wn->cap_crit, (size_t)n + 1,
+                      sizeof(int));
+    if (!np) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    N->sim.critical = (int *)np;
+    return KT_OK;
 }
 
 /* A mark base no entry of w->mark or w->cmark holds (both cleared when it
@@ -5477,11 +5493,23 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
+/* Task graph x's critical path, when still to be walked (the room for it
+   was made by its run, so this cannot fail). */
+static void kt__plan_sim_critical(struct kt__plan_sim_work *w, int x) {
+    if (w->crit_last[x] < 0) return;
+    (void)kt__sim_critical(&w->tg[x].sim, w->crit_last[x], NULL);
+    w->crit_last[x] = -1;
+}
+
 void kt_plan_sim_timeline(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
     if (!w) return;
     kt__plan_sim_fill(w, w->cur, 0);
-    if (w->pending) kt__plan_sim_fill(w, 1 - w->cur, 1);
+    kt__plan_sim_critical(w, w->cur);
+    if (w->pending) {
+        kt__plan_sim_fill(w, 1 - w->cur, 1);
+        kt__plan_sim_critical(w, 1 - w->cur);
+    }
 }
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
@@ -5495,6 +5523,7 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     g = w->c.g;
     ps->proposed = NULL;
     w->pending = 0;
+    w->crit_last[1 - w->cur] = -1;
     if ((s = kt__plan_check(g, next, err)) != KT_OK) return s;
     if (!kt__same_factors(&next->f, &ps->plan->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim_propose: the "
