@@ -4393,7 +4393,7 @@ nomem_late:
 
 /* Accepting: the store takes the structs of the ops whose lists the
    proposal rebuilt (those of every changed block among them; the
-   proposal's graph has them complete, and kt__plan_sim_reserve made the
+   proposal's graph has them complete, and kt__plan_sim_stage made the
    room), and the proposal's graph becomes the current one.  The other
    ops' structs are the same but for their numbering: nothing else is
    written, whatever the size of the graph. */
@@ -4840,7 +4840,8 @@ static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
                                    int t) {
     const kt_sim *os = &w->tg[w->cur].sim, *ns = &w->tg[1 - w->cur].sim;
     const struct kt__sim_work *wo = os->work, *wn = ns->work;
-    const int *a = os->pred + wo->pred_first[t], *b = ns->pred + wn->pred_first[u];
+    const int *a = os->pred + wo->pred_first[t];
+    const int *b = ns->pred + wn->pred_first[u];
     int j;
     if (wo->npred[t] != wn->npred[u]) return 0;
     for (j = 0; j < wn->npred[u]; j++)
