@@ -34,11 +34,14 @@
      left: Algorithm 1's loop ~45%, the pass over the 56-byte task structs
      that checks the graph is unchanged ~30%, sorting and moving the
      queue's groups of tasks ready at one instant ~25%), and MCMC at
-     10,000 proposals per second (22-28, 2.2-3.3x the previous build): a
-     proposal re-simulates only around its changes (91% of the timeline
-     is copied), but the proposal's graph is a renumbered copy -- lists,
-     per-task arrays and the kept timeline -- so it still costs O(tasks),
-     and re-lowering its conversions alone takes about 1.4 ms.
+     10,000 proposals per second (a chain, 97% of its proposals
+     accepted: 33-43 per second, 1.15-1.75x the previous build, whose
+     accepts wrote every task struct): a proposal re-simulates only
+     around its changes (91% of the timeline is copied) and an accept
+     costs what it changed, but the proposal's graph is a renumbered
+     copy -- lists, per-task arrays and the kept timeline -- so a
+     proposal still costs O(tasks) (~18 ms, near the memory bandwidth),
+     and re-lowering its conversions alone takes about 1.35 ms.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -403,11 +406,15 @@ void kt_sim_free(kt_sim *s);
    and so on to the end.  The result is exactly what kt_lower,
    kt_sim_build and kt_sim_run of the proposed plan give, up to the
    numbering of the links (a test checks task by task): ntask, pred,
-   start and end, step time, busy times and critical path at once; the
-   task structs (copying the unchanged ones is 25 MB on wresnet-152 over
-   64 devices) after kt_plan_sim_timeline or kt_plan_sim_accept -- MCMC
-   reads only the step time, and most proposals are dropped.  g and t must outlive it; `current` and
-   `proposed` are read-only. */
+   start and end, step time and busy times at once; the critical path
+   (ncritical is 0 till then) and the task structs (copying the unchanged
+   ones is 25 MB on wresnet-152 over 64 devices) after
+   kt_plan_sim_timeline -- MCMC reads only the step time.  The same holds
+   for `current` after an accept: accepting a proposal writes no task
+   structs (the current graph's are kept op by op apart, so that an
+   accept costs what the proposal changed) and walks no critical path;
+   kt_plan_sim_timeline completes both.  g and t must outlive it;
+   `current` and `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
     const kt_sim *proposed; /* the last proposal's; NULL when none pending */
@@ -425,14 +432,18 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* Completes the last proposal's task structs in ps->proposed
-   (kt_plan_sim_propose leaves them: a pass over all tasks that MCMC,
-   reading only the step time, does not need).  Its ntask, start and end,
-   step time, busy times and critical path are set by
-   kt_plan_sim_propose. */
+/* Completes the task structs and the critical path of the last proposal
+   (ps->proposed, when one is pending) and of the current plan
+   (ps->current, when a proposal was accepted since they were last
+   completed): kt_plan_sim_propose and kt_plan_sim_accept leave them, a
+   pass over all tasks and a walk through the graph that MCMC, reading
+   only step times, does not need.  ntask, pred, start and end, step time
+   and busy times are set by kt_plan_sim_propose. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
-/* The last proposal becomes the current plan (no-op when none), its task
-   structs completed. */
+/* The last proposal becomes the current plan (no-op when none); its task
+   structs and critical path are completed by kt_plan_sim_timeline, when
+   they were not before.  Costs what the proposal changed, not a pass over
+   the tasks. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -4079,6 +4090,20 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
 
 struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
 
+/* One op's task structs in the current plan's task graph, kept apart from
+   any numbering of the tasks: its compute tasks, then its block, each
+   predecessor range relative to the op's first predecessor entry (seg),
+   and the block tasks' roles and kinds.  Where a proposal's splice and
+   tick read the current graph's structs, they read these; the structs of
+   a kt_sim are written from them only when asked for (kt__plan_sim_fill),
+   so that accepting a proposal costs what it changed, not a pass over
+   every task (25 MB of structs on wresnet-152 over 64 devices). */
+typedef struct kt__op_tasks {
+    kt_sim_task *task; /* nd + nblk                                       */
+    int *role, *kind;  /* nblk                                            */
+    int nblk, cap;     /* block tasks; room for cap - nd of them          */
+} kt__op_tasks;
+
 struct kt__plan_sim_work {
     kt__tgctx c;
     kt__tg tg[2];          /* the current plan's and the proposal's        */
@@ -4108,6 +4133,9 @@ struct kt__plan_sim_work {
                               when each task was ready to be queued (its
                               predecessors all started)                    */
     int qpos_ok[2];        /*   valid for that graph's timeline            */
+    int qwait[2];          /*   and the most starts a task of that graph
+                                waited in the queue (its position less its
+                                qpos): how far kt__plan_sim_requeue looks */
     unsigned *mark;        /* per new task: == mark_base when started     */
     unsigned *cmark;       /*   == mark_base when new or changed (cset)    */
     unsigned *wmark;       /*   == wait_base when its wait state is set up
@@ -4120,7 +4148,13 @@ struct kt__plan_sim_work {
     int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
                               predecessor: count, cursor, who has some     */
     size_t cap_nt;
-    int filled;            /* the proposal's task structs are complete    */
+    kt__op_tasks *store;   /* per op: the current graph's task structs    */
+    int nstore;            /*   (ops)                                      */
+    int crit_last[2];      /* per task graph: the task its critical path is
+                              still to be walked back from (-1: walked) */
+    int filled[2];         /* per task graph: its task structs are complete
+                              (else only those of the ops whose lists its
+                              splice rebuilt, and the rest in the store)  */
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
     void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
@@ -4136,6 +4170,13 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
         kt_plan_free(&w->plan[i]);
     }
     kt__tg_free(&w->stage);
+    if (w->store)
+        for (i = 0; i < w->nstore; i++) {
+            KT_FREE(w->store[i].task);
+            KT_FREE(w->store[i].role);
+            KT_FREE(w->store[i].kind);
+        }
+    KT_FREE(w->store);
     KT_FREE(w->dep_first);
     KT_FREE(w->dep_op);
     KT_FREE(w->tch_first);
@@ -4241,6 +4282,44 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
     return 1;
 }
 
+/* Room in the store for op o's structs with a block of nblk tasks.  0: out
+   of memory. */
+static int kt__plan_sim_store_room(struct kt__plan_sim_work *w, int o,
+                                   int nblk) {
+    kt__op_tasks *ot = &w->store[o];
+    size_t need = (size_t)(w->c.nd + nblk) + 1, c;
+    void *np;
+    if (need <= (size_t)ot->cap && ot->task) return 1;
+    c = (size_t)ot->cap;
+    if (!(np = kt__sim_grow(ot->task, &c, need, sizeof(kt_sim_task))))
+        return 0;
+    ot->task = (kt_sim_task *)np;
+    c = (size_t)ot->cap;
+    if (!(np = kt__sim_grow(ot->role, &c, need, sizeof(int)))) return 0;
+    ot->role = (int *)np;
+    c = (size_t)ot->cap;
+    if (!(np = kt__sim_grow(ot->kind, &c, need, sizeof(int)))) return 0;
+    ot->kind = (int *)np;
+    ot->cap = (int)c;
+    return 1;
+}
+
+/* Op o's structs, roles and kinds from task graph X into the store (room
+   made before), their predecessor ranges made relative to X's seg[o]. */
+static void kt__plan_sim_store_op(struct kt__plan_sim_work *w, const kt__tg *X,
+                                  int o) {
+    kt__op_tasks *ot = &w->store[o];
+    int64_t nd = w->c.nd;
+    int nb = X->base[o + 1] - X->base[o], i;
+    memcpy(ot->task, X->sim.task + o * nd, sizeof(kt_sim_task) * (size_t)nd);
+    memcpy(ot->task + nd, X->sim.task + X->base[o],
+           sizeof(kt_sim_task) * (size_t)nb);
+    memcpy(ot->role, X->role + X->base[o], sizeof(int) * (size_t)nb);
+    memcpy(ot->kind, X->kind + X->base[o], sizeof(int) * (size_t)nb);
+    for (i = 0; i < nd + nb; i++) ot->task[i].pred_first -= X->seg[o];
+    ot->nblk = nb;
+}
+
 kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, kt_plan_sim *ps,
                            kt_error *err) {
@@ -4288,23 +4367,42 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
         return s;
     }
     kt_program_free(&prog);
+    w->store = (kt__op_tasks *)kt__calloc((size_t)g->nop + 1,
+                                          sizeof(kt__op_tasks));
+    if (!w->store) goto nomem_late;
+    w->nstore = g->nop;
+    for (i = 0; i < g->nop; i++) {
+        if (!kt__plan_sim_store_room(w, i, w->tg[0].base[i + 1] -
+                                               w->tg[0].base[i]))
+            goto nomem_late;
+        kt__plan_sim_store_op(w, &w->tg[0], i);
+    }
+    w->filled[0] = 1;
+    w->crit_last[0] = w->crit_last[1] = -1; /* kt_sim_run walked it */
     ps->current = &w->tg[0].sim;
     ps->plan = &w->plan[0];
     kt__ok(err);
     return KT_OK;
 nomem:
     kt_program_free(&prog);
+nomem_late:
     kt_plan_sim_free(ps);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
                     "graph");
 }
 
-static void kt__plan_sim_publish(struct kt__plan_sim_work *w);
-
+/* Accepting: the store takes the structs of the ops whose lists the
+   proposal rebuilt (those of every changed block among them; the
+   proposal's graph has them complete, and kt__plan_sim_stage made the
+   room), and the proposal's graph becomes the current one.  The other
+   ops' structs are the same but for their numbering: nothing else is
+   written, whatever the size of the graph. */
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
+    int o;
     if (!w || !w->pending) return;
-    kt__plan_sim_publish(w);
+    for (o = 0; o < w->c.g->nop; o++)
+        if (w->lst[o]) kt__plan_sim_store_op(w, &w->tg[1 - w->cur], o);
     w->cur = 1 - w->cur;
     w->pending = 0;
     ps->current = &w->tg[w->cur].sim;
@@ -4377,6 +4475,12 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
             }
     }
     w->stage_first[w->nchg] = n;
+    /* room for the new blocks in the store, should the proposal be
+       accepted (which then cannot fail) */
+    for (k = 0; k < w->nchg; k++)
+        if (!kt__plan_sim_store_room(w, w->chg[k], w->stage_first[k + 1] -
+                                                       w->stage_first[k]))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     return KT_OK;
 }
 
@@ -4462,20 +4566,20 @@ static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
    count. */
 static double kt__plan_sim_tick(struct kt__plan_sim_work *w,
                                 struct kt__sim_work *wn) {
-    const kt__tg *O = &w->tg[w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
+    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     int64_t nd = w->c.nd, d;
     int k, i;
     memcpy(wn->tick_hist, wo->tick_hist, sizeof wn->tick_hist);
     for (k = 0; k < w->nchg; k++) {
         int o = w->chg[k];
-        for (i = O->base[o]; i < w->old_end[k]; i++)
-            kt__sim_count(wn, O->sim.task[i].seconds, -1);
+        const kt_sim_task *ot = w->store[o].task; /* O's structs of op o */
+        for (i = 0; i < w->store[o].nblk; i++)
+            kt__sim_count(wn, ot[nd + i].seconds, -1);
         for (i = w->stage_first[k]; i < w->stage_first[k + 1]; i++)
             kt__sim_count(wn, w->stage.sim.task[i].seconds, 1);
         if (w->spl[o])
             for (d = 0; d < nd; d++) {
-                kt__sim_count(wn, O->sim.task[o * nd + d].seconds, -1);
+                kt__sim_count(wn, ot[d].seconds, -1);
                 kt__sim_count(wn, w->csec[k * nd + d], 1);
             }
     }
@@ -4514,14 +4618,17 @@ static void kt__plan_sim_keep(const struct kt__sim_work *wo,
 
 /* Op o's tasks into the proposal's graph: its compute tasks (new run
    times when its strategy changed) and its block, the new one from the
-   stage when it changed. */
+   stage when it changed, the others from the store -- with their
+   predecessor ranges relative to the op's first entry (the lists being
+   rebuilt set them; kt__plan_sim_fill moves the others). */
 static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    const kt__tg *from = O;
+    kt__tg *N = &w->tg[1 - w->cur];
+    const kt__op_tasks *ot = &w->store[o];
+    const kt_sim_task *from = ot->task + w->c.nd;
+    const int *role = ot->role, *kind = ot->kind;
     int64_t nd = w->c.nd, d;
-    int lo = O->base[o], len = O->base[o + 1] - O->base[o], k;
-    memcpy(N->sim.task + o * nd, O->sim.task + o * nd,
-           sizeof(kt_sim_task) * (size_t)nd);
+    int len = ot->nblk, k;
+    memcpy(N->sim.task + o * nd, ot->task, sizeof(kt_sim_task) * (size_t)nd);
     if (w->blk[o]) {
         int a = 0, b = w->nchg; /* o's place among the changed ops */
         while (a < b) {
@@ -4530,18 +4637,18 @@ static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
             else b = k;
         }
         k = a;
-        from = &w->stage;
-        lo = w->stage_first[k];
-        len = w->stage_first[k + 1] - lo;
+        from = w->stage.sim.task + w->stage_first[k];
+        role = w->stage.role + w->stage_first[k];
+        kind = w->stage.kind + w->stage_first[k];
+        len = w->stage_first[k + 1] - w->stage_first[k];
         if (w->spl[o])
             for (d = 0; d < nd; d++)
                 N->sim.task[o * nd + d].seconds = w->csec[k * nd + d];
     }
     if (len == 0) return;
-    memcpy(N->sim.task + N->base[o], from->sim.task + lo,
-           sizeof(kt_sim_task) * (size_t)len);
-    memcpy(N->role + N->base[o], from->role + lo, sizeof(int) * (size_t)len);
-    memcpy(N->kind + N->base[o], from->kind + lo, sizeof(int) * (size_t)len);
+    memcpy(N->sim.task + N->base[o], from, sizeof(kt_sim_task) * (size_t)len);
+    memcpy(N->role + N->base[o], role, sizeof(int) * (size_t)len);
+    memcpy(N->kind + N->base[o], kind, sizeof(int) * (size_t)len);
 }
 
 /* The proposal's task graph in w->tg[1 - cur]: the current one with the
@@ -4566,7 +4673,7 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
     double per_s = kt__sim_per_tick(tick);
     if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
         goto nomem;
-    w->filled = 0;
+    w->filled[1 - w->cur] = 0;
     for (o = 0; o < g->nop; o++) {
         const kt_op *op = &g->op[o];
         if (!w->lst[o]) continue;
@@ -4732,12 +4839,13 @@ static kt_status kt__plan_sim_succ(struct kt__plan_sim_work *w,
 static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
                                    int t) {
     const kt_sim *os = &w->tg[w->cur].sim, *ns = &w->tg[1 - w->cur].sim;
-    const kt_sim_task *a = &os->task[t], *b = &ns->task[u];
+    const struct kt__sim_work *wo = os->work, *wn = ns->work;
+    const int *a = os->pred + wo->pred_first[t];
+    const int *b = ns->pred + wn->pred_first[u];
     int j;
-    if (a->npred != b->npred) return 0;
-    for (j = 0; j < a->npred; j++)
-        if (w->o2n[os->pred[a->pred_first + j]] != ns->pred[b->pred_first + j])
-            return 0;
+    if (wo->npred[t] != wn->npred[u]) return 0;
+    for (j = 0; j < wn->npred[u]; j++)
+        if (w->o2n[a[j]] != b[j]) return 0;
     return 1;
 }
 
@@ -4781,7 +4889,7 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
         w->cset = (int *)np;
         for (d = 0; d < nd; d++) {
             int u = (int)(o * nd + d);
-            if (N->sim.task[u].seconds != O->sim.task[u].seconds ||
+            if (N->sim.task[u].seconds != w->store[o].task[d].seconds ||
                 !kt__plan_sim_same_preds(w, u, u))
                 w->cset[w->ncset++] = u;
         }
@@ -4831,15 +4939,17 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
 static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
     const kt_sim *s = &w->tg[w->cur].sim;
     const struct kt__sim_work *wo = s->work;
-    int *q = w->qpos[w->cur], u, j;
+    int *q = w->qpos[w->cur], u, j, most = 0;
     for (u = 0; u < s->ntask; u++) {
         const int *pred = s->pred + wo->pred_first[u];
         int at = 0;
         for (j = 0; j < wo->npred[u]; j++)
             if (wo->pos[pred[j]] + 1 > at) at = wo->pos[pred[j]] + 1;
         q[u] = at;
+        if (wo->pos[u] - at > most) most = wo->pos[u] - at;
     }
     w->qpos_ok[w->cur] = 1;
+    w->qwait[w->cur] = most;
 }
 
 /* The resumed run's bookkeeping.  The run alternates: it simulates from a
@@ -4862,6 +4972,8 @@ struct kt__ps_run {
     int top_at;
     int kept;        /* old starts copied                                  */
     int next_check;
+    int qwait;       /* the most starts a task started so far waited in
+                        the queue (kt__plan_sim_work's qwait)             */
 };
 typedef struct kt__ps_run kt__ps_run;
 
@@ -4920,12 +5032,15 @@ static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
    first position at which a new or changed task still to start could
    start -- after its predecessors still to start (their old position + 1,
    or for a new or changed one its own bound), found as the least fixed
-   point from P up (every iterate is a valid bound).  n_old: none. */
-static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P) {
+   point from P up (every iterate is a valid bound).  n_old: none.  The
+   gone tasks' old positions before rpos[from] are all before P (the run
+   passes them in order). */
+static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
+                                    int from) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
     const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
     int R = w->tg[w->cur].sim.ntask, k, j, pass, changed;
-    for (k = 0; k < w->nrpos; k++)
+    for (k = from; k < w->nrpos; k++)
         if (w->rpos[k] >= P) {
             R = w->rpos[k];
             break;
@@ -5015,7 +5130,7 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
                               tnew, told, d))
             return 0;
     }
-    if ((*R = kt__plan_sim_next_change(w, P)) <= P) return 0;
+    if ((*R = kt__plan_sim_next_change(w, P, st->nrem)) <= P) return 0;
     *shift = d;
     return 1;
 }
@@ -5039,6 +5154,8 @@ static int kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
     wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
                                                : w->o2n[dp];
     if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
+    if (at - w->qpos[1 - w->cur][u] > st->qwait)
+        st->qwait = at - w->qpos[1 - w->cur][u];
     if (e > st->top || (e == st->top && at < st->top_at)) {
         st->top = e;
         st->top_at = at;
@@ -5113,7 +5230,12 @@ static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
    and not started, qpos <= R <= pos: ready after P, they move with the
    copy) and the new or changed tasks ready; every other task's wait state
    is set up when a predecessor next starts (kt__plan_sim_wait).  The
-   tasks started so far are the restore point's `emax`. */
+   tasks started so far are the restore point's `emax`.  A task of the old
+   queue at R started at most qwait positions after R (no task waited
+   longer), so only old positions R .. R + qwait are looked at, not every
+   task: a proposal restores once per jump, and a pass over all tasks per
+   restore made the restores O(jumps x tasks).  (The queue orders its
+   tasks by ready time and index whatever order they come in.) */
 static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
                                  int P, int R, int dk) {
     const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
@@ -5121,7 +5243,8 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     struct kt__sim_work *wn = N->sim.work;
     const int *qo = w->qpos[w->cur];
     int *qn = w->qpos[1 - w->cur];
-    int no = O->sim.ntask, t, k;
+    int no = O->sim.ntask, t, k, hi = no;
+    if (R + w->qwait[w->cur] < no) hi = R + w->qwait[w->cur] + 1;
     if (++w->wait_base == 0) { /* wrapped: clear the stamps */
         memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
         w->wait_base = 1;
@@ -5133,13 +5256,13 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     for (k = 0; k < w->ncset; k++)
         if (w->mark[w->cset[k]] != w->mark_base)
             kt__plan_sim_wait(w, w->cset[k]);
-    for (t = 0; t < no; t++) {
-        int u = w->o2n[t], j;
+    for (k = R < 0 ? 0 : R; k < hi; k++) {
+        int u, j;
         const int *pred;
         kt__wait *wt;
-        if (qo[t] > R || wo->pos[t] < R || u < 0 ||
-            w->cmark[u] == w->mark_base)
-            continue;
+        t = wo->order[k];
+        u = w->o2n[t];
+        if (qo[t] > R || u < 0 || w->cmark[u] == w->mark_base) continue;
         wt = &wn->wait[u];
         pred = N->sim.pred + wn->pred_first[u];
         wt->ready = 0;
@@ -5182,9 +5305,11 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
    from the old run's state after k0 starts, copying the old timeline,
    moved, wherever the run has rejoined it up to a constant
    (kt__plan_sim_rejoined) until the next change, to the end.  Exactly
-   kt_sim_run's timeline, step time and critical path (start and end in
-   the workspace's arrays, which the proposal's kt_sim points at).  *kept:
-   the old timeline's starts copied. */
+   kt_sim_run's timeline and step time (start and end in the workspace's
+   arrays, which the proposal's kt_sim points at); the critical path
+   waits for kt_plan_sim_timeline (a walk through the graph's arrays that
+   MCMC does not need), with the room for it made here.  *kept: the old
+   timeline's starts copied. */
 static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                                   int *kept, kt_error *err) {
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
@@ -5195,6 +5320,8 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     int64_t r;
     kt__ps_run st;
     double now = 0;
+    void *np;
+    w->crit_last[1 - w->cur] = -1;
     memset(&st, 0, sizeof st);
     st.maxpos = -1;
     st.first = 1;
@@ -5211,6 +5338,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
         end = kt__sim_start(wn, t, now, st.kk++);
+        if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
             st.top = end;
             st.top_at = st.kk - 1;
@@ -5277,6 +5405,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                         n);
     *kept = st.kept;
     w->qpos_ok[1 - w->cur] = 1;
+    w->qwait[1 - w->cur] = st.qwait;
     /* the step time: the latest end, first reached at top_at */
     wn->simulated = 1;
     N->sim.step_seconds = n ? st.top : 0;
@@ -5284,7 +5413,13 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     N->sim.end = wn->end;
     N->sim.ncritical = 0;
     if (n == 0) return KT_OK;
-    return kt__sim_critical(&N->sim, wn->order[st.top_at], err);
+    w->crit_last[1 - w->cur] = wn->order[st.top_at];
+    if (!N->sim.critical) wn->cap_crit = 0;
+    np = kt__sim_grow(N->sim.critical, &wn->cap_crit, (size_t)n + 1,
+                      sizeof(int));
+    if (!np) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    N->sim.critical = (int *)np;
+    return KT_OK;
 }
 
 /* A mark base no entry of w->mark or w->cmark holds (both cleared when it
@@ -5297,36 +5432,36 @@ static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
     }
 }
 
-/* The rest of the proposal's task structs, and their roles and kinds:
-   those of the ops whose lists were kept, from the current graph's, their
-   lists moved (kt__plan_sim_splice left them out: the simulation reads
-   the workspace's arrays, and a rejected proposal never needs them). */
-static void kt__plan_sim_fill(struct kt__plan_sim_work *w) {
+/* The rest of task graph X's structs (X: 0 or 1), roles and kinds, from
+   the store, their predecessor ranges moved to X's numbering -- for the
+   current graph all of them, for a proposal's those of the ops whose
+   lists its splice kept (the store has the current graph's, which differ
+   from the proposal's there only in where they lie).  Kept out of
+   kt_plan_sim_propose and kt_plan_sim_accept: a pass over every task,
+   which MCMC, reading only step times, never needs. */
+static void kt__plan_sim_fill(struct kt__plan_sim_work *w, int x,
+                              int skip_rebuilt) {
     const kt_graph *g = w->c.g;
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    kt__tg *X = &w->tg[x];
     int64_t nd = w->c.nd, d;
-    int ntc = (int)(g->nop * nd), o, i;
-    if (w->filled) return;
-    memcpy(N->role, O->role, sizeof(int) * (size_t)ntc);
-    memcpy(N->kind, O->kind, sizeof(int) * (size_t)ntc);
+    int o, i;
+    if (w->filled[x]) return;
     for (o = 0; o < g->nop; o++) {
-        kt_sim_task *c = N->sim.task + o * nd, *b = N->sim.task + N->base[o];
-        int nb = N->base[o + 1] - N->base[o];
-        if (!w->lst[o]) {
-            int shift = N->seg[o] - O->seg[o];
-            kt__plan_sim_copy_op(w, o);
-            for (d = 0; d < nd; d++) c[d].pred_first += shift;
-            for (i = 0; i < nb; i++) b[i].pred_first += shift;
+        const kt__op_tasks *ot = &w->store[o];
+        kt_sim_task *c = X->sim.task + o * nd, *b = X->sim.task + X->base[o];
+        int nb = ot->nblk;
+        if (skip_rebuilt && w->lst[o]) continue; /* complete already */
+        memcpy(c, ot->task, sizeof(kt_sim_task) * (size_t)nd);
+        memcpy(b, ot->task + nd, sizeof(kt_sim_task) * (size_t)nb);
+        memcpy(X->role + X->base[o], ot->role, sizeof(int) * (size_t)nb);
+        memcpy(X->kind + X->base[o], ot->kind, sizeof(int) * (size_t)nb);
+        for (d = 0; d < nd; d++) {
+            c[d].pred_first += X->seg[o];
+            X->role[o * nd + d] = X->kind[o * nd + d] = -1;
         }
+        for (i = 0; i < nb; i++) b[i].pred_first += X->seg[o];
     }
-    w->filled = 1;
-}
-
-/* The pending proposal's task structs completed (kept out of
-   kt_plan_sim_propose: a pass over all of them, which a rejected proposal
-   does not need; its start and end arrays are complete already). */
-static void kt__plan_sim_publish(struct kt__plan_sim_work *w) {
-    if (w->pending) kt__plan_sim_fill(w);
+    w->filled[x] = 1;
 }
 
 /* The proposal's simulation: its tick, the splice, the successor lists,
@@ -5350,7 +5485,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     if (tick != O->sim.tick) {
         *kept = 0;
         w->qpos_ok[1 - w->cur] = 0;
-        kt__plan_sim_fill(w); /* a full run reads every struct */
+        kt__plan_sim_fill(w, 1 - w->cur, 1); /* a full run reads them all */
         return kt__sim_full(&N->sim, err);
     }
     if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;
@@ -5362,8 +5497,23 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
+/* Task graph x's critical path, when still to be walked (the room for it
+   was made by its run, so this cannot fail). */
+static void kt__plan_sim_critical(struct kt__plan_sim_work *w, int x) {
+    if (w->crit_last[x] < 0) return;
+    (void)kt__sim_critical(&w->tg[x].sim, w->crit_last[x], NULL);
+    w->crit_last[x] = -1;
+}
+
 void kt_plan_sim_timeline(kt_plan_sim *ps) {
-    if (ps->work) kt__plan_sim_publish(ps->work);
+    struct kt__plan_sim_work *w = ps->work;
+    if (!w) return;
+    kt__plan_sim_fill(w, w->cur, 0);
+    kt__plan_sim_critical(w, w->cur);
+    if (w->pending) {
+        kt__plan_sim_fill(w, 1 - w->cur, 1);
+        kt__plan_sim_critical(w, 1 - w->cur);
+    }
 }
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
@@ -5377,6 +5527,7 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     g = w->c.g;
     ps->proposed = NULL;
     w->pending = 0;
+    w->crit_last[1 - w->cur] = -1;
     if ((s = kt__plan_check(g, next, err)) != KT_OK) return s;
     if (!kt__same_factors(&next->f, &ps->plan->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim_propose: the "

@@ -22,7 +22,12 @@
    Then MCMC proposals priced from scratch (kt_lower + kt_sim_build +
    kt_sim_run) and by the incremental task graph (kt_plan_sim_propose) on
    the same plans, same run: ms per proposal, ratio, proposals/s, and the
-   share of the previous timeline the delta simulations kept.
+   share of the previous timeline the delta simulations kept.  (An
+   accepted proposal's time includes kt_plan_sim_accept; a third are
+   accepted, at random.)  Then one MCMC chain as kt_plan_mcmc runs it
+   (Metropolis acceptance, most proposals accepted): ms per proposal,
+   propose and accept, without the chain's start -- the rate of the
+   MCMC target.
 
    Then MCMC (FlexFlow 6) against the level DP on zoo models, every plan
    simulated on the same topology: the DP plan for bytes and for the time
@@ -36,6 +41,7 @@
 #define KT_IMPLEMENTATION
 #include "../sched.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +283,75 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
     return 0;
 }
 
+/* One MCMC chain as kt_plan_mcmc runs it (from data parallelism, the DP
+   plan where it does not apply; its proposals; Metropolis with beta 20,
+   the default), timing only what each proposal costs the chain --
+   kt_plan_sim_propose, and kt_plan_sim_accept when accepted -- not the
+   chain's start: the rate the MCMC target is about.  Accepting is not
+   rare here: most single moves change a big step time by well under a
+   percent, which the rule accepts with probability about 1 - beta * dt. */
+static int bench_chain(const char *model, int ndev, const char *topo,
+                       int proposals) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan p, next;
+    kt_topology t;
+    kt_search_options so;
+    kt_plan_sim ps;
+    double t0, spent = 0, cur, beta = 20;
+    int i, accepted = 0;
+    uint64_t rng = 1;
+    memset(&so, 0, sizeof so);
+    if (kt_zoo_build(model, &g, &err) != KT_OK) return die(model, &err);
+    if (kt_factors_default(ndev, &f, &err) != KT_OK) return die("factors", &err);
+    if (kt_topology_parse(topo, &t, &err) != KT_OK) return die(topo, &err);
+    so.strategy = KT_STRATEGY_DATA;
+    if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) {
+        so.strategy = KT_STRATEGY_DP;
+        if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK)
+            return die("plan", &err);
+    }
+    if (kt_plan_sim_init(g, &p, &t, &ps, &err) != KT_OK)
+        return die("plan sim", &err);
+    if (kt__plan_copy(&next, &p, g, &err) != KT_OK) return die("copy", &err);
+    cur = ps.current->step_seconds;
+    for (i = 0; i < proposals;) {
+        double nt;
+        memcpy(next.tiling, ps.plan->tiling,
+               sizeof(kt_tiling) * (size_t)g->ntensor);
+        memcpy(next.split, ps.plan->split,
+               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        if (kt__rng(&rng) & 1) {
+            int op = (int)(kt__rng(&rng) % (uint64_t)g->nop);
+            if (!kt__propose(g, &next, op, &rng)) continue;
+        } else {
+            kt__propose_tensor(g, &next,
+                               (int)(kt__rng(&rng) % (uint64_t)g->ntensor),
+                               &rng);
+        }
+        t0 = cpu_now();
+        if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
+            return die("propose", &err);
+        nt = ps.proposed->step_seconds;
+        if (nt <= cur || kt__rng_unit(&rng) < exp(-beta * (nt - cur) / cur)) {
+            kt_plan_sim_accept(&ps);
+            cur = nt;
+            accepted++;
+        }
+        spent += cpu_now() - t0;
+        i++;
+    }
+    printf("| %s | %d | %d | %.1f%% | %.2f | %.1f |\n", model, ndev,
+           proposals, 100.0 * accepted / proposals, spent / proposals * 1e3,
+           spent > 0 ? proposals / spent : 0.0);
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+    return 0;
+}
+
 /* Simulated step time of plan p on t. */
 static int sim_time(const kt_graph *g, const kt_plan *p, const kt_topology *t,
                     double *seconds) {
@@ -375,6 +450,12 @@ int main(int argc, char **argv) {
         bench_proposals(m, 8, "flat:8:450G", 8, 200))
         return 1;
     if (!quick && bench_proposals(m, 64, "nodes:8x8:450G:400Gb", 4, 40))
+        return 1;
+    printf("\n| MCMC chain (from data parallelism, beta 20) | devices | "
+           "proposals | accepted | ms per proposal (propose + accept) | "
+           "proposals/s |\n|---|---|---|---|---|---|\n");
+    if (bench_chain(m, 8, "flat:8:450G", 400) ||
+        (!quick && bench_chain(m, 64, "nodes:8x8:450G:400Gb", 60)))
         return 1;
     printf("\n| model | devices | DP bytes: step ms | DP time: step ms | "
            "data: step ms | MCMC: step ms | MCMC / DP | MCMC from DP: step ms "
