@@ -3275,18 +3275,20 @@ static KT__HOT void kt__qpush(kt__queue *q, double ready, int task) {
    (each to a bucket below b: they share with the new `last` the bits
    above b - 1 that they shared with the old one, and bit b - 1 too). */
 static void kt__qadvance(kt__queue *q) {
-    int b = 1, i, n, nnow = 0, *now = q->now;
-    uint64_t u = q->used, least;
+    int b = 1 + kt__ctz64(q->used), i, n, nnow = 0, *now = q->now;
+    uint64_t least, l2;
     kt__qitem *it;
-    while (!(u & 1)) { /* the lowest nonempty bucket */
-        u >>= 1;
-        b++;
-    }
     it = q->bucket[b].item;
     n = q->bucket[b].n;
-    least = it[0].key;
-    for (i = 1; i < n; i++)
-        if (it[i].key < least) least = it[i].key;
+    /* the least key, in two chains of comparisons (half the latency) */
+    least = l2 = it[0].key;
+    for (i = 1; i + 1 < n; i += 2) {
+        uint64_t x = it[i].key, y = it[i + 1].key;
+        least = x < least ? x : least;
+        l2 = y < l2 ? y : l2;
+    }
+    if (i < n && it[i].key < least) least = it[i].key;
+    if (l2 < least) least = l2;
     q->last = least;
     q->bucket[b].n = 0;
     q->used &= ~(UINT64_C(1) << (b - 1));
