@@ -3108,9 +3108,9 @@ static int kt__qbucket(const kt__queue *q, uint64_t b) {
 
 /* Makes room for one more task in a bucket (rare: the buckets are kept
    between runs); 0: out of memory, noted for the run to report. */
-static int kt__qgrow(kt__queue *q, kt__qlist *l) {
+static int kt__qgrow(kt__queue *q, kt__qlist *l, int more) {
     size_t cap = (size_t)l->cap;
-    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + 1,
+    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + (size_t)more,
                             sizeof(kt__qitem));
     if (!np || cap > INT_MAX) {
         q->nomem = 1;
@@ -3125,7 +3125,7 @@ static KT__HOT void kt__qappend(kt__queue *q, int b, uint64_t key,
                                 int task) {
     kt__qlist *l = &q->bucket[b];
     int n = l->n;
-    if (n == l->cap && !kt__qgrow(q, l)) {
+    if (n == l->cap && !kt__qgrow(q, l, 1)) {
         q->count--; /* the task is lost; the run fails (q->nomem) */
         return;
     }
@@ -3475,8 +3475,31 @@ static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     kt__fwait *wait = w->fwait;
     kt__queue *q = &w->queue;
     /* a successor waiting for t alone is ready at its end: its wait state
-       (a cache miss: touched once per run) is not needed */
-    for (; u < sole; u++) kt__qpush(q, end, *u);
+       (a cache miss: touched once per run) is not needed, and all of
+       them go to one bucket, appended in a row */
+    if (u < sole) {
+        uint64_t key = kt__qbits(end);
+        int more = (int)(sole - u);
+        kt__qlist *l;
+        if (key == q->last) {
+            for (; u < sole; u++) kt__qpush(q, end, *u);
+        } else if (l = &q->bucket[kt__qbucket(q, key)],
+                   l->n + more <= l->cap || kt__qgrow(q, l, more)) {
+            kt__qitem *it = l->item + l->n;
+            int i;
+            if (l->n == 0)
+                q->used |= UINT64_C(1) << (l - q->bucket - 1);
+            for (i = 0; i < more; i++) {
+                it[i].key = key;
+                it[i].task = u[i];
+            }
+            l->n += more;
+            q->count += more;
+            u = sole;
+        } else {
+            u = sole; /* lost: the run fails (q->nomem) */
+        }
+    }
     for (; u < stop; u++) {
         kt__fwait *x = &wait[*u];
         /* the latest end, stored whichever it is: a conditional store
