@@ -25,15 +25,17 @@
      simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a full simulation takes 21-35 ms (best of runs) on a
-     shared 2-core Xeon (1.3-2.1x faster since the results left the task
-     structs for arrays of the kt_sim); a delta simulation after a
-     single-operator change about 0.6 ms, 40-130x less, because it resumes from a
-     checkpoint and stops where the timeline rejoins the previous one
-     moved by a constant.  Not yet: a full simulation in 20 ms (what is
-     left: Algorithm 1's loop ~45%, the pass over the 56-byte task structs
-     that checks the graph is unchanged ~30%, sorting and moving the
-     queue's groups of tasks ready at one instant ~25%), and MCMC at
+     "Performance"): a full simulation takes 13-15 ms (best of runs) on a
+     shared 2-core Xeon when it is quiet, 21-28 ms when other jobs load
+     it (0.78-0.85 of the build before the queue's bitmap sort, 1.3-2.1x
+     faster before that since the results left the task structs); a delta
+     simulation after a single-operator change about 0.3-0.6 ms, 40-130x
+     less, because it resumes from a checkpoint and stops where the
+     timeline rejoins the previous one moved by a constant.  Not yet: a
+     full simulation robustly in 20 ms (under load; what is left:
+     Algorithm 1's loop ~45%, the pass over the 56-byte task structs and
+     predecessor lists that checks the graph is unchanged ~29%, the queue
+     ~16%: memory traffic, which other jobs slow), and MCMC at
      10,000 proposals per second (22-28, 2.2-3.3x the previous build): a
      proposal re-simulates only around its changes (91% of the timeline
      is copied), but the proposal's graph is a renumbered copy -- lists,
