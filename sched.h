@@ -35,7 +35,7 @@
      full simulation robustly in 20 ms (under load; what is left:
      Algorithm 1's loop ~45%, the pass over the 56-byte task structs and
      predecessor lists that checks the graph is unchanged ~29%, the queue
-     ~16%: memory traffic, which other jobs slow), and MCMC at
+     ~16%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (22-28, 2.2-3.3x the previous build): a
      proposal re-simulates only around its changes (91% of the timeline
      is copied), but the proposal's graph is a renumbered copy -- lists,
