@@ -25,15 +25,16 @@
      simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a full simulation takes 21-35 ms (best of runs) on a
-     shared 2-core Xeon (1.3-2.1x faster since the results left the task
-     structs for arrays of the kt_sim); a delta simulation after a
-     single-operator change about 0.6 ms, 40-130x less, because it resumes from a
-     checkpoint and stops where the timeline rejoins the previous one
-     moved by a constant.  Not yet: a full simulation in 20 ms (what is
-     left: Algorithm 1's loop ~45%, the pass over the 56-byte task structs
-     that checks the graph is unchanged ~30%, sorting and moving the
-     queue's groups of tasks ready at one instant ~25%), and MCMC at
+     "Performance"): a full simulation takes 13-15 ms (best of runs) on a
+     shared 2-core Xeon when it is quiet, 21-28 ms when other jobs load
+     it (0.78-0.85 of the build before the queue's bitmap sort); a delta
+     simulation after a single-operator change about 0.3-0.6 ms, 40-130x
+     less, because it resumes from a checkpoint and stops where the
+     timeline rejoins the previous one moved by a constant.  Not yet: a
+     full simulation robustly in 20 ms (under load; what is left:
+     Algorithm 1's loop ~45%, the pass over the 56-byte task structs and
+     predecessor lists that checks the graph is unchanged ~29%, the queue
+     ~16%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
      accepted: 33-43 per second, 1.15-1.75x the previous build, whose
      accepts wrote every task struct): a proposal re-simulates only
@@ -2486,7 +2487,8 @@ typedef struct kt__queue { /* see kt__qpush */
     uint64_t used;   /* bit b - 1: bucket b is not empty                  */
     uint64_t last;   /* the ready time being taken (bits)                  */
     int *now, *spare, nnow, inow; /* bucket 0: now[inow .. nnow)          */
-    int *runs;       /* kt__qsort_now's scratch                            */
+    int *runs, *words; /* kt__qsort_now's scratch, and its bitmap of task */
+    uint64_t *bits;    /*   indices (all 0 between sorts)                 */
     int sorted;      /* now is sorted and being taken                      */
     int *late, nlate; /* tasks ready at `last` that came after the sort    */
     int count;       /* tasks queued                                       */
@@ -2498,14 +2500,30 @@ typedef struct kt__queue { /* see kt__qpush */
    wherever the compiler allows it. */
 #if defined(__GNUC__)
 #define KT__HOT inline __attribute__((always_inline))
+#define KT__PREFETCH(p) __builtin_prefetch(p)
 #else
 #define KT__HOT inline
+#define KT__PREFETCH(p) ((void)(p))
 #endif
+#define KT__PREFETCH_AHEAD 64
 
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
     int indeg;    /* predecessors not yet started                   */
 } kt__wait;
+
+/* A full run's wait state of a task with two or more predecessors (the
+   only ones that need one: a task waiting for one alone is queued at its
+   end, one without at the start).  They are numbered apart, in task
+   order, so that the states a run reads and writes lie together -- on
+   wresnet-152 over 64 devices 143k tasks of 448k, 2.3 MB instead of the
+   7 MB of kt__wait for every task, which delta runs keep using -- and
+   kt__sim_prepare's pass writes nothing for the other tasks. */
+typedef struct kt__fwait {
+    double ready; /* latest end of the predecessors started so far */
+    int indeg;    /* predecessors not yet started                   */
+    int task;     /* the task it is of                               */
+} kt__fwait;
 
 /* The powers of two a run time (0 < s <= 1e30) can fall below: frexp's
    exponents from the least subnormal's up to 1e30's. */
@@ -2522,6 +2540,12 @@ struct kt__sim_work {
                             succ_sole[i]) wait for it alone, the rest for
                             others too                                     */
     int *succ;
+    int *fsucc;          /* the successor lists as a full run reads them:
+                            succ with each entry past succ_sole[i] the
+                            number of its task's kt__fwait instead        */
+    kt__fwait *fwait;    /* a full run's wait states                       */
+    int nfwait;          /*   (tasks with two or more predecessors)        */
+    size_t cap_fsucc, cap_fwait;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
     unsigned char *compute; /* per task: a compute task                    */
@@ -2722,6 +2746,8 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->succ_first);
     KT_FREE(w->succ_sole);
     KT_FREE(w->succ);
+    KT_FREE(w->fsucc);
+    KT_FREE(w->fwait);
     KT_FREE(w->preds);
     KT_FREE(w->compute);
     KT_FREE(w->dev);
@@ -2738,6 +2764,8 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->queue.spare);
     KT_FREE(w->queue.late);
     KT_FREE(w->queue.runs);
+    KT_FREE(w->queue.words);
+    KT_FREE(w->queue.bits);
     KT_FREE(w->free_at);
     KT_FREE(w->res_last);
     KT_FREE(w->res_oldmax);
@@ -2805,10 +2833,15 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
             !KT__GROW(pos, int) || !KT__GROW(devprev, int) ||
             !KT__GROW(wait, kt__wait) || !KT__GROW(pend, int) ||
             !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
-            !KT__GROW(queue.late, int) || !KT__GROW(queue.runs, int))
+            !KT__GROW(queue.late, int) || !KT__GROW(queue.runs, int) ||
+            !KT__GROW(queue.words, int))
             goto nomem;
 #undef KT__GROW
         w->cap_n = c;
+        /* (a bit per task; zeroed: a sort leaves it as it found it) */
+        KT_FREE(w->queue.bits);
+        w->queue.bits = (uint64_t *)kt__calloc(c / 64 + 1, sizeof(uint64_t));
+        if (!w->queue.bits) goto nomem;
     }
     if (nr > w->cap_res) {
         size_t c = w->cap_res;
@@ -2837,8 +2870,10 @@ nomem:
    so that kt__sim_algorithm1 finds them ready. */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w;
-    int n = s->ntask, i, j, same, bad = 0;
+    int n = s->ntask, i, j, same, bad = 0, nw = 0, run_len = 0;
     size_t e = 0, ne_old;
+    uint64_t bits, run_bits = 0;
+    double run_s = 0, run_q = 0;
     double guess, per_s, *busy = s->busy;
     int64_t ndev = s->ndev;
     kt_status st;
@@ -2848,6 +2883,12 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     st = kt__sim_reserve(s, err);
     if (st != KT_OK) return st;
     w = s->work;
+    if ((size_t)n + 1 > w->cap_fwait) {
+        void *np = kt__sim_grow(w->fwait, &w->cap_fwait, (size_t)n + 1,
+                                sizeof(kt__fwait));
+        if (!np) goto nomem;
+        w->fwait = (kt__fwait *)np;
+    }
     same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
            w->ndev == s->ndev;
     ne_old = same ? w->ne : 0;
@@ -2874,6 +2915,11 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         const kt_sim_task *t = &s->task[i];
         unsigned char compute = t->kind == KT_TASK_COMPUTE;
         double sec;
+        /* the structs are asked for 64 ahead (3.5 KB): the stream of
+           them is the pass's cost, and other jobs on the machine keep
+           the hardware's own prefetching from staying that far ahead */
+        if (i + KT__PREFETCH_AHEAD < n)
+            KT__PREFETCH(&s->task[i + KT__PREFETCH_AHEAD]);
         if (t->device < 0 || t->device >= w->nres) {
             w->derived = 0;
             return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
@@ -2904,16 +2950,31 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         }
         if (!same || w->pred_first[i] != t->pred_first)
             w->pred_first[i] = t->pred_first;
-        kt__sim_count(w, t->seconds, 1);
-        sec = guess > 0 ? kt__sim_quantize(t->seconds, guess, per_s)
-                        : t->seconds;
+        /* a run of equal run times (an op's tasks on every device) is
+           rounded once and counted in the histogram once */
+        memcpy(&bits, &t->seconds, sizeof bits);
+        if (bits != run_bits) {
+            if (run_len) kt__sim_count(w, run_s, run_len);
+            run_bits = bits;
+            run_len = 0;
+            run_s = t->seconds;
+            run_q = guess > 0 ? kt__sim_quantize(run_s, guess, per_s) : run_s;
+        }
+        run_len++;
+        sec = run_q;
         w->sec[i] = sec;
         if (compute && t->device < ndev) busy[t->device] += sec;
-        w->wait[i].ready = 0;
-        w->wait[i].indeg = t->npred;
-        if (t->npred == 0) kt__qpush(&w->queue, 0, i);
+        if (t->npred > 1) {
+            kt__fwait *x = &w->fwait[nw++];
+            x->ready = 0;
+            x->indeg = t->npred;
+            x->task = i;
+        } else if (t->npred == 0) {
+            kt__qpush(&w->queue, 0, i);
+        }
         e += (size_t)t->npred;
     }
+    if (run_len) kt__sim_count(w, run_s, run_len);
     /* the tick of these run times: when it is not the one guessed, the
        run times are rounded again, and the busy times summed again
        (whole ticks, so exactly, in any order) */
@@ -2963,6 +3024,8 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             }
     }
     w->ne = e;
+    if (nw != w->nfwait) same = 0; /* (implied by the npred compared) */
+    w->nfwait = nw;
     if (same) {
         w->derived = 1;
         return KT_OK;
@@ -2971,6 +3034,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
         if (!np) goto nomem;
         w->succ = (int *)np;
+        np = kt__sim_grow(w->fsucc, &w->cap_fsucc, e + 1, sizeof(int));
+        if (!np) goto nomem;
+        w->fsucc = (int *)np;
     }
     for (i = 0; i <= n; i++) w->succ_first[i] = 0;
     for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
@@ -2984,12 +3050,18 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             w->succ[w->succ_first[p] + w->pend[p]++] = i;
         }
     for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
-    for (i = 0, e = 0; i < n; i++)
+    memcpy(w->fsucc, w->succ, sizeof(int) * (size_t)w->succ_first[n]);
+    for (i = 0, e = 0, nw = 0; i < n; i++) {
         for (j = 0; j < w->npred[i]; j++) {
             int p = w->preds[e++];
-            if (w->npred[i] != 1)
-                w->succ[w->succ_first[p] + w->pend[p]++] = i;
+            if (w->npred[i] != 1) {
+                int at = w->succ_first[p] + w->pend[p]++;
+                w->succ[at] = i;
+                w->fsucc[at] = nw; /* its wait state's number */
+            }
         }
+        nw += w->npred[i] > 1;
+    }
     w->derived = 1;
     return KT_OK;
 nomem:
@@ -3048,11 +3120,11 @@ static int kt__qbucket(const kt__queue *q, uint64_t b) {
 #endif
 }
 
-/* Makes room for one more task in a bucket (rare: the buckets are kept
-   between runs); 0: out of memory, noted for the run to report. */
-static int kt__qgrow(kt__queue *q, kt__qlist *l) {
+/* Makes room for `more` more tasks in a bucket (rare: the buckets are
+   kept between runs); 0: out of memory, noted for the run to report. */
+static int kt__qgrow(kt__queue *q, kt__qlist *l, int more) {
     size_t cap = (size_t)l->cap;
-    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + 1,
+    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + (size_t)more,
                             sizeof(kt__qitem));
     if (!np || cap > INT_MAX) {
         q->nomem = 1;
@@ -3067,7 +3139,7 @@ static KT__HOT void kt__qappend(kt__queue *q, int b, uint64_t key,
                                 int task) {
     kt__qlist *l = &q->bucket[b];
     int n = l->n;
-    if (n == l->cap && !kt__qgrow(q, l)) {
+    if (n == l->cap && !kt__qgrow(q, l, 1)) {
         q->count--; /* the task is lost; the run fails (q->nomem) */
         return;
     }
@@ -3101,19 +3173,35 @@ static int kt__qlate_pop(kt__queue *q) {
     return top;
 }
 
-/* Sorts q->now[0 .. nnow) by merging the ascending runs it already has
-   (tasks released together come in index order: a group ready at one
-   instant has a few runs, ~5 on average on wresnet-152, and half the
-   groups only one).  The runs are found in one pass, then merged pairwise
-   round by round, ping-ponging between now and spare. */
-static void kt__qsort_now(kt__queue *q) {
-    int n = q->nnow, *a = q->now, *o = q->spare, *run = q->runs, nr = 1, i;
+static int kt__ctz64(uint64_t x) { /* x != 0 */
+#if defined(__GNUC__)
+    return __builtin_ctzll(x);
+#else
+    int k = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        k++;
+    }
+    return k;
+#endif
+}
+
+/* The starts of a[0 .. n)'s ascending runs in run[0 ..), returned: how
+   many. */
+static int kt__runs(const int *a, int n, int *run) {
+    int nr = 1, i;
     run[0] = 0;
-    for (i = 1; i < n; i++) { /* without a branch: the runs' starts */
+    for (i = 1; i < n; i++) { /* without a branch */
         run[nr] = i;
         nr += a[i] < a[i - 1];
     }
-    if (nr == 1) return; /* sorted */
+    return nr;
+}
+
+/* a[0 .. n), whose nr ascending runs start at run[0 .. nr) (run has room
+   for nr + 1), sorted by merging the runs pairwise round by round,
+   ping-ponging between a and o; returns the one that holds the result. */
+static int *kt__merge_runs(int *a, int *o, int *run, int nr, int n) {
     while (nr > 1) {
         int r, m = 0, *t;
         run[nr] = n;
@@ -3136,8 +3224,52 @@ static void kt__qsort_now(kt__queue *q) {
         a = o;
         o = t;
     }
-    q->now = a;
-    q->spare = o;
+    return a;
+}
+
+/* Sorts q->now[0 .. nnow), the group of tasks ready at one instant, by
+   index.  Tasks released together come in index order, so a group has a
+   few ascending runs (half the groups on wresnet-152 only one: nothing to
+   do).  The others are sorted through a bitmap of all task indices, a
+   bit per task: each task's bit is set, noting each 64-bit word that was
+   empty; only those words are sorted (a group's tasks lie in a few
+   stretches of indices -- an op's tasks on every device, the next op's
+   transfers -- so a group of 32 tasks may have 4 words), and their bits
+   read back in order, each word cleared as it is read.  When some task
+   was queued twice (no run does that, but the queue does not rely on
+   it), or the words are as many as the tasks, the runs are merged
+   instead. */
+static void kt__qsort_now(kt__queue *q) {
+    int n = q->nnow, *a = q->now, *run = q->runs, *words = q->words;
+    int nr = kt__runs(a, n, run), nw = 0, i, k = 0, *wsorted;
+    uint64_t *bits = q->bits, twice = 0;
+    if (nr == 1) return; /* sorted */
+    for (i = 0; i < n; i++) {
+        int wd = a[i] / 64;
+        uint64_t old = bits[wd], bit = UINT64_C(1) << (a[i] % 64);
+        twice |= old & bit;
+        bits[wd] = old | bit;
+        words[nw] = wd; /* kept when the word was empty */
+        nw += old == 0;
+    }
+    if (twice || nw == n) {
+        for (i = 0; i < nw; i++) bits[words[i]] = 0;
+        a = kt__merge_runs(a, q->spare, run, nr, n);
+        q->spare = a == q->now ? q->spare : q->now;
+        q->now = a;
+        return;
+    }
+    wsorted = kt__merge_runs(words, q->spare, run, kt__runs(words, nw, run),
+                             nw);
+    for (i = 0; i < nw; i++) {
+        int wd = wsorted[i];
+        uint64_t m = bits[wd];
+        bits[wd] = 0;
+        while (m) {
+            a[k++] = wd * 64 + kt__ctz64(m);
+            m &= m - 1;
+        }
+    }
 }
 
 static void kt__qreset(kt__queue *q) {
@@ -3160,23 +3292,52 @@ static KT__HOT void kt__qpush(kt__queue *q, double ready, int task) {
     else kt__qlate_push(q, task);
 }
 
+/* Queues tasks[0 .. n) (n >= 1), all ready at `ready`: when that is not
+   now, they go to one bucket, appended in a row (kt__qappend's count of
+   the bucket, kept in memory, would chain one append to the next). */
+static KT__HOT void kt__qpush_all(kt__queue *q, double ready,
+                                  const int *tasks, int n) {
+    uint64_t key = kt__qbits(ready);
+    int b, i;
+    kt__qlist *l;
+    kt__qitem *it;
+    if (key == q->last) {
+        for (i = 0; i < n; i++) kt__qpush(q, ready, tasks[i]);
+        return;
+    }
+    b = kt__qbucket(q, key);
+    l = &q->bucket[b];
+    if (l->n > l->cap - n && !kt__qgrow(q, l, n))
+        return; /* lost: the run fails (q->nomem) */
+    if (l->n == 0) q->used |= UINT64_C(1) << (b - 1);
+    it = l->item + l->n;
+    for (i = 0; i < n; i++) {
+        it[i].key = key;
+        it[i].task = tasks[i];
+    }
+    l->n += n;
+    q->count += n;
+}
+
 /* The next time with tasks: the least in the lowest nonempty bucket; its
    tasks become the group taken now, the others of that bucket move down
    (each to a bucket below b: they share with the new `last` the bits
    above b - 1 that they shared with the old one, and bit b - 1 too). */
 static void kt__qadvance(kt__queue *q) {
-    int b = 1, i, n, nnow = 0, *now = q->now;
-    uint64_t u = q->used, least;
+    int b = 1 + kt__ctz64(q->used), i, n, nnow = 0, *now = q->now;
+    uint64_t least, l2;
     kt__qitem *it;
-    while (!(u & 1)) { /* the lowest nonempty bucket */
-        u >>= 1;
-        b++;
-    }
     it = q->bucket[b].item;
     n = q->bucket[b].n;
-    least = it[0].key;
-    for (i = 1; i < n; i++)
-        if (it[i].key < least) least = it[i].key;
+    /* the least key, in two chains of comparisons (half the latency) */
+    least = l2 = it[0].key;
+    for (i = 1; i + 1 < n; i += 2) {
+        uint64_t x = it[i].key, y = it[i + 1].key;
+        least = x < least ? x : least;
+        l2 = y < l2 ? y : l2;
+    }
+    if (i < n && it[i].key < least) least = it[i].key;
+    if (l2 < least) least = l2;
     q->last = least;
     q->bucket[b].n = 0;
     q->used &= ~(UINT64_C(1) << (b - 1));
@@ -3346,24 +3507,25 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
 
 /* Task t ended at `end`: each successor waits for one predecessor less,
    and is queued when it waits for none (ready at its predecessors' latest
-   end).  The hottest loop of the simulation: ~4 successors per task, each
-   a scattered access to its wait state, so everything else is in locals. */
+   end).  The hottest loop of the simulation: ~3.5 wait states per task
+   read, maximised and written (1.57 M on wresnet-152 over 64 devices),
+   each a scattered access, so everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
-    const int *u = w->succ + w->succ_first[t];
-    const int *sole = w->succ + w->succ_sole[t];
-    const int *stop = w->succ + w->succ_first[t + 1];
-    kt__wait *wait = w->wait;
+    const int *u = w->fsucc + w->succ_first[t];
+    const int *sole = w->fsucc + w->succ_sole[t];
+    const int *stop = w->fsucc + w->succ_first[t + 1];
+    kt__fwait *wait = w->fwait;
     kt__queue *q = &w->queue;
-    /* a successor waiting for t alone is ready at its end: its wait state
-       (a cache miss: touched once per run) is not needed */
-    for (; u < sole; u++) kt__qpush(q, end, *u);
-    for (; u < stop; u++) {
-        kt__wait *x = &wait[*u];
+    /* a successor waiting for t alone is ready at its end: it has no wait
+       state (two thirds of the tasks on wresnet-152) */
+    if (u < sole) kt__qpush_all(q, end, u, (int)(sole - u));
+    for (u = sole; u < stop; u++) {
+        kt__fwait *x = &wait[*u];
         /* the latest end, stored whichever it is: a conditional store
            would be a branch, taken at random */
         double r = x->ready;
         x->ready = end > r ? end : r;
-        if (--x->indeg == 0) kt__qpush(q, x->ready, *u);
+        if (--x->indeg == 0) kt__qpush(q, x->ready, x->task);
     }
 }
 

@@ -1547,6 +1547,8 @@ static void shuffle_sim(kt_sim *s, uint64_t *seed) {
     free(old);
 }
 
+static int same_as_reference(const kt_sim *s, const char *what);
+
 static void test_delta_random(void) {
     uint64_t seed = 99;
     int graph, round, ok = 1, graphs = getenv("KT_WRAP") ? 42 : 48;
@@ -1643,6 +1645,43 @@ static void test_delta_random(void) {
             kt_sim_free(&a);
         }
         CHECKF(same, "a kt_sim changed in place keeps stale successor lists");
+    }
+    {
+        /* a predecessor dropped in place (the task's count lowered): a
+           task waiting for two now waits for one, or for one now for
+           none, so full runs number their wait states afresh */
+        int round4, same = 1, dropped = 0;
+        for (round4 = 0; round4 < 60; round4++) {
+            kt_sim a, fresh;
+            kt_error err;
+            int i = rnd(&seed, 1, 29);
+            build_random_sim(&a, 30, 3, round4 % 2, &seed);
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            if (a.task[i].npred == 0) {
+                kt_sim_free(&a);
+                continue;
+            }
+            a.task[i].npred--;
+            dropped++;
+            fresh = a;
+            fresh.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * 30);
+            fresh.pred = (int *)malloc(sizeof(int) * (30 * 3 + 1));
+            fresh.busy = (double *)malloc(sizeof(double) * 3);
+            fresh.critical = NULL;
+            fresh.work = NULL;
+            memcpy(fresh.task, a.task, sizeof(kt_sim_task) * 30);
+            memcpy(fresh.pred, a.pred, sizeof(int) * (30 * 3 + 1));
+            CHECK(kt_sim_run(&a, &err) == KT_OK);
+            CHECK(kt_sim_run(&fresh, &err) == KT_OK);
+            if (!same_timeline(&a, &fresh, "predecessor dropped", round4) ||
+                !same_as_reference(&a, "predecessor dropped"))
+                same = 0;
+            kt_sim_free(&fresh);
+            kt_sim_free(&a);
+        }
+        CHECKF(same && dropped > 20, "a predecessor dropped in place: %d "
+               "graphs, stale wait states", dropped);
     }
     {
         /* errors: no run before, a task out of range, a bad run time */
@@ -1987,6 +2026,106 @@ static void test_sim_reference(void) {
             kt_graph_destroy(g);
         }
     }
+}
+
+/* The simulator's ready queue alone against a list scanned for its least
+   (ready time, index): random pushes and takes, ready times never before
+   the last one taken, many tasks ready at one instant -- in few or many
+   ascending runs, over narrow or wide ranges of indices (the sort's
+   bitmap and its fallback of merged runs), some pushed while their
+   instant's group is being taken (the late heap), and some pushed twice
+   (no simulation does that; the queue must still give both).  Every take
+   must be the reference's, and the bitmap all 0 after each sort. */
+static int cmp_int(const void *x, const void *y) {
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+static void test_queue_order(void) {
+    enum { N = 20000, OPS = 4000, MAXQ = 400, BURST = 40 };
+    uint64_t seed = 77;
+    int round, ok = 1, rounds = getenv("KT_WRAP") ? 6 : 24;
+    for (round = 0; round < rounds && ok; round++) {
+        kt_sim s;
+        kt_error err;
+        kt__queue *q;
+        double rt[MAXQ];
+        int rtask[MAXQ], burst[BURST];
+        int *queued = (int *)calloc(N, sizeof(int));
+        int nref = 0, op, i, k;
+        /* tasks from a window of 256 (a group's few bitmap words), or
+           from all N (most in a word of their own: the merge, always
+           when every one is) */
+        int window = round % 2 ? 256 : N, most = round % 4 ? BURST : 6;
+        double now = 0;
+        memset(&s, 0, sizeof s);
+        s.ntask = N;
+        s.ndev = 1;
+        CHECK(kt__sim_reserve(&s, &err) == KT_OK);
+        q = &s.work->queue;
+        kt__qreset(q);
+        for (op = 0; op < OPS && ok; op++) {
+            if (nref == 0 || (nref + BURST <= MAXQ && rnd(&seed, 0, 9) < 6)) {
+                /* a burst of distinct tasks ready at one time (now, or
+                   later), pushed in a few ascending runs */
+                int nb = rnd(&seed, 1, most), runs = rnd(&seed, 1, 6);
+                int base = rnd(&seed, 0, N - window);
+                double ready = now + (rnd(&seed, 0, 3) == 0 ? 0
+                                                            : rnd(&seed, 1, 4));
+                for (i = 0; i < nb; i++) {
+                    int tries = 0;
+                    do burst[i] = base + rnd(&seed, 0, window - 1);
+                    while (queued[burst[i]] && ++tries < 50);
+                    if (i > 0 && rnd(&seed, 0, 150) == 0)
+                        burst[i] = burst[rnd(&seed, 0, i - 1)]; /* twice */
+                    queued[burst[i]]++;
+                }
+                for (k = 0; k < runs; k++) {
+                    int lo = nb * k / runs, hi = nb * (k + 1) / runs;
+                    qsort(burst + lo, (size_t)(hi - lo), sizeof(int),
+                          cmp_int);
+                }
+                for (i = 0; i < nb; i++) {
+                    kt__qpush(q, ready, burst[i]);
+                    rt[nref] = ready;
+                    rtask[nref++] = burst[i];
+                }
+            } else {
+                double ready;
+                int best = 0, task = kt__qpop(q, &ready);
+                for (i = 1; i < nref; i++)
+                    if (rt[i] < rt[best] ||
+                        (rt[i] == rt[best] && rtask[i] < rtask[best]))
+                        best = i;
+                if (task != rtask[best] || ready != rt[best]) {
+                    printf("queue round %d: took task %d at %g, the "
+                           "reference %d at %g\n", round, task, ready,
+                           rtask[best], rt[best]);
+                    ok = 0;
+                }
+                queued[rtask[best]]--;
+                now = ready;
+                rt[best] = rt[nref - 1];
+                rtask[best] = rtask[--nref];
+                for (i = 0; q->sorted && i <= N / 64; i++)
+                    if (q->bits[i]) {
+                        printf("queue round %d: bitmap word %d left set\n",
+                               round, i);
+                        ok = 0;
+                        break;
+                    }
+            }
+            if (q->count != nref) {
+                printf("queue round %d: %d queued, the reference %d\n",
+                       round, q->count, nref);
+                ok = 0;
+            }
+        }
+        free(queued);
+        kt_sim_free(&s);
+    }
+    CHECKF(ok, "the ready queue takes tasks out of (ready time, index) "
+           "order");
 }
 
 /* A device still busy at the checkpoint a delta resumes from: task 0 runs
@@ -2791,6 +2930,7 @@ int main(void) {
     test_random();
     test_simulation();
     test_sim_reference();
+    test_queue_order();
     test_delta();
     test_profile();
     test_compute_model();
