@@ -2180,7 +2180,10 @@ static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o, kt_transfer *x,
             st->dst = x[i].dst;
             st->device = c->nd + kt__link_id(&c->links,
                                              x[i].src * c->nd + x[i].dst);
-            if (c->links.oom) return -1;
+            if (c->links.oom) { /* the table is as it was: retry later */
+                c->links.oom = 0;
+                return -1;
+            }
             st->seconds = c->t->latency[lv];
             tg->role[n] = x[i].role;
             tg->kind[n] = (int)x[i].kind;
@@ -2975,6 +2978,14 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         e += (size_t)t->npred;
     }
     if (run_len) kt__sim_count(w, run_s, run_len);
+    if (e > (size_t)INT_MAX - 1) {
+        /* successor lists are numbered with ints (overlapping predecessor
+           ranges can count more entries than s->pred holds) */
+        w->derived = 0;
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the tasks "
+                        "list %lu predecessor entries in all, more than %d",
+                        (unsigned long)e, INT_MAX - 1);
+    }
     /* the tick of these run times: when it is not the one guessed, the
        run times are rounded again, and the busy times summed again
        (whole ticks, so exactly, in any order) */
@@ -3123,13 +3134,20 @@ static int kt__qbucket(const kt__queue *q, uint64_t b) {
 /* Makes room for `more` more tasks in a bucket (rare: the buckets are
    kept between runs); 0: out of memory, noted for the run to report. */
 static int kt__qgrow(kt__queue *q, kt__qlist *l, int more) {
-    size_t cap = (size_t)l->cap;
-    void *np = kt__sim_grow(l->item, &cap, (size_t)l->n + (size_t)more,
-                            sizeof(kt__qitem));
-    if (!np || cap > INT_MAX) {
+    size_t cap = (size_t)l->cap, need = (size_t)l->n + (size_t)more;
+    void *np;
+    /* a bucket counts its tasks in an int: refused before it grows, so
+       that a moved array is never dropped */
+    if (need > INT_MAX / 2) {
         q->nomem = 1;
         return 0;
     }
+    np = kt__sim_grow(l->item, &cap, need, sizeof(kt__qitem));
+    if (!np) {
+        q->nomem = 1;
+        return 0;
+    }
+    if (cap > INT_MAX) cap = INT_MAX;
     l->item = (kt__qitem *)np;
     l->cap = (int)cap;
     return 1;
@@ -3576,7 +3594,7 @@ static kt_status kt__sim_algorithm1(kt_sim *s, kt_error *err) {
         int t;
         if (checkpoints && kk % KT__DBLOCK == 0 &&
             !kt__sim_checkpoint(w, kk / KT__DBLOCK, now))
-            checkpoints = 0; /* out of memory: kt_sim_delta will say so */
+            checkpoints = 0; /* out of memory: the next delta runs in full */
         t = kt__qpop(&w->queue, &now);
         end = kt__sim_start(w, t, now, kk);
         /* the step time so far, and the first position that ends then */
@@ -3602,13 +3620,18 @@ static kt_status kt__sim_algorithm1(kt_sim *s, kt_error *err) {
 static kt_status kt__sim_ended(kt_sim *s, double step, int at,
                                kt_error *err) {
     struct kt__sim_work *w = s->work;
+    s->ncritical = 0;
+    if (s->ntask > 0) {
+        /* the walk reads the workspace's times; only a run that ends
+           with its critical path publishes them (NULL after a failure) */
+        kt_status st = kt__sim_critical(s, w->order[at], err);
+        if (st != KT_OK) return st;
+    }
     s->start = w->start; /* the timeline itself, not a copy */
     s->end = w->end;
-    s->ncritical = 0;
     s->step_seconds = s->ntask > 0 ? step : 0;
     w->simulated = 1;
-    if (s->ntask == 0) return KT_OK;
-    return kt__sim_critical(s, w->order[at], err);
+    return KT_OK;
 }
 
 static int kt__delta_size(struct kt__sim_work *w);
@@ -4624,6 +4647,7 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
         int o = w->chg[k], m;
         w->stage_first[k] = n;
         w->xs.n = 0;
+        w->xs.oom = 0; /* a failed proposal's, forgotten */
         if ((s = kt__lower_op(g, p, o, &w->xs, err)) != KT_OK) return s;
         if ((m = kt__tg_block(&w->c, &w->stage, o, w->xs.x, w->xs.n, n)) < 0)
             return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
