@@ -2085,8 +2085,12 @@ static void test_queue_order(void) {
                     qsort(burst + lo, (size_t)(hi - lo), sizeof(int),
                           cmp_int);
                 }
+                /* as a task's sole successors are, all at once (at
+                   `now` too, while its group is taken), or one by one */
+                int all = rnd(&seed, 0, 1);
+                if (all) kt__qpush_all(q, ready, burst, nb);
                 for (i = 0; i < nb; i++) {
-                    kt__qpush(q, ready, burst[i]);
+                    if (!all) kt__qpush(q, ready, burst[i]);
                     rt[nref] = ready;
                     rtask[nref++] = burst[i];
                 }
