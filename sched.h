@@ -406,11 +406,14 @@ void kt_sim_free(kt_sim *s);
    previous timeline, moved, up to the next position a change can show,
    and so on to the end.  The result is exactly what kt_lower,
    kt_sim_build and kt_sim_run of the proposed plan give, up to the
-   numbering of the links (a test checks task by task): ntask, pred,
-   start and end, step time and busy times at once; the critical path
-   (ncritical is 0 till then) and the task structs (copying the unchanged
-   ones is 25 MB on wresnet-152 over 64 devices) after
-   kt_plan_sim_timeline -- MCMC reads only the step time.  The same holds
+   numbering of the links (a test checks task by task): ntask, start
+   and end, step time and busy times at once; the critical path and the
+   task structs (copying the unchanged ones is 25 MB on wresnet-152 over
+   64 devices; `pred` is read through them) after kt_plan_sim_timeline
+   -- MCMC reads only the step time.  (A proposal whose run times call
+   for another tick is simulated in full and may have them at once:
+   ncritical == 0 does not say they are missing; call
+   kt_plan_sim_timeline whenever they are wanted.)  The same holds
    for `current` after an accept: accepting a proposal writes no task
    structs (the current graph's are kept op by op apart, so that an
    accept costs what the proposal changed) and walks no critical path;
@@ -438,8 +441,10 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
    (ps->current, when a proposal was accepted since they were last
    completed): kt_plan_sim_propose and kt_plan_sim_accept leave them, a
    pass over all tasks and a walk through the graph that MCMC, reading
-   only step times, does not need.  ntask, pred, start and end, step time
-   and busy times are set by kt_plan_sim_propose. */
+   only step times, does not need.  ntask, start and end, step time and
+   busy times are set by kt_plan_sim_propose (`pred` is read through the
+   task structs, so after this call).  Cannot fail: the proposal's run
+   made the room it needs. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
 /* The last proposal becomes the current plan (no-op when none); its task
    structs and critical path are completed by kt_plan_sim_timeline, when

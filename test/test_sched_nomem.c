@@ -5,7 +5,9 @@
    simulation (kt_sim_run, its workspace, successor lists, wait states,
    queue buckets and the critical path), a delta simulation with its
    checkpoints (kt_sim_delta, kt_sim_timeline), and the incremental task
-   graph of MCMC (kt_plan_sim_propose).  Each failed call must say
+   graph of MCMC (kt_plan_sim_propose, on a fresh kt_plan_sim and on one
+   that has just accepted a proposal unlooked at).  Each failed call must
+   say
    KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
    failed kt_sim_run (README: "NULL ... after a failed run"), and leave its
    object usable: the same call again, with memory, gives bit for bit the
@@ -166,31 +168,55 @@ static long full_and_delta_case(const fixture *fx, int op) {
     return injected;
 }
 
-/* A proposal (a random op's random configuration and a random tensor's
-   tiling) priced while each allocation fails in turn; after a failure the
-   current plan is untouched and the same proposal again prices exactly
-   as from scratch. */
-static long proposal_case(const fixture *fx, uint64_t seed) {
+/* The plan one random move from p: a random op's random configuration
+   and a random tensor's tiling; with its task graph and timeline from
+   scratch in *ref. */
+static void plan_moved(const fixture *fx, const kt_plan *p, uint64_t *seed,
+                       kt_plan *next, kt_sim *ref) {
     kt_error err;
-    kt_plan next;
-    kt_plan_sim ps;
-    kt_sim ref;
     kt_program prog;
     const kt_graph *g = fx->g;
+    CHECK(kt__plan_copy(next, p, g, &err) == KT_OK);
+    kt__propose(g, next, rnd(seed, 0, g->nop - 1), seed);
+    kt__propose_tensor(g, next, rnd(seed, 0, g->ntensor - 1), seed);
+    CHECK(kt_lower(g, next, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(g, next, &prog, &fx->t, ref, &err) == KT_OK);
+    CHECK(kt_sim_run(ref, &err) == KT_OK);
+    kt_program_free(&prog);
+}
+
+static int proposal_is(const kt_plan_sim *ps, const kt_sim *ref) {
+    return ps->proposed && ps->proposed->step_seconds == ref->step_seconds &&
+           same_doubles(ps->proposed->start, ref->start, ref->ntask) &&
+           same_doubles(ps->proposed->end, ref->end, ref->ntask);
+}
+
+/* A proposal priced while each of its allocations fails in turn; when
+   `after_accept`, on a kt_plan_sim that has just accepted another
+   proposal without looking at it (as MCMC does: the current graph's task
+   structs are then kept op by op, completed on request).  After a
+   failure the current plan is untouched (completed, it is its plan's
+   from scratch) and the same proposal again prices exactly as from
+   scratch; accepted, it is the current plan. */
+static long proposal_case(const fixture *fx, uint64_t seed,
+                          int after_accept) {
+    kt_error err;
+    kt_plan first, next;
+    kt_plan_sim ps;
+    kt_sim ref_first, ref;
     long at, injected = 0;
-    CHECK(kt__plan_copy(&next, &fx->p, g, &err) == KT_OK);
-    kt__propose(g, &next, rnd(&seed, 0, g->nop - 1), &seed);
-    kt__propose_tensor(g, &next, rnd(&seed, 0, g->ntensor - 1), &seed);
-    CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
-    CHECK(kt_sim_build(g, &next, &prog, &fx->t, &ref, &err) == KT_OK);
-    CHECK(kt_sim_run(&ref, &err) == KT_OK);
+    plan_moved(fx, &fx->p, &seed, &first, &ref_first);
+    plan_moved(fx, after_accept ? &first : &fx->p, &seed, &next, &ref);
     for (at = 1; at < 100000; at++) {
         kt_status r;
         int hit;
-        double cur;
+        const kt_sim *before = after_accept ? &ref_first : NULL;
         /* a fresh one each time: a proposal keeps its buffers */
-        CHECK(kt_plan_sim_init(g, &fx->p, &fx->t, &ps, &err) == KT_OK);
-        cur = ps.current->step_seconds;
+        CHECK(kt_plan_sim_init(fx->g, &fx->p, &fx->t, &ps, &err) == KT_OK);
+        if (after_accept) {
+            CHECK(kt_plan_sim_propose(&ps, &first, &err) == KT_OK);
+            kt_plan_sim_accept(&ps);
+        }
         arm(at);
         r = kt_plan_sim_propose(&ps, &next, &err);
         hit = disarm();
@@ -199,24 +225,26 @@ static long proposal_case(const fixture *fx, uint64_t seed) {
             CHECKF(r == KT_ERR_NOMEM && err.message[0] && !ps.proposed,
                    "proposal, allocation %ld: status %d, %s", at, (int)r,
                    err.message);
-            CHECK(ps.current->step_seconds == cur);
+            if (before) {
+                kt_plan_sim_timeline(&ps);
+                CHECKF(same_run(ps.current, before),
+                       "proposal, allocation %ld: the current plan after "
+                       "the failure", at);
+            }
             r = kt_plan_sim_propose(&ps, &next, &err);
         }
-        CHECKF(r == KT_OK && ps.proposed &&
-               ps.proposed->step_seconds == ref.step_seconds &&
-               same_doubles(ps.proposed->start, ref.start, ref.ntask) &&
-               same_doubles(ps.proposed->end, ref.end, ref.ntask),
+        CHECKF(r == KT_OK && proposal_is(&ps, &ref),
                "proposal, allocation %ld: the proposal after the failure: %s",
                at, err.message);
-        /* accepted, it is the current plan, completed on request */
         kt_plan_sim_accept(&ps);
         kt_plan_sim_timeline(&ps);
         CHECK(same_run(ps.current, &ref));
         kt_plan_sim_free(&ps);
         if (!hit || kt_test_failed) break;
     }
+    kt_sim_free(&ref_first);
     kt_sim_free(&ref);
-    kt_program_free(&prog);
+    kt_plan_free(&first);
     kt_plan_free(&next);
     return injected;
 }
@@ -230,9 +258,13 @@ int main(void) {
         printf("full run, delta and timeline: %ld allocation failures, each "
                "reported and recovered from\n", n);
         CHECK(n > 10);
-        n = proposal_case(&fx, 7);
+        n = proposal_case(&fx, 7, 0);
         printf("incremental proposal: %ld allocation failures, each "
                "reported and recovered from\n", n);
+        CHECK(n > 10);
+        n = proposal_case(&fx, 11, 1);
+        printf("incremental proposal after an accept: %ld allocation "
+               "failures, each reported and recovered from\n", n);
         CHECK(n > 10);
         fixture_free(&fx);
     }
