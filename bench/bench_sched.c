@@ -47,13 +47,6 @@
 #include <string.h>
 #include <time.h>
 
-static uint64_t xorshift_next(uint64_t *s) {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static double cpu_now(void) { return (double)clock() / CLOCKS_PER_SEC; }
 
 static int cmp_double(const void *a, const void *b) {
@@ -149,8 +142,8 @@ static int bench_one(const char *model, int ndev, const char *topo) {
        each priced by kt_sim_delta (step time and busy times), then its
        timeline and critical path written out by kt_sim_timeline */
     for (i = 0; i < nd; i++) {
-        int op = (int)(xorshift_next(&rng) % (uint64_t)g->nop);
-        double scale = 0.5 + 1.5 * (double)(xorshift_next(&rng) % 1000) / 1000;
+        int op = (int)(kt__rng(&rng) % (uint64_t)g->nop);
+        double scale = 0.5 + 1.5 * (double)(kt__rng(&rng) % 1000) / 1000;
         n = op_change(&sim, op, scale, changed, secs);
         t0 = cpu_now();
         if (kt_sim_delta(&sim, n, changed, secs, &err) != KT_OK)
@@ -186,6 +179,22 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     kt_plan_free(&p);
     kt_graph_destroy(g);
     return 0;
+}
+
+/* One MCMC move from the current plan into *next (FlexFlow 6): a random
+   op's random configuration or a random tensor's random tiling, half
+   each.  0 when the op drawn has no other configuration. */
+static int random_move(const kt_graph *g, const kt_plan *cur, kt_plan *next,
+                       uint64_t *rng) {
+    memcpy(next->tiling, cur->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
+    memcpy(next->split, cur->split,
+           sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+    if (kt__rng(rng) & 1)
+        return kt__propose(g, next, (int)(kt__rng(rng) % (uint64_t)g->nop),
+                           rng);
+    kt__propose_tensor(g, next, (int)(kt__rng(rng) % (uint64_t)g->ntensor),
+                       rng);
+    return 1;
 }
 
 /* MCMC proposals (FlexFlow 6) priced two ways on the same plans: lowered,
@@ -224,18 +233,7 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
     ntask0 = ps.current->ntask;
     if (kt__plan_copy(&next, &p, g, &err) != KT_OK) return die("copy", &err);
     for (i = 0; i < n;) { /* i: proposals priced so far */
-        memcpy(next.tiling, ps.plan->tiling,
-               sizeof(kt_tiling) * (size_t)g->ntensor);
-        memcpy(next.split, ps.plan->split,
-               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
-        if (xorshift_next(&rng) & 1) {
-            int op = (int)(xorshift_next(&rng) % (uint64_t)g->nop);
-            if (!kt__propose(g, &next, op, &rng)) continue;
-        } else {
-            kt__propose_tensor(g, &next,
-                               (int)(xorshift_next(&rng) % (uint64_t)g->ntensor),
-                               &rng);
-        }
+        if (!random_move(g, ps.plan, &next, &rng)) continue;
         t0 = cpu_now();
         if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
             return die("propose", &err);
@@ -260,7 +258,7 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
             kt_sim_free(&sim);
             kt_program_free(&prog);
         }
-        if (xorshift_next(&rng) % 3 == 0) {
+        if (kt__rng(&rng) % 3 == 0) {
             /* accepting writes the timeline into the task structs (a pass
                kt_plan_sim_propose leaves out): counted with the proposal */
             t0 = cpu_now();
@@ -318,18 +316,7 @@ static int bench_chain(const char *model, int ndev, const char *topo,
     cur = ps.current->step_seconds;
     for (i = 0; i < proposals;) {
         double nt;
-        memcpy(next.tiling, ps.plan->tiling,
-               sizeof(kt_tiling) * (size_t)g->ntensor);
-        memcpy(next.split, ps.plan->split,
-               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
-        if (kt__rng(&rng) & 1) {
-            int op = (int)(kt__rng(&rng) % (uint64_t)g->nop);
-            if (!kt__propose(g, &next, op, &rng)) continue;
-        } else {
-            kt__propose_tensor(g, &next,
-                               (int)(kt__rng(&rng) % (uint64_t)g->ntensor),
-                               &rng);
-        }
+        if (!random_move(g, ps.plan, &next, &rng)) continue;
         t0 = cpu_now();
         if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
             return die("propose", &err);

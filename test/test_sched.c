@@ -1549,6 +1549,25 @@ static void shuffle_sim(kt_sim *s, uint64_t *seed) {
 
 static int same_as_reference(const kt_sim *s, const char *what);
 
+/* A copy of a's task graph (tasks, predecessor lists, devices) with no
+   simulation state: what a caller building the same graph afresh has. */
+static kt_sim fresh_copy(const kt_sim *a) {
+    kt_sim c = *a;
+    int i, npred = 0;
+    for (i = 0; i < a->ntask; i++)
+        if (a->task[i].pred_first + a->task[i].npred > npred)
+            npred = a->task[i].pred_first + a->task[i].npred;
+    c.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * (size_t)a->ntask);
+    c.pred = (int *)malloc(sizeof(int) * ((size_t)npred + 1));
+    c.busy = (double *)malloc(sizeof(double) * (size_t)a->ndev);
+    c.critical = NULL;
+    c.work = NULL;
+    c.start = c.end = NULL;
+    memcpy(c.task, a->task, sizeof(kt_sim_task) * (size_t)a->ntask);
+    memcpy(c.pred, a->pred, sizeof(int) * (size_t)npred);
+    return c;
+}
+
 static void test_delta_random(void) {
     uint64_t seed = 99;
     int graph, round, ok = 1, graphs = getenv("KT_WRAP") ? 42 : 48;
@@ -1629,14 +1648,7 @@ static void test_delta_random(void) {
                 a.task[i].device = (a.task[i].device + 1) % 3;
             else
                 a.task[i].kind = KT_TASK_TRANSFER;
-            fresh = a;
-            fresh.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * 30);
-            fresh.pred = (int *)malloc(sizeof(int) * (30 * 3 + 1));
-            fresh.busy = (double *)malloc(sizeof(double) * 3);
-            fresh.critical = NULL;
-            fresh.work = NULL;
-            memcpy(fresh.task, a.task, sizeof(kt_sim_task) * 30);
-            memcpy(fresh.pred, a.pred, sizeof(int) * (30 * 3 + 1));
+            fresh = fresh_copy(&a);
             CHECK(kt_sim_run(&a, &err) == KT_OK);
             CHECK(kt_sim_run(&fresh, &err) == KT_OK);
             if (!same_timeline(&a, &fresh, "changed in place", round3))
@@ -1664,14 +1676,7 @@ static void test_delta_random(void) {
             }
             a.task[i].npred--;
             dropped++;
-            fresh = a;
-            fresh.task = (kt_sim_task *)malloc(sizeof(kt_sim_task) * 30);
-            fresh.pred = (int *)malloc(sizeof(int) * (30 * 3 + 1));
-            fresh.busy = (double *)malloc(sizeof(double) * 3);
-            fresh.critical = NULL;
-            fresh.work = NULL;
-            memcpy(fresh.task, a.task, sizeof(kt_sim_task) * 30);
-            memcpy(fresh.pred, a.pred, sizeof(int) * (30 * 3 + 1));
+            fresh = fresh_copy(&a);
             CHECK(kt_sim_run(&a, &err) == KT_OK);
             CHECK(kt_sim_run(&fresh, &err) == KT_OK);
             if (!same_timeline(&a, &fresh, "predecessor dropped", round4) ||
