@@ -201,7 +201,7 @@ static int random_move(const kt_graph *g, const kt_plan *cur, kt_plan *next,
    built and simulated from scratch (what kt_plan_mcmc did before), and
    by the incremental task graph with delta simulation (kt_plan_sim, what
    it does now; an accepted proposal's time includes kt_plan_sim_accept,
-   which writes its timeline into the task structs).  A proposal gives a
+   which copies in the per-op task structs of the ops it rebuilt).  A proposal gives a
    random op a random configuration or a random tensor a random tiling, as
    kt_plan_mcmc's do; a third are accepted.  Both must give the same step
    time (checked). */

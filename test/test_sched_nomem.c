@@ -17,21 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The library allocates through these: they pass through to the C
-   library until `fail_at` is armed, and then the fail_at-th allocation
-   from then on returns NULL (once). */
-static long alloc_count = 0, fail_at = 0;
-static void *test_malloc(size_t n) {
-    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
-    return malloc(n);
-}
-static void *test_realloc(void *p, size_t n) {
-    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
-    return realloc(p, n);
-}
-#define KT_MALLOC(n) test_malloc(n)
-#define KT_REALLOC(p, n) test_realloc(p, n)
-#define KT_FREE(p) free(p)
+/* the library allocates through an allocator the test fails on request */
+#include "kt_test_alloc.h"
 /* small checkpoint blocks, so that a delta restores from one */
 #define KT_SIM_CHECKPOINT 8
 #define KT_IMPLEMENTATION

@@ -29,21 +29,8 @@
 #include <limits.h>
 #include <time.h>
 
-/* The library allocates through these: they pass through to the C
-   library unless test_out_of_memory arms `fail_at`, and then the fail_at-th
-   allocation from then on returns NULL (once). */
-static long alloc_count = 0, fail_at = 0;
-static void *test_malloc(size_t n) {
-    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
-    return malloc(n);
-}
-static void *test_realloc(void *p, size_t n) {
-    if (fail_at > 0 && ++alloc_count == fail_at) return NULL;
-    return realloc(p, n);
-}
-#define KT_MALLOC(n) test_malloc(n)
-#define KT_REALLOC(p, n) test_realloc(p, n)
-#define KT_FREE(p) free(p)
+/* the library allocates through an allocator the test fails on request */
+#include "kt_test_alloc.h"
 
 #define KT_IMPLEMENTATION
 #include "../tiling.h"
