@@ -2074,7 +2074,12 @@ typedef struct kt__tg {
     kt_sim sim;       /* tasks, predecessor lists, devices, links          */
     int *role, *kind; /* per task: a transfer's role and kt_xfer_kind      */
     int *base;        /* nop + 1: each op's first block task               */
+    int *bend;        /* nop: the end of each op's block (base[o + 1] but
+                         in kt_plan_sim's graphs, whose blocks have room:
+                         tasks bend[o] .. base[o + 1] are holes)          */
     int *seg;         /* nop + 1: each op's first predecessor entry        */
+    int *send;        /* nop: the end of its entries (seg[o + 1] but in
+                         kt_plan_sim's graphs, the same way)              */
     size_t cap_task, cap_pred;
 } kt__tg;
 
@@ -2096,7 +2101,9 @@ static void kt__tg_free(kt__tg *tg) {
     KT_FREE(tg->role);
     KT_FREE(tg->kind);
     KT_FREE(tg->base);
+    KT_FREE(tg->bend);
     KT_FREE(tg->seg);
+    KT_FREE(tg->send);
     memset(tg, 0, sizeof *tg);
 }
 
@@ -2240,7 +2247,7 @@ static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
     for (d = 0; d <= nd; d++) first[d] = 0;
     for (k = 0; k < nops; k++) {
         const kt_op *op = &c->g->op[ops[k]];
-        for (i = tg->base[ops[k]]; i < tg->base[ops[k] + 1]; i++) {
+        for (i = tg->base[ops[k]]; i < tg->bend[ops[k]]; i++) {
             if (kt__tg_selects(tg, op, i, what, x))
                 first[kt__tg_group_device(tg, i, what) + 1]++;
         }
@@ -2250,7 +2257,7 @@ static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
     /* fill with first[d] as cursors, then shift them back */
     for (k = 0; k < nops; k++) {
         const kt_op *op = &c->g->op[ops[k]];
-        for (i = tg->base[ops[k]]; i < tg->base[ops[k] + 1]; i++) {
+        for (i = tg->base[ops[k]]; i < tg->bend[ops[k]]; i++) {
             if (kt__tg_selects(tg, op, i, what, x))
                 c->gitem[first[kt__tg_group_device(tg, i, what)]++] = i;
         }
@@ -2278,15 +2285,16 @@ static int kt__tg_push(kt__tg *tg, int *n, int v, int self) {
         if (!kt__tg_push(tg, &n, (v), (self))) return 0;                    \
     } while (0)
 
-/* The predecessor lists of op o's tasks, written from pred[seg[o]] on;
-   sets seg[o + 1].  The blocks of every op must be in place.  0: out of
-   memory. */
-static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o) {
+/* The predecessor lists of op o's tasks, written from pred[at] on; sets
+   *end past the last entry.  The blocks of every op must be in place.
+   0: out of memory. */
+static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
+                           int *end) {
     const kt_graph *g = c->g;
     const kt_op *op = &g->op[o];
     int64_t nd = c->nd, d;
-    int ni = op->ninputs, j, i, k, n = tg->seg[o], nitem = 0, pr[KT_MAX_VARS];
-    int lo = tg->base[o], hi = tg->base[o + 1], items = 0;
+    int ni = op->ninputs, j, i, k, n = at, nitem = 0, pr[KT_MAX_VARS];
+    int lo = tg->base[o], hi = tg->bend[o], items = 0;
     int gin = ni, gred = ni + 1, grd = ni + 2, x = op->output;
     int *f;
     void *np;
@@ -2294,12 +2302,12 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o) {
        o's reductions, o's input transfers, the readers of o's output */
     for (j = 0; j < ni; j++) {
         pr[j] = g->tensor[op->input[j]].producer;
-        if (pr[j] >= 0) items += tg->base[pr[j] + 1] - tg->base[pr[j]];
+        if (pr[j] >= 0) items += tg->bend[pr[j]] - tg->base[pr[j]];
     }
     items += 2 * (hi - lo);
     if (op->in_place)
         for (k = c->rd_first[x]; k < c->rd_first[x + 1]; k++)
-            items += tg->base[c->rd_op[k] + 1] - tg->base[c->rd_op[k]];
+            items += tg->bend[c->rd_op[k]] - tg->base[c->rd_op[k]];
     if (!(np = kt__sim_grow(c->gfirst, &c->cap_gfirst,
                             (size_t)(ni + 3) * (size_t)(nd + 1), sizeof(int))))
         return 0;
@@ -2365,7 +2373,7 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o) {
         }
         st->npred = n - st->pred_first;
     }
-    tg->seg[o + 1] = n;
+    *end = n;
     return 1;
 }
 #undef KT__PUSH
@@ -2385,11 +2393,14 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
     int o, i, n;
     kt_transfer *sorted = NULL;
     tg->base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    tg->bend = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     tg->seg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    tg->send = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     tg->sim.busy = (double *)kt__calloc((size_t)nd + 1, sizeof(double));
     sorted = (kt_transfer *)kt__calloc((size_t)prog->nxfer + 1,
                                        sizeof(kt_transfer));
-    if (!tg->base || !tg->seg || !tg->sim.busy || !sorted ||
+    if (!tg->base || !tg->bend || !tg->seg || !tg->send || !tg->sim.busy ||
+        !sorted ||
         !kt__tg_reserve(tg, (size_t)(prog->ntask + prog->nxfer) + 1,
                         (size_t)(prog->ntask + prog->nxfer) * 4 + 1))
         goto nomem;
@@ -2415,17 +2426,19 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
         if ((m = kt__tg_block(c, tg, o, sorted + lo, hi - lo, n)) < 0)
             goto nomem;
         n += m;
+        tg->bend[o] = n;
     }
     tg->base[g->nop] = n;
     tg->sim.ntask = n;
     tg->sim.nlink = c->links.n;
     KT_FREE(sorted);
     tg->seg[0] = 0;
-    for (o = 0; o < g->nop; o++)
-        if (!kt__tg_op_preds(c, tg, o)) return kt__fail(err, KT_ERR_NOMEM, 0,
-                                                        "out of memory "
-                                                        "building the task "
-                                                        "graph");
+    for (o = 0; o < g->nop; o++) {
+        if (!kt__tg_op_preds(c, tg, o, tg->seg[o], &tg->seg[o + 1]))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building "
+                            "the task graph");
+        tg->send[o] = tg->seg[o + 1];
+    }
     return KT_OK;
 nomem:
     KT_FREE(sorted);
@@ -4278,34 +4291,99 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
 
 /* ------------------------------------- incremental task graph (MCMC) */
 
+/* The incremental task graph (FlexFlow 6's proposals priced by a delta
+   simulation, FlexFlow 5.3).  How it is built:
+
+   Stable task numbers.  kt_plan_sim keeps two task graphs, the current
+   plan's and a scratch one the proposals are built in, in one layout of
+   slots: the compute tasks first (task o * nd + d, as kt_sim_build
+   numbers them), then for every op, in op order, a slot for its block
+   with room (tasks base[o] .. base[o + 1]: its transfer tasks base[o] ..
+   bend[o], holes after them).  An op's predecessor entries have a slot
+   the same way (seg[o] .. seg[o + 1], live to send[o]), and so do its
+   tasks' successor entries (kt__ps_side's sseg).  Both graphs have the
+   same slots, so a task a proposal keeps has the same number in both,
+   and a block that changes size moves no other task: nothing kept is
+   renumbered.  The maps between the graphs are the identity but in the
+   slots of the ops whose block changed (marked in `fresh`: there an index
+   is a task gone in the current graph and an added one in the proposal).
+
+   Holes are inert: no predecessors and no successors, never queued,
+   never started, no position (pos -1), no run time, and no timeline,
+   start order, busy time or critical path has them.  The slots keep the
+   ops in order, so the live tasks are numbered in the same relative
+   order as in the compact numbering of kt_sim_build: the ready queue
+   breaks ties by task index, so the simulation is the same.
+
+   Re-sync.  The scratch graph equals the current one but in the ops the
+   last proposal touched (w->dirty: the ops whose predecessor lists or
+   whose tasks' successor lists it rebuilt, the changed blocks among
+   them).  After an accept the scratch graph is the old current one and
+   lacks the accepted change; after a reject it holds the rejected
+   change: either way the next proposal first copies those ops' slots
+   from the current graph (tasks, predecessor entries, the simulator's
+   per-task data, successor lists: what changed, not the graph).  Then it
+   writes the new blocks into their slots and rebuilds only the
+   predecessor lists and successor lists that read a changed block.  The
+   timeline (start, end, order and positions) is written by every
+   proposal's run.
+
+   Relayout.  A block, predecessor segment or successor segment that
+   outgrows its slot calls for a new layout (kt__plan_sim_relayout: the
+   slots that were too small get 1.5 times the need plus nd, the others
+   stay) built from the current graph into the scratch one, which is
+   simulated in full and becomes the current graph (the same graph and
+   timeline, renumbered); the proposal then starts again on a full copy.
+   O(tasks), so the room is geometric and relayouts are rare
+   (w->relayouts counts them).  A proposal whose run times call for
+   another tick is simulated in full too (kt__plan_sim_full).
+
+   The public kt_sims (ps->current, ps->proposed) are apart from the two
+   graphs: ntask, step time and busy times are set at once; the task
+   structs and predecessor lists, start and end and the critical path,
+   in kt_sim_build's compact numbering, when kt_plan_sim_timeline asks
+   for them (kt__plan_sim_publish, a pass over the tasks). */
+
 struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
 
-/* One op's task structs in the current plan's task graph, kept apart from
-   any numbering of the tasks: its compute tasks, then its block, each
-   predecessor range relative to the op's first predecessor entry (seg),
-   and the block tasks' roles and kinds.  Where a proposal's splice and
-   tick read the current graph's structs, they read these; the structs of
-   a kt_sim are written from them only when asked for (kt__plan_sim_fill),
-   so that accepting a proposal costs what it changed, not a pass over
-   every task (25 MB of structs on wresnet-152 over 64 devices). */
-typedef struct kt__op_tasks {
-    kt_sim_task *task; /* nd + nblk                                       */
-    int *role, *kind;  /* nblk                                            */
-    int nblk, cap;     /* block tasks; room for cap - nd of them          */
-} kt__op_tasks;
+/* What one of the two task graphs has besides its kt__tg: its successor
+   lists (task u's are se[sfirst[u] .. + sn[u]), inside the slot of its
+   op, sseg[o] .. sseg[o + 1]), the op of every task slot, and the sizes
+   of its slots. */
+typedef struct kt__ps_side {
+    int *se, *sfirst, *sn;
+    int *sseg;             /* nop + 1                                      */
+    int *owner;            /* per task slot: its op                        */
+    int nslot;             /* task slots: base[nop]                         */
+    int nseg;              /* predecessor entry slots: seg[nop]             */
+    size_t cap_se, cap_n;
+} kt__ps_side;
 
 struct kt__plan_sim_work {
     kt__tgctx c;
-    kt__tg tg[2];          /* the current plan's and the proposal's        */
+    kt__tg tg[2];          /* the current plan's and the scratch graph     */
+    kt__ps_side side[2];
     kt_plan plan[2];
     int cur, pending;
+    int ntc;               /* compute tasks: nop * nd                       */
+    int *nxt;              /* per op: the op run after it on every device  */
     int *dep_first, *dep_op; /* op b -> the ops whose lists read b's block */
     int *tch_first, *tch_op; /* tensor x -> the ops converting it          */
     unsigned char *spl;    /* per op: its strategy changed                 */
     unsigned char *blk;    /* per op: its block changed                    */
     unsigned char *lst;    /* per op: its predecessor lists are rebuilt    */
+    unsigned char *sdirt;  /* per op: its tasks' successor lists are       */
+    unsigned char *rmark;  /*   rebuilt; its lists are read for them       */
+    int *sops, nsops;      /* the ops of sdirt (this proposal's dirty ops) */
+    int *rops, nrops;      /* the ops of rmark                              */
+    int *dirty, ndirty;    /* the ops the scratch graph may differ in      */
+    int resync_all;        /* it may differ anywhere (after a failure, a
+                              relayout or a full run)                      */
+    int *need_blk, *need_seg, *need_succ; /* per op: room the next
+                              relayout must give (0: what it has)         */
+    int relayouts;         /* relayouts forced by proposals                */
+    int *lstart, *llen;    /* per rebuilt op: its lists past the slots     */
     int *chg, nchg;        /* the ops whose block changed, ascending       */
-    int *old_end;          /* per changed op: its block's old end         */
     kt__tg stage;          /* the changed ops' new blocks, back to back    */
     int *stage_first;      /* nchg + 1: where each one starts in stage     */
     double *csec;          /* nchg * nd: new compute times                 */
@@ -4314,11 +4392,9 @@ struct kt__plan_sim_work {
     int *bound;            /* per new task: no earlier start position      */
     unsigned char *inc;    /* per new task: in cset                        */
     size_t cap_cset, cap_bound, cap_inc, cap_csec;
-    /* per proposal, sized for the larger graph (kt__plan_sim_size) */
-    int *o2n, *n2o;        /* task index, old -> new (-1: gone) and new ->
-                              old (-1: added)                              */
-    int *o2k;              /* old -> new for a task whose predecessor list
-                              is kept as it was, else -1                  */
+    /* per task slot (kt__plan_sim_size) */
+    unsigned char *fresh;  /* of a changed op's slot: not the same task in
+                              the two graphs                              */
     int *qpos[2];          /* per task graph: how many tasks had started
                               when each task was ready to be queued (its
                               predecessors all started)                    */
@@ -4335,21 +4411,37 @@ struct kt__plan_sim_work {
     size_t cap_rpos;
     int *partial, *partial_at, npartial; /* tasks waiting for some, not all,
                               of their predecessors, and where in the list */
-    int *ecnt, *ecur, *etask, netask; /* rebuilt lists' entries per
-                              predecessor: count, cursor, who has some     */
-    size_t cap_nt;
-    kt__op_tasks *store;   /* per op: the current graph's task structs    */
-    int nstore;            /*   (ops)                                      */
+    int *ecnt;             /* successor entries counted per task (all 0
+                              between proposals)                          */
+    int *s2c, *c2s;        /* slot -> compact task number and back         */
+    size_t cap_nt, cap_c2s;
     int crit_last[2];      /* per task graph: the task its critical path is
-                              still to be walked back from (-1: walked) */
-    int filled[2];         /* per task graph: its task structs are complete
-                              (else only those of the ops whose lists its
-                              splice rebuilt, and the rest in the store)  */
+                              walked back from                            */
+    /* the public views (kt__plan_sim_publish) */
+    kt_sim pub[2];
+    int pub_ok[2];         /* its structs, times and critical path are
+                              those of its graph                          */
+    kt_sim_task *ptask[2];
+    int *ppred[2], *pcrit[2];
+    double *pstart[2], *pend[2];
+    size_t cap_pt[2], cap_pp[2];
+    /* full runs in compact numbering (kt__plan_sim_full) */
+    kt_sim flat;
+    size_t cap_ft, cap_fp;
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
     void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
                       int P, double tnew);
 };
+
+static void kt__ps_side_free(kt__ps_side *sd) {
+    KT_FREE(sd->se);
+    KT_FREE(sd->sfirst);
+    KT_FREE(sd->sn);
+    KT_FREE(sd->sseg);
+    KT_FREE(sd->owner);
+    memset(sd, 0, sizeof *sd);
+}
 
 static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     int i;
@@ -4357,16 +4449,19 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     kt__tgctx_free(&w->c);
     for (i = 0; i < 2; i++) {
         kt__tg_free(&w->tg[i]);
+        kt__ps_side_free(&w->side[i]);
         kt_plan_free(&w->plan[i]);
+        KT_FREE(w->qpos[i]);
+        KT_FREE(w->ptask[i]);
+        KT_FREE(w->ppred[i]);
+        KT_FREE(w->pcrit[i]);
+        KT_FREE(w->pstart[i]);
+        KT_FREE(w->pend[i]);
+        KT_FREE(w->pub[i].busy);
     }
     kt__tg_free(&w->stage);
-    if (w->store)
-        for (i = 0; i < w->nstore; i++) {
-            KT_FREE(w->store[i].task);
-            KT_FREE(w->store[i].role);
-            KT_FREE(w->store[i].kind);
-        }
-    KT_FREE(w->store);
+    kt_sim_free(&w->flat);
+    KT_FREE(w->nxt);
     KT_FREE(w->dep_first);
     KT_FREE(w->dep_op);
     KT_FREE(w->tch_first);
@@ -4374,19 +4469,24 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->spl);
     KT_FREE(w->blk);
     KT_FREE(w->lst);
+    KT_FREE(w->sdirt);
+    KT_FREE(w->rmark);
+    KT_FREE(w->sops);
+    KT_FREE(w->rops);
+    KT_FREE(w->dirty);
+    KT_FREE(w->need_blk);
+    KT_FREE(w->need_seg);
+    KT_FREE(w->need_succ);
+    KT_FREE(w->lstart);
+    KT_FREE(w->llen);
     KT_FREE(w->chg);
-    KT_FREE(w->old_end);
     KT_FREE(w->stage_first);
     KT_FREE(w->csec);
     KT_FREE(w->xs.x);
     KT_FREE(w->cset);
     KT_FREE(w->bound);
     KT_FREE(w->inc);
-    KT_FREE(w->o2n);
-    KT_FREE(w->n2o);
-    KT_FREE(w->o2k);
-    KT_FREE(w->qpos[0]);
-    KT_FREE(w->qpos[1]);
+    KT_FREE(w->fresh);
     KT_FREE(w->mark);
     KT_FREE(w->cmark);
     KT_FREE(w->wmark);
@@ -4394,8 +4494,8 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->partial);
     KT_FREE(w->partial_at);
     KT_FREE(w->ecnt);
-    KT_FREE(w->ecur);
-    KT_FREE(w->etask);
+    KT_FREE(w->s2c);
+    KT_FREE(w->c2s);
     KT_FREE(w);
 }
 
@@ -4423,7 +4523,8 @@ static int kt__lists_sources(const kt__tgctx *c, int o, int *src) {
 
 /* Op b -> the ops whose predecessor lists read b's block (the transpose
    of kt__lists_sources); tensor x -> the ops converting x (its readers
-   and writers: what kt__lower_op reads x's tiling for). */
+   and writers: what kt__lower_op reads x's tiling for); op o -> the op
+   run after it on every device (whose compute tasks wait for o's). */
 static int kt__plan_sim_index(struct kt__plan_sim_work *w,
                               const kt_graph *g) {
     const kt__tgctx *c = &w->c;
@@ -4434,10 +4535,14 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
     src = (int *)kt__calloc((size_t)(maxr + KT_MAX_VARS + 2), sizeof(int));
     w->dep_first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
     w->tch_first = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
-    if (!src || !w->dep_first || !w->tch_first) {
+    w->nxt = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    if (!src || !w->dep_first || !w->tch_first || !w->nxt) {
         KT_FREE(src);
         return 0;
     }
+    for (o = 0; o < g->nop; o++) w->nxt[o] = -1;
+    for (o = 0; o < g->nop; o++)
+        if (c->prev[o] >= 0) w->nxt[c->prev[o]] = o;
     for (o = 0, n = 0; o < g->nop; o++) {
         int ns = kt__lists_sources(c, o, src);
         for (k = 0; k < ns; k++) w->dep_first[src[k] + 1]++;
@@ -4472,42 +4577,561 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
     return 1;
 }
 
-/* Room in the store for op o's structs with a block of nblk tasks.  0: out
-   of memory. */
-static int kt__plan_sim_store_room(struct kt__plan_sim_work *w, int o,
-                                   int nblk) {
-    kt__op_tasks *ot = &w->store[o];
-    size_t need = (size_t)(w->c.nd + nblk) + 1, c;
+/* Sizes the per-slot arrays for n task slots (capacities only grow; mark,
+   cmark, wmark, ecnt and fresh start at 0, and ecnt is left at 0 by every
+   proposal).  0: out of memory. */
+static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
+    size_t c = w->cap_nt;
     void *np;
-    if (need <= (size_t)ot->cap && ot->task) return 1;
-    c = (size_t)ot->cap;
-    if (!(np = kt__sim_grow(ot->task, &c, need, sizeof(kt_sim_task))))
+    if (n <= w->cap_nt) return 1;
+#define KT__PGROW(field, type)                                              \
+    (c = w->cap_nt,                                                         \
+     (np = kt__sim_grow(w->field, &c, n, sizeof(type))) != NULL             \
+         ? (w->field = (type *)np, 1) : 0)
+    if (!KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
+        !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
+        !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
+        !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
+        !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int))
         return 0;
-    ot->task = (kt_sim_task *)np;
-    c = (size_t)ot->cap;
-    if (!(np = kt__sim_grow(ot->role, &c, need, sizeof(int)))) return 0;
-    ot->role = (int *)np;
-    c = (size_t)ot->cap;
-    if (!(np = kt__sim_grow(ot->kind, &c, need, sizeof(int)))) return 0;
-    ot->kind = (int *)np;
-    ot->cap = (int)c;
+#undef KT__PGROW
+    memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
+    memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
+    memset(w->fresh + w->cap_nt, 0, c - w->cap_nt);
+    w->cap_nt = c;
     return 1;
 }
 
-/* Op o's structs, roles and kinds from task graph X into the store (room
-   made before), their predecessor ranges made relative to X's seg[o]. */
-static void kt__plan_sim_store_op(struct kt__plan_sim_work *w, const kt__tg *X,
-                                  int o) {
-    kt__op_tasks *ot = &w->store[o];
+/* Room for graph x's arrays over its slots: task structs, predecessor
+   entries (and `extra` past them, where rebuilt lists are first
+   written), the simulator's per-task arrays, the successor lists and
+   the slots' owners.  Capacities only grow.  0: out of memory. */
+static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
+                             size_t extra) {
+    kt__tg *X = &w->tg[x];
+    kt__ps_side *sd = &w->side[x];
+    size_t n = (size_t)sd->nslot + 1, c;
+    void *np;
+    if (!kt__tg_reserve(X, n, (size_t)sd->nseg + extra + 1) ||
+        !kt__plan_sim_size(w, n))
+        return 0;
+    X->sim.ntask = sd->nslot;
+    X->sim.ndev = w->c.nd;
+    X->sim.nlink = w->c.links.n;
+    if (kt__sim_reserve(&X->sim, NULL) != KT_OK) return 0;
+    if (!X->sim.critical) X->sim.work->cap_crit = 0;
+    if (!(np = kt__sim_grow(X->sim.critical, &X->sim.work->cap_crit, n,
+                            sizeof(int))))
+        return 0;
+    X->sim.critical = (int *)np;
+    if (!(np = kt__sim_grow(sd->se, &sd->cap_se,
+                            (size_t)sd->sseg[w->c.g->nop] + 1, sizeof(int))))
+        return 0;
+    sd->se = (int *)np;
+    c = sd->cap_n;
+    if (!(np = kt__sim_grow(sd->sfirst, &c, n, sizeof(int)))) return 0;
+    sd->sfirst = (int *)np;
+    c = sd->cap_n;
+    if (!(np = kt__sim_grow(sd->sn, &c, n, sizeof(int)))) return 0;
+    sd->sn = (int *)np;
+    c = sd->cap_n;
+    if (!(np = kt__sim_grow(sd->owner, &c, n, sizeof(int)))) return 0;
+    sd->owner = (int *)np;
+    sd->cap_n = c;
+    return 1;
+}
+
+/* Slot u made a hole in graph x: inert for the simulator (see the top). */
+static void kt__plan_sim_hole(struct kt__plan_sim_work *w, int x, int u) {
+    kt__tg *X = &w->tg[x];
+    struct kt__sim_work *sw = X->sim.work;
+    kt_sim_task *t = &X->sim.task[u];
+    memset(t, 0, sizeof *t);
+    t->kind = KT_TASK_TRANSFER;
+    t->device = w->c.nd;
+    X->role[u] = X->kind[u] = -1;
+    sw->dev[u] = 0;
+    sw->npred[u] = 0;
+    sw->pred_first[u] = 0;
+    sw->compute[u] = 0;
+    sw->sec[u] = 0;
+    sw->pos[u] = -1;
+    w->side[x].sn[u] = 0;
+    w->side[x].sfirst[u] = 0;
+}
+
+/* The live tasks of graph x, and their predecessor entries. */
+static int kt__plan_sim_live(const struct kt__plan_sim_work *w, int x,
+                             int *npred) {
+    const kt__tg *X = &w->tg[x];
+    int o, n = w->ntc, p = 0;
+    for (o = 0; o < w->c.g->nop; o++) {
+        n += X->bend[o] - X->base[o];
+        p += X->send[o] - X->seg[o];
+    }
+    if (npred) *npred = p;
+    return n;
+}
+
+/* Graph x's slot -> compact numbering (kt_sim_build's: the compute tasks,
+   then the blocks back to back) in s2c, and back in c2s when c2s. */
+static void kt__plan_sim_compact_map(struct kt__plan_sim_work *w, int x,
+                                     int *c2s) {
+    const kt__tg *X = &w->tg[x];
+    int o, u, n = w->ntc;
+    for (u = 0; u < w->ntc; u++) {
+        w->s2c[u] = u;
+        if (c2s) c2s[u] = u;
+    }
+    for (o = 0; o < w->c.g->nop; o++) {
+        for (u = X->base[o]; u < X->bend[o]; u++) {
+            if (c2s) c2s[n] = u;
+            w->s2c[u] = n++;
+        }
+        for (; u < X->base[o + 1]; u++) w->s2c[u] = -1;
+    }
+}
+
+/* Graph x's task structs and predecessor lists in compact numbering into
+   task[] and pred[] (room for them made before). */
+static void kt__plan_sim_compact(struct kt__plan_sim_work *w, int x,
+                                 kt_sim_task *task, int *pred) {
+    const kt__tg *X = &w->tg[x];
     int64_t nd = w->c.nd;
-    int nb = X->base[o + 1] - X->base[o], i;
-    memcpy(ot->task, X->sim.task + o * nd, sizeof(kt_sim_task) * (size_t)nd);
-    memcpy(ot->task + nd, X->sim.task + X->base[o],
-           sizeof(kt_sim_task) * (size_t)nb);
-    memcpy(ot->role, X->role + X->base[o], sizeof(int) * (size_t)nb);
-    memcpy(ot->kind, X->kind + X->base[o], sizeof(int) * (size_t)nb);
-    for (i = 0; i < nd + nb; i++) ot->task[i].pred_first -= X->seg[o];
-    ot->nblk = nb;
+    int o, u, j, at = 0, n = w->ntc;
+    for (o = 0; o < w->c.g->nop; o++) {
+        int shift = at - X->seg[o];
+        for (j = X->seg[o]; j < X->send[o]; j++)
+            pred[at++] = w->s2c[X->sim.pred[j]];
+        for (u = (int)(o * nd); u < (int)(o * nd + nd); u++) {
+            task[u] = X->sim.task[u];
+            task[u].pred_first += shift;
+        }
+        for (u = X->base[o]; u < X->bend[o]; u++) {
+            task[n] = X->sim.task[u];
+            task[n++].pred_first += shift;
+        }
+    }
+}
+
+/* The two ranges of op a's live tasks in graph X: its compute tasks and
+   its block (r = 0, 1). */
+static void kt__plan_sim_range(const struct kt__plan_sim_work *w,
+                               const kt__tg *X, int a, int r, int *lo,
+                               int *hi) {
+    if (r == 0) {
+        *lo = (int)(a * w->c.nd);
+        *hi = (int)(a * w->c.nd + w->c.nd);
+    } else {
+        *lo = X->base[a];
+        *hi = X->bend[a];
+    }
+}
+
+/* Op q's tasks' successor lists are to be rebuilt (sdirt, sops), and the
+   ops whose lists can name q's tasks are to be read for them (rmark,
+   rops): the readers of q's block (dep_op) and the op run after q,
+   whose compute tasks wait for q's (the readers of q's compute tasks are
+   that op, q itself and q's consumers, which read q's block too). */
+static void kt__plan_sim_sdirty(struct kt__plan_sim_work *w, int q) {
+    int k, a;
+    if (q < 0 || w->sdirt[q]) return;
+    w->sdirt[q] = 1;
+    w->sops[w->nsops++] = q;
+    for (k = w->dep_first[q]; k <= w->dep_first[q + 1]; k++) {
+        a = k < w->dep_first[q + 1] ? w->dep_op[k] : w->nxt[q];
+        if (a >= 0 && !w->rmark[a]) {
+            w->rmark[a] = 1;
+            w->rops[w->nrops++] = a;
+        }
+    }
+}
+
+/* Forgets sdirt and rmark (the lists stay). */
+static void kt__plan_sim_sclear(struct kt__plan_sim_work *w) {
+    int k;
+    for (k = 0; k < w->nsops; k++) w->sdirt[w->sops[k]] = 0;
+    for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
+}
+
+/* Successor lists rebuilt: for every op in sops, those of its tasks in
+   graph x, from the lists of the ops in rops (every entry naming one of
+   its tasks is in one of them), written in the op's successor slot (a
+   list's order does not matter: the queue orders by ready time and
+   index).  0: a slot is too small (need_succ says how much it needs;
+   nothing was written). */
+static int kt__plan_sim_succ(struct kt__plan_sim_work *w, int x) {
+    const kt__tg *X = &w->tg[x];
+    const struct kt__sim_work *sw = X->sim.work;
+    kt__ps_side *sd = &w->side[x];
+    int k, r, u, j, lo, hi, over = 0, pass;
+    for (pass = 0; pass < 2; pass++) {
+        /* pass 0 counts each task's successors, pass 1 writes them */
+        for (k = 0; k < w->nrops; k++)
+            for (r = 0; r < 2; r++) {
+                kt__plan_sim_range(w, X, w->rops[k], r, &lo, &hi);
+                for (u = lo; u < hi; u++) {
+                    const int *pr = X->sim.pred + sw->pred_first[u];
+                    for (j = 0; j < sw->npred[u]; j++) {
+                        int p = pr[j];
+                        if (!w->sdirt[sd->owner[p]]) continue;
+                        if (pass == 0) w->ecnt[p]++;
+                        else sd->se[sd->sfirst[p] + sd->sn[p]++] = u;
+                    }
+                }
+            }
+        if (pass == 1) break;
+        for (k = 0; k < w->nsops; k++) { /* every need, not the first */
+            int q = w->sops[k], at = sd->sseg[q];
+            for (r = 0; r < 2; r++) {
+                kt__plan_sim_range(w, X, q, r, &lo, &hi);
+                for (u = lo; u < hi; u++) {
+                    sd->sfirst[u] = at;
+                    sd->sn[u] = 0;
+                    at += w->ecnt[u];
+                }
+            }
+            if (at > sd->sseg[q + 1]) {
+                w->need_succ[q] = at - sd->sseg[q];
+                over = 1;
+            }
+        }
+        for (k = 0; k < w->nsops; k++) /* ecnt back to 0 */
+            for (r = 0; r < 2; r++) {
+                kt__plan_sim_range(w, X, w->sops[k], r, &lo, &hi);
+                for (u = lo; u < hi; u++) w->ecnt[u] = 0;
+            }
+        if (over) return 0;
+    }
+    return 1;
+}
+
+/* Graph x simulated in full (FlexFlow Algorithm 1), in compact numbering
+   (the simulator knows no holes) and its timeline, run times in ticks,
+   busy times and tick written back into x's slots.  For the first layout,
+   a relayout and a proposal whose run times call for another tick. */
+static kt_status kt__plan_sim_full(struct kt__plan_sim_work *w, int x,
+                                   kt_error *err) {
+    kt__tg *X = &w->tg[x];
+    struct kt__sim_work *xw = X->sim.work;
+    const struct kt__sim_work *fw;
+    kt_sim *f = &w->flat;
+    int np_, n = kt__plan_sim_live(w, x, &np_), u, k;
+    void *np;
+    kt_status s;
+    if (!(np = kt__sim_grow(w->c2s, &w->cap_c2s, (size_t)n + 1, sizeof(int))))
+        goto nomem;
+    w->c2s = (int *)np;
+    if (!(np = kt__sim_grow(f->task, &w->cap_ft, (size_t)n + 1,
+                            sizeof(kt_sim_task))))
+        goto nomem;
+    f->task = (kt_sim_task *)np;
+    if (!(np = kt__sim_grow(f->pred, &w->cap_fp, (size_t)np_ + 1,
+                            sizeof(int))))
+        goto nomem;
+    f->pred = (int *)np;
+    if (!f->busy &&
+        !(f->busy = (double *)kt__calloc((size_t)w->c.nd + 1, sizeof(double))))
+        goto nomem;
+    kt__plan_sim_compact_map(w, x, w->c2s);
+    kt__plan_sim_compact(w, x, f->task, f->pred);
+    f->ntask = n;
+    f->ndev = w->c.nd;
+    f->nlink = w->c.links.n;
+    if ((s = kt_sim_run(f, err)) != KT_OK) return s;
+    fw = f->work;
+    for (u = 0; u < w->side[x].nslot; u++) {
+        int c = w->s2c[u];
+        if (c < 0) continue; /* a hole: inert already */
+        xw->dev[u] = fw->dev[c];
+        xw->npred[u] = fw->npred[c];
+        xw->pred_first[u] = X->sim.task[u].pred_first;
+        xw->compute[u] = fw->compute[c];
+        xw->sec[u] = fw->sec[c];
+        xw->start[u] = fw->start[c];
+        xw->end[u] = fw->end[c];
+        xw->pos[u] = fw->pos[c];
+        xw->devprev[u] = fw->devprev[c] < 0 ? -1 : w->c2s[fw->devprev[c]];
+    }
+    for (k = 0; k < n; k++) xw->order[k] = w->c2s[fw->order[k]];
+    memcpy(X->sim.busy, f->busy, sizeof(double) * (size_t)w->c.nd);
+    memcpy(xw->tick_hist, fw->tick_hist, sizeof xw->tick_hist);
+    X->sim.step_seconds = f->step_seconds;
+    X->sim.tick = xw->tick = f->tick;
+    xw->n = w->side[x].nslot;
+    xw->nres = w->c.nd + w->c.links.n;
+    xw->ndev = w->c.nd;
+    xw->simulated = 1;
+    xw->derived = 0;
+    w->crit_last[x] = f->ncritical ? w->c2s[f->critical[f->ncritical - 1]]
+                                   : -1;
+    w->qpos_ok[x] = 0;
+    return KT_OK;
+nomem:
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+}
+
+/* A slot's room for `want` entries: 1.5 times as many plus nd, so that a
+   slot outgrown is outgrown again only after its need has grown by half
+   (relayouts are O(tasks): rare by a geometric margin). */
+static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int have,
+                             int want, int first) {
+    if (!first && want <= have) return have;
+    return want + want / 2 + (int)w->c.nd;
+}
+
+/* A new layout (see the top): the current graph's tasks and predecessor
+   lists written into the scratch graph with the slots the needs call
+   for (and, for the first layout, room in every slot), simulated in full
+   there, and the two graphs swapped -- the current graph is then the
+   same graph and timeline, renumbered, and the scratch one is to be
+   copied whole.  The current graph is not written: on failure it stays.
+   0: out of memory. */
+static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
+                                       int first, kt_error *err) {
+    const kt_graph *g = w->c.g;
+    int ox = w->cur, nx = 1 - w->cur, o, u, j, nb = w->ntc, ns = 0, nss = 0;
+    kt__tg *O = &w->tg[ox], *N = &w->tg[nx];
+    kt__ps_side *so = &w->side[ox], *sn = &w->side[nx], tmp_side;
+    int64_t nd = w->c.nd;
+    int *cnt = w->lstart; /* scratch: successor entries per op */
+    kt__tg tmp;
+    kt_status s;
+    int tq[2], tw[2], tc[2], *tp;
+    w->resync_all = 1; /* whatever happens, the scratch graph is rewritten */
+    for (o = 0; o <= g->nop; o++) cnt[o] = 0;
+    for (o = 0; o < g->nop; o++)
+        for (j = O->seg[o]; j < O->send[o]; j++) cnt[so->owner[O->sim.pred[j]]]++;
+    for (o = 0; o < g->nop; o++) {
+        int bl = O->bend[o] - O->base[o], pl = O->send[o] - O->seg[o];
+        int want = bl > w->need_blk[o] ? bl : w->need_blk[o];
+        N->base[o] = nb;
+        N->bend[o] = nb + bl;
+        nb += kt__plan_sim_slot(w, O->base[o + 1] - O->base[o], want, first);
+        want = pl > w->need_seg[o] ? pl : w->need_seg[o];
+        N->seg[o] = ns;
+        N->send[o] = ns + pl;
+        ns += kt__plan_sim_slot(w, O->seg[o + 1] - O->seg[o], want, first);
+        want = cnt[o] > w->need_succ[o] ? cnt[o] : w->need_succ[o];
+        sn->sseg[o] = nss;
+        nss += kt__plan_sim_slot(w, first ? 0 : so->sseg[o + 1] - so->sseg[o],
+                                 want, first);
+    }
+    N->base[g->nop] = sn->nslot = nb;
+    N->seg[g->nop] = sn->nseg = ns;
+    sn->sseg[g->nop] = nss;
+    if (!kt__plan_sim_room(w, nx, 0))
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory laying out the "
+                        "task graph");
+    for (u = 0; u < w->ntc; u++) {
+        o = (int)(u / nd);
+        sn->owner[u] = o;
+        N->sim.task[u] = O->sim.task[u];
+        N->sim.task[u].pred_first += N->seg[o] - O->seg[o];
+        N->role[u] = N->kind[u] = -1;
+    }
+    for (o = 0; o < g->nop; o++) {
+        for (u = N->base[o]; u < N->base[o + 1]; u++) {
+            int t = O->base[o] + u - N->base[o];
+            sn->owner[u] = o;
+            if (u >= N->bend[o]) {
+                kt__plan_sim_hole(w, nx, u);
+                continue;
+            }
+            N->sim.task[u] = O->sim.task[t];
+            N->sim.task[u].pred_first += N->seg[o] - O->seg[o];
+            N->role[u] = O->role[t];
+            N->kind[u] = O->kind[t];
+        }
+        for (j = O->seg[o]; j < O->send[o]; j++) {
+            int v = O->sim.pred[j], q = so->owner[v];
+            N->sim.pred[N->seg[o] + j - O->seg[o]] =
+                v < w->ntc ? v : N->base[q] + v - O->base[q];
+        }
+    }
+    if ((s = kt__plan_sim_full(w, nx, err)) != KT_OK) return s;
+    /* every op's successor lists */
+    w->nsops = w->nrops = 0;
+    for (o = 0; o < g->nop; o++) kt__plan_sim_sdirty(w, o);
+    (void)kt__plan_sim_succ(w, nx); /* the slots were sized to fit */
+    kt__plan_sim_sclear(w);
+    w->nsops = w->nrops = 0;
+    /* the scratch graph becomes the current one */
+    tmp = *O;
+    *O = *N;
+    *N = tmp;
+    tmp_side = *so;
+    *so = *sn;
+    *sn = tmp_side;
+    tp = w->qpos[0];
+    w->qpos[0] = w->qpos[1];
+    w->qpos[1] = tp;
+    tq[0] = w->qpos_ok[1], tq[1] = w->qpos_ok[0];
+    tw[0] = w->qwait[1], tw[1] = w->qwait[0];
+    tc[0] = w->crit_last[1], tc[1] = w->crit_last[0];
+    for (j = 0; j < 2; j++) {
+        w->qpos_ok[j] = tq[j];
+        w->qwait[j] = tw[j];
+        w->crit_last[j] = tc[j];
+    }
+    for (o = 0; o < g->nop; o++)
+        w->need_blk[o] = w->need_seg[o] = w->need_succ[o] = 0;
+    memset(w->fresh, 0, w->cap_nt);
+    if (!first) w->relayouts++;
+    return KT_OK;
+}
+
+/* Op q's slots in the scratch graph made the current graph's again: its
+   compute tasks and block slot (structs, roles and kinds, the
+   simulator's per-task data, positions -- a hole's is -1 -- and
+   successor lists), its predecessor entries and its successor slot. */
+static void kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
+    const kt__tg *O = &w->tg[w->cur];
+    kt__tg *N = &w->tg[1 - w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
+    struct kt__sim_work *wn = N->sim.work;
+    const kt__ps_side *so = &w->side[w->cur];
+    kt__ps_side *sn = &w->side[1 - w->cur];
+    int r, lo, hi;
+    size_t len;
+    for (r = 0; r < 2; r++) {
+        if (r == 0) {
+            lo = (int)(q * w->c.nd);
+            hi = (int)(lo + w->c.nd);
+        } else {
+            lo = O->base[q];
+            hi = O->base[q + 1];
+        }
+        len = (size_t)(hi - lo);
+        memcpy(N->sim.task + lo, O->sim.task + lo, sizeof(kt_sim_task) * len);
+        memcpy(N->role + lo, O->role + lo, sizeof(int) * len);
+        memcpy(N->kind + lo, O->kind + lo, sizeof(int) * len);
+        memcpy(wn->dev + lo, wo->dev + lo, sizeof(int) * len);
+        memcpy(wn->npred + lo, wo->npred + lo, sizeof(int) * len);
+        memcpy(wn->pred_first + lo, wo->pred_first + lo, sizeof(int) * len);
+        memcpy(wn->compute + lo, wo->compute + lo, len);
+        memcpy(wn->sec + lo, wo->sec + lo, sizeof(double) * len);
+        memcpy(sn->sfirst + lo, so->sfirst + lo, sizeof(int) * len);
+        memcpy(sn->sn + lo, so->sn + lo, sizeof(int) * len);
+        if (r == 1) memcpy(wn->pos + lo, wo->pos + lo, sizeof(int) * len);
+    }
+    N->bend[q] = O->bend[q];
+    N->send[q] = O->send[q];
+    memcpy(N->sim.pred + O->seg[q], O->sim.pred + O->seg[q],
+           sizeof(int) * (size_t)(O->send[q] - O->seg[q]));
+    memcpy(sn->se + so->sseg[q], so->se + so->sseg[q],
+           sizeof(int) * (size_t)(so->sseg[q + 1] - so->sseg[q]));
+}
+
+/* The scratch graph made equal to the current one before a proposal
+   (see the top): the ops the last proposal touched, or everything after
+   a failure, a relayout or a full run.  0: out of memory (the scratch
+   graph is then still to be copied whole). */
+static int kt__plan_sim_resync(struct kt__plan_sim_work *w) {
+    const kt_graph *g = w->c.g;
+    const kt__tg *O = &w->tg[w->cur];
+    kt__tg *N = &w->tg[1 - w->cur];
+    const kt__ps_side *so = &w->side[w->cur];
+    kt__ps_side *sn = &w->side[1 - w->cur];
+    size_t nop1 = (size_t)g->nop + 1;
+    int k, u;
+    if (w->resync_all) {
+        memcpy(N->base, O->base, sizeof(int) * nop1);
+        memcpy(N->seg, O->seg, sizeof(int) * nop1);
+        memcpy(sn->sseg, so->sseg, sizeof(int) * nop1);
+        sn->nslot = so->nslot;
+        sn->nseg = so->nseg;
+        if (!kt__plan_sim_room(w, 1 - w->cur, 0)) return 0;
+        memcpy(sn->owner, so->owner, sizeof(int) * (size_t)so->nslot);
+        N->sim.tick = O->sim.tick;
+        N->sim.work->tick = O->sim.work->tick;
+        for (u = 0; u < g->nop; u++) kt__plan_sim_copy_slot(w, u);
+        /* and the positions of the compute tasks: none is a hole */
+        w->resync_all = 0;
+    } else {
+        for (k = 0; k < w->ndirty; k++) kt__plan_sim_copy_slot(w, w->dirty[k]);
+    }
+    w->ndirty = 0;
+    return 1;
+}
+
+/* Room in the public view of graph x for its compact task structs,
+   predecessor lists, times and critical path (kt__plan_sim_publish
+   cannot fail), and its step and busy times, set at once.  0: out of
+   memory. */
+static int kt__plan_sim_pub_room(struct kt__plan_sim_work *w, int x) {
+    kt_sim *P = &w->pub[x];
+    int npr, n = kt__plan_sim_live(w, x, &npr);
+    size_t c;
+    void *np;
+    w->pub_ok[x] = 0;
+    P->task = NULL;
+    P->pred = NULL;
+    P->start = P->end = NULL;
+    P->critical = NULL;
+    P->ncritical = 0;
+    if (!P->busy &&
+        !(P->busy = (double *)kt__calloc((size_t)w->c.nd + 1, sizeof(double))))
+        return 0;
+    c = w->cap_pt[x];
+    if (!(np = kt__sim_grow(w->ptask[x], &c, (size_t)n + 1,
+                            sizeof(kt_sim_task))))
+        return 0;
+    w->ptask[x] = (kt_sim_task *)np;
+    c = w->cap_pt[x];
+    if (!(np = kt__sim_grow(w->pstart[x], &c, (size_t)n + 1, sizeof(double))))
+        return 0;
+    w->pstart[x] = (double *)np;
+    c = w->cap_pt[x];
+    if (!(np = kt__sim_grow(w->pend[x], &c, (size_t)n + 1, sizeof(double))))
+        return 0;
+    w->pend[x] = (double *)np;
+    c = w->cap_pt[x];
+    if (!(np = kt__sim_grow(w->pcrit[x], &c, (size_t)n + 1, sizeof(int))))
+        return 0;
+    w->pcrit[x] = (int *)np;
+    w->cap_pt[x] = c;
+    if (!(np = kt__sim_grow(w->ppred[x], &w->cap_pp[x], (size_t)npr + 1,
+                            sizeof(int))))
+        return 0;
+    w->ppred[x] = (int *)np;
+    P->ntask = n;
+    P->ndev = w->c.nd;
+    P->nlink = w->c.links.n;
+    P->tick = w->tg[x].sim.tick;
+    P->step_seconds = w->tg[x].sim.step_seconds;
+    memcpy(P->busy, w->tg[x].sim.busy, sizeof(double) * (size_t)w->c.nd);
+    return 1;
+}
+
+/* The public view of graph x completed in compact numbering: task
+   structs, predecessor lists, start and end, and the critical path
+   (walked in the slots, where the simulator's arrays are). */
+static void kt__plan_sim_publish(struct kt__plan_sim_work *w, int x) {
+    kt_sim *P = &w->pub[x], *S = &w->tg[x].sim;
+    const struct kt__sim_work *sw = S->work;
+    int u, i;
+    if (w->pub_ok[x]) return;
+    kt__plan_sim_compact_map(w, x, NULL);
+    kt__plan_sim_compact(w, x, w->ptask[x], w->ppred[x]);
+    for (u = 0; u < w->side[x].nslot; u++)
+        if (w->s2c[u] >= 0) {
+            w->pstart[x][w->s2c[u]] = sw->start[u];
+            w->pend[x][w->s2c[u]] = sw->end[u];
+        }
+    S->ncritical = 0;
+    if (w->crit_last[x] >= 0)
+        (void)kt__sim_critical(S, w->crit_last[x], NULL); /* room made */
+    for (i = 0; i < S->ncritical; i++) w->pcrit[x][i] = w->s2c[S->critical[i]];
+    P->task = w->ptask[x];
+    P->pred = w->ppred[x];
+    P->start = w->pstart[x];
+    P->end = w->pend[x];
+    P->critical = w->pcrit[x];
+    P->ncritical = S->ncritical;
+    w->pub_ok[x] = 1;
 }
 
 kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
@@ -4516,7 +5140,8 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     struct kt__plan_sim_work *w;
     kt_program prog;
     kt_status s;
-    int i;
+    int i, u;
+    size_t nop1 = (size_t)g->nop + 1;
     memset(ps, 0, sizeof *ps);
     if (t->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
@@ -4528,14 +5153,26 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     if (!w || !kt__tgctx_init(&w->c, g, t, NULL) ||
         !kt__plan_sim_index(w, g))
         goto nomem;
-    w->spl = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
-    w->blk = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
-    w->lst = (unsigned char *)kt__calloc((size_t)g->nop + 1, 1);
-    w->chg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    w->old_end = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    w->stage_first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
-    w->stage.base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    if (!w->spl || !w->blk || !w->lst || !w->chg || !w->old_end ||
+    w->ntc = (int)(g->nop * t->ndev);
+    w->spl = (unsigned char *)kt__calloc(nop1, 1);
+    w->blk = (unsigned char *)kt__calloc(nop1, 1);
+    w->lst = (unsigned char *)kt__calloc(nop1, 1);
+    w->sdirt = (unsigned char *)kt__calloc(nop1, 1);
+    w->rmark = (unsigned char *)kt__calloc(nop1, 1);
+    w->sops = (int *)kt__calloc(nop1, sizeof(int));
+    w->rops = (int *)kt__calloc(nop1, sizeof(int));
+    w->dirty = (int *)kt__calloc(nop1, sizeof(int));
+    w->need_blk = (int *)kt__calloc(nop1, sizeof(int));
+    w->need_seg = (int *)kt__calloc(nop1, sizeof(int));
+    w->need_succ = (int *)kt__calloc(nop1, sizeof(int));
+    w->lstart = (int *)kt__calloc(nop1, sizeof(int));
+    w->llen = (int *)kt__calloc(nop1, sizeof(int));
+    w->chg = (int *)kt__calloc(nop1, sizeof(int));
+    w->stage_first = (int *)kt__calloc(nop1 + 1, sizeof(int));
+    w->stage.base = (int *)kt__calloc(nop1, sizeof(int));
+    if (!w->spl || !w->blk || !w->lst || !w->sdirt || !w->rmark ||
+        !w->sops || !w->rops || !w->dirty || !w->need_blk || !w->need_seg ||
+        !w->need_succ || !w->lstart || !w->llen || !w->chg ||
         !w->stage_first || !w->stage.base)
         goto nomem;
     for (i = 0; i < 2; i++) {
@@ -4544,33 +5181,42 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
             kt_plan_sim_free(ps);
             return s;
         }
+        w->side[i].sseg = (int *)kt__calloc(nop1, sizeof(int));
+        if (!w->side[i].sseg) goto nomem;
     }
-    w->tg[1].base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    w->tg[1].seg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    w->tg[1].base = (int *)kt__calloc(nop1, sizeof(int));
+    w->tg[1].bend = (int *)kt__calloc(nop1, sizeof(int));
+    w->tg[1].seg = (int *)kt__calloc(nop1, sizeof(int));
+    w->tg[1].send = (int *)kt__calloc(nop1, sizeof(int));
     w->tg[1].sim.busy = (double *)kt__calloc((size_t)t->ndev + 1,
                                              sizeof(double));
-    if (!w->tg[1].base || !w->tg[1].seg || !w->tg[1].sim.busy) goto nomem;
-    if ((s = kt__tg_build(&w->c, &w->tg[0], &prog, err)) != KT_OK ||
-        (s = kt_sim_run(&w->tg[0].sim, err)) != KT_OK) {
+    if (!w->tg[1].base || !w->tg[1].bend || !w->tg[1].seg ||
+        !w->tg[1].send || !w->tg[1].sim.busy)
+        goto nomem;
+    /* the compact graph (kt_sim_build's), then laid out in slots */
+    if ((s = kt__tg_build(&w->c, &w->tg[0], &prog, err)) != KT_OK) {
         kt_program_free(&prog);
         kt_plan_sim_free(ps);
         return s;
     }
     kt_program_free(&prog);
-    w->store = (kt__op_tasks *)kt__calloc((size_t)g->nop + 1,
-                                          sizeof(kt__op_tasks));
-    if (!w->store) goto nomem_late;
-    w->nstore = g->nop;
-    for (i = 0; i < g->nop; i++) {
-        if (!kt__plan_sim_store_room(w, i, w->tg[0].base[i + 1] -
-                                               w->tg[0].base[i]))
-            goto nomem_late;
-        kt__plan_sim_store_op(w, &w->tg[0], i);
+    w->side[0].nslot = w->tg[0].base[g->nop];
+    w->side[0].nseg = w->tg[0].seg[g->nop];
+    w->side[0].owner = (int *)kt__calloc((size_t)w->side[0].nslot + 1,
+                                         sizeof(int));
+    if (!w->side[0].owner) goto nomem_late;
+    for (u = 0; u < w->ntc; u++) w->side[0].owner[u] = (int)(u / t->ndev);
+    for (i = 0; i < g->nop; i++)
+        for (u = w->tg[0].base[i]; u < w->tg[0].bend[i]; u++)
+            w->side[0].owner[u] = i;
+    if ((s = kt__plan_sim_relayout(w, 1, err)) != KT_OK) {
+        kt_plan_sim_free(ps);
+        return s;
     }
-    w->filled[0] = 1;
-    w->crit_last[0] = w->crit_last[1] = -1; /* kt_sim_run walked it */
-    ps->current = &w->tg[0].sim;
-    ps->plan = &w->plan[0];
+    if (!kt__plan_sim_pub_room(w, w->cur)) goto nomem_late;
+    kt__plan_sim_publish(w, w->cur);
+    ps->current = &w->pub[w->cur];
+    ps->plan = &w->plan[w->cur];
     kt__ok(err);
     return KT_OK;
 nomem:
@@ -4581,21 +5227,15 @@ nomem_late:
                     "graph");
 }
 
-/* Accepting: the store takes the structs of the ops whose lists the
-   proposal rebuilt (those of every changed block among them; the
-   proposal's graph has them complete, and kt__plan_sim_stage made the
-   room), and the proposal's graph becomes the current one.  The other
-   ops' structs are the same but for their numbering: nothing else is
-   written, whatever the size of the graph. */
+/* Accepting: the proposal's graph becomes the current one.  Nothing is
+   written: the graph that was current becomes the scratch graph, which
+   the next proposal re-syncs in the ops this one touched (w->dirty). */
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
-    int o;
     if (!w || !w->pending) return;
-    for (o = 0; o < w->c.g->nop; o++)
-        if (w->lst[o]) kt__plan_sim_store_op(w, &w->tg[1 - w->cur], o);
     w->cur = 1 - w->cur;
     w->pending = 0;
-    ps->current = &w->tg[w->cur].sim;
+    ps->current = &w->pub[w->cur];
     ps->plan = &w->plan[w->cur];
     ps->proposed = NULL;
 }
@@ -4666,88 +5306,64 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
             }
     }
     w->stage_first[w->nchg] = n;
-    /* room for the new blocks in the store, should the proposal be
-       accepted (which then cannot fail) */
-    for (k = 0; k < w->nchg; k++)
-        if (!kt__plan_sim_store_room(w, w->chg[k], w->stage_first[k + 1] -
-                                                       w->stage_first[k]))
-            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     return KT_OK;
 }
 
-/* Sizes a proposal's per-task arrays for n tasks (capacities only grow;
-   mark and ecnt start at 0, and ecnt is left at 0 by every proposal).
-   0: out of memory. */
-static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
-    size_t c = w->cap_nt;
-    void *np;
-    if (n <= w->cap_nt) return 1;
-#define KT__PGROW(field, type)                                              \
-    (c = w->cap_nt,                                                         \
-     (np = kt__sim_grow(w->field, &c, n, sizeof(type))) != NULL             \
-         ? (w->field = (type *)np, 1) : 0)
-    if (!KT__PGROW(o2n, int) || !KT__PGROW(n2o, int) || !KT__PGROW(o2k, int) ||
-        !KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
-        !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
-        !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
-        !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
-        !KT__PGROW(ecur, int) || !KT__PGROW(etask, int))
-        return 0;
-#undef KT__PGROW
-    memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
-    w->cap_nt = c;
-    return 1;
+/* Whether every changed op's new block fits its slot (else need_blk says
+   what it needs). */
+static int kt__plan_sim_fits(struct kt__plan_sim_work *w) {
+    const kt__tg *O = &w->tg[w->cur];
+    int k, ok = 1;
+    for (k = 0; k < w->nchg; k++) {
+        int o = w->chg[k], len = w->stage_first[k + 1] - w->stage_first[k];
+        if (len > O->base[o + 1] - O->base[o]) {
+            w->need_blk[o] = len;
+            ok = 0;
+        }
+    }
+    return ok;
 }
 
-/* Where the proposal's tasks lie: the block bases of the new graph (the
-   changed ops' new blocks in place of their old ones) and the maps
-   between the two graphs' task indices, as arrays built once per
-   proposal so that a lookup is one read (the splice and the resumed run
-   make a few million).  Compute tasks keep their index; a task of an
-   unchanged block moves by the size changes of the changed blocks before
-   it; the tasks of a changed block are gone (old) or added (new).  o2k
-   maps only the tasks whose predecessor lists are kept (kt__plan_sim_succ
-   renumbers their entries in successor lists).  0: out of memory. */
-static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
+/* What the proposal touches in the scratch graph: the slots of the
+   changed ops are fresh (their indices name other tasks in the two
+   graphs), and the ops whose successor lists are rebuilt -- those of
+   every task a rebuilt list can name, old or new: the op itself, the
+   producers of its inputs, for an in-place op the readers of its output
+   (kt__lists_sources), and the op run before it -- which include the ops
+   whose lists are rebuilt; they are the scratch graph's dirty ops from
+   here on. */
+static void kt__plan_sim_touch(struct kt__plan_sim_work *w) {
     const kt_graph *g = w->c.g;
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    int64_t nd = w->c.nd, d;
-    int ntc = (int)(g->nop * nd), no = O->sim.ntask, o, k, n, i;
-    for (o = 0, k = 0, n = ntc; o < g->nop; o++) {
-        N->base[o] = n;
-        if (k < w->nchg && w->chg[k] == o) {
-            n += w->stage_first[k + 1] - w->stage_first[k];
-            w->old_end[k] = O->base[o + 1];
-            k++;
-        } else {
-            n += O->base[o + 1] - O->base[o];
-        }
-    }
-    N->base[g->nop] = n;
-    if (!kt__plan_sim_size(w, (size_t)(n > no ? n : no) + 1)) return 0;
-    for (i = 0; i < ntc; i++) w->o2n[i] = w->n2o[i] = i;
+    const kt__tg *O = &w->tg[w->cur];
+    int o, k, j;
+    for (k = 0; k < w->nchg; k++)
+        memset(w->fresh + O->base[w->chg[k]], 1,
+               (size_t)(O->base[w->chg[k] + 1] - O->base[w->chg[k]]));
+    w->nsops = w->nrops = 0;
     for (o = 0; o < g->nop; o++) {
-        int sh = N->base[o] - O->base[o];
-        if (w->blk[o]) {
-            for (i = O->base[o]; i < O->base[o + 1]; i++) w->o2n[i] = -1;
-            for (i = N->base[o]; i < N->base[o + 1]; i++) w->n2o[i] = -1;
-        } else {
-            for (i = O->base[o]; i < O->base[o + 1]; i++) {
-                w->o2n[i] = i + sh;
-                w->n2o[i + sh] = i;
-            }
-        }
+        const kt_op *op = &g->op[o];
+        if (!w->lst[o]) continue;
+        kt__plan_sim_sdirty(w, o);
+        kt__plan_sim_sdirty(w, w->c.prev[o]);
+        for (j = 0; j < op->ninputs; j++)
+            kt__plan_sim_sdirty(w, g->tensor[op->input[j]].producer);
+        if (op->in_place)
+            for (k = w->c.rd_first[op->output];
+                 k < w->c.rd_first[op->output + 1]; k++)
+                kt__plan_sim_sdirty(w, w->c.rd_op[k]);
     }
-    memcpy(w->o2k, w->o2n, sizeof(int) * (size_t)no);
-    for (o = 0; o < g->nop; o++)
-        if (w->lst[o]) {
-            for (d = 0; d < nd; d++) w->o2k[o * nd + d] = -1;
-            for (i = O->base[o]; i < O->base[o + 1]; i++) w->o2k[i] = -1;
-        }
-    return 1;
+    memcpy(w->dirty, w->sops, sizeof(int) * (size_t)w->nsops);
+    w->ndirty = w->nsops;
+}
+
+/* Undoes kt__plan_sim_touch's marks (the dirty list stays). */
+static void kt__plan_sim_untouch(struct kt__plan_sim_work *w) {
+    const kt__tg *O = &w->tg[w->cur];
+    int k;
+    for (k = 0; k < w->nchg; k++)
+        memset(w->fresh + O->base[w->chg[k]], 0,
+               (size_t)(O->base[w->chg[k] + 1] - O->base[w->chg[k]]));
+    kt__plan_sim_sclear(w);
 }
 
 /* The tick of the proposal's run times (kt__sim_tick), without a pass over
@@ -4757,20 +5373,20 @@ static int kt__plan_sim_layout(struct kt__plan_sim_work *w) {
    count. */
 static double kt__plan_sim_tick(struct kt__plan_sim_work *w,
                                 struct kt__sim_work *wn) {
-    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wo = O->sim.work;
     int64_t nd = w->c.nd, d;
     int k, i;
     memcpy(wn->tick_hist, wo->tick_hist, sizeof wn->tick_hist);
     for (k = 0; k < w->nchg; k++) {
         int o = w->chg[k];
-        const kt_sim_task *ot = w->store[o].task; /* O's structs of op o */
-        for (i = 0; i < w->store[o].nblk; i++)
-            kt__sim_count(wn, ot[nd + i].seconds, -1);
+        for (i = O->base[o]; i < O->bend[o]; i++)
+            kt__sim_count(wn, O->sim.task[i].seconds, -1);
         for (i = w->stage_first[k]; i < w->stage_first[k + 1]; i++)
             kt__sim_count(wn, w->stage.sim.task[i].seconds, 1);
         if (w->spl[o])
             for (d = 0; d < nd; d++) {
-                kt__sim_count(wn, ot[d].seconds, -1);
+                kt__sim_count(wn, O->sim.task[o * nd + d].seconds, -1);
                 kt__sim_count(wn, w->csec[k * nd + d], 1);
             }
     }
@@ -4792,251 +5408,103 @@ static int kt__plan_sim_take(const kt__tg *N, struct kt__sim_work *wn, int u,
     return 1;
 }
 
-/* The same for tasks u .. u + len kept with their lists (old indices t
-   ..): the current graph's, their lists moved by `shift` entries. */
-static void kt__plan_sim_keep(const struct kt__sim_work *wo,
-                              struct kt__sim_work *wn, int u, int t, int len,
-                              int shift) {
-    int i;
-    if (len <= 0) return;
-    memcpy(wn->dev + u, wo->dev + t, sizeof(int) * (size_t)len);
-    memcpy(wn->npred + u, wo->npred + t, sizeof(int) * (size_t)len);
-    memcpy(wn->compute + u, wo->compute + t, (size_t)len);
-    memcpy(wn->sec + u, wo->sec + t, sizeof(double) * (size_t)len);
-    for (i = 0; i < len; i++)
-        wn->pred_first[u + i] = wo->pred_first[t + i] + shift;
-}
-
-/* Op o's tasks into the proposal's graph: its compute tasks (new run
-   times when its strategy changed) and its block, the new one from the
-   stage when it changed, the others from the store -- with their
-   predecessor ranges relative to the op's first entry (the lists being
-   rebuilt set them; kt__plan_sim_fill moves the others). */
-static void kt__plan_sim_copy_op(struct kt__plan_sim_work *w, int o) {
+/* The changed ops' new blocks written into their slots of the scratch
+   graph (the rest of a slot made holes) and their new compute times. */
+static void kt__plan_sim_write_blocks(struct kt__plan_sim_work *w) {
     kt__tg *N = &w->tg[1 - w->cur];
-    const kt__op_tasks *ot = &w->store[o];
-    const kt_sim_task *from = ot->task + w->c.nd;
-    const int *role = ot->role, *kind = ot->kind;
     int64_t nd = w->c.nd, d;
-    int len = ot->nblk, k;
-    memcpy(N->sim.task + o * nd, ot->task, sizeof(kt_sim_task) * (size_t)nd);
-    if (w->blk[o]) {
-        int a = 0, b = w->nchg; /* o's place among the changed ops */
-        while (a < b) {
-            k = (a + b) / 2;
-            if (w->chg[k] < o) a = k + 1;
-            else b = k;
-        }
-        k = a;
-        from = w->stage.sim.task + w->stage_first[k];
-        role = w->stage.role + w->stage_first[k];
-        kind = w->stage.kind + w->stage_first[k];
-        len = w->stage_first[k + 1] - w->stage_first[k];
+    int k, u;
+    for (k = 0; k < w->nchg; k++) {
+        int o = w->chg[k], len = w->stage_first[k + 1] - w->stage_first[k];
+        int at = N->base[o], old_end = N->bend[o];
+        memcpy(N->sim.task + at, w->stage.sim.task + w->stage_first[k],
+               sizeof(kt_sim_task) * (size_t)len);
+        memcpy(N->role + at, w->stage.role + w->stage_first[k],
+               sizeof(int) * (size_t)len);
+        memcpy(N->kind + at, w->stage.kind + w->stage_first[k],
+               sizeof(int) * (size_t)len);
+        N->bend[o] = at + len;
+        for (u = at + len; u < old_end; u++)
+            kt__plan_sim_hole(w, 1 - w->cur, u);
         if (w->spl[o])
             for (d = 0; d < nd; d++)
                 N->sim.task[o * nd + d].seconds = w->csec[k * nd + d];
     }
-    if (len == 0) return;
-    memcpy(N->sim.task + N->base[o], from, sizeof(kt_sim_task) * (size_t)len);
-    memcpy(N->role + N->base[o], role, sizeof(int) * (size_t)len);
-    memcpy(N->kind + N->base[o], kind, sizeof(int) * (size_t)len);
 }
 
-/* The proposal's task graph in w->tg[1 - cur]: the current one with the
-   changed blocks replaced, the rest of the tasks moved, the lists of the
-   ops in w->lst rebuilt and the others' moved -- and, in the same pass,
-   what the simulator needs of every task (kt__sim_prepare's work for a
-   graph from outside, here taken from the current graph's for the tasks
-   kept with their lists): resources, ranges, run times in ticks of
-   `tick`, and the busy times.  Of the task structs (56 bytes: 25 MB on
-   64 devices) only those the rebuilt lists need are copied here -- the
-   rebuilt ops' and the blocks their lists read (of the op, the producers
-   of its inputs and, in place, the readers of its output); the others
-   wait for kt__plan_sim_fill. */
-static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w, double tick,
-                                     kt_error *err) {
+/* The predecessor lists of the ops in w->lst rebuilt in the scratch
+   graph: each written past the slots, then -- when every one fits its
+   slot -- moved there, with the simulator's view of their tasks
+   (resources, ranges, run times in ticks of `tick`) and the busy times.
+   *over: a list does not fit its slot (need_seg says what it needs). */
+static kt_status kt__plan_sim_lists(struct kt__plan_sim_work *w,
+                                    double tick, int *over, kt_error *err) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
     int64_t nd = w->c.nd, d;
-    int o, k, n = N->base[g->nop], i, j;
+    int o, at = w->side[1 - w->cur].nseg, end, r, lo, hi, u;
     double per_s = kt__sim_per_tick(tick);
-    if (!kt__tg_reserve(N, (size_t)n + 1, (size_t)O->seg[g->nop] + 1))
-        goto nomem;
-    w->filled[1 - w->cur] = 0;
+    *over = 0;
     for (o = 0; o < g->nop; o++) {
-        const kt_op *op = &g->op[o];
         if (!w->lst[o]) continue;
-        kt__plan_sim_copy_op(w, o);
-        for (j = 0; j < op->ninputs; j++)
-            if (g->tensor[op->input[j]].producer >= 0)
-                kt__plan_sim_copy_op(w, g->tensor[op->input[j]].producer);
-        if (op->in_place)
-            for (k = w->c.rd_first[op->output];
-                 k < w->c.rd_first[op->output + 1]; k++)
-                kt__plan_sim_copy_op(w, w->c.rd_op[k]);
-    }
-    memcpy(N->sim.busy, O->sim.busy, sizeof(double) * (size_t)nd);
-    /* predecessor lists, and the simulator's view of each task */
-    N->seg[0] = 0;
-    for (o = 0; o < g->nop; o++) {
-        if (w->lst[o]) {
-            int bad = 0;
-            if (!kt__tg_op_preds(&w->c, N, o)) goto nomem;
-            for (d = 0; d < nd; d++)
-                bad |= !kt__plan_sim_take(N, wn, (int)(o * nd + d), tick, per_s);
-            for (i = N->base[o]; i < N->base[o + 1]; i++)
-                bad |= !kt__plan_sim_take(N, wn, i, tick, per_s);
-            if (bad)
-                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: op %d "
-                                "has a run time that is not a finite number "
-                                "of seconds >= 0", o);
-            if (w->spl[o]) /* whole ticks: exact in any order */
-                for (d = 0; d < nd; d++)
-                    if (d < N->sim.ndev)
-                        N->sim.busy[d] += wn->sec[o * nd + d] -
-                                          wo->sec[o * nd + d];
-        } else {
-            int lo = O->seg[o], len = O->seg[o + 1] - lo, shift;
-            int *to;
-            const int *from;
-            if (!kt__tg_reserve(N, 0, (size_t)(N->seg[o] + len) + 1))
-                goto nomem;
-            to = N->sim.pred + N->seg[o];
-            from = O->sim.pred + lo;
-            for (i = 0; i < len; i++) to[i] = w->o2n[from[i]];
-            shift = N->seg[o] - lo;
-            N->seg[o + 1] = N->seg[o] + len;
-            kt__plan_sim_keep(wo, wn, (int)(o * nd), (int)(o * nd), (int)nd,
-                              shift);
-            kt__plan_sim_keep(wo, wn, N->base[o], O->base[o],
-                              N->base[o + 1] - N->base[o], shift);
+        if (!kt__tg_op_preds(&w->c, N, o, at, &end))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating "
+                            "the task graph");
+        w->lstart[o] = at;
+        w->llen[o] = end - at;
+        if (w->llen[o] > N->seg[o + 1] - N->seg[o]) {
+            w->need_seg[o] = w->llen[o];
+            *over = 1;
         }
+        at = end;
+    }
+    if (*over) return KT_OK;
+    memcpy(N->sim.busy, O->sim.busy, sizeof(double) * (size_t)nd);
+    for (o = 0; o < g->nop; o++) {
+        int shift = N->seg[o] - w->lstart[o], bad = 0;
+        if (!w->lst[o]) continue;
+        memcpy(N->sim.pred + N->seg[o], N->sim.pred + w->lstart[o],
+               sizeof(int) * (size_t)w->llen[o]);
+        N->send[o] = N->seg[o] + w->llen[o];
+        for (r = 0; r < 2; r++) {
+            kt__plan_sim_range(w, N, o, r, &lo, &hi);
+            for (u = lo; u < hi; u++) {
+                N->sim.task[u].pred_first += shift;
+                bad |= !kt__plan_sim_take(N, wn, u, tick, per_s);
+            }
+        }
+        if (bad)
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: op %d has a "
+                            "run time that is not a finite number of "
+                            "seconds >= 0", o);
+        if (w->spl[o]) /* whole ticks: exact in any order */
+            for (d = 0; d < nd; d++)
+                if (d < N->sim.ndev)
+                    N->sim.busy[d] += wn->sec[o * nd + d] -
+                                      wo->sec[o * nd + d];
     }
     N->sim.tick = tick;
-    wn->n = n;
+    wn->n = w->side[1 - w->cur].nslot;
     wn->nres = N->sim.ndev + N->sim.nlink;
     wn->ndev = N->sim.ndev;
     wn->simulated = 0;
-    wn->derived = 0; /* no copy of the lists kept: kt__sim_prepare would
-                        derive them afresh */
-    return KT_OK;
-nomem:
-    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating the task "
-                    "graph");
-}
-
-/* Calls f(u, p) for every entry p of the rebuilt predecessor lists (the
-   tasks of the ops in w->lst, in the proposal's graph). */
-#define KT__PS_REBUILT(w, N, body)                                          \
-    do {                                                                    \
-        int o_, j_;                                                         \
-        int64_t d_;                                                         \
-        for (o_ = 0; o_ < (w)->c.g->nop; o_++) {                            \
-            int lo_ = (N)->base[o_], hi_ = (N)->base[o_ + 1];               \
-            if (!(w)->lst[o_]) continue;                                    \
-            for (d_ = -(w)->c.nd; d_ < hi_ - lo_; d_++) {                   \
-                int u = d_ < 0 ? (int)(o_ * (w)->c.nd + d_ + (w)->c.nd)     \
-                               : lo_ + (int)d_;                             \
-                const kt_sim_task *tu_ = &(N)->sim.task[u];                 \
-                for (j_ = 0; j_ < tu_->npred; j_++) {                       \
-                    int p = (N)->sim.pred[tu_->pred_first + j_];            \
-                    body;                                                   \
-                }                                                           \
-            }                                                               \
-        }                                                                   \
-    } while (0)
-
-/* The successor lists of the proposal's graph, spliced rather than
-   derived from all its predecessor entries (1.9 M on 64 devices): a kept
-   task keeps those of its successors whose lists are kept, renumbered,
-   and gains the successors whose rebuilt lists name it; an added task has
-   only the latter.  Each list is laid out as kt__sim_prepare derives
-   it -- the successors waiting for this task alone, then the others,
-   each part ascending, succ_sole between them -- so that a full run of
-   the graph could use them (the result does not depend on the order:
-   ties are broken by index).  A kept successor keeps its list, so it
-   stays in its part. */
-static int kt__plan_sim_succ_before(const struct kt__sim_work *wn, int a,
-                                    int b) {
-    int sa = wn->npred[a] == 1, sb = wn->npred[b] == 1;
-    return sa != sb ? sa : a < b;
-}
-
-static kt_status kt__plan_sim_succ(struct kt__plan_sim_work *w,
-                                   kt_error *err) {
-    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
-    struct kt__sim_work *wn = N->sim.work;
-    int n = N->sim.ntask, no = O->sim.ntask, u, k, e;
-    size_t extra = 0;
-    void *np;
-    w->netask = 0;
-    KT__PS_REBUILT(w, N, {
-        if (w->ecnt[p]++ == 0) w->etask[w->netask++] = p;
-        extra++;
-    });
-    np = kt__sim_grow(wn->succ, &wn->cap_succ,
-                      (size_t)wo->succ_first[no] + extra + 1, sizeof(int));
-    if (!np) {
-        for (k = 0; k < w->netask; k++) w->ecnt[w->etask[k]] = 0;
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-    }
-    wn->succ = (int *)np;
-    /* in index order: the kept successors, then room for the others */
-    for (u = 0, e = 0; u < n; u++) {
-        int t = w->n2o[u], j;
-        wn->succ_first[u] = e;
-        if (t >= 0) {
-            for (j = wo->succ_first[t]; j < wo->succ_sole[t]; j++) {
-                int v = w->o2k[wo->succ[j]];
-                if (v >= 0) wn->succ[e++] = v;
-            }
-            wn->succ_sole[u] = e;
-            for (j = wo->succ_sole[t]; j < wo->succ_first[t + 1]; j++) {
-                int v = w->o2k[wo->succ[j]];
-                if (v >= 0) wn->succ[e++] = v;
-            }
-        } else {
-            wn->succ_sole[u] = e;
-        }
-        if (w->ecnt[u]) {
-            w->ecur[u] = e;
-            e += w->ecnt[u];
-        }
-    }
-    wn->succ_first[n] = e;
-    KT__PS_REBUILT(w, N, { wn->succ[w->ecur[p]++] = u; });
-    for (k = 0; k < w->netask; k++) { /* short lists: insertion sort */
-        int p = w->etask[k], lo = wn->succ_first[p], hi = wn->succ_first[p + 1];
-        int a, b;
-        for (a = lo + 1; a < hi; a++) {
-            int x = wn->succ[a];
-            for (b = a; b > lo && kt__plan_sim_succ_before(wn, x,
-                                                           wn->succ[b - 1]);
-                 b--)
-                wn->succ[b] = wn->succ[b - 1];
-            wn->succ[b] = x;
-        }
-        for (a = lo; a < hi && wn->npred[wn->succ[a]] == 1; a++) {}
-        wn->succ_sole[p] = a;
-        w->ecnt[p] = 0;
-    }
+    wn->derived = 0;
     return KT_OK;
 }
-
-/* Whether new task u (mapped from old task t) waits for the same tasks. */
-static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
-                                   int t) {
+/* Whether task u (kept: the same task in both graphs) waits for the same
+   tasks (a predecessor in a fresh slot is another task in the two). */
+static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w,
+                                   int u) {
     const kt_sim *os = &w->tg[w->cur].sim, *ns = &w->tg[1 - w->cur].sim;
     const struct kt__sim_work *wo = os->work, *wn = ns->work;
-    const int *a = os->pred + wo->pred_first[t];
+    const int *a = os->pred + wo->pred_first[u];
     const int *b = ns->pred + wn->pred_first[u];
     int j;
-    if (wo->npred[t] != wn->npred[u]) return 0;
+    if (wo->npred[u] != wn->npred[u]) return 0;
     for (j = 0; j < wn->npred[u]; j++)
-        if (w->o2n[a[j]] != b[j]) return 0;
+        if (a[j] != b[j] || w->fresh[a[j]]) return 0;
     return 1;
 }
 
@@ -5050,14 +5518,14 @@ static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w, int u,
    predecessors (a task starts only after its predecessors; for a changed
    or new predecessor its own bound), found as the least fixed point of
    those rules (iterating up from 0; every iterate is a valid bound).
-   Task indices of the kept tasks keep their order, so ties resolve as
+   Task numbers are stable and in the compact order, so ties resolve as
    before. */
 static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     int64_t nd = w->c.nd, d;
-    int n = N->sim.ntask, ntc = (int)(g->nop * nd), k0 = O->sim.ntask;
+    int n = w->side[1 - w->cur].nslot, k0 = kt__plan_sim_live(w, w->cur, NULL);
     int o, k, i, j, pass, changed;
     void *np;
     if (!(np = kt__sim_grow(w->bound, &w->cap_bound, (size_t)n + 1,
@@ -5071,7 +5539,7 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     /* the changed and new tasks */
     w->ncset = 0;
     for (o = 0; o < g->nop; o++) {
-        int nlo = N->base[o], nhi = N->base[o + 1];
+        int nlo = N->base[o], nhi = N->bend[o];
         if (!w->lst[o]) continue;
         if (!(np = kt__sim_grow(w->cset, &w->cap_cset,
                                 (size_t)(w->ncset + nd + nhi - nlo) + 1,
@@ -5080,17 +5548,17 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
         w->cset = (int *)np;
         for (d = 0; d < nd; d++) {
             int u = (int)(o * nd + d);
-            if (N->sim.task[u].seconds != w->store[o].task[d].seconds ||
-                !kt__plan_sim_same_preds(w, u, u))
+            if (N->sim.task[u].seconds != O->sim.task[u].seconds ||
+                !kt__plan_sim_same_preds(w, u))
                 w->cset[w->ncset++] = u;
         }
         for (i = nlo; i < nhi; i++)
-            if (w->blk[o] || !kt__plan_sim_same_preds(w, i, w->n2o[i]))
+            if (w->blk[o] || !kt__plan_sim_same_preds(w, i))
                 w->cset[w->ncset++] = i;
     }
     /* gone: the old tasks of the changed blocks */
     for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+        for (i = O->base[w->chg[k]]; i < O->bend[w->chg[k]]; i++)
             if (wo->pos[i] < k0) k0 = wo->pos[i];
     for (k = 0; k < w->ncset; k++) {
         w->inc[w->cset[k]] = 1;
@@ -5103,13 +5571,10 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
             const kt_sim_task *tu = &N->sim.task[u];
             for (j = 0; j < tu->npred; j++) {
                 int p = N->sim.pred[tu->pred_first + j];
-                int at = w->inc[p] ? w->bound[p] : wo->pos[w->n2o[p]];
+                int at = w->inc[p] ? w->bound[p] : wo->pos[p];
                 if (at + 1 > b) b = at + 1;
             }
-            if (u < ntc || !w->blk[N->sim.task[u].op]) { /* an old task */
-                int t = w->n2o[u];
-                if (wo->pos[t] < b) b = wo->pos[t];
-            }
+            if (!w->fresh[u] && wo->pos[u] < b) b = wo->pos[u]; /* an old task */
             if (b != w->bound[u]) {
                 w->bound[u] = b;
                 changed = 1;
@@ -5212,7 +5677,7 @@ static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
     for (j = 0; j < wn->npred[u]; j++) {
         int p = pred[j];
         if (started && w->mark[p] != w->mark_base) continue;
-        if (wo->end[w->n2o[p]] > ready) ready = wo->end[w->n2o[p]];
+        if (wo->end[p] > ready) ready = wo->end[p];
     }
     return ready;
 }
@@ -5230,7 +5695,7 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
                                     int from) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
     const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
-    int R = w->tg[w->cur].sim.ntask, k, j, pass, changed;
+    int R = kt__plan_sim_live(w, w->cur, NULL), k, j, pass, changed;
     for (k = from; k < w->nrpos; k++)
         if (w->rpos[k] >= P) {
             R = w->rpos[k];
@@ -5240,7 +5705,7 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
         int u = w->cset[k];
         if (w->mark[u] == w->mark_base) continue;
         w->bound[u] = P;
-        if (w->n2o[u] >= 0 && wo->pos[w->n2o[u]] < R) R = wo->pos[w->n2o[u]];
+        if (!w->fresh[u] && wo->pos[u] < R) R = wo->pos[u];
     }
     for (pass = 0, changed = 1; changed && pass < 64; pass++) {
         changed = 0;
@@ -5251,8 +5716,7 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
             for (j = 0; j < wn->npred[u]; j++) {
                 int p = pred[j], at;
                 if (w->mark[p] == w->mark_base) continue;
-                at = w->cmark[p] == w->mark_base ? w->bound[p]
-                                                 : wo->pos[w->n2o[p]];
+                at = w->cmark[p] == w->mark_base ? w->bound[p] : wo->pos[p];
                 if (at + 1 > b) b = at + 1;
             }
             if (b > w->bound[u]) {
@@ -5331,19 +5795,20 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
    times, device predecessor (the first one after P on its device or link
    follows the run's last task there: res_last is still the run's) and
    queue position (a task ready after P moves with it; one ready by then
-   was queued by the run, which noted when).  Returns its new index. */
-static int kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
-                             int t, int P, int dk, double d) {
+   was queued by the run, which noted when).  Its number is the same in
+   both graphs. */
+static void kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
+                              int t, int P, int dk, double d) {
     const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
     const int *qo = w->qpos[w->cur];
-    int u = w->o2n[t], dp = wo->devprev[t], at = wo->pos[t] + dk;
+    int u = t, dp = wo->devprev[t], at = wo->pos[t] + dk;
     double e = wo->end[t] + d;
     wn->pos[u] = at;
     wn->start[u] = wo->start[t] + d;
     wn->end[u] = e;
     wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
-                                               : w->o2n[dp];
+                                               : dp;
     if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
     if (at - w->qpos[1 - w->cur][u] > st->qwait)
         st->qwait = at - w->qpos[1 - w->cur][u];
@@ -5352,7 +5817,6 @@ static int kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
         st->top_at = at;
     }
     if (wo->end[t] > st->old_acc) st->old_acc = wo->end[t];
-    return u;
 }
 
 /* The old timeline's positions P .. R into the new run, moved by d
@@ -5365,33 +5829,34 @@ static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
                               int P, int R, double d) {
     const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    int no = w->tg[w->cur].sim.ntask, lo = P < 0 ? 0 : P, k, t;
+    int no = kt__plan_sim_live(w, w->cur, NULL), lo = P < 0 ? 0 : P, k, t;
+    int ns = w->side[w->cur].nslot;
     int dk = P < 0 ? 0 : st->kk - P;
     int64_t r;
     if (R <= lo) return;
-    for (k = lo; k < R; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
+    for (k = lo; k < R; k++) wn->order[k + dk] = wo->order[k];
     if ((int64_t)(R - lo) * 4 > no) {
-        for (t = 0; t < no; t++)
+        for (t = 0; t < ns; t++) /* (a hole's position is -1) */
             if (wo->pos[t] >= lo && wo->pos[t] < R) {
-                w->mark[kt__plan_sim_move(w, st, t, P, dk, d)] = w->mark_base;
+                kt__plan_sim_move(w, st, t, P, dk, d);
+                w->mark[t] = w->mark_base;
                 if (wo->pos[t] > wn->res_oldmax[wo->dev[t]])
                     wn->res_oldmax[wo->dev[t]] = wo->pos[t];
             }
         for (r = 0; r < wn->nres; r++) /* the last task of each */
             if (wn->res_oldmax[r] >= lo) {
                 t = wo->order[wn->res_oldmax[r]];
-                wn->res_last[r] = w->o2n[t];
+                wn->res_last[r] = t;
                 wn->free_at[r] = wo->end[t] + d;
             }
     } else {
         for (k = lo; k < R; k++) {
-            int u;
             t = wo->order[k];
-            u = kt__plan_sim_move(w, st, t, P, dk, d);
-            w->mark[u] = w->mark_base;
+            kt__plan_sim_move(w, st, t, P, dk, d);
+            w->mark[t] = w->mark_base;
             r = wo->dev[t];
-            wn->free_at[r] = wn->end[u];
-            wn->res_last[r] = u;
+            wn->free_at[r] = wn->end[t];
+            wn->res_last[r] = t;
             wn->res_oldmax[r] = k;
         }
     }
@@ -5401,17 +5866,23 @@ static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
 }
 
 /* The rest of the old timeline, from P to its end, where no device's
-   state is needed after it: task by task in index order. */
+   state is needed after it: task by task in index order, op by op (the
+   live tasks: every added one has started). */
 static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
                               int P, double d) {
     const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    int no = w->tg[w->cur].sim.ntask, n = w->tg[1 - w->cur].sim.ntask;
-    int k, u, dk = st->kk - P;
-    for (k = P; k < no; k++) wn->order[k + dk] = w->o2n[wo->order[k]];
-    for (u = 0; u < n; u++)
-        if (w->mark[u] != w->mark_base) /* not started before P */
-            kt__plan_sim_move(w, st, w->n2o[u], P, dk, d);
+    const kt__tg *N = &w->tg[1 - w->cur];
+    int no = kt__plan_sim_live(w, w->cur, NULL);
+    int k, u, o, r, lo, hi, dk = st->kk - P;
+    for (k = P; k < no; k++) wn->order[k + dk] = wo->order[k];
+    for (r = 0; r < 2; r++)
+        for (o = 0; o < w->c.g->nop; o++) {
+            kt__plan_sim_range(w, N, o, r, &lo, &hi);
+            for (u = lo; u < hi; u++)
+                if (w->mark[u] != w->mark_base) /* not started before P */
+                    kt__plan_sim_move(w, st, u, P, dk, d);
+        }
     st->kept += no - P;
     st->kk = no + dk;
 }
@@ -5434,7 +5905,7 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     struct kt__sim_work *wn = N->sim.work;
     const int *qo = w->qpos[w->cur];
     int *qn = w->qpos[1 - w->cur];
-    int no = O->sim.ntask, t, k, hi = no;
+    int no = kt__plan_sim_live(w, w->cur, NULL), t, k, hi = no;
     if (R + w->qwait[w->cur] < no) hi = R + w->qwait[w->cur] + 1;
     if (++w->wait_base == 0) { /* wrapped: clear the stamps */
         memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
@@ -5452,8 +5923,8 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
         const int *pred;
         kt__wait *wt;
         t = wo->order[k];
-        u = w->o2n[t];
-        if (qo[t] > R || u < 0 || w->cmark[u] == w->mark_base) continue;
+        u = t;
+        if (qo[t] > R || w->fresh[t] || w->cmark[u] == w->mark_base) continue;
         wt = &wn->wait[u];
         pred = N->sim.pred + wn->pred_first[u];
         wt->ready = 0;
@@ -5479,14 +5950,14 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
     const struct kt__sim_work *wo = O->sim.work;
     int k, i, n = 0;
     void *np;
-    for (k = 0; k < w->nchg; k++) n += w->old_end[k] - O->base[w->chg[k]];
+    for (k = 0; k < w->nchg; k++) n += O->bend[w->chg[k]] - O->base[w->chg[k]];
     if (!(np = kt__sim_grow(w->rpos, &w->cap_rpos, (size_t)n + 1,
                             sizeof(int))))
         return 0;
     w->rpos = (int *)np;
     w->nrpos = 0;
     for (k = 0; k < w->nchg; k++)
-        for (i = O->base[w->chg[k]]; i < w->old_end[k]; i++)
+        for (i = O->base[w->chg[k]]; i < O->bend[w->chg[k]]; i++)
             w->rpos[w->nrpos++] = wo->pos[i];
     qsort(w->rpos, (size_t)w->nrpos, sizeof(int), kt__ps_cmp_int);
     return 1;
@@ -5506,12 +5977,13 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
-    int n = N->sim.ntask, no = O->sim.ntask, k, done = 0;
+    int n = kt__plan_sim_live(w, 1 - w->cur, NULL);
+    int no = kt__plan_sim_live(w, w->cur, NULL), k, done = 0;
+    const kt__ps_side *sd = &w->side[1 - w->cur];
     int *qn = w->qpos[1 - w->cur];
     int64_t r;
     kt__ps_run st;
     double now = 0;
-    void *np;
     w->crit_last[1 - w->cur] = -1;
     memset(&st, 0, sizeof st);
     st.maxpos = -1;
@@ -5534,16 +6006,17 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
             st.top = end;
             st.top_at = st.kk - 1;
         }
-        if ((ot = w->n2o[t]) < 0) {
+        if (w->fresh[t]) {
             st.new_started++;
         } else {
+            ot = t;
             if (wo->pos[ot] > st.maxpos) st.maxpos = wo->pos[ot];
             if (wo->pos[ot] > wn->res_oldmax[r1])
                 wn->res_oldmax[r1] = wo->pos[ot];
             if (wo->end[ot] > st.old_acc) st.old_acc = wo->end[ot];
         }
-        for (j = wn->succ_first[t]; j < wn->succ_first[t + 1]; j++) {
-            int u = wn->succ[j];
+        for (j = sd->sfirst[t]; j < sd->sfirst[t] + sd->sn[t]; j++) {
+            int u = sd->se[j];
             kt__wait *wu = &wn->wait[u];
             if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u);
             if (end > wu->ready) wu->ready = end;
@@ -5600,16 +6073,9 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     /* the step time: the latest end, first reached at top_at */
     wn->simulated = 1;
     N->sim.step_seconds = n ? st.top : 0;
-    N->sim.start = wn->start; /* complete: re-simulated or copied, moved */
-    N->sim.end = wn->end;
     N->sim.ncritical = 0;
     if (n == 0) return KT_OK;
     w->crit_last[1 - w->cur] = wn->order[st.top_at];
-    if (!N->sim.critical) wn->cap_crit = 0;
-    np = kt__sim_grow(N->sim.critical, &wn->cap_crit, (size_t)n + 1,
-                      sizeof(int));
-    if (!np) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-    N->sim.critical = (int *)np;
     return KT_OK;
 }
 
@@ -5623,88 +6089,63 @@ static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
     }
 }
 
-/* The rest of task graph X's structs (X: 0 or 1), roles and kinds, from
-   the store, their predecessor ranges moved to X's numbering -- for the
-   current graph all of them, for a proposal's those of the ops whose
-   lists its splice kept (the store has the current graph's, which differ
-   from the proposal's there only in where they lie).  Kept out of
-   kt_plan_sim_propose and kt_plan_sim_accept: a pass over every task,
-   which MCMC, reading only step times, never needs. */
-static void kt__plan_sim_fill(struct kt__plan_sim_work *w, int x,
-                              int skip_rebuilt) {
-    const kt_graph *g = w->c.g;
-    kt__tg *X = &w->tg[x];
-    int64_t nd = w->c.nd, d;
-    int o, i;
-    if (w->filled[x]) return;
-    for (o = 0; o < g->nop; o++) {
-        const kt__op_tasks *ot = &w->store[o];
-        kt_sim_task *c = X->sim.task + o * nd, *b = X->sim.task + X->base[o];
-        int nb = ot->nblk;
-        if (skip_rebuilt && w->lst[o]) continue; /* complete already */
-        memcpy(c, ot->task, sizeof(kt_sim_task) * (size_t)nd);
-        memcpy(b, ot->task + nd, sizeof(kt_sim_task) * (size_t)nb);
-        memcpy(X->role + X->base[o], ot->role, sizeof(int) * (size_t)nb);
-        memcpy(X->kind + X->base[o], ot->kind, sizeof(int) * (size_t)nb);
-        for (d = 0; d < nd; d++) {
-            c[d].pred_first += X->seg[o];
-            X->role[o * nd + d] = X->kind[o * nd + d] = -1;
+
+/* The proposal's graph in the scratch slots (FlexFlow 6): re-synced with
+   the current one, the new blocks written, the predecessor and successor
+   lists that read them rebuilt -- after a relayout, and again from a
+   full copy, when something outgrows its slot (each relayout gives every
+   need known so far, so it takes at most three).  *tick: the tick of
+   its run times. */
+static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
+                                     double *tick, kt_error *err) {
+    int tries, over;
+    kt_status s;
+    for (tries = 0; tries < 4; tries++) {
+        if (!kt__plan_sim_resync(w))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating "
+                            "the task graph");
+        if (!kt__plan_sim_fits(w)) {
+            if ((s = kt__plan_sim_relayout(w, 0, err)) != KT_OK) return s;
+            continue;
         }
-        for (i = 0; i < nb; i++) b[i].pred_first += X->seg[o];
+        kt__plan_sim_touch(w);
+        *tick = kt__plan_sim_tick(w, w->tg[1 - w->cur].sim.work);
+        kt__plan_sim_write_blocks(w);
+        if ((s = kt__plan_sim_lists(w, *tick, &over, err)) != KT_OK)
+            return s;
+        if (!over && kt__plan_sim_succ(w, 1 - w->cur)) return KT_OK;
+        kt__plan_sim_untouch(w);
+        if ((s = kt__plan_sim_relayout(w, 0, err)) != KT_OK) return s;
     }
-    w->filled[x] = 1;
+    return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim: the task graph's "
+                    "layout does not settle");
 }
 
-/* The proposal's simulation: its tick, the splice, the successor lists,
-   then the resumed run -- or, when the tick changes (every run time
-   rounds anew), a full run of the spliced graph. */
+/* The proposal's simulation: the splice, then the resumed run -- or, when
+   the tick changes (every run time rounds anew), a full run. */
 static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
                                      int *kept, kt_error *err) {
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    struct kt__sim_work *wn;
-    double tick;
+    double tick = 0;
     int k0;
     kt_status s;
-    if (!kt__plan_sim_layout(w)) goto nomem;
-    N->sim.ntask = N->base[w->c.g->nop];
-    N->sim.ndev = w->c.nd;
-    N->sim.nlink = w->c.links.n;
-    if ((s = kt__sim_reserve(&N->sim, err)) != KT_OK) return s;
-    wn = N->sim.work;
-    tick = kt__plan_sim_tick(w, wn);
-    if ((s = kt__plan_sim_splice(w, tick, err)) != KT_OK) return s;
-    if (tick != O->sim.tick) {
+    if ((s = kt__plan_sim_splice(w, &tick, err)) != KT_OK) return s;
+    if (tick != w->tg[w->cur].sim.tick) {
         *kept = 0;
-        w->qpos_ok[1 - w->cur] = 0;
-        kt__plan_sim_fill(w, 1 - w->cur, 1); /* a full run reads them all */
-        return kt__sim_full(&N->sim, err);
+        w->resync_all = 1; /* every run time of the scratch graph changes */
+        return kt__plan_sim_full(w, 1 - w->cur, err);
     }
-    if ((s = kt__plan_sim_succ(w, err)) != KT_OK) return s;
-    if (!kt__plan_sim_bounds(w, &k0) || !kt__plan_sim_gone(w)) goto nomem;
+    if (!kt__plan_sim_bounds(w, &k0) || !kt__plan_sim_gone(w))
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
     if (!w->qpos_ok[w->cur]) kt__plan_sim_qpos(w);
     kt__plan_sim_epoch(w);
     return kt__plan_sim_run(w, k0, kept, err);
-nomem:
-    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-}
-
-/* Task graph x's critical path, when still to be walked (the room for it
-   was made by its run, so this cannot fail). */
-static void kt__plan_sim_critical(struct kt__plan_sim_work *w, int x) {
-    if (w->crit_last[x] < 0) return;
-    (void)kt__sim_critical(&w->tg[x].sim, w->crit_last[x], NULL);
-    w->crit_last[x] = -1;
 }
 
 void kt_plan_sim_timeline(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
     if (!w) return;
-    kt__plan_sim_fill(w, w->cur, 0);
-    kt__plan_sim_critical(w, w->cur);
-    if (w->pending) {
-        kt__plan_sim_fill(w, 1 - w->cur, 1);
-        kt__plan_sim_critical(w, 1 - w->cur);
-    }
+    kt__plan_sim_publish(w, w->cur);
+    if (w->pending) kt__plan_sim_publish(w, 1 - w->cur);
 }
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
@@ -5718,7 +6159,6 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     g = w->c.g;
     ps->proposed = NULL;
     w->pending = 0;
-    w->crit_last[1 - w->cur] = -1;
     if ((s = kt__plan_check(g, next, err)) != KT_OK) return s;
     if (!kt__same_factors(&next->f, &ps->plan->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim_propose: the "
@@ -5726,12 +6166,17 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     np = &w->plan[1 - w->cur];
     memcpy(np->tiling, next->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
     memcpy(np->split, next->split, sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+    w->pub_ok[1 - w->cur] = 0;
+    w->crit_last[1 - w->cur] = -1;
     kt__plan_sim_diff(w, g, ps->plan, np);
-    if ((s = kt__plan_sim_stage(w, np, err)) != KT_OK ||
-        (s = kt__plan_sim_resume(w, &ps->kept, err)) != KT_OK)
-        return s;
+    s = kt__plan_sim_stage(w, np, err);
+    if (s == KT_OK) s = kt__plan_sim_resume(w, &ps->kept, err);
+    kt__plan_sim_untouch(w);
+    if (s == KT_OK && !kt__plan_sim_pub_room(w, 1 - w->cur))
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    if (s != KT_OK) return s;
     w->pending = 1;
-    ps->proposed = &w->tg[1 - w->cur].sim;
+    ps->proposed = &w->pub[1 - w->cur];
     kt__ok(err);
     return KT_OK;
 }

@@ -2548,56 +2548,178 @@ static int same_task_graph(const kt_sim *a, const kt_sim *b, const char *what,
     return ok && same_timeline(a, b, what, round);
 }
 
-/* White-box, for a proposal (kt_plan_sim_propose) against the from-scratch
-   run `b` of the same plan: the start order, positions and device
-   predecessors (the critical path follows them, and the next proposal
-   restores its state from them), the successor lists it spliced (against
-   those kt_sim_run derived, entry by entry and where the successors
-   waiting for the task alone end: laid out as a derivation writes them)
-   and the queue positions it keeps (qpos: how many tasks had
-   started when each became ready, recomputed from the positions). */
-static int same_proposal_state(const kt_plan_sim *ps, const kt_sim *b,
-                               const char *what, int round) {
+/* Graph x's slot -> compact numbering (kt_sim_build's) into s2c (-1: a
+   hole) and back into c2s; returns the live tasks. */
+static int slot_map(const struct kt__plan_sim_work *w, int x, int *s2c,
+                    int *c2s) {
+    const kt__tg *X = &w->tg[x];
+    int o, u, n = w->ntc;
+    for (u = 0; u < w->ntc; u++) s2c[u] = c2s[u] = u;
+    for (o = 0; o < w->c.g->nop; o++) {
+        for (u = X->base[o]; u < X->bend[o]; u++) {
+            c2s[n] = u;
+            s2c[u] = n++;
+        }
+        for (; u < X->base[o + 1]; u++) s2c[u] = -1;
+    }
+    return n;
+}
+
+/* White-box, for graph x of a kt_plan_sim (the proposal's or the current
+   one's) against the from-scratch run `b` of the same plan, its slots
+   mapped to the compact numbering: the timeline (starts and ends bit for
+   bit, the start order, positions and device predecessors: the critical
+   path follows them, and the next proposal restores its state from
+   them), the successor lists (against those kt_sim_run derived, as
+   sets: their order does not matter) and, when `check_qpos`, the queue
+   positions it keeps (qpos: how many tasks had started when each became
+   ready, recomputed from the positions).  And the holes: inert (no
+   position, no predecessor, no successor, never started); *holes counts
+   them. */
+static int same_graph_state(const kt_plan_sim *ps, int x, const kt_sim *b,
+                            int check_qpos, const char *what, int round,
+                            int64_t *holes) {
     const struct kt__plan_sim_work *w = ps->work;
-    const kt_sim *a = ps->proposed;
-    const struct kt__sim_work *wa = a->work, *wb = b->work;
-    const int *qpos = w->qpos[1 - w->cur];
-    int t, j, ok = w->qpos_ok[1 - w->cur] || ps->kept == 0;
-    for (t = 0; ok && t < a->ntask; t++) {
-        int at = 0;
-        if (wa->order[t] != wb->order[t] || wa->pos[t] != wb->pos[t] ||
-            wa->devprev[t] != wb->devprev[t]) {
+    const kt__tg *X = &w->tg[x];
+    const kt__ps_side *sd = &w->side[x];
+    const struct kt__sim_work *wa = X->sim.work, *wb = b->work;
+    const int *qpos = w->qpos[x];
+    int ns = sd->nslot, n, c, j, k, ok = 1;
+    int *s2c = (int *)malloc(sizeof(int) * (size_t)(ns + 1));
+    int *c2s = (int *)malloc(sizeof(int) * (size_t)(ns + 1));
+    int *la = (int *)malloc(sizeof(int) * (size_t)(b->ntask + 1));
+    CHECK(s2c && c2s && la);
+    n = slot_map(w, x, s2c, c2s);
+    if (n != b->ntask) {
+        printf("%s, proposal %d: %d live tasks, %d from scratch\n", what,
+               round, n, b->ntask);
+        ok = 0;
+    }
+    for (k = 0; ok && k < n; k++)
+        if (s2c[wa->order[k]] != wb->order[k]) {
+            printf("%s, proposal %d: position %d starts %d, not %d\n", what,
+                   round, k, s2c[wa->order[k]], wb->order[k]);
+            ok = 0;
+        }
+    for (c = 0; ok && c < n; c++) {
+        int u = c2s[c], at = 0, dp = wa->devprev[u], m = 0;
+        if (wa->pos[u] != wb->pos[c] ||
+            (dp < 0 ? -1 : s2c[dp]) != wb->devprev[c] ||
+            wa->start[u] != wb->start[c] || wa->end[u] != wb->end[c]) {
             printf("%s, proposal %d: task %d: position %d / %d, device "
-                   "predecessor %d / %d\n", what, round, t, wa->pos[t],
-                   wb->pos[t], wa->devprev[t], wb->devprev[t]);
+                   "predecessor %d / %d, times %.17g %.17g / %.17g %.17g\n",
+                   what, round, c, wa->pos[u], wb->pos[c],
+                   dp < 0 ? -1 : s2c[dp], wb->devprev[c], wa->start[u],
+                   wa->end[u], wb->start[c], wb->end[c]);
             ok = 0;
             break;
         }
-        if (wa->succ_first[t] != wb->succ_first[t] ||
-            wa->succ_first[t + 1] != wb->succ_first[t + 1] ||
-            wa->succ_sole[t] != wb->succ_sole[t]) {
-            printf("%s, proposal %d: task %d's successor list differs\n",
-                   what, round, t);
+        m = sd->sn[u];
+        if (m != wb->succ_first[c + 1] - wb->succ_first[c]) {
+            printf("%s, proposal %d: task %d has %d successors, not %d\n",
+                   what, round, c, m, wb->succ_first[c + 1] - wb->succ_first[c]);
             ok = 0;
             break;
         }
-        for (j = wa->succ_first[t]; ok && j < wa->succ_first[t + 1]; j++)
-            ok = wa->succ[j] == wb->succ[j];
+        for (j = 0; j < m; j++) la[j] = s2c[sd->se[sd->sfirst[u] + j]];
+        qsort(la, (size_t)m, sizeof(int), cmp_int);
+        for (j = 0; j < m; j++) /* derived: ascending in each part */
+            ok &= la[j] >= 0;
+        if (ok) {
+            int *lb = (int *)malloc(sizeof(int) * (size_t)(m + 1));
+            CHECK(lb != NULL);
+            memcpy(lb, wb->succ + wb->succ_first[c], sizeof(int) * (size_t)m);
+            qsort(lb, (size_t)m, sizeof(int), cmp_int);
+            ok = m == 0 || memcmp(la, lb, sizeof(int) * (size_t)m) == 0;
+            free(lb);
+        }
         if (!ok) {
             printf("%s, proposal %d: task %d's successors differ\n", what,
-                   round, t);
+                   round, c);
             break;
         }
-        for (j = 0; j < wa->npred[t]; j++) { /* (the structs may wait) */
-            int p = a->pred[wa->pred_first[t] + j];
-            if (wb->pos[p] + 1 > at) at = wb->pos[p] + 1;
+        for (j = 0; j < wa->npred[u]; j++) {
+            int p = X->sim.pred[wa->pred_first[u] + j];
+            if (s2c[p] < 0) {
+                printf("%s, proposal %d: task %d waits for hole %d\n", what,
+                       round, c, p);
+                ok = 0;
+                break;
+            }
+            if (wb->pos[s2c[p]] + 1 > at) at = wb->pos[s2c[p]] + 1;
         }
-        if (w->qpos_ok[1 - w->cur] && qpos[t] != at) {
+        if (ok && check_qpos && qpos[u] != at) {
             printf("%s, proposal %d: task %d ready after %d starts, kept "
-                   "%d\n", what, round, t, at, qpos[t]);
+                   "%d\n", what, round, c, at, qpos[u]);
             ok = 0;
         }
     }
+    for (j = 0; ok && j < ns; j++)
+        if (s2c[j] < 0) {
+            ++*holes;
+            if (wa->pos[j] != -1 || wa->npred[j] != 0 || sd->sn[j] != 0 ||
+                wa->sec[j] != 0) {
+                printf("%s, proposal %d: hole %d is not inert\n", what,
+                       round, j);
+                ok = 0;
+            }
+        }
+    free(s2c);
+    free(c2s);
+    free(la);
+    return ok;
+}
+
+static int64_t plan_sim_holes, plan_sim_relayouts;
+
+/* The proposal's graph (see same_graph_state). */
+static int same_proposal_state(const kt_plan_sim *ps, const kt_sim *b,
+                               const char *what, int round) {
+    const struct kt__plan_sim_work *w = ps->work;
+    return same_graph_state(ps, 1 - w->cur, b, w->qpos_ok[1 - w->cur], what,
+                            round, &plan_sim_holes) &&
+           (w->qpos_ok[1 - w->cur] || ps->kept == 0);
+}
+
+/* White-box, the re-sync (kt__plan_sim_resync, which a proposal starts
+   with): afterwards the scratch graph is the current one in every slot
+   that is live in either -- layout, task structs, roles and kinds,
+   predecessor entries, the simulator's per-task data, successor lists --
+   and its holes are inert. */
+static int scratch_in_sync(kt_plan_sim *ps, const char *what, int round) {
+    struct kt__plan_sim_work *w = ps->work;
+    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    const kt__ps_side *so = &w->side[w->cur], *sn = &w->side[1 - w->cur];
+    const struct kt__sim_work *wo, *wn;
+    int o, u, j, ok;
+    CHECK(kt__plan_sim_resync(w));
+    wo = O->sim.work; /* (the scratch graph's is made by the first one) */
+    wn = N->sim.work;
+    ok = so->nslot == sn->nslot && so->nseg == sn->nseg;
+    for (o = 0; ok && o < w->c.g->nop; o++) {
+        ok = O->base[o] == N->base[o] && O->bend[o] == N->bend[o] &&
+             O->seg[o] == N->seg[o] && O->send[o] == N->send[o] &&
+             so->sseg[o] == sn->sseg[o];
+        for (j = O->seg[o]; ok && j < O->send[o]; j++)
+            ok = O->sim.pred[j] == N->sim.pred[j];
+    }
+    for (u = 0; ok && u < so->nslot; u++) {
+        ok = memcmp(&O->sim.task[u], &N->sim.task[u], sizeof(kt_sim_task)) ==
+                 0 &&
+             O->role[u] == N->role[u] && O->kind[u] == N->kind[u] &&
+             wo->dev[u] == wn->dev[u] && wo->npred[u] == wn->npred[u] &&
+             wo->pred_first[u] == wn->pred_first[u] &&
+             wo->compute[u] == wn->compute[u] && wo->sec[u] == wn->sec[u] &&
+             so->sn[u] == sn->sn[u] && so->owner[u] == sn->owner[u];
+        for (j = 0; ok && j < so->sn[u]; j++)
+            ok = so->se[so->sfirst[u] + j] == sn->se[sn->sfirst[u] + j];
+        if (ok && so->sn[u] == 0 && wo->npred[u] == 0 && u >= w->ntc &&
+            u >= O->bend[so->owner[u]])
+            ok = wo->pos[u] == -1 && wn->pos[u] == -1;
+    }
+    if (!ok)
+        printf("%s, proposal %d: the scratch graph is out of sync at %d\n",
+               what, round, u - 1);
     return ok;
 }
 
@@ -2719,6 +2841,12 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
            accepting then leaves the current graph's incomplete (they are
            kept per op apart), and the next look completes it */
         int look = (i / 8) % 2 == 0;
+        /* every few proposals (after an accept or a reject), the
+           re-sync the proposal starts with, checked on its own */
+        if (i % 3 == 0) {
+            ok = scratch_in_sync(&ps, what, i);
+            CHECKF(ok, "%s, proposal %d: re-sync", what, i);
+        }
         memcpy(next.tiling, ps.plan->tiling,
                sizeof(kt_tiling) * (size_t)kt_graph_tensor_count(g));
         memcpy(next.split, ps.plan->split,
@@ -2735,14 +2863,13 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
         CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
         CHECK(kt_sim_run(&ref, &err) == KT_OK);
-        /* the step time, start and end at once, the task structs on
-           request */
+        /* the step time and busy times at once, the rest on request;
+           inside, the timeline in the slots */
         CHECK(ps.proposed && ps.proposed->step_seconds == ref.step_seconds);
         CHECK(ps.proposed && ps.proposed->ntask == ref.ntask &&
-              memcmp(ps.proposed->start, ref.start,
-                     sizeof(double) * (size_t)ref.ntask) == 0 &&
-              memcmp(ps.proposed->end, ref.end,
-                     sizeof(double) * (size_t)ref.ntask) == 0);
+              memcmp(ps.proposed->busy, ref.busy,
+                     sizeof(double) * (size_t)ref.ndev) == 0 &&
+              ps.proposed->start == NULL && ps.proposed->task == NULL);
         ok = ps.proposed && same_proposal_state(&ps, &ref, what, i);
         CHECKF(ok, "%s, proposal %d", what, i);
         CHECK(ps.current->step_seconds == cur_step);
@@ -2792,7 +2919,9 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
           ps.kept == ps.current->ntask &&
           ps.proposed->step_seconds == cur_step);
     printf("%s: %d proposals (%d accepted) equal to lowering, building and "
-           "simulating from scratch\n", what, i, accepted);
+           "simulating from scratch; %d relayouts\n", what, i, accepted,
+           ps.work->relayouts);
+    plan_sim_relayouts += ps.work->relayouts;
     kt_plan_sim_free(&ps);
     kt_plan_free(&next);
     kt_plan_free(&p);
@@ -2893,7 +3022,12 @@ static void test_plan_sim(void) {
                        "level 2 25G\nlevel 2 300G\n",
                        KT_STRATEGY_DP, n, 16, &kept, &total);
     printf("plan sim: the delta simulations kept %.1f%% of the previous "
-           "timelines\n", total ? 100.0 * (double)kept / (double)total : 0.0);
+           "timelines; %lld relayouts; %lld holes checked inert\n",
+           total ? 100.0 * (double)kept / (double)total : 0.0,
+           (long long)plan_sim_relayouts, (long long)plan_sim_holes);
+    /* blocks outgrew their slots (a block with room for none grows: the
+       first relayout comes early), and slots had room left */
+    CHECK(plan_sim_relayouts > 0 && plan_sim_holes > 0);
     printf("plan sim: %lld rejoins; perturbed free times %lld, partial ready "
            "times %lld, ends before the restore point %lld, queued ready "
            "times %lld; wrongly accepted %lld\n", (long long)rejoin_seen,
