@@ -4299,12 +4299,15 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    slots: the compute tasks first (task o * nd + d, as kt_sim_build
    numbers them), then for every op, in op order, a slot for its block
    with room (tasks base[o] .. base[o + 1]: its transfer tasks base[o] ..
-   bend[o], holes after them).  An op's predecessor entries have a slot
-   the same way (seg[o] .. seg[o + 1], live to send[o]), and so do its
-   tasks' successor entries (kt__ps_side's sseg).  Both graphs have the
-   same slots, so a task a proposal keeps has the same number in both,
-   and a block that changes size moves no other task: nothing kept is
-   renumbered.  The maps between the graphs are the identity but in the
+   bend[o], holes after them).  Both graphs have the same slots, so a
+   task a proposal keeps has the same number in both, and a block that
+   changes size moves no other task: nothing kept is renumbered.  An
+   op's predecessor entries (seg[o] .. send[o]) and its tasks' successor
+   entries lie in slots with room too, but each graph keeps its own
+   (entries are reached through each task's range, not by number): a
+   list that outgrows its slot gets a new one at the end of its graph's
+   array, and the copies between the graphs move ranges by the
+   difference.  The maps between the graphs are the identity but in the
    slots of the ops whose block changed (marked in `fresh`: there an index
    is a task gone in the current graph and an added one in the proposal).
 
@@ -4328,13 +4331,13 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    timeline (start, end, order and positions) is written by every
    proposal's run.
 
-   Relayout.  A block, predecessor segment or successor segment that
-   outgrows its slot calls for a new layout (kt__plan_sim_relayout: the
-   slots that were too small get 1.5 times the need plus nd, the others
-   stay) built from the current graph into the scratch one, which is
-   simulated in full and becomes the current graph (the same graph and
-   timeline, renumbered); the proposal then starts again on a full copy.
-   O(tasks), so the room is geometric and relayouts are rare
+   Relayout.  A block that outgrows its slot calls for a new layout
+   (kt__plan_sim_relayout: the slots that were too small get 1.5 times
+   the need plus nd, the others stay; every entry slot is laid out anew
+   with room) built from the current graph into the scratch one, which
+   is simulated in full and becomes the current graph (the same graph
+   and timeline, renumbered); the proposal then starts again on a full
+   copy.  O(tasks), so the room is geometric and relayouts are rare
    (w->relayouts counts them).  A proposal whose run times call for
    another tick is simulated in full too (kt__plan_sim_full).
 
@@ -4348,14 +4351,17 @@ struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
 
 /* What one of the two task graphs has besides its kt__tg: its successor
    lists (task u's are se[sfirst[u] .. + sn[u]), inside the slot of its
-   op, sseg[o] .. sseg[o + 1]), the op of every task slot, and the sizes
-   of its slots. */
+   op, sseg[o] .. scap[o]), the ends of its ops' predecessor slots, the
+   op of every task slot, and the sizes of its arrays. */
 typedef struct kt__ps_side {
     int *se, *sfirst, *sn;
-    int *sseg;             /* nop + 1                                      */
+    int *sseg, *scap;      /* per op: its successor slot,                  */
+    int *suse;             /*   of which its lists fill sseg .. + suse      */
+    int *pcap;             /* per op: the end of its predecessor slot,
+                              seg[o] .. pcap[o]                           */
     int *owner;            /* per task slot: its op                        */
     int nslot;             /* task slots: base[nop]                         */
-    int nseg;              /* predecessor entry slots: seg[nop]             */
+    int nseg, nsseg;       /* predecessor and successor entries in slots   */
     size_t cap_se, cap_n;
 } kt__ps_side;
 
@@ -4375,12 +4381,14 @@ struct kt__plan_sim_work {
     unsigned char *sdirt;  /* per op: its tasks' successor lists are       */
     unsigned char *rmark;  /*   rebuilt; its lists are read for them       */
     int *sops, nsops;      /* the ops of sdirt (this proposal's dirty ops) */
+    unsigned char *gmark;  /* per op, growing a slot: its successor lists */
+    int *gops, ngops;      /*   name moved tasks                           */
     int *rops, nrops;      /* the ops of rmark                              */
     int *dirty, ndirty;    /* the ops the scratch graph may differ in      */
     int resync_all;        /* it may differ anywhere (after a failure, a
                               relayout or a full run)                      */
-    int *need_blk, *need_seg, *need_succ; /* per op: room the next
-                              relayout must give (0: what it has)         */
+    int *need_blk;         /* per op: room the next relayout must give its
+                              block (0: what it has)                      */
     int relayouts;         /* relayouts forced by proposals                */
     int *lstart, *llen;    /* per rebuilt op: its lists past the slots     */
     int *chg, nchg;        /* the ops whose block changed, ascending       */
@@ -4439,6 +4447,9 @@ static void kt__ps_side_free(kt__ps_side *sd) {
     KT_FREE(sd->sfirst);
     KT_FREE(sd->sn);
     KT_FREE(sd->sseg);
+    KT_FREE(sd->scap);
+    KT_FREE(sd->suse);
+    KT_FREE(sd->pcap);
     KT_FREE(sd->owner);
     memset(sd, 0, sizeof *sd);
 }
@@ -4472,11 +4483,11 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->sdirt);
     KT_FREE(w->rmark);
     KT_FREE(w->sops);
+    KT_FREE(w->gmark);
+    KT_FREE(w->gops);
     KT_FREE(w->rops);
     KT_FREE(w->dirty);
     KT_FREE(w->need_blk);
-    KT_FREE(w->need_seg);
-    KT_FREE(w->need_succ);
     KT_FREE(w->lstart);
     KT_FREE(w->llen);
     KT_FREE(w->chg);
@@ -4627,7 +4638,7 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
         return 0;
     X->sim.critical = (int *)np;
     if (!(np = kt__sim_grow(sd->se, &sd->cap_se,
-                            (size_t)sd->sseg[w->c.g->nop] + 1, sizeof(int))))
+                            (size_t)sd->nsseg + 1, sizeof(int))))
         return 0;
     sd->se = (int *)np;
     c = sd->cap_n;
@@ -4756,17 +4767,27 @@ static void kt__plan_sim_sclear(struct kt__plan_sim_work *w) {
     for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
 }
 
+/* A slot's room for `want` entries: 1.5 times as many plus nd, so that a
+   slot outgrown is outgrown again only after its need has grown by half
+   (relayouts are O(tasks): rare by a geometric margin). */
+static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int have,
+                             int want, int first) {
+    if (!first && want <= have) return have;
+    return want + want / 2 + (int)w->c.nd;
+}
+
 /* Successor lists rebuilt: for every op in sops, those of its tasks in
    graph x, from the lists of the ops in rops (every entry naming one of
-   its tasks is in one of them), written in the op's successor slot (a
+   its tasks is in one of them), written in the op's successor slot -- a
+   new one at the end of the array when it has outgrown its slot (a
    list's order does not matter: the queue orders by ready time and
-   index).  0: a slot is too small (need_succ says how much it needs;
-   nothing was written). */
+   index).  0: out of memory (nothing was written but new slots). */
 static int kt__plan_sim_succ(struct kt__plan_sim_work *w, int x) {
     const kt__tg *X = &w->tg[x];
     const struct kt__sim_work *sw = X->sim.work;
     kt__ps_side *sd = &w->side[x];
-    int k, r, u, j, lo, hi, over = 0, pass;
+    int k, r, u, j, lo, hi, pass, ok = 1;
+    void *np;
     for (pass = 0; pass < 2; pass++) {
         /* pass 0 counts each task's successors, pass 1 writes them */
         for (k = 0; k < w->nrops; k++)
@@ -4783,27 +4804,38 @@ static int kt__plan_sim_succ(struct kt__plan_sim_work *w, int x) {
                 }
             }
         if (pass == 1) break;
-        for (k = 0; k < w->nsops; k++) { /* every need, not the first */
+        for (k = 0; k < w->nsops; k++) { /* slots, outgrown ones moved */
+            int q = w->sops[k], need = 0;
+            for (r = 0; r < 2; r++) {
+                kt__plan_sim_range(w, X, q, r, &lo, &hi);
+                for (u = lo; u < hi; u++) need += w->ecnt[u];
+            }
+            if (need > sd->scap[q] - sd->sseg[q]) {
+                sd->sseg[q] = sd->nsseg;
+                sd->nsseg += kt__plan_sim_slot(w, 0, need, 1);
+                sd->scap[q] = sd->nsseg;
+            }
+        }
+        np = kt__sim_grow(sd->se, &sd->cap_se, (size_t)sd->nsseg + 1,
+                          sizeof(int));
+        if (np) sd->se = (int *)np;
+        else ok = 0;
+        for (k = 0; k < w->nsops; k++) { /* each list's place; ecnt to 0 */
             int q = w->sops[k], at = sd->sseg[q];
             for (r = 0; r < 2; r++) {
                 kt__plan_sim_range(w, X, q, r, &lo, &hi);
                 for (u = lo; u < hi; u++) {
-                    sd->sfirst[u] = at;
-                    sd->sn[u] = 0;
+                    if (ok) {
+                        sd->sfirst[u] = at;
+                        sd->sn[u] = 0;
+                    }
                     at += w->ecnt[u];
+                    w->ecnt[u] = 0;
                 }
             }
-            if (at > sd->sseg[q + 1]) {
-                w->need_succ[q] = at - sd->sseg[q];
-                over = 1;
-            }
+            if (ok) sd->suse[q] = at - sd->sseg[q];
         }
-        for (k = 0; k < w->nsops; k++) /* ecnt back to 0 */
-            for (r = 0; r < 2; r++) {
-                kt__plan_sim_range(w, X, w->sops[k], r, &lo, &hi);
-                for (u = lo; u < hi; u++) w->ecnt[u] = 0;
-            }
-        if (over) return 0;
+        if (!ok) return 0;
     }
     return 1;
 }
@@ -4873,15 +4905,6 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
-/* A slot's room for `want` entries: 1.5 times as many plus nd, so that a
-   slot outgrown is outgrown again only after its need has grown by half
-   (relayouts are O(tasks): rare by a geometric margin). */
-static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int have,
-                             int want, int first) {
-    if (!first && want <= have) return have;
-    return want + want / 2 + (int)w->c.nd;
-}
-
 /* A new layout (see the top): the current graph's tasks and predecessor
    lists written into the scratch graph with the slots the needs call
    for (and, for the first layout, room in every slot), simulated in full
@@ -4910,18 +4933,17 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         N->base[o] = nb;
         N->bend[o] = nb + bl;
         nb += kt__plan_sim_slot(w, O->base[o + 1] - O->base[o], want, first);
-        want = pl > w->need_seg[o] ? pl : w->need_seg[o];
         N->seg[o] = ns;
         N->send[o] = ns + pl;
-        ns += kt__plan_sim_slot(w, O->seg[o + 1] - O->seg[o], want, first);
-        want = cnt[o] > w->need_succ[o] ? cnt[o] : w->need_succ[o];
+        ns += kt__plan_sim_slot(w, 0, pl, 1);
+        sn->pcap[o] = ns;
         sn->sseg[o] = nss;
-        nss += kt__plan_sim_slot(w, first ? 0 : so->sseg[o + 1] - so->sseg[o],
-                                 want, first);
+        nss += kt__plan_sim_slot(w, 0, cnt[o], 1);
+        sn->scap[o] = nss;
     }
     N->base[g->nop] = sn->nslot = nb;
     N->seg[g->nop] = sn->nseg = ns;
-    sn->sseg[g->nop] = nss;
+    sn->nsseg = nss;
     if (!kt__plan_sim_room(w, nx, 0))
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory laying out the "
                         "task graph");
@@ -4955,7 +4977,9 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
     /* every op's successor lists */
     w->nsops = w->nrops = 0;
     for (o = 0; o < g->nop; o++) kt__plan_sim_sdirty(w, o);
-    (void)kt__plan_sim_succ(w, nx); /* the slots were sized to fit */
+    if (!kt__plan_sim_succ(w, nx)) /* (sized to fit: no new slot) */
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory laying out "
+                        "the task graph");
     kt__plan_sim_sclear(w);
     w->nsops = w->nrops = 0;
     /* the scratch graph becomes the current one */
@@ -4977,25 +5001,61 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         w->crit_last[j] = tc[j];
     }
     for (o = 0; o < g->nop; o++)
-        w->need_blk[o] = w->need_seg[o] = w->need_succ[o] = 0;
+        w->need_blk[o] = 0;
     memset(w->fresh, 0, w->cap_nt);
     if (!first) w->relayouts++;
     return KT_OK;
 }
 
+/* Room at the end of graph x's predecessor array for a slot of `want`
+   entries for op q, which moves there (its entries are copied by the
+   caller).  0: out of memory. */
+static int kt__plan_sim_pred_slot(struct kt__plan_sim_work *w, int x, int q,
+                                  int want) {
+    kt__tg *X = &w->tg[x];
+    kt__ps_side *sd = &w->side[x];
+    int room = kt__plan_sim_slot(w, 0, want, 1);
+    if (!kt__tg_reserve(X, 0, (size_t)sd->nseg + (size_t)room + 1)) return 0;
+    X->seg[q] = sd->nseg;
+    sd->nseg += room;
+    sd->pcap[q] = sd->nseg;
+    return 1;
+}
+
 /* Op q's slots in the scratch graph made the current graph's again: its
    compute tasks and block slot (structs, roles and kinds, the
    simulator's per-task data, positions -- a hole's is -1 -- and
-   successor lists), its predecessor entries and its successor slot. */
-static void kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
+   successor ranges), its predecessor entries and its successor entries,
+   the last two in the scratch graph's own slots (moved to the end of its
+   arrays when too small), every range moved by the difference.  0: out
+   of memory (then nothing of q is copied but its new slots). */
+static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
     const kt__tg *O = &w->tg[w->cur];
     kt__tg *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
     const kt__ps_side *so = &w->side[w->cur];
     kt__ps_side *sn = &w->side[1 - w->cur];
-    int r, lo, hi;
+    int r, lo, hi, u, plen = O->send[q] - O->seg[q], pshift, sshift;
+    int slen = so->suse[q];
     size_t len;
+    void *np;
+    if (plen > sn->pcap[q] - N->seg[q] &&
+        !kt__plan_sim_pred_slot(w, 1 - w->cur, q, plen))
+        return 0;
+    if (slen > sn->scap[q] - sn->sseg[q]) {
+        int room = kt__plan_sim_slot(w, 0, slen, 1);
+        if (!(np = kt__sim_grow(sn->se, &sn->cap_se,
+                                (size_t)sn->nsseg + (size_t)room + 1,
+                                sizeof(int))))
+            return 0;
+        sn->se = (int *)np;
+        sn->sseg[q] = sn->nsseg;
+        sn->nsseg += room;
+        sn->scap[q] = sn->nsseg;
+    }
+    pshift = N->seg[q] - O->seg[q];
+    sshift = sn->sseg[q] - so->sseg[q];
     for (r = 0; r < 2; r++) {
         if (r == 0) {
             lo = (int)(q * w->c.nd);
@@ -5010,25 +5070,31 @@ static void kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
         memcpy(N->kind + lo, O->kind + lo, sizeof(int) * len);
         memcpy(wn->dev + lo, wo->dev + lo, sizeof(int) * len);
         memcpy(wn->npred + lo, wo->npred + lo, sizeof(int) * len);
-        memcpy(wn->pred_first + lo, wo->pred_first + lo, sizeof(int) * len);
         memcpy(wn->compute + lo, wo->compute + lo, len);
         memcpy(wn->sec + lo, wo->sec + lo, sizeof(double) * len);
-        memcpy(sn->sfirst + lo, so->sfirst + lo, sizeof(int) * len);
         memcpy(sn->sn + lo, so->sn + lo, sizeof(int) * len);
         if (r == 1) memcpy(wn->pos + lo, wo->pos + lo, sizeof(int) * len);
+        if (r == 1) hi = O->bend[q]; /* the holes' ranges are empty */
+        for (u = lo; u < hi; u++) {
+            N->sim.task[u].pred_first += pshift;
+            wn->pred_first[u] = wo->pred_first[u] + pshift;
+            sn->sfirst[u] = so->sfirst[u] + sshift;
+        }
     }
     N->bend[q] = O->bend[q];
-    N->send[q] = O->send[q];
-    memcpy(N->sim.pred + O->seg[q], O->sim.pred + O->seg[q],
-           sizeof(int) * (size_t)(O->send[q] - O->seg[q]));
-    memcpy(sn->se + so->sseg[q], so->se + so->sseg[q],
-           sizeof(int) * (size_t)(so->sseg[q + 1] - so->sseg[q]));
+    N->send[q] = N->seg[q] + plen;
+    sn->suse[q] = slen;
+    memcpy(N->sim.pred + N->seg[q], O->sim.pred + O->seg[q],
+           sizeof(int) * (size_t)plen);
+    memcpy(sn->se + sn->sseg[q], so->se + so->sseg[q],
+           sizeof(int) * (size_t)slen);
+    return 1;
 }
 
 /* The scratch graph made equal to the current one before a proposal
    (see the top): the ops the last proposal touched, or everything after
-   a failure, a relayout or a full run.  0: out of memory (the scratch
-   graph is then still to be copied whole). */
+   a failure, a relayout or a full run.  0: out of memory (the ops still
+   to copy stay listed). */
 static int kt__plan_sim_resync(struct kt__plan_sim_work *w) {
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
@@ -5038,20 +5104,27 @@ static int kt__plan_sim_resync(struct kt__plan_sim_work *w) {
     size_t nop1 = (size_t)g->nop + 1;
     int k, u;
     if (w->resync_all) {
+        /* the current graph's layout, its entry slots too */
         memcpy(N->base, O->base, sizeof(int) * nop1);
         memcpy(N->seg, O->seg, sizeof(int) * nop1);
+        memcpy(sn->pcap, so->pcap, sizeof(int) * nop1);
         memcpy(sn->sseg, so->sseg, sizeof(int) * nop1);
+        memcpy(sn->scap, so->scap, sizeof(int) * nop1);
         sn->nslot = so->nslot;
         sn->nseg = so->nseg;
+        sn->nsseg = so->nsseg;
         if (!kt__plan_sim_room(w, 1 - w->cur, 0)) return 0;
         memcpy(sn->owner, so->owner, sizeof(int) * (size_t)so->nslot);
         N->sim.tick = O->sim.tick;
         N->sim.work->tick = O->sim.work->tick;
-        for (u = 0; u < g->nop; u++) kt__plan_sim_copy_slot(w, u);
-        /* and the positions of the compute tasks: none is a hole */
+        for (u = 0; u < g->nop; u++)
+            if (!kt__plan_sim_copy_slot(w, u)) return 0; /* (cannot) */
         w->resync_all = 0;
     } else {
-        for (k = 0; k < w->ndirty; k++) kt__plan_sim_copy_slot(w, w->dirty[k]);
+        for (k = w->ndirty; k > 0; k--) { /* the last first: a failure */
+            if (!kt__plan_sim_copy_slot(w, w->dirty[k - 1])) return 0;
+            w->ndirty = k - 1;                /* keeps those still to do */
+        }
     }
     w->ndirty = 0;
     return 1;
@@ -5160,19 +5233,19 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     w->sdirt = (unsigned char *)kt__calloc(nop1, 1);
     w->rmark = (unsigned char *)kt__calloc(nop1, 1);
     w->sops = (int *)kt__calloc(nop1, sizeof(int));
+    w->gmark = (unsigned char *)kt__calloc(nop1, 1);
+    w->gops = (int *)kt__calloc(nop1, sizeof(int));
     w->rops = (int *)kt__calloc(nop1, sizeof(int));
     w->dirty = (int *)kt__calloc(nop1, sizeof(int));
     w->need_blk = (int *)kt__calloc(nop1, sizeof(int));
-    w->need_seg = (int *)kt__calloc(nop1, sizeof(int));
-    w->need_succ = (int *)kt__calloc(nop1, sizeof(int));
     w->lstart = (int *)kt__calloc(nop1, sizeof(int));
     w->llen = (int *)kt__calloc(nop1, sizeof(int));
     w->chg = (int *)kt__calloc(nop1, sizeof(int));
     w->stage_first = (int *)kt__calloc(nop1 + 1, sizeof(int));
     w->stage.base = (int *)kt__calloc(nop1, sizeof(int));
     if (!w->spl || !w->blk || !w->lst || !w->sdirt || !w->rmark ||
-        !w->sops || !w->rops || !w->dirty || !w->need_blk || !w->need_seg ||
-        !w->need_succ || !w->lstart || !w->llen || !w->chg ||
+        !w->sops || !w->gmark || !w->gops || !w->rops || !w->dirty || !w->need_blk ||
+        !w->lstart || !w->llen || !w->chg ||
         !w->stage_first || !w->stage.base)
         goto nomem;
     for (i = 0; i < 2; i++) {
@@ -5182,7 +5255,12 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
             return s;
         }
         w->side[i].sseg = (int *)kt__calloc(nop1, sizeof(int));
-        if (!w->side[i].sseg) goto nomem;
+        w->side[i].scap = (int *)kt__calloc(nop1, sizeof(int));
+        w->side[i].suse = (int *)kt__calloc(nop1, sizeof(int));
+        w->side[i].pcap = (int *)kt__calloc(nop1, sizeof(int));
+        if (!w->side[i].sseg || !w->side[i].scap || !w->side[i].pcap ||
+            !w->side[i].suse)
+            goto nomem;
     }
     w->tg[1].base = (int *)kt__calloc(nop1, sizeof(int));
     w->tg[1].bend = (int *)kt__calloc(nop1, sizeof(int));
@@ -5206,9 +5284,11 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
                                          sizeof(int));
     if (!w->side[0].owner) goto nomem_late;
     for (u = 0; u < w->ntc; u++) w->side[0].owner[u] = (int)(u / t->ndev);
-    for (i = 0; i < g->nop; i++)
+    for (i = 0; i < g->nop; i++) {
         for (u = w->tg[0].base[i]; u < w->tg[0].bend[i]; u++)
             w->side[0].owner[u] = i;
+        w->side[0].pcap[i] = w->tg[0].seg[i + 1];
+    }
     if ((s = kt__plan_sim_relayout(w, 1, err)) != KT_OK) {
         kt_plan_sim_free(ps);
         return s;
@@ -5309,19 +5389,170 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
     return KT_OK;
 }
 
-/* Whether every changed op's new block fits its slot (else need_blk says
-   what it needs). */
-static int kt__plan_sim_fits(struct kt__plan_sim_work *w) {
+/* Task t's number once the blocks of ops o + 1 .. b have moved to
+   nbase (kt__plan_sim_grow_slot). */
+static int kt__plan_sim_moved(const struct kt__plan_sim_work *w,
+                              const kt__tg *X, const int *nbase, int o, int b,
+                              int t) {
+    int q;
+    if (t < w->ntc) return t;
+    q = w->side[w->cur].owner[t];
+    return q > o && q <= b ? t + nbase[q] - X->base[q] : t;
+}
+
+/* Op q's tasks' successor lists name tasks about to move (gmark). */
+static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
+    if (q < 0 || w->gmark[q]) return;
+    w->gmark[q] = 1;
+    w->gops[w->ngops++] = q;
+}
+
+/* Op o's block slot grown to room for `need` tasks (FlexFlow 6's
+   proposals change blocks' sizes; see "Relayout" at the top) by moving
+   the blocks of the ops after it, in both graphs (equal but for the
+   timeline here: right after the re-sync): each moved op gives up its
+   holes until the growth is absorbed, and when they run out the slots
+   grow at the end.  The moved tasks are renumbered in order (so the live
+   tasks keep the compact order): their per-task data moves, and every
+   reference to one is renumbered -- the predecessor entries of the ops
+   reading it (dep_op, nxt), the successor entries of the ops it reads
+   (kt__lists_sources, prev), and in the current graph the start order,
+   the device predecessors and the critical path's last task.  0: out of
+   memory (nothing changed). */
+static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
+                                  int need) {
+    const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
-    int k, ok = 1;
+    int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
+    int u, ns_old = w->side[w->cur].nslot, live = 0;
+    int slot = O->base[o + 1] - O->base[o];
+    left = kt__plan_sim_slot(w, slot, need, 1) - slot;
+    for (k = 0; k <= o; k++) nbase[k] = O->base[k];
+    for (k = o + 1; k < nop; k++) {
+        int take = O->base[k + 1] - O->bend[k];
+        nbase[k] = O->base[k] + left;
+        if (left == 0) continue;
+        b = k;
+        left -= take < left ? take : left;
+    }
+    nbase[nop] = O->base[nop] + left; /* holes ran out: the slots grow */
+    if (left > 0)
+        for (x = 0; x < 2; x++) {
+            w->side[x].nslot = nbase[nop];
+            if (!kt__plan_sim_room(w, x, 0)) {
+                w->side[0].nslot = w->side[1].nslot = ns_old;
+                w->tg[0].sim.ntask = w->tg[1].sim.ntask = ns_old;
+                return 0;
+            }
+        }
+    /* who names a moved task: readers (rmark) and read ops (gmark) */
+    w->nrops = w->ngops = 0;
+    for (k = o + 1; k <= b; k++) {
+        const kt_op *op = &g->op[k];
+        for (j = w->dep_first[k]; j <= w->dep_first[k + 1]; j++) {
+            int a = j < w->dep_first[k + 1] ? w->dep_op[j] : w->nxt[k];
+            if (a >= 0 && !w->rmark[a]) {
+                w->rmark[a] = 1;
+                w->rops[w->nrops++] = a;
+            }
+        }
+        kt__plan_sim_gadd(w, k);
+        kt__plan_sim_gadd(w, w->c.prev[k]);
+        for (j = 0; j < op->ninputs; j++)
+            kt__plan_sim_gadd(w, g->tensor[op->input[j]].producer);
+        if (op->in_place)
+            for (j = w->c.rd_first[op->output];
+                 j < w->c.rd_first[op->output + 1]; j++)
+                kt__plan_sim_gadd(w, w->c.rd_op[j]);
+    }
+    for (x = 0; x < 2; x++) { /* the references, in the old numbering */
+        kt__tg *X = &w->tg[x];
+        kt__ps_side *sd = &w->side[x];
+        struct kt__sim_work *xw = X->sim.work;
+        for (k = 0; k < w->nrops; k++)
+            for (j = X->seg[w->rops[k]]; j < X->send[w->rops[k]]; j++)
+                X->sim.pred[j] = kt__plan_sim_moved(w, O, nbase, o, b,
+                                                    X->sim.pred[j]);
+        for (k = 0; k < w->ngops; k++)
+            for (r = 0; r < 2; r++) {
+                kt__plan_sim_range(w, X, w->gops[k], r, &lo, &hi);
+                for (u = lo; u < hi; u++)
+                    for (j = sd->sfirst[u]; j < sd->sfirst[u] + sd->sn[u]; j++)
+                        sd->se[j] = kt__plan_sim_moved(w, O, nbase, o, b,
+                                                       sd->se[j]);
+            }
+        if (w->crit_last[x] >= 0)
+            w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, o, b,
+                                                 w->crit_last[x]);
+        if (x != w->cur) continue; /* the scratch timeline is rewritten */
+        for (k = 0; k < nop; k++)
+            for (r = 0; r < 2; r++) {
+                kt__plan_sim_range(w, X, k, r, &lo, &hi);
+                live += hi - lo;
+                for (u = lo; u < hi; u++)
+                    if (xw->devprev[u] >= 0)
+                        xw->devprev[u] = kt__plan_sim_moved(w, O, nbase, o, b,
+                                                            xw->devprev[u]);
+            }
+        for (k = 0; k < live; k++)
+            xw->order[k] = kt__plan_sim_moved(w, O, nbase, o, b, xw->order[k]);
+    }
+    for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
+    for (k = 0; k < w->ngops; k++) w->gmark[w->gops[k]] = 0;
+    w->nrops = w->ngops = 0;
+    for (x = 0; x < 2; x++) { /* the moved tasks' data, the last op first */
+        kt__tg *X = &w->tg[x];
+        kt__ps_side *sd = &w->side[x];
+        struct kt__sim_work *xw = X->sim.work;
+        for (k = b; k > o; k--) {
+            int from = X->base[k], to = nbase[k], n = X->bend[k] - from;
+            size_t m = (size_t)n;
+            if (to != from && n > 0) {
+                memmove(X->sim.task + to, X->sim.task + from,
+                        sizeof(kt_sim_task) * m);
+                memmove(X->role + to, X->role + from, sizeof(int) * m);
+                memmove(X->kind + to, X->kind + from, sizeof(int) * m);
+                memmove(xw->dev + to, xw->dev + from, sizeof(int) * m);
+                memmove(xw->npred + to, xw->npred + from, sizeof(int) * m);
+                memmove(xw->pred_first + to, xw->pred_first + from,
+                        sizeof(int) * m);
+                memmove(xw->compute + to, xw->compute + from, m);
+                memmove(xw->sec + to, xw->sec + from, sizeof(double) * m);
+                memmove(xw->start + to, xw->start + from, sizeof(double) * m);
+                memmove(xw->end + to, xw->end + from, sizeof(double) * m);
+                memmove(xw->pos + to, xw->pos + from, sizeof(int) * m);
+                memmove(xw->devprev + to, xw->devprev + from, sizeof(int) * m);
+                memmove(w->qpos[x] + to, w->qpos[x] + from, sizeof(int) * m);
+                memmove(sd->sfirst + to, sd->sfirst + from, sizeof(int) * m);
+                memmove(sd->sn + to, sd->sn + from, sizeof(int) * m);
+            }
+            X->bend[k] = to + n;
+        }
+        for (k = o + 1; k <= nop; k++) X->base[k] = nbase[k];
+        for (k = o; k <= b; k++) /* owners, and holes where none lives */
+            for (u = X->bend[k]; u < X->base[k + 1]; u++) {
+                sd->owner[u] = k;
+                kt__plan_sim_hole(w, x, u);
+            }
+        for (k = o + 1; k <= b; k++)
+            for (u = X->base[k]; u < X->bend[k]; u++) sd->owner[u] = k;
+    }
+    w->relayouts++;
+    return 1;
+}
+
+/* Every changed op's slot made room for its new block (grown when too
+   small).  0: out of memory. */
+static int kt__plan_sim_fit(struct kt__plan_sim_work *w) {
+    const kt__tg *O = &w->tg[w->cur];
+    int k;
     for (k = 0; k < w->nchg; k++) {
         int o = w->chg[k], len = w->stage_first[k + 1] - w->stage_first[k];
-        if (len > O->base[o + 1] - O->base[o]) {
-            w->need_blk[o] = len;
-            ok = 0;
-        }
+        if (len > O->base[o + 1] - O->base[o] &&
+            !kt__plan_sim_grow_slot(w, o, len))
+            return 0;
     }
-    return ok;
+    return 1;
 }
 
 /* What the proposal touches in the scratch graph: the slots of the
@@ -5433,41 +5664,39 @@ static void kt__plan_sim_write_blocks(struct kt__plan_sim_work *w) {
 }
 
 /* The predecessor lists of the ops in w->lst rebuilt in the scratch
-   graph: each written past the slots, then -- when every one fits its
-   slot -- moved there, with the simulator's view of their tasks
-   (resources, ranges, run times in ticks of `tick`) and the busy times.
-   *over: a list does not fit its slot (need_seg says what it needs). */
+   graph, each written at the end of its array and moved into its slot
+   (or, when it has outgrown the slot, left there with room after it as
+   its new slot), with the simulator's view of their tasks (resources,
+   ranges, run times in ticks of `tick`) and the busy times. */
 static kt_status kt__plan_sim_lists(struct kt__plan_sim_work *w,
-                                    double tick, int *over, kt_error *err) {
+                                    double tick, kt_error *err) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
+    kt__ps_side *sn = &w->side[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     struct kt__sim_work *wn = N->sim.work;
     int64_t nd = w->c.nd, d;
-    int o, at = w->side[1 - w->cur].nseg, end, r, lo, hi, u;
+    int o, at, end, r, lo, hi, u, len, shift, bad;
     double per_s = kt__sim_per_tick(tick);
-    *over = 0;
+    memcpy(N->sim.busy, O->sim.busy, sizeof(double) * (size_t)nd);
     for (o = 0; o < g->nop; o++) {
         if (!w->lst[o]) continue;
+        at = sn->nseg;
         if (!kt__tg_op_preds(&w->c, N, o, at, &end))
             return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating "
                             "the task graph");
-        w->lstart[o] = at;
-        w->llen[o] = end - at;
-        if (w->llen[o] > N->seg[o + 1] - N->seg[o]) {
-            w->need_seg[o] = w->llen[o];
-            *over = 1;
+        len = end - at;
+        if (len <= sn->pcap[o] - N->seg[o]) {
+            memcpy(N->sim.pred + N->seg[o], N->sim.pred + at,
+                   sizeof(int) * (size_t)len);
+        } else { /* outgrown: its new slot is where it was written */
+            if (!kt__plan_sim_pred_slot(w, 1 - w->cur, o, len))
+                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory "
+                                "updating the task graph");
         }
-        at = end;
-    }
-    if (*over) return KT_OK;
-    memcpy(N->sim.busy, O->sim.busy, sizeof(double) * (size_t)nd);
-    for (o = 0; o < g->nop; o++) {
-        int shift = N->seg[o] - w->lstart[o], bad = 0;
-        if (!w->lst[o]) continue;
-        memcpy(N->sim.pred + N->seg[o], N->sim.pred + w->lstart[o],
-               sizeof(int) * (size_t)w->llen[o]);
-        N->send[o] = N->seg[o] + w->llen[o];
+        shift = N->seg[o] - at;
+        N->send[o] = N->seg[o] + len;
+        bad = 0;
         for (r = 0; r < 2; r++) {
             kt__plan_sim_range(w, N, o, r, &lo, &hi);
             for (u = lo; u < hi; u++) {
@@ -5486,13 +5715,14 @@ static kt_status kt__plan_sim_lists(struct kt__plan_sim_work *w,
                                       wo->sec[o * nd + d];
     }
     N->sim.tick = tick;
-    wn->n = w->side[1 - w->cur].nslot;
+    wn->n = sn->nslot;
     wn->nres = N->sim.ndev + N->sim.nlink;
     wn->ndev = N->sim.ndev;
     wn->simulated = 0;
     wn->derived = 0;
     return KT_OK;
 }
+
 /* Whether task u (kept: the same task in both graphs) waits for the same
    tasks (a predecessor in a fresh slot is another task in the two). */
 static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w,
@@ -5830,18 +6060,22 @@ static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
     const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
     int no = kt__plan_sim_live(w, w->cur, NULL), lo = P < 0 ? 0 : P, k, t;
-    int ns = w->side[w->cur].nslot;
     int dk = P < 0 ? 0 : st->kk - P;
     int64_t r;
     if (R <= lo) return;
     for (k = lo; k < R; k++) wn->order[k + dk] = wo->order[k];
     if ((int64_t)(R - lo) * 4 > no) {
-        for (t = 0; t < ns; t++) /* (a hole's position is -1) */
-            if (wo->pos[t] >= lo && wo->pos[t] < R) {
-                kt__plan_sim_move(w, st, t, P, dk, d);
-                w->mark[t] = w->mark_base;
-                if (wo->pos[t] > wn->res_oldmax[wo->dev[t]])
-                    wn->res_oldmax[wo->dev[t]] = wo->pos[t];
+        int o, rr, a, b;
+        for (rr = 0; rr < 2; rr++) /* the live tasks, op by op */
+            for (o = 0; o < w->c.g->nop; o++) {
+                kt__plan_sim_range(w, &w->tg[w->cur], o, rr, &a, &b);
+                for (t = a; t < b; t++)
+                    if (wo->pos[t] >= lo && wo->pos[t] < R) {
+                        kt__plan_sim_move(w, st, t, P, dk, d);
+                        w->mark[t] = w->mark_base;
+                        if (wo->pos[t] > wn->res_oldmax[wo->dev[t]])
+                            wn->res_oldmax[wo->dev[t]] = wo->pos[t];
+                    }
             }
         for (r = 0; r < wn->nres; r++) /* the last task of each */
             if (wn->res_oldmax[r] >= lo) {
@@ -6093,32 +6327,27 @@ static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
 /* The proposal's graph in the scratch slots (FlexFlow 6): re-synced with
    the current one, the new blocks written, the predecessor and successor
    lists that read them rebuilt -- after a relayout, and again from a
-   full copy, when something outgrows its slot (each relayout gives every
-   need known so far, so it takes at most three).  *tick: the tick of
-   its run times. */
+   full copy, when a block outgrows its slot (one relayout gives every
+   block the room it needs).  *tick: the tick of its run times. */
 static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
                                      double *tick, kt_error *err) {
-    int tries, over;
     kt_status s;
-    for (tries = 0; tries < 4; tries++) {
-        if (!kt__plan_sim_resync(w))
-            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating "
-                            "the task graph");
-        if (!kt__plan_sim_fits(w)) {
-            if ((s = kt__plan_sim_relayout(w, 0, err)) != KT_OK) return s;
-            continue;
-        }
-        kt__plan_sim_touch(w);
-        *tick = kt__plan_sim_tick(w, w->tg[1 - w->cur].sim.work);
-        kt__plan_sim_write_blocks(w);
-        if ((s = kt__plan_sim_lists(w, *tick, &over, err)) != KT_OK)
-            return s;
-        if (!over && kt__plan_sim_succ(w, 1 - w->cur)) return KT_OK;
-        kt__plan_sim_untouch(w);
-        if ((s = kt__plan_sim_relayout(w, 0, err)) != KT_OK) return s;
+    if (!kt__plan_sim_resync(w) || !kt__plan_sim_fit(w)) goto nomem;
+    /* the links the new blocks use (numbered in order of first use) */
+    w->tg[1 - w->cur].sim.nlink = w->c.links.n;
+    if (kt__sim_reserve(&w->tg[1 - w->cur].sim, err) != KT_OK) {
+        w->resync_all = 1; /* its workspace is gone */
+        return KT_ERR_NOMEM;
     }
-    return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim: the task graph's "
-                    "layout does not settle");
+    kt__plan_sim_touch(w);
+    *tick = kt__plan_sim_tick(w, w->tg[1 - w->cur].sim.work);
+    kt__plan_sim_write_blocks(w);
+    if ((s = kt__plan_sim_lists(w, *tick, err)) != KT_OK) return s;
+    if (!kt__plan_sim_succ(w, 1 - w->cur)) goto nomem;
+    return KT_OK;
+nomem:
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating the task "
+                    "graph");
 }
 
 /* The proposal's simulation: the splice, then the resumed run -- or, when

@@ -2682,44 +2682,50 @@ static int same_proposal_state(const kt_plan_sim *ps, const kt_sim *b,
 }
 
 /* White-box, the re-sync (kt__plan_sim_resync, which a proposal starts
-   with): afterwards the scratch graph is the current one in every slot
-   that is live in either -- layout, task structs, roles and kinds,
-   predecessor entries, the simulator's per-task data, successor lists --
-   and its holes are inert. */
+   with): afterwards the scratch graph is the current one -- the same
+   task slots, and in every one the same task struct, role and kind,
+   predecessor list, simulator's per-task data and successor list (the
+   entries may lie elsewhere in the two graphs' arrays: each keeps its
+   own entry slots) -- and its holes are inert. */
 static int scratch_in_sync(kt_plan_sim *ps, const char *what, int round) {
     struct kt__plan_sim_work *w = ps->work;
     const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
     const kt__ps_side *so = &w->side[w->cur], *sn = &w->side[1 - w->cur];
     const struct kt__sim_work *wo, *wn;
-    int o, u, j, ok;
+    int o, u = 0, j, ok;
     CHECK(kt__plan_sim_resync(w));
     wo = O->sim.work; /* (the scratch graph's is made by the first one) */
     wn = N->sim.work;
-    ok = so->nslot == sn->nslot && so->nseg == sn->nseg;
+    ok = so->nslot == sn->nslot;
     for (o = 0; ok && o < w->c.g->nop; o++) {
         ok = O->base[o] == N->base[o] && O->bend[o] == N->bend[o] &&
-             O->seg[o] == N->seg[o] && O->send[o] == N->send[o] &&
-             so->sseg[o] == sn->sseg[o];
-        for (j = O->seg[o]; ok && j < O->send[o]; j++)
-            ok = O->sim.pred[j] == N->sim.pred[j];
+             O->send[o] - O->seg[o] == N->send[o] - N->seg[o];
+        for (j = 0; ok && j < O->send[o] - O->seg[o]; j++)
+            ok = O->sim.pred[O->seg[o] + j] == N->sim.pred[N->seg[o] + j];
     }
     for (u = 0; ok && u < so->nslot; u++) {
-        ok = memcmp(&O->sim.task[u], &N->sim.task[u], sizeof(kt_sim_task)) ==
-                 0 &&
-             O->role[u] == N->role[u] && O->kind[u] == N->kind[u] &&
-             wo->dev[u] == wn->dev[u] && wo->npred[u] == wn->npred[u] &&
-             wo->pred_first[u] == wn->pred_first[u] &&
+        kt_sim_task a = O->sim.task[u], b = N->sim.task[u];
+        int q = so->owner[u], live = u < w->ntc || u < O->bend[q];
+        ok = so->owner[u] == sn->owner[u] && O->role[u] == N->role[u] &&
+             O->kind[u] == N->kind[u] && wo->dev[u] == wn->dev[u] &&
+             wo->npred[u] == wn->npred[u] &&
              wo->compute[u] == wn->compute[u] && wo->sec[u] == wn->sec[u] &&
-             so->sn[u] == sn->sn[u] && so->owner[u] == sn->owner[u];
+             so->sn[u] == sn->sn[u];
+        if (live) {
+            ok = ok && a.pred_first - O->seg[q] == b.pred_first - N->seg[q] &&
+                 wo->pred_first[u] - O->seg[q] == wn->pred_first[u] - N->seg[q];
+            a.pred_first = b.pred_first = 0;
+            ok = ok && memcmp(&a, &b, sizeof a) == 0;
+        } else {
+            ok = ok && wo->npred[u] == 0 && so->sn[u] == 0 &&
+                 wo->pos[u] == -1 && wn->pos[u] == -1;
+        }
         for (j = 0; ok && j < so->sn[u]; j++)
             ok = so->se[so->sfirst[u] + j] == sn->se[sn->sfirst[u] + j];
-        if (ok && so->sn[u] == 0 && wo->npred[u] == 0 && u >= w->ntc &&
-            u >= O->bend[so->owner[u]])
-            ok = wo->pos[u] == -1 && wn->pos[u] == -1;
     }
     if (!ok)
-        printf("%s, proposal %d: the scratch graph is out of sync at %d\n",
-               what, round, u - 1);
+        printf("%s, proposal %d: the scratch graph is out of sync at op %d, "
+               "slot %d\n", what, round, o - 1, u - 1);
     return ok;
 }
 
