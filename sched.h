@@ -396,29 +396,27 @@ void kt_sim_free(kt_sim *s);
    the plan changes a little (FlexFlow 6's proposals: one op's
    configuration, one tensor's tiling).  A proposal re-lowers only the
    conversions that change -- those of an op whose strategy changed, and
-   of every op reading or writing a tensor whose tiling changed -- splices
-   their transfer tasks into a copy of the task graph (and the
-   simulator's successor lists and per-task data into a copy of the
-   current ones), rebuilds the predecessor lists that read them, and
-   simulates only around the changes (delta simulation, FlexFlow 5.3):
-   from the first position of the previous timeline a change can affect
-   until the state is the previous run's moved by a constant, then the
-   previous timeline, moved, up to the next position a change can show,
-   and so on to the end.  The result is exactly what kt_lower,
-   kt_sim_build and kt_sim_run of the proposed plan give, up to the
-   numbering of the links (a test checks task by task): ntask, start
-   and end, step time and busy times at once; the critical path and the
-   task structs (copying the unchanged ones is 25 MB on wresnet-152 over
-   64 devices; `pred` is read through them) after kt_plan_sim_timeline
-   -- MCMC reads only the step time.  (A proposal whose run times call
-   for another tick is simulated in full and may have them at once:
-   ncritical == 0 does not say they are missing; call
-   kt_plan_sim_timeline whenever they are wanted.)  The same holds
-   for `current` after an accept: accepting a proposal writes no task
-   structs (the current graph's are kept op by op apart, so that an
-   accept costs what the proposal changed) and walks no critical path;
-   kt_plan_sim_timeline completes both.  g and t must outlive it;
-   `current` and `proposed` are read-only. */
+   of every op reading or writing a tensor whose tiling changed -- writes
+   their transfer tasks into a second task graph kept equal to the
+   current one (every op's tasks in a slot with room, so that a task's
+   number does not change when another op's block changes size: nothing
+   kept is renumbered), rebuilds the predecessor and successor lists that
+   read them, and simulates only around the changes (delta simulation,
+   FlexFlow 5.3): from the first position of the previous timeline a
+   change can affect until the state is the previous run's moved by a
+   constant, then the previous timeline, moved, up to the next position a
+   change can show, and so on to the end.  The result is exactly what
+   kt_lower, kt_sim_build and kt_sim_run of the proposed plan give, up to
+   the numbering of the links (a test checks task by task): ntask, the
+   step time and busy times at once; the task structs, `pred`, start and
+   end and the critical path, in kt_sim_build's numbering, after
+   kt_plan_sim_timeline (NULL and ncritical 0 until then: the graphs
+   inside have holes, and compacting them is a pass over every task that
+   MCMC, reading only step times, does not need).  The same holds for
+   `current` after an accept, which writes nothing (the graph that was
+   current becomes the one the next proposal is built in, brought up to
+   date in the ops the accepted proposal touched).  g and t must outlive
+   it; `current` and `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
     const kt_sim *proposed; /* the last proposal's; NULL when none pending */
@@ -436,20 +434,21 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
    ps->proposed; the current plan stays until kt_plan_sim_accept. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
-/* Completes the task structs and the critical path of the last proposal
-   (ps->proposed, when one is pending) and of the current plan
-   (ps->current, when a proposal was accepted since they were last
-   completed): kt_plan_sim_propose and kt_plan_sim_accept leave them, a
+/* Completes the task structs, predecessor lists, start and end and the
+   critical path of the last proposal (ps->proposed, when one is pending)
+   and of the current plan (ps->current, when a proposal was accepted
+   since they were last completed), in kt_sim_build's numbering:
+   kt_plan_sim_propose and kt_plan_sim_accept leave them out (NULL), a
    pass over all tasks and a walk through the graph that MCMC, reading
-   only step times, does not need.  ntask, start and end, step time and
-   busy times are set by kt_plan_sim_propose (`pred` is read through the
-   task structs, so after this call).  Cannot fail: the proposal's run
-   made the room it needs. */
+   only step times, does not need.  ntask, step time and busy times are
+   set by kt_plan_sim_propose.  Cannot fail: the proposal made the room
+   it needs. */
 void kt_plan_sim_timeline(kt_plan_sim *ps);
 /* The last proposal becomes the current plan (no-op when none); its task
-   structs and critical path are completed by kt_plan_sim_timeline, when
-   they were not before.  Costs what the proposal changed, not a pass over
-   the tasks. */
+   structs, times and critical path are completed by
+   kt_plan_sim_timeline, when they were not before.  Writes nothing: the
+   next proposal brings the other graph up to date in what this one
+   changed. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -4331,15 +4330,20 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    timeline (start, end, order and positions) is written by every
    proposal's run.
 
-   Relayout.  A block that outgrows its slot calls for a new layout
-   (kt__plan_sim_relayout: the slots that were too small get 1.5 times
-   the need plus nd, the others stay; every entry slot is laid out anew
-   with room) built from the current graph into the scratch one, which
-   is simulated in full and becomes the current graph (the same graph
-   and timeline, renumbered); the proposal then starts again on a full
-   copy.  O(tasks), so the room is geometric and relayouts are rare
-   (w->relayouts counts them).  A proposal whose run times call for
-   another tick is simulated in full too (kt__plan_sim_full).
+   Growing a slot (a local relayout).  A block that outgrows its slot
+   gets 1.5 times its need plus nd (kt__plan_sim_grow_slot): the blocks
+   of the next ops move up into their holes until the growth is absorbed
+   (at the end, the slots grow), in both graphs, and only the moved tasks
+   are renumbered, with the lists and the timeline entries that name
+   them.  A relayout of every task (renumbering O(tasks)) would cost as
+   much as a proposal did before: blocks jump from nothing to thousands
+   of transfers on 64 devices, so a chain grows some slot in most of its
+   first proposals, and only a local move keeps that cheap.  The first
+   layout (kt__plan_sim_relayout) gives every slot room the same way.
+   w->relayouts counts the growths, w->moved the tasks they renumbered.
+   A proposal whose run times call for another tick is simulated in full
+   (kt__plan_sim_full, in compact numbering: the simulator knows no
+   holes).
 
    The public kt_sims (ps->current, ps->proposed) are apart from the two
    graphs: ntask, step time and busy times are set at once; the task
@@ -4387,9 +4391,8 @@ struct kt__plan_sim_work {
     int *dirty, ndirty;    /* the ops the scratch graph may differ in      */
     int resync_all;        /* it may differ anywhere (after a failure, a
                               relayout or a full run)                      */
-    int *need_blk;         /* per op: room the next relayout must give its
-                              block (0: what it has)                      */
-    int relayouts;         /* relayouts forced by proposals                */
+    int relayouts;         /* slots grown by proposals (local relayouts)   */
+    int64_t moved;         /*   and the tasks they renumbered              */
     int *lstart, *llen;    /* per rebuilt op: its lists past the slots     */
     int *chg, nchg;        /* the ops whose block changed, ascending       */
     kt__tg stage;          /* the changed ops' new blocks, back to back    */
@@ -4487,7 +4490,6 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->gops);
     KT_FREE(w->rops);
     KT_FREE(w->dirty);
-    KT_FREE(w->need_blk);
     KT_FREE(w->lstart);
     KT_FREE(w->llen);
     KT_FREE(w->chg);
@@ -4769,10 +4771,8 @@ static void kt__plan_sim_sclear(struct kt__plan_sim_work *w) {
 
 /* A slot's room for `want` entries: 1.5 times as many plus nd, so that a
    slot outgrown is outgrown again only after its need has grown by half
-   (relayouts are O(tasks): rare by a geometric margin). */
-static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int have,
-                             int want, int first) {
-    if (!first && want <= have) return have;
+   (growing a slot moves tasks: rare by a geometric margin). */
+static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int want) {
     return want + want / 2 + (int)w->c.nd;
 }
 
@@ -4812,7 +4812,7 @@ static int kt__plan_sim_succ(struct kt__plan_sim_work *w, int x) {
             }
             if (need > sd->scap[q] - sd->sseg[q]) {
                 sd->sseg[q] = sd->nsseg;
-                sd->nsseg += kt__plan_sim_slot(w, 0, need, 1);
+                sd->nsseg += kt__plan_sim_slot(w, need);
                 sd->scap[q] = sd->nsseg;
             }
         }
@@ -4905,15 +4905,15 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
-/* A new layout (see the top): the current graph's tasks and predecessor
-   lists written into the scratch graph with the slots the needs call
-   for (and, for the first layout, room in every slot), simulated in full
-   there, and the two graphs swapped -- the current graph is then the
-   same graph and timeline, renumbered, and the scratch one is to be
-   copied whole.  The current graph is not written: on failure it stays.
-   0: out of memory. */
+/* A layout of every slot (see the top; kt_plan_sim_init's, of the
+   compact graph kt__tg_build makes): the current graph's tasks and
+   predecessor lists written into the scratch graph with room in every
+   slot, simulated in full there, and the two graphs swapped -- the
+   current graph is then the same graph and timeline, renumbered, and the
+   scratch one is to be copied whole.  The current graph is not written:
+   on failure it stays. */
 static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
-                                       int first, kt_error *err) {
+                                       kt_error *err) {
     const kt_graph *g = w->c.g;
     int ox = w->cur, nx = 1 - w->cur, o, u, j, nb = w->ntc, ns = 0, nss = 0;
     kt__tg *O = &w->tg[ox], *N = &w->tg[nx];
@@ -4929,16 +4929,15 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         for (j = O->seg[o]; j < O->send[o]; j++) cnt[so->owner[O->sim.pred[j]]]++;
     for (o = 0; o < g->nop; o++) {
         int bl = O->bend[o] - O->base[o], pl = O->send[o] - O->seg[o];
-        int want = bl > w->need_blk[o] ? bl : w->need_blk[o];
         N->base[o] = nb;
         N->bend[o] = nb + bl;
-        nb += kt__plan_sim_slot(w, O->base[o + 1] - O->base[o], want, first);
+        nb += kt__plan_sim_slot(w, bl);
         N->seg[o] = ns;
         N->send[o] = ns + pl;
-        ns += kt__plan_sim_slot(w, 0, pl, 1);
+        ns += kt__plan_sim_slot(w, pl);
         sn->pcap[o] = ns;
         sn->sseg[o] = nss;
-        nss += kt__plan_sim_slot(w, 0, cnt[o], 1);
+        nss += kt__plan_sim_slot(w, cnt[o]);
         sn->scap[o] = nss;
     }
     N->base[g->nop] = sn->nslot = nb;
@@ -5000,10 +4999,7 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         w->qwait[j] = tw[j];
         w->crit_last[j] = tc[j];
     }
-    for (o = 0; o < g->nop; o++)
-        w->need_blk[o] = 0;
     memset(w->fresh, 0, w->cap_nt);
-    if (!first) w->relayouts++;
     return KT_OK;
 }
 
@@ -5014,7 +5010,7 @@ static int kt__plan_sim_pred_slot(struct kt__plan_sim_work *w, int x, int q,
                                   int want) {
     kt__tg *X = &w->tg[x];
     kt__ps_side *sd = &w->side[x];
-    int room = kt__plan_sim_slot(w, 0, want, 1);
+    int room = kt__plan_sim_slot(w, want);
     if (!kt__tg_reserve(X, 0, (size_t)sd->nseg + (size_t)room + 1)) return 0;
     X->seg[q] = sd->nseg;
     sd->nseg += room;
@@ -5044,7 +5040,7 @@ static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
         !kt__plan_sim_pred_slot(w, 1 - w->cur, q, plen))
         return 0;
     if (slen > sn->scap[q] - sn->sseg[q]) {
-        int room = kt__plan_sim_slot(w, 0, slen, 1);
+        int room = kt__plan_sim_slot(w, slen);
         if (!(np = kt__sim_grow(sn->se, &sn->cap_se,
                                 (size_t)sn->nsseg + (size_t)room + 1,
                                 sizeof(int))))
@@ -5237,14 +5233,13 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     w->gops = (int *)kt__calloc(nop1, sizeof(int));
     w->rops = (int *)kt__calloc(nop1, sizeof(int));
     w->dirty = (int *)kt__calloc(nop1, sizeof(int));
-    w->need_blk = (int *)kt__calloc(nop1, sizeof(int));
     w->lstart = (int *)kt__calloc(nop1, sizeof(int));
     w->llen = (int *)kt__calloc(nop1, sizeof(int));
     w->chg = (int *)kt__calloc(nop1, sizeof(int));
     w->stage_first = (int *)kt__calloc(nop1 + 1, sizeof(int));
     w->stage.base = (int *)kt__calloc(nop1, sizeof(int));
     if (!w->spl || !w->blk || !w->lst || !w->sdirt || !w->rmark ||
-        !w->sops || !w->gmark || !w->gops || !w->rops || !w->dirty || !w->need_blk ||
+        !w->sops || !w->gmark || !w->gops || !w->rops || !w->dirty ||
         !w->lstart || !w->llen || !w->chg ||
         !w->stage_first || !w->stage.base)
         goto nomem;
@@ -5289,7 +5284,7 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
             w->side[0].owner[u] = i;
         w->side[0].pcap[i] = w->tg[0].seg[i + 1];
     }
-    if ((s = kt__plan_sim_relayout(w, 1, err)) != KT_OK) {
+    if ((s = kt__plan_sim_relayout(w, err)) != KT_OK) {
         kt_plan_sim_free(ps);
         return s;
     }
@@ -5424,9 +5419,9 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
     int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
-    int u, ns_old = w->side[w->cur].nslot, live = 0;
+    int u, ns_old = w->side[w->cur].nslot, live = 0, moved = 0;
     int slot = O->base[o + 1] - O->base[o];
-    left = kt__plan_sim_slot(w, slot, need, 1) - slot;
+    left = kt__plan_sim_slot(w, need) - slot;
     for (k = 0; k <= o; k++) nbase[k] = O->base[k];
     for (k = o + 1; k < nop; k++) {
         int take = O->base[k + 1] - O->bend[k];
@@ -5527,6 +5522,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                 memmove(sd->sn + to, sd->sn + from, sizeof(int) * m);
             }
             X->bend[k] = to + n;
+            if (x == 0) moved += n;
         }
         for (k = o + 1; k <= nop; k++) X->base[k] = nbase[k];
         for (k = o; k <= b; k++) /* owners, and holes where none lives */
@@ -5538,6 +5534,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
             for (u = X->base[k]; u < X->bend[k]; u++) sd->owner[u] = k;
     }
     w->relayouts++;
+    w->moved += moved;
     return 1;
 }
 

@@ -2671,6 +2671,7 @@ static int same_graph_state(const kt_plan_sim *ps, int x, const kt_sim *b,
 }
 
 static int64_t plan_sim_holes, plan_sim_relayouts;
+static int64_t resynced[2]; /* re-syncs checked after a reject, an accept */
 
 /* The proposal's graph (see same_graph_state). */
 static int same_proposal_state(const kt_plan_sim *ps, const kt_sim *b,
@@ -2813,7 +2814,7 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     kt_search_options so;
     kt_plan_sim ps;
     kt_sim held; /* the reference of the last plan accepted unlooked at */
-    int i, ok = 1, accepted = 0, holding = 0, accept;
+    int i, ok = 1, accepted = 0, holding = 0, accept = 0;
     double cur_step;
     char what[200];
     snprintf(what, sizeof what, "plan sim %s on %d devices, %s", model, ndev,
@@ -2849,9 +2850,10 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         int look = (i / 8) % 2 == 0;
         /* every few proposals (after an accept or a reject), the
            re-sync the proposal starts with, checked on its own */
-        if (i % 3 == 0) {
+        if (i % 3 == 0 && i > 0) {
             ok = scratch_in_sync(&ps, what, i);
             CHECKF(ok, "%s, proposal %d: re-sync", what, i);
+            resynced[accept]++;
         }
         memcpy(next.tiling, ps.plan->tiling,
                sizeof(kt_tiling) * (size_t)kt_graph_tensor_count(g));
@@ -2993,6 +2995,79 @@ static void test_plan_sim_sink(void) {
     kt_graph_destroy(g);
 }
 
+/* Growing a slot (kt__plan_sim_grow_slot), forced: on a chain of 40
+   element-wise ops, data parallel (no transfers: every block empty, its
+   slot the room of one task per device), a tensor tiled by columns gives
+   its writer and its reader blocks larger than their slots; then an
+   earlier tensor, and then the one just before that, whose writer's
+   growth pushes the live blocks of the step before up: their tasks are
+   renumbered, in both graphs, the current one's timeline too.  Each
+   proposal is accepted, so the next reads the renumbered timeline, and
+   each must price exactly as from scratch. */
+static void test_plan_sim_grow(void) {
+    char text[4096];
+    size_t n = 0;
+    int i, ok, step;
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p, next;
+    kt_search_options so;
+    kt_plan_sim ps;
+    const int tensors[3] = {30, 20, 19};
+    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
+    for (i = 1; i <= 40; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    CHECKF(kt_graph_parse(g, text, n, &err) == KT_OK, "%s", err.message);
+    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 4;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
+    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    CHECK(ps.work->relayouts == 0 && ps.current->ntask == 4 * g->nop);
+    for (step = 0; step < 3; step++) {
+        kt_program prog;
+        kt_sim ref;
+        int before = ps.work->relayouts;
+        int64_t moved = ps.work->moved;
+        memcpy(next.tiling, ps.plan->tiling,
+               sizeof(kt_tiling) * (size_t)g->ntensor);
+        next.tiling[tensors[step]].cut[0] = 1; /* by columns */
+        CHECKF(kt_plan_sim_propose(&ps, &next, &err) == KT_OK, "%s",
+               err.message);
+        CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
+        CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
+        CHECK(kt_sim_run(&ref, &err) == KT_OK);
+        CHECKF(ps.work->relayouts > before &&
+                   (step == 0 || ps.work->moved > moved),
+               "step %d: %d slots grown, %lld tasks moved", step,
+               ps.work->relayouts - before,
+               (long long)(ps.work->moved - moved));
+        CHECK(ps.proposed->step_seconds == ref.step_seconds);
+        ok = same_proposal_state(&ps, &ref, "grow", step);
+        kt_plan_sim_timeline(&ps);
+        ok = ok && same_task_graph(ps.proposed, &ref, "grow", step);
+        CHECKF(ok, "grow, step %d", step);
+        kt_plan_sim_accept(&ps); /* the next reads its timeline */
+        CHECK(scratch_in_sync(&ps, "grow", step));
+        kt_sim_free(&ref);
+        kt_program_free(&prog);
+    }
+    printf("plan sim: slots grown on a chain of 40 ops: %d times, %lld "
+           "tasks moved\n", ps.work->relayouts, (long long)ps.work->moved);
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 static void test_plan_sim(void) {
     int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer proposals */
     int n = quick ? 60 : 400;
@@ -3005,6 +3080,7 @@ static void test_plan_sim(void) {
     kt_factors f;
     kt_search_options so;
     test_plan_sim_sink();
+    test_plan_sim_grow();
     test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
                        "nodes:2x2:300G:25G", KT_STRATEGY_DATA, n, 11, &kept,
                        &total);
@@ -3034,6 +3110,9 @@ static void test_plan_sim(void) {
     /* blocks outgrew their slots (a block with room for none grows: the
        first relayout comes early), and slots had room left */
     CHECK(plan_sim_relayouts > 0 && plan_sim_holes > 0);
+    printf("plan sim: re-sync checked %lld times after a reject, %lld after "
+           "an accept\n", (long long)resynced[0], (long long)resynced[1]);
+    CHECK(resynced[0] > 0 && resynced[1] > 0);
     printf("plan sim: %lld rejoins; perturbed free times %lld, partial ready "
            "times %lld, ends before the restore point %lld, queued ready "
            "times %lld; wrongly accepted %lld\n", (long long)rejoin_seen,
