@@ -4359,6 +4359,11 @@ struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
    op of every task slot, and the sizes of its arrays. */
 typedef struct kt__ps_side {
     int *se, *sfirst, *sn;
+    int *devnext;          /* per task: the next on its device or link in
+                              the timeline (the inverse of devprev, so that
+                              growing a slot renumbers the device links of
+                              the moved tasks alone); stale when none:
+                              check devprev[devnext[t]] == t            */
     int *sseg, *scap;      /* per op: its successor slot,                  */
     int *suse;             /*   of which its lists fill sseg .. + suse      */
     int *pcap;             /* per op: the end of its predecessor slot,
@@ -4447,6 +4452,7 @@ struct kt__plan_sim_work {
 
 static void kt__ps_side_free(kt__ps_side *sd) {
     KT_FREE(sd->se);
+    KT_FREE(sd->devnext);
     KT_FREE(sd->sfirst);
     KT_FREE(sd->sn);
     KT_FREE(sd->sseg);
@@ -4643,6 +4649,12 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
                             (size_t)sd->nsseg + 1, sizeof(int))))
         return 0;
     sd->se = (int *)np;
+    c = sd->cap_n;
+    if (!(np = kt__sim_grow(sd->sfirst, &c, n, sizeof(int)))) return 0;
+    sd->sfirst = (int *)np;
+    c = sd->cap_n;
+    if (!(np = kt__sim_grow(sd->devnext, &c, n, sizeof(int)))) return 0;
+    sd->devnext = (int *)np;
     c = sd->cap_n;
     if (!(np = kt__sim_grow(sd->sfirst, &c, n, sizeof(int)))) return 0;
     sd->sfirst = (int *)np;
@@ -4886,6 +4898,7 @@ static kt_status kt__plan_sim_full(struct kt__plan_sim_work *w, int x,
         xw->end[u] = fw->end[c];
         xw->pos[u] = fw->pos[c];
         xw->devprev[u] = fw->devprev[c] < 0 ? -1 : w->c2s[fw->devprev[c]];
+        if (xw->devprev[u] >= 0) w->side[x].devnext[xw->devprev[u]] = u;
     }
     for (k = 0; k < n; k++) xw->order[k] = w->c2s[fw->order[k]];
     memcpy(X->sim.busy, f->busy, sizeof(double) * (size_t)w->c.nd);
@@ -5025,7 +5038,8 @@ static int kt__plan_sim_pred_slot(struct kt__plan_sim_work *w, int x, int q,
    the last two in the scratch graph's own slots (moved to the end of its
    arrays when too small), every range moved by the difference.  0: out
    of memory (then nothing of q is copied but its new slots). */
-static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
+static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q,
+                                  int whole) {
     const kt__tg *O = &w->tg[w->cur];
     kt__tg *N = &w->tg[1 - w->cur];
     const struct kt__sim_work *wo = O->sim.work;
@@ -5056,9 +5070,11 @@ static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q) {
         if (r == 0) {
             lo = (int)(q * w->c.nd);
             hi = (int)(lo + w->c.nd);
-        } else {
+        } else { /* the live tasks of either (the rest are holes in both)
+                    or, `whole`, the slot */
             lo = O->base[q];
-            hi = O->base[q + 1];
+            hi = O->bend[q] > N->bend[q] ? O->bend[q] : N->bend[q];
+            if (whole) hi = O->base[q + 1];
         }
         len = (size_t)(hi - lo);
         memcpy(N->sim.task + lo, O->sim.task + lo, sizeof(kt_sim_task) * len);
@@ -5114,11 +5130,11 @@ static int kt__plan_sim_resync(struct kt__plan_sim_work *w) {
         N->sim.tick = O->sim.tick;
         N->sim.work->tick = O->sim.work->tick;
         for (u = 0; u < g->nop; u++)
-            if (!kt__plan_sim_copy_slot(w, u)) return 0; /* (cannot) */
+            if (!kt__plan_sim_copy_slot(w, u, 1)) return 0;
         w->resync_all = 0;
     } else {
         for (k = w->ndirty; k > 0; k--) { /* the last first: a failure */
-            if (!kt__plan_sim_copy_slot(w, w->dirty[k - 1])) return 0;
+            if (!kt__plan_sim_copy_slot(w, w->dirty[k - 1], 0)) return 0;
             w->ndirty = k - 1;                /* keeps those still to do */
         }
     }
@@ -5395,6 +5411,38 @@ static int kt__plan_sim_moved(const struct kt__plan_sim_work *w,
     return q > o && q <= b ? t + nbase[q] - X->base[q] : t;
 }
 
+/* The current timeline's links to the tasks of ops o + 1 .. b, about to
+   move to nbase: the start order, the device predecessor of the task
+   after each on its device and the device successor of the one before
+   (all in old numbers: the arrays move after).  A moved task's
+   successor is found first, for all of them (partial, free between
+   runs, holds it): renumbering one link must not hide another. */
+static void kt__plan_sim_relink(struct kt__plan_sim_work *w,
+                                const int *nbase, int o, int b) {
+    const kt__tg *O = &w->tg[w->cur];
+    struct kt__sim_work *xw = O->sim.work;
+    kt__ps_side *sd = &w->side[w->cur];
+    int k, u, i, pass;
+    for (pass = 0; pass < 3; pass++)
+        for (k = o + 1, i = 0; k <= b; k++)
+            for (u = O->base[k]; u < O->bend[k]; u++, i++) {
+                int v = kt__plan_sim_moved(w, O, nbase, o, b, u);
+                int nx = sd->devnext[u], pv = xw->devprev[u];
+                if (pass == 0) /* its successor, when devnext is not stale */
+                    w->partial[i] = nx >= 0 && nx < sd->nslot &&
+                                            xw->pos[nx] > xw->pos[u] &&
+                                            xw->devprev[nx] == u
+                                        ? nx : -1;
+                else if (pass == 1 && pv >= 0)
+                    sd->devnext[pv] = v;
+                else if (pass == 2) {
+                    xw->order[xw->pos[u]] = v;
+                    if (w->partial[i] >= 0) xw->devprev[w->partial[i]] = v;
+                    else sd->devnext[u] = -1; /* the last on its device */
+                }
+            }
+}
+
 /* Op q's tasks' successor lists name tasks about to move (gmark). */
 static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
     if (q < 0 || w->gmark[q]) return;
@@ -5419,7 +5467,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
     int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
-    int u, ns_old = w->side[w->cur].nslot, live = 0, moved = 0;
+    int u, ns_old = w->side[w->cur].nslot, moved = 0;
     int slot = O->base[o + 1] - O->base[o];
     left = kt__plan_sim_slot(w, need) - slot;
     for (k = 0; k <= o; k++) nbase[k] = O->base[k];
@@ -5463,7 +5511,6 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     for (x = 0; x < 2; x++) { /* the references, in the old numbering */
         kt__tg *X = &w->tg[x];
         kt__ps_side *sd = &w->side[x];
-        struct kt__sim_work *xw = X->sim.work;
         for (k = 0; k < w->nrops; k++)
             for (j = X->seg[w->rops[k]]; j < X->send[w->rops[k]]; j++)
                 X->sim.pred[j] = kt__plan_sim_moved(w, O, nbase, o, b,
@@ -5480,17 +5527,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
             w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, o, b,
                                                  w->crit_last[x]);
         if (x != w->cur) continue; /* the scratch timeline is rewritten */
-        for (k = 0; k < nop; k++)
-            for (r = 0; r < 2; r++) {
-                kt__plan_sim_range(w, X, k, r, &lo, &hi);
-                live += hi - lo;
-                for (u = lo; u < hi; u++)
-                    if (xw->devprev[u] >= 0)
-                        xw->devprev[u] = kt__plan_sim_moved(w, O, nbase, o, b,
-                                                            xw->devprev[u]);
-            }
-        for (k = 0; k < live; k++)
-            xw->order[k] = kt__plan_sim_moved(w, O, nbase, o, b, xw->order[k]);
+        kt__plan_sim_relink(w, nbase, o, b);
     }
     for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
     for (k = 0; k < w->ngops; k++) w->gmark[w->gops[k]] = 0;
@@ -5517,6 +5554,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                 memmove(xw->end + to, xw->end + from, sizeof(double) * m);
                 memmove(xw->pos + to, xw->pos + from, sizeof(int) * m);
                 memmove(xw->devprev + to, xw->devprev + from, sizeof(int) * m);
+                memmove(sd->devnext + to, sd->devnext + from, sizeof(int) * m);
                 memmove(w->qpos[x] + to, w->qpos[x] + from, sizeof(int) * m);
                 memmove(sd->sfirst + to, sd->sfirst + from, sizeof(int) * m);
                 memmove(sd->sn + to, sd->sn + from, sizeof(int) * m);
@@ -6036,6 +6074,7 @@ static void kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
     wn->end[u] = e;
     wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
                                                : dp;
+    if (wn->devprev[u] >= 0) w->side[1 - w->cur].devnext[wn->devprev[u]] = u;
     if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
     if (at - w->qpos[1 - w->cur][u] > st->qwait)
         st->qwait = at - w->qpos[1 - w->cur][u];
@@ -6232,6 +6271,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
         end = kt__sim_start(wn, t, now, st.kk++);
+        if (wn->devprev[t] >= 0) sd->devnext[wn->devprev[t]] = t;
         if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
             st.top = end;
