@@ -17,9 +17,10 @@
      merging).
 
      The MCMC search prices a proposal incrementally (kt_plan_sim): only
-     the conversions the proposal changes are lowered again and spliced
-     into the task graph, and the timeline is re-simulated only around the
-     changes -- from the first position a change can affect until the run
+     the conversions the proposal changes are lowered again and written
+     into the task graph (whose tasks keep their numbers: every op's
+     tasks have a slot with room), and the timeline is re-simulated only
+     around the changes -- from the first position a change can affect until the run
      rejoins the previous timeline up to a constant, then that timeline,
      moved, up to the next change -- exactly what lowering, building and
      simulating from scratch give.
@@ -36,13 +37,13 @@
      predecessor lists that checks the graph is unchanged ~29%, the queue
      ~16%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
-     accepted: 33-43 per second, 1.15-1.75x the previous build, whose
-     accepts wrote every task struct): a proposal re-simulates only
-     around its changes (91% of the timeline is copied) and an accept
-     costs what it changed, but the proposal's graph is a renumbered
-     copy -- lists, per-task arrays and the kept timeline -- so a
-     proposal still costs O(tasks) (~18 ms, near the memory bandwidth),
-     and re-lowering its conversions alone takes about 1.35 ms.
+     accepted: 41-43 per second in a loaded session, 1.03-1.42x the
+     build before stable task numbers): a proposal re-simulates only
+     around its changes (91% of the timeline is copied), renumbers
+     nothing it keeps and an accept writes nothing, but the kept
+     stretches of the timeline are still copied into the proposal's
+     graph, O(tasks) (~10 of ~16 ms), and re-lowering its conversions
+     alone takes about 1.5 ms.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
