@@ -37,7 +37,7 @@
      predecessor lists that checks the graph is unchanged ~29%, the queue
      ~16%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
-     accepted: 41-43 per second in a loaded session, 1.03-1.42x the
+     accepted: 41-51 per second in a loaded session, 1.03-1.68x the
      build before stable task numbers): a proposal re-simulates only
      around its changes (91% of the timeline is copied), renumbers
      nothing it keeps and an accept writes nothing, but the kept
