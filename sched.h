@@ -4656,9 +4656,8 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
     c = sd->cap_n;
     if (!(np = kt__sim_grow(sd->devnext, &c, n, sizeof(int)))) return 0;
     sd->devnext = (int *)np;
-    c = sd->cap_n;
-    if (!(np = kt__sim_grow(sd->sfirst, &c, n, sizeof(int)))) return 0;
-    sd->sfirst = (int *)np;
+    if (c > sd->cap_n) /* "none" where no run has written one */
+        memset(sd->devnext + sd->cap_n, 0xff, sizeof(int) * (c - sd->cap_n));
     c = sd->cap_n;
     if (!(np = kt__sim_grow(sd->sn, &c, n, sizeof(int)))) return 0;
     sd->sn = (int *)np;
