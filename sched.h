@@ -2821,24 +2821,22 @@ static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
 }
 
 /* Allocates s's workspace when it has none and sizes its arrays for
-   s->ntask tasks on s->ndev + s->nlink resources (capacities only grow;
-   nothing else changes).  kt__sim_prepare starts with it, and so does the
-   incremental task graph, which fills the arrays itself. */
-static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
+   s->ntask tasks on s->ndev + s->nlink resources (capacities only grow).
+   0: out of memory -- and then nothing is lost: every array keeps its
+   contents (one that grew before the failure is merely larger), so the
+   incremental task graph, which keeps its timeline in these arrays
+   between proposals, can grow a graph and fail without losing it. */
+static int kt__sim_grow_work(kt_sim *s) {
     struct kt__sim_work *w = s->work;
-    int n = s->ntask;
-    size_t n1 = (size_t)n + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
-    if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
-        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
-                        "%lld devices and %lld links", n, (long long)s->ndev,
-                        (long long)s->nlink);
+    size_t n1 = (size_t)s->ntask + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
     if (!w) {
         w = (struct kt__sim_work *)kt__calloc(1, sizeof *w);
-        if (!w) goto nomem;
+        if (!w) return 0;
         s->work = w;
     }
     if (n1 > w->cap_n) {
         size_t c = w->cap_n, need = n1 + 1;
+        uint64_t *bits;
         void *np;
         s->start = s->end = NULL; /* the arrays move */
 #define KT__GROW(field, type)                                               \
@@ -2856,13 +2854,15 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
             !KT__GROW(queue.now, int) || !KT__GROW(queue.spare, int) ||
             !KT__GROW(queue.late, int) || !KT__GROW(queue.runs, int) ||
             !KT__GROW(queue.words, int))
-            goto nomem;
+            return 0;
 #undef KT__GROW
-        w->cap_n = c;
-        /* (a bit per task; zeroed: a sort leaves it as it found it) */
+        /* (a bit per task; zeroed: a sort leaves it as it found it; the
+           old one is freed only once the new one is there) */
+        bits = (uint64_t *)kt__calloc(c / 64 + 1, sizeof(uint64_t));
+        if (!bits) return 0;
         KT_FREE(w->queue.bits);
-        w->queue.bits = (uint64_t *)kt__calloc(c / 64 + 1, sizeof(uint64_t));
-        if (!w->queue.bits) goto nomem;
+        w->queue.bits = bits;
+        w->cap_n = c;
     }
     if (nr > w->cap_res) {
         size_t c = w->cap_res;
@@ -2873,12 +2873,23 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(free_at, double) || !KT__GROW(res_last, int) ||
             !KT__GROW(res_oldmax, int))
-            goto nomem;
+            return 0;
 #undef KT__GROW
         w->cap_res = c;
     }
-    return KT_OK;
-nomem:
+    return 1;
+}
+
+/* kt__sim_grow_work for a run (kt__sim_prepare starts with it), the
+   sizes checked first; out of memory, the workspace is freed (a failed
+   run leaves no half-sized workspace behind). */
+static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
+    int n = s->ntask;
+    if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
+                        "%lld devices and %lld links", n, (long long)s->ndev,
+                        (long long)s->nlink);
+    if (kt__sim_grow_work(s)) return KT_OK;
     kt_sim_invalidate(s);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
@@ -4627,7 +4638,9 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
 /* Room for graph x's arrays over its slots: task structs, predecessor
    entries (and `extra` past them, where rebuilt lists are first
    written), the simulator's per-task arrays, the successor lists and
-   the slots' owners.  Capacities only grow.  0: out of memory. */
+   the slots' owners.  Capacities only grow.  0: out of memory -- and
+   nothing lost (every array keeps its contents: kt__plan_sim_grow_slot
+   fails with both graphs, the current timeline too, as they were). */
 static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
                              size_t extra) {
     kt__tg *X = &w->tg[x];
@@ -4640,7 +4653,8 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
     X->sim.ntask = sd->nslot;
     X->sim.ndev = w->c.nd;
     X->sim.nlink = w->c.links.n;
-    if (kt__sim_reserve(&X->sim, NULL) != KT_OK) return 0;
+    /* (not kt__sim_reserve: a failure must not free the timeline) */
+    if (!kt__sim_grow_work(&X->sim)) return 0;
     if (!X->sim.critical) X->sim.work->cap_crit = 0;
     if (!(np = kt__sim_grow(X->sim.critical, &X->sim.work->cap_crit, n,
                             sizeof(int))))
@@ -6372,10 +6386,7 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
     if (!kt__plan_sim_resync(w) || !kt__plan_sim_fit(w)) goto nomem;
     /* the links the new blocks use (numbered in order of first use) */
     w->tg[1 - w->cur].sim.nlink = w->c.links.n;
-    if (kt__sim_reserve(&w->tg[1 - w->cur].sim, err) != KT_OK) {
-        w->resync_all = 1; /* its workspace is gone */
-        return KT_ERR_NOMEM;
-    }
+    if (!kt__sim_grow_work(&w->tg[1 - w->cur].sim)) goto nomem;
     kt__plan_sim_touch(w);
     *tick = kt__plan_sim_tick(w, w->tg[1 - w->cur].sim.work);
     kt__plan_sim_write_blocks(w);

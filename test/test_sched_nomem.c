@@ -6,12 +6,16 @@
    queue buckets and the critical path), a delta simulation with its
    checkpoints (kt_sim_delta, kt_sim_timeline), and the incremental task
    graph of MCMC (kt_plan_sim_propose, on a fresh kt_plan_sim and on one
-   that has just accepted a proposal unlooked at).  Each failed call must
-   say
-   KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
+   that has just accepted a proposal unlooked at, and on a chain of ops
+   where the proposal grows a slot past the end of the slots or moves
+   successor slots to the end of their arrays).  Each failed call must
+   say KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
    failed kt_sim_run (README: "NULL ... after a failed run"), and leave its
    object usable: the same call again, with memory, gives bit for bit the
-   result of a run that never failed.  Leaks show under `make sanitize`
+   result of a run that never failed; after a failed proposal, the current
+   plan, a different proposal and the failed one again each price exactly
+   as from scratch, and the failed one accepted is the current plan.
+   Leaks show under `make sanitize`
    and `make valgrind`. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,21 +159,27 @@ static long full_and_delta_case(const fixture *fx, int op) {
     return injected;
 }
 
+/* p's task graph and timeline from scratch (lowered, built, simulated). */
+static void reference(const fixture *fx, const kt_plan *p, kt_sim *ref) {
+    kt_error err;
+    kt_program prog;
+    CHECK(kt_lower(fx->g, p, &prog, &err) == KT_OK);
+    CHECK(kt_sim_build(fx->g, p, &prog, &fx->t, ref, &err) == KT_OK);
+    CHECK(kt_sim_run(ref, &err) == KT_OK);
+    kt_program_free(&prog);
+}
+
 /* The plan one random move from p: a random op's random configuration
    and a random tensor's tiling; with its task graph and timeline from
    scratch in *ref. */
 static void plan_moved(const fixture *fx, const kt_plan *p, uint64_t *seed,
                        kt_plan *next, kt_sim *ref) {
     kt_error err;
-    kt_program prog;
     const kt_graph *g = fx->g;
     CHECK(kt__plan_copy(next, p, g, &err) == KT_OK);
     kt__propose(g, next, rnd(seed, 0, g->nop - 1), seed);
     kt__propose_tensor(g, next, rnd(seed, 0, g->ntensor - 1), seed);
-    CHECK(kt_lower(g, next, &prog, &err) == KT_OK);
-    CHECK(kt_sim_build(g, next, &prog, &fx->t, ref, &err) == KT_OK);
-    CHECK(kt_sim_run(ref, &err) == KT_OK);
-    kt_program_free(&prog);
+    reference(fx, next, ref);
 }
 
 static int proposal_is(kt_plan_sim *ps, const kt_sim *ref) {
@@ -179,62 +189,194 @@ static int proposal_is(kt_plan_sim *ps, const kt_sim *ref) {
            same_doubles(ps->proposed->end, ref->end, ref->ntask);
 }
 
-/* A proposal priced while each of its allocations fails in turn; when
-   `after_accept`, on a kt_plan_sim that has just accepted another
-   proposal without looking at it (as MCMC does: the current graph's task
-   structs are then kept op by op, completed on request).  After a
-   failure the current plan is untouched (completed, it is its plan's
-   from scratch) and the same proposal again prices exactly as from
-   scratch; accepted, it is the current plan. */
-static long proposal_case(const fixture *fx, uint64_t seed,
-                          int after_accept) {
+/* The incremental graph's own state after a failure, looked at inside:
+   the current task graph keeps its simulator's workspace (it holds the
+   timeline the next proposal resumes from), and so does the scratch one
+   unless it is marked to be re-synced whole (else the next re-sync fills
+   a new workspace only in the dirty ops); every op's predecessor and
+   successor slots lie inside their arrays (a slot past the end is
+   written by the next re-sync).  Either broken shows only later, as a
+   crash, an uninitialised read or an out-of-bounds write. */
+static int plan_sim_sound(const kt_plan_sim *ps) {
+    const struct kt__plan_sim_work *w = ps->work;
+    int x, q;
+    for (x = 0; x < 2; x++) {
+        const kt__ps_side *sd = &w->side[x];
+        if (x != w->cur && w->resync_all) continue; /* rewritten anyway */
+        if (!w->tg[x].sim.work) return 0;
+        for (q = 0; q < w->c.g->nop; q++)
+            if ((size_t)sd->scap[q] > sd->cap_se ||
+                (size_t)sd->pcap[q] > w->tg[x].cap_pred)
+                return 0;
+    }
+    return 1;
+}
+
+/* The plans of one failing proposal and their timelines from scratch:
+   the current plan, the proposal that fails, another one. */
+typedef struct trio {
+    const kt_plan *cur, *next, *other;
+    kt_sim ref_cur, ref_next, ref_other;
+} trio;
+
+/* After proposal `at` failed: the current plan kept (its timeline, and
+   proposed again it prices as before), a different proposal, then the
+   failed one again, each exactly as from scratch; the failed one
+   accepted is the current plan. */
+static void after_failure(kt_plan_sim *ps, trio *tr, long at) {
     kt_error err;
-    kt_plan first, next;
+    kt_status r;
+    CHECKF(plan_sim_sound(ps), "allocation %ld: a task graph lost its "
+           "workspace or has a slot past its array", at);
+    if (kt_test_failed) return; /* the calls below would crash */
+    kt_plan_sim_timeline(ps);
+    CHECKF(same_run(ps->current, &tr->ref_cur),
+           "allocation %ld: the current plan after the failure", at);
+    r = kt_plan_sim_propose(ps, tr->cur, &err);
+    CHECKF(r == KT_OK && proposal_is(ps, &tr->ref_cur),
+           "allocation %ld: the current plan proposed: %s", at, err.message);
+    r = kt_plan_sim_propose(ps, tr->other, &err);
+    CHECKF(r == KT_OK && proposal_is(ps, &tr->ref_other),
+           "allocation %ld: another proposal: %s", at, err.message);
+    r = kt_plan_sim_propose(ps, tr->next, &err);
+    CHECKF(r == KT_OK && proposal_is(ps, &tr->ref_next),
+           "allocation %ld: the failed proposal again: %s", at,
+           err.message);
+    kt_plan_sim_accept(ps);
+    kt_plan_sim_timeline(ps);
+    CHECKF(same_run(ps->current, &tr->ref_next),
+           "allocation %ld: the failed proposal accepted", at);
+}
+
+/* Proposal tr->next priced while each of its allocations fails in turn,
+   on a fresh kt_plan_sim that has accepted `first` without looking at it
+   when first is not NULL (as MCMC does: the current graph's task structs
+   are then kept op by op, completed on request); tr->cur is then first.
+   Each failure must say KT_ERR_NOMEM with a message and leave the
+   kt_plan_sim usable (after_failure).  Returns how many failed. */
+static long failing_proposal(const fixture *fx, const kt_plan *first,
+                             trio *tr) {
+    kt_error err;
     kt_plan_sim ps;
-    kt_sim ref_first, ref;
     long at, injected = 0;
-    plan_moved(fx, &fx->p, &seed, &first, &ref_first);
-    plan_moved(fx, after_accept ? &first : &fx->p, &seed, &next, &ref);
     for (at = 1; at < 100000; at++) {
         kt_status r;
         int hit;
-        const kt_sim *before = after_accept ? &ref_first : NULL;
         /* a fresh one each time: a proposal keeps its buffers */
         CHECK(kt_plan_sim_init(fx->g, &fx->p, &fx->t, &ps, &err) == KT_OK);
-        if (after_accept) {
-            CHECK(kt_plan_sim_propose(&ps, &first, &err) == KT_OK);
+        if (first) {
+            CHECK(kt_plan_sim_propose(&ps, first, &err) == KT_OK);
             kt_plan_sim_accept(&ps);
         }
         arm(at);
-        r = kt_plan_sim_propose(&ps, &next, &err);
+        r = kt_plan_sim_propose(&ps, tr->next, &err);
         hit = disarm();
         if (hit) {
             injected++;
             CHECKF(r == KT_ERR_NOMEM && err.message[0] && !ps.proposed,
                    "proposal, allocation %ld: status %d, %s", at, (int)r,
                    err.message);
-            if (before) {
-                kt_plan_sim_timeline(&ps);
-                CHECKF(same_run(ps.current, before),
-                       "proposal, allocation %ld: the current plan after "
-                       "the failure", at);
-            }
-            r = kt_plan_sim_propose(&ps, &next, &err);
+            after_failure(&ps, tr, at);
+        } else {
+            CHECKF(r == KT_OK && proposal_is(&ps, &tr->ref_next),
+                   "proposal with memory: %s", err.message);
         }
-        CHECKF(r == KT_OK && proposal_is(&ps, &ref),
-               "proposal, allocation %ld: the proposal after the failure: %s",
-               at, err.message);
-        kt_plan_sim_accept(&ps);
-        kt_plan_sim_timeline(&ps);
-        CHECK(same_run(ps.current, &ref));
         kt_plan_sim_free(&ps);
         if (!hit || kt_test_failed) break;
     }
+    return injected;
+}
+
+static void trio_free(trio *tr) {
+    kt_sim_free(&tr->ref_cur);
+    kt_sim_free(&tr->ref_next);
+    kt_sim_free(&tr->ref_other);
+}
+
+/* A random proposal (from the fixture's plan, or after accepting another
+   random one when `after_accept`), failing in turn; the other proposal
+   is a third random one. */
+static long proposal_case(const fixture *fx, uint64_t seed,
+                          int after_accept) {
+    kt_plan first, next, other;
+    kt_sim ref_first;
+    trio tr;
+    long n;
+    memset(&tr, 0, sizeof tr);
+    plan_moved(fx, &fx->p, &seed, &first, &ref_first);
+    tr.cur = after_accept ? &first : &fx->p;
+    plan_moved(fx, tr.cur, &seed, &next, &tr.ref_next);
+    plan_moved(fx, tr.cur, &seed, &other, &tr.ref_other);
+    tr.next = &next;
+    tr.other = &other;
+    reference(fx, tr.cur, &tr.ref_cur);
+    n = failing_proposal(fx, after_accept ? &first : NULL, &tr);
+    trio_free(&tr);
     kt_sim_free(&ref_first);
-    kt_sim_free(&ref);
     kt_plan_free(&first);
     kt_plan_free(&next);
-    return injected;
+    kt_plan_free(&other);
+    return n;
+}
+
+/* A chain of nops elementwise ops (a_k = relu(a_(k-1))), data parallel
+   on 4 devices: no op transfers anything, so every block's slot has only
+   the room of an empty one, and a tensor tiled by columns instead
+   outgrows its consumer's slot. */
+static int chain_init(fixture *fx, int nops) {
+    char text[4096];
+    size_t n = 0;
+    int i;
+    kt_error err;
+    kt_factors f;
+    kt_search_options so;
+    memset(fx, 0, sizeof *fx);
+    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
+    for (i = 1; i <= nops; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
+    CHECK(kt_graph_create(&fx->g, &err) == KT_OK);
+    CHECK(kt_graph_parse(fx->g, text, n, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &fx->t, &err) == KT_OK);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 4;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(fx->g, &f, &so, &fx->p, &err) == KT_OK);
+    CHECK(kt_lower(fx->g, &fx->p, &fx->prog, &err) == KT_OK);
+    return kt_test_failed == 0;
+}
+
+/* On the chain: the last tensor tiled by columns, so that the last op's
+   block outgrows its slot and, no holes after it, the slots grow at the
+   end (`many`: every second tensor, so that many blocks and successor
+   lists outgrow their slots, moved to the end of their arrays); the
+   other proposal tiles the tensor before the last one by columns. */
+static long growth_case(const fixture *fx, int nops, int many) {
+    kt_error err;
+    kt_plan next, other;
+    trio tr;
+    long n;
+    int j;
+    memset(&tr, 0, sizeof tr);
+    CHECK(kt__plan_copy(&next, &fx->p, fx->g, &err) == KT_OK);
+    CHECK(kt__plan_copy(&other, &fx->p, fx->g, &err) == KT_OK);
+    next.tiling[nops].cut[0] = 1;
+    if (many)
+        for (j = 2; j <= nops; j += 2) next.tiling[j].cut[0] = 1;
+    other.tiling[nops - 1].cut[0] = 1;
+    tr.cur = &fx->p;
+    tr.next = &next;
+    tr.other = &other;
+    reference(fx, tr.cur, &tr.ref_cur);
+    reference(fx, tr.next, &tr.ref_next);
+    reference(fx, tr.other, &tr.ref_other);
+    n = failing_proposal(fx, NULL, &tr);
+    trio_free(&tr);
+    kt_plan_free(&next);
+    kt_plan_free(&other);
+    return n;
 }
 
 int main(void) {
@@ -253,6 +395,13 @@ int main(void) {
         n = proposal_case(&fx, 11, 1);
         printf("incremental proposal after an accept: %ld allocation "
                "failures, each reported and recovered from\n", n);
+        CHECK(n > 10);
+        fixture_free(&fx);
+    }
+    if (chain_init(&fx, 30)) {
+        n = growth_case(&fx, 30, 0);
+        printf("a slot grown at the end: %ld allocation failures, each "
+               "reported and recovered from\n", n);
         CHECK(n > 10);
         fixture_free(&fx);
     }
