@@ -4802,18 +4802,58 @@ static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int want) {
     return want + want / 2 + (int)w->c.nd;
 }
 
+/* Op q's successor entries in graph x, as counted in ecnt. */
+static int kt__plan_sim_succ_need(const struct kt__plan_sim_work *w,
+                                  const kt__tg *X, int q) {
+    int r, lo, hi, u, need = 0;
+    for (r = 0; r < 2; r++) {
+        kt__plan_sim_range(w, X, q, r, &lo, &hi);
+        for (u = lo; u < hi; u++) need += w->ecnt[u];
+    }
+    return need;
+}
+
+/* Every op in sops given a successor slot with room for its entries
+   (counted in ecnt): one that has outgrown its slot gets a new one at the
+   end of graph x's array.  The array grows first, so that a failure moves
+   no slot (a slot past the end of the array would be written by the next
+   re-sync).  0: out of memory (nothing changed). */
+static int kt__plan_sim_succ_place(struct kt__plan_sim_work *w, int x) {
+    const kt__tg *X = &w->tg[x];
+    kt__ps_side *sd = &w->side[x];
+    int k, end = sd->nsseg;
+    void *np;
+    for (k = 0; k < w->nsops; k++) {
+        int q = w->sops[k], need = kt__plan_sim_succ_need(w, X, q);
+        if (need > sd->scap[q] - sd->sseg[q])
+            end += kt__plan_sim_slot(w, need);
+    }
+    if (!(np = kt__sim_grow(sd->se, &sd->cap_se, (size_t)end + 1,
+                            sizeof(int))))
+        return 0;
+    sd->se = (int *)np;
+    for (k = 0; k < w->nsops; k++) {
+        int q = w->sops[k], need = kt__plan_sim_succ_need(w, X, q);
+        if (need > sd->scap[q] - sd->sseg[q]) {
+            sd->sseg[q] = sd->nsseg;
+            sd->nsseg += kt__plan_sim_slot(w, need);
+            sd->scap[q] = sd->nsseg;
+        }
+    }
+    return 1;
+}
+
 /* Successor lists rebuilt: for every op in sops, those of its tasks in
    graph x, from the lists of the ops in rops (every entry naming one of
    its tasks is in one of them), written in the op's successor slot -- a
    new one at the end of the array when it has outgrown its slot (a
    list's order does not matter: the queue orders by ready time and
-   index).  0: out of memory (nothing was written but new slots). */
+   index).  0: out of memory (nothing was written; ecnt is left at 0). */
 static int kt__plan_sim_succ(struct kt__plan_sim_work *w, int x) {
     const kt__tg *X = &w->tg[x];
     const struct kt__sim_work *sw = X->sim.work;
     kt__ps_side *sd = &w->side[x];
     int k, r, u, j, lo, hi, pass, ok = 1;
-    void *np;
     for (pass = 0; pass < 2; pass++) {
         /* pass 0 counts each task's successors, pass 1 writes them */
         for (k = 0; k < w->nrops; k++)
@@ -4830,22 +4870,7 @@ static int kt__plan_sim_succ(struct kt__plan_sim_work *w, int x) {
                 }
             }
         if (pass == 1) break;
-        for (k = 0; k < w->nsops; k++) { /* slots, outgrown ones moved */
-            int q = w->sops[k], need = 0;
-            for (r = 0; r < 2; r++) {
-                kt__plan_sim_range(w, X, q, r, &lo, &hi);
-                for (u = lo; u < hi; u++) need += w->ecnt[u];
-            }
-            if (need > sd->scap[q] - sd->sseg[q]) {
-                sd->sseg[q] = sd->nsseg;
-                sd->nsseg += kt__plan_sim_slot(w, need);
-                sd->scap[q] = sd->nsseg;
-            }
-        }
-        np = kt__sim_grow(sd->se, &sd->cap_se, (size_t)sd->nsseg + 1,
-                          sizeof(int));
-        if (np) sd->se = (int *)np;
-        else ok = 0;
+        ok = kt__plan_sim_succ_place(w, x);
         for (k = 0; k < w->nsops; k++) { /* each list's place; ecnt to 0 */
             int q = w->sops[k], at = sd->sseg[q];
             for (r = 0; r < 2; r++) {
@@ -5064,10 +5089,14 @@ static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q,
     int slen = so->suse[q];
     size_t len;
     void *np;
-    if (plen > sn->pcap[q] - N->seg[q] &&
+    /* a slot too small, or not inside its array (never, but a slot past
+       the end would be written out of bounds), is replaced */
+    if ((plen > sn->pcap[q] - N->seg[q] ||
+         (size_t)sn->pcap[q] > N->cap_pred) &&
         !kt__plan_sim_pred_slot(w, 1 - w->cur, q, plen))
         return 0;
-    if (slen > sn->scap[q] - sn->sseg[q]) {
+    if (slen > sn->scap[q] - sn->sseg[q] ||
+        (size_t)sn->scap[q] > sn->cap_se) {
         int room = kt__plan_sim_slot(w, slen);
         if (!(np = kt__sim_grow(sn->se, &sn->cap_se,
                                 (size_t)sn->nsseg + (size_t)room + 1,

@@ -405,5 +405,12 @@ int main(void) {
         CHECK(n > 10);
         fixture_free(&fx);
     }
+    if (chain_init(&fx, 20)) {
+        n = growth_case(&fx, 20, 1);
+        printf("successor slots moved to the end: %ld allocation failures, "
+               "each reported and recovered from\n", n);
+        CHECK(n > 10);
+        fixture_free(&fx);
+    }
     return KT_TEST_SUMMARY();
 }
