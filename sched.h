@@ -2802,6 +2802,7 @@ void kt_sim_invalidate(kt_sim *s) {
 
 
 static void kt__qreset(kt__queue *q);
+static void kt__qstart(kt__queue *q);
 static KT__HOT void kt__qpush(kt__queue *q, double ready, int task);
 
 /* Checks the predecessor entries src[0 .. len) (task indices) and keeps
@@ -2942,7 +2943,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     guess = w->tick; /* 0: no run yet */
     per_s = guess > 0 ? kt__sim_per_tick(guess) : 0;
     for (i = 0; i < ndev; i++) busy[i] = 0;
-    kt__qreset(&w->queue);
+    kt__qstart(&w->queue);
     for (i = 0; i < n; i++) {
         const kt_sim_task *t = &s->task[i];
         unsigned char compute = t->kind == KT_TASK_COMPUTE;
@@ -3319,6 +3320,10 @@ static void kt__qsort_now(kt__queue *q) {
     }
 }
 
+/* Empties the queue.  A failure to grow a bucket (nomem) stays noted:
+   a run that restarts from a restore point (kt__plan_sim_requeue) empties
+   its queue many times, and a task lost before must still fail the run;
+   kt__qstart clears it when a run starts. */
 static void kt__qreset(kt__queue *q) {
     int b;
     for (b = 1; b <= 64; b++) q->bucket[b].n = 0;
@@ -3327,6 +3332,11 @@ static void kt__qreset(kt__queue *q) {
     q->nnow = q->inow = q->nlate = 0;
     q->sorted = 0;
     q->count = 0;
+}
+
+/* The queue emptied for a new run, its failure forgotten. */
+static void kt__qstart(kt__queue *q) {
+    kt__qreset(q);
     q->nomem = 0;
 }
 
@@ -3850,7 +3860,7 @@ static void kt__delta_restore(kt_sim *s, int b) {
     int c = b * KT__DBLOCK, i;
     unsigned ep = dl->epoch;
     dl->ntouched = dl->npartial = dl->nprebusy = 0;
-    kt__qreset(&w->queue);
+    kt__qstart(&w->queue); /* (once per delta run) */
     for (i = 0; i < sp->nready; i++) {
         int u = sp->task[i];
         dl->wstamp[u] = ep;
@@ -6308,6 +6318,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         wn->free_at[r] = 0;
         wn->res_last[r] = wn->res_oldmax[r] = -1;
     }
+    kt__qstart(&wn->queue); /* the requeues keep a failure noted */
     kt__plan_sim_copy(w, &st, -1, k0, 0);
     kt__plan_sim_requeue(w, &st, -1, k0, 0);
     while (wn->queue.count > 0) {

@@ -379,6 +379,77 @@ static long growth_case(const fixture *fx, int nops, int many) {
     return n;
 }
 
+/* `to`: `from` moved by one to three random moves (an op's configuration
+   or a tensor's tiling). */
+static void plan_walk(const kt_graph *g, const kt_plan *from, kt_plan *to,
+                      uint64_t *seed) {
+    int m, moves = 1 + rnd(seed, 0, 2);
+    memcpy(to->tiling, from->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
+    memcpy(to->split, from->split, sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+    for (m = 0; m < moves; m++) {
+        if (rnd(seed, 0, 1)) kt__propose(g, to, rnd(seed, 0, g->nop - 1), seed);
+        else kt__propose_tensor(g, to, rnd(seed, 0, g->ntensor - 1), seed);
+    }
+}
+
+/* A proposal failing in turn after a walk of four random proposals, each
+   accepted or not at random (the state MCMC leaves: a current graph
+   several accepts away from the first layout, a scratch graph with a
+   rejected change in it) -- where a failure in the resumed run can be
+   followed by a restore point of the same run. */
+static long walk_case(const fixture *fx, uint64_t seed0) {
+    const kt_graph *g = fx->g;
+    kt_error err;
+    kt_plan cur, next, other;
+    long at, injected = 0;
+    CHECK(kt__plan_copy(&cur, &fx->p, g, &err) == KT_OK);
+    CHECK(kt__plan_copy(&next, &fx->p, g, &err) == KT_OK);
+    CHECK(kt__plan_copy(&other, &fx->p, g, &err) == KT_OK);
+    for (at = 1; at < 100000 && !kt_test_failed; at++) {
+        kt_plan_sim ps;
+        uint64_t seed = seed0;
+        kt_status r;
+        trio tr;
+        int k, hit;
+        CHECK(kt_plan_sim_init(g, &fx->p, &fx->t, &ps, &err) == KT_OK);
+        for (k = 0; k < 4; k++) {
+            plan_walk(g, ps.plan, &next, &seed);
+            CHECK(kt_plan_sim_propose(&ps, &next, &err) == KT_OK);
+            if (rnd(&seed, 0, 1)) kt_plan_sim_accept(&ps);
+        }
+        plan_walk(g, ps.plan, &next, &seed);
+        plan_walk(g, ps.plan, &other, &seed);
+        memcpy(cur.tiling, ps.plan->tiling,
+               sizeof(kt_tiling) * (size_t)g->ntensor);
+        memcpy(cur.split, ps.plan->split,
+               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        arm(at);
+        r = kt_plan_sim_propose(&ps, &next, &err);
+        hit = disarm();
+        if (hit) {
+            injected++;
+            CHECKF(r == KT_ERR_NOMEM && err.message[0] && !ps.proposed,
+                   "walk, allocation %ld: status %d, %s", at, (int)r,
+                   err.message);
+            memset(&tr, 0, sizeof tr);
+            tr.cur = &cur;
+            tr.next = &next;
+            tr.other = &other;
+            reference(fx, tr.cur, &tr.ref_cur);
+            reference(fx, tr.next, &tr.ref_next);
+            reference(fx, tr.other, &tr.ref_other);
+            after_failure(&ps, &tr, at);
+            trio_free(&tr);
+        }
+        kt_plan_sim_free(&ps);
+        if (!hit) break;
+    }
+    kt_plan_free(&cur);
+    kt_plan_free(&next);
+    kt_plan_free(&other);
+    return injected;
+}
+
 int main(void) {
     fixture fx;
     long n;
@@ -395,6 +466,16 @@ int main(void) {
         n = proposal_case(&fx, 11, 1);
         printf("incremental proposal after an accept: %ld allocation "
                "failures, each reported and recovered from\n", n);
+        CHECK(n > 10);
+        fixture_free(&fx);
+    }
+    /* (the walk whose failing proposal once lost a failure of its
+       resumed run's queue at a later restore point) */
+    if (fixture_init(&fx, "transformer:layers=1,dmodel=64,heads=4,ffn=128,"
+                     "seq=16,batch=4", 4, "nodes:2x2:300G:25G")) {
+        n = walk_case(&fx, 2036);
+        printf("a proposal after a random walk: %ld allocation failures, "
+               "each reported and recovered from\n", n);
         CHECK(n > 10);
         fixture_free(&fx);
     }
