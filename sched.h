@@ -432,7 +432,10 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, kt_plan_sim *ps,
                            kt_error *err);
 /* The task graph and timeline of plan `next` (same factors) in
-   ps->proposed; the current plan stays until kt_plan_sim_accept. */
+   ps->proposed; the current plan stays until kt_plan_sim_accept.  A
+   failure (KT_ERR_NOMEM; KT_ERR_LIMIT when the graphs' slots would need
+   more than INT_MAX - 1 tasks or list entries) leaves ps usable, with
+   its current plan. */
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err);
 /* Completes the task structs, predecessor lists, start and end and the
@@ -4418,6 +4421,7 @@ struct kt__plan_sim_work {
     int *dirty, ndirty;    /* the ops the scratch graph may differ in      */
     int resync_all;        /* it may differ anywhere (after a failure, a
                               relayout or a full run)                      */
+    int too_big;           /* a layout was refused: past KT__PS_MAX        */
     int relayouts;         /* slots grown by proposals (local relayouts)   */
     int64_t moved;         /*   and the tasks they renumbered              */
     int *lstart, *llen;    /* per rebuilt op: its lists past the slots     */
@@ -4808,8 +4812,48 @@ static void kt__plan_sim_sclear(struct kt__plan_sim_work *w) {
 /* A slot's room for `want` entries: 1.5 times as many plus nd, so that a
    slot outgrown is outgrown again only after its need has grown by half
    (growing a slot moves tasks: rare by a geometric margin). */
-static int kt__plan_sim_slot(const struct kt__plan_sim_work *w, int want) {
-    return want + want / 2 + (int)w->c.nd;
+static int64_t kt__plan_sim_slot(const struct kt__plan_sim_work *w,
+                                 int want) {
+    return (int64_t)want + want / 2 + w->c.nd;
+}
+
+/* The most task slots, or predecessor or successor entries, a graph's
+   layout may hold: they are numbered with ints (and arrays get one more
+   entry).  A graph whose compact numbering fits can exceed it once every
+   slot has room. */
+#ifndef KT__PS_MAX /* (a test lowers it, to reach it with small graphs) */
+#define KT__PS_MAX (INT_MAX - 1)
+#endif
+
+/* *end moved past a slot of `room` more entries; 0 (and too_big noted,
+   nothing changed) when that passes KT__PS_MAX. */
+static int kt__plan_sim_extend(struct kt__plan_sim_work *w, int *end,
+                               int64_t room) {
+    if (room > (int64_t)KT__PS_MAX - *end) {
+        w->too_big = 1;
+        return 0;
+    }
+    *end += (int)room;
+    return 1;
+}
+
+/* The failure of a step that returned 0: a layout refused (too_big),
+   else out of memory.  A refused layout may have moved some of the
+   scratch graph's lists to new slots at the end before the one refused:
+   the scratch graph is then re-synced whole, in the current graph's
+   layout, so that the space they took does not bring the next proposal
+   nearer the limit. */
+static kt_status kt__plan_sim_failed(struct kt__plan_sim_work *w,
+                                     kt_error *err, const char *doing) {
+    if (w->too_big) {
+        w->too_big = 0;
+        w->resync_all = 1;
+        return kt__fail(err, KT_ERR_LIMIT, 0, "%s: the task graph laid out "
+                        "in slots with room needs more than %d task slots "
+                        "or list entries (KT__PS_MAX: they are numbered "
+                        "with ints)", doing, KT__PS_MAX);
+    }
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory %s", doing);
 }
 
 /* Op q's successor entries in graph x, as counted in ecnt. */
@@ -4827,7 +4871,7 @@ static int kt__plan_sim_succ_need(const struct kt__plan_sim_work *w,
    (counted in ecnt): one that has outgrown its slot gets a new one at the
    end of graph x's array.  The array grows first, so that a failure moves
    no slot (a slot past the end of the array would be written by the next
-   re-sync).  0: out of memory (nothing changed). */
+   re-sync).  0: out of memory or past KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_succ_place(struct kt__plan_sim_work *w, int x) {
     const kt__tg *X = &w->tg[x];
     kt__ps_side *sd = &w->side[x];
@@ -4835,8 +4879,9 @@ static int kt__plan_sim_succ_place(struct kt__plan_sim_work *w, int x) {
     void *np;
     for (k = 0; k < w->nsops; k++) {
         int q = w->sops[k], need = kt__plan_sim_succ_need(w, X, q);
-        if (need > sd->scap[q] - sd->sseg[q])
-            end += kt__plan_sim_slot(w, need);
+        if (need > sd->scap[q] - sd->sseg[q] &&
+            !kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, need)))
+            return 0;
     }
     if (!(np = kt__sim_grow(sd->se, &sd->cap_se, (size_t)end + 1,
                             sizeof(int))))
@@ -4846,7 +4891,7 @@ static int kt__plan_sim_succ_place(struct kt__plan_sim_work *w, int x) {
         int q = w->sops[k], need = kt__plan_sim_succ_need(w, X, q);
         if (need > sd->scap[q] - sd->sseg[q]) {
             sd->sseg[q] = sd->nsseg;
-            sd->nsseg += kt__plan_sim_slot(w, need);
+            sd->nsseg += (int)kt__plan_sim_slot(w, need); /* checked */
             sd->scap[q] = sd->nsseg;
         }
     }
@@ -4993,21 +5038,21 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         int bl = O->bend[o] - O->base[o], pl = O->send[o] - O->seg[o];
         N->base[o] = nb;
         N->bend[o] = nb + bl;
-        nb += kt__plan_sim_slot(w, bl);
         N->seg[o] = ns;
         N->send[o] = ns + pl;
-        ns += kt__plan_sim_slot(w, pl);
-        sn->pcap[o] = ns;
         sn->sseg[o] = nss;
-        nss += kt__plan_sim_slot(w, cnt[o]);
+        if (!kt__plan_sim_extend(w, &nb, kt__plan_sim_slot(w, bl)) ||
+            !kt__plan_sim_extend(w, &ns, kt__plan_sim_slot(w, pl)) ||
+            !kt__plan_sim_extend(w, &nss, kt__plan_sim_slot(w, cnt[o])))
+            return kt__plan_sim_failed(w, err, "laying out the task graph");
+        sn->pcap[o] = ns;
         sn->scap[o] = nss;
     }
     N->base[g->nop] = sn->nslot = nb;
     N->seg[g->nop] = sn->nseg = ns;
     sn->nsseg = nss;
     if (!kt__plan_sim_room(w, nx, 0))
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory laying out the "
-                        "task graph");
+        return kt__plan_sim_failed(w, err, "laying out the task graph");
     for (u = 0; u < w->ntc; u++) {
         o = (int)(u / nd);
         sn->owner[u] = o;
@@ -5039,8 +5084,7 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
     w->nsops = w->nrops = 0;
     for (o = 0; o < g->nop; o++) kt__plan_sim_sdirty(w, o);
     if (!kt__plan_sim_succ(w, nx)) /* (sized to fit: no new slot) */
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory laying out "
-                        "the task graph");
+        return kt__plan_sim_failed(w, err, "laying out the task graph");
     kt__plan_sim_sclear(w);
     w->nsops = w->nrops = 0;
     /* the scratch graph becomes the current one */
@@ -5067,16 +5111,18 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
 
 /* Room at the end of graph x's predecessor array for a slot of `want`
    entries for op q, which moves there (its entries are copied by the
-   caller).  0: out of memory. */
+   caller).  0: out of memory or past KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_pred_slot(struct kt__plan_sim_work *w, int x, int q,
                                   int want) {
     kt__tg *X = &w->tg[x];
     kt__ps_side *sd = &w->side[x];
-    int room = kt__plan_sim_slot(w, want);
-    if (!kt__tg_reserve(X, 0, (size_t)sd->nseg + (size_t)room + 1)) return 0;
+    int end = sd->nseg;
+    if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, want)) ||
+        !kt__tg_reserve(X, 0, (size_t)end + 1))
+        return 0;
     X->seg[q] = sd->nseg;
-    sd->nseg += room;
-    sd->pcap[q] = sd->nseg;
+    sd->nseg = end;
+    sd->pcap[q] = end;
     return 1;
 }
 
@@ -5107,15 +5153,15 @@ static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q,
         return 0;
     if (slen > sn->scap[q] - sn->sseg[q] ||
         (size_t)sn->scap[q] > sn->cap_se) {
-        int room = kt__plan_sim_slot(w, slen);
-        if (!(np = kt__sim_grow(sn->se, &sn->cap_se,
-                                (size_t)sn->nsseg + (size_t)room + 1,
+        int end = sn->nsseg;
+        if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, slen)) ||
+            !(np = kt__sim_grow(sn->se, &sn->cap_se, (size_t)end + 1,
                                 sizeof(int))))
             return 0;
         sn->se = (int *)np;
         sn->sseg[q] = sn->nsseg;
-        sn->nsseg += room;
-        sn->scap[q] = sn->nsseg;
+        sn->nsseg = end;
+        sn->scap[q] = end;
     }
     pshift = N->seg[q] - O->seg[q];
     sshift = sn->sseg[q] - so->sseg[q];
@@ -5514,15 +5560,18 @@ static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
    reading it (dep_op, nxt), the successor entries of the ops it reads
    (kt__lists_sources, prev), and in the current graph the start order,
    the device predecessors and the critical path's last task.  0: out of
-   memory (nothing changed). */
+   memory or past KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                   int need) {
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
     int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
     int u, ns_old = w->side[w->cur].nslot, moved = 0;
-    int slot = O->base[o + 1] - O->base[o];
-    left = kt__plan_sim_slot(w, need) - slot;
+    int slot = O->base[o + 1] - O->base[o], end = O->base[nop];
+    /* (every moved number stays below the new end of the slots) */
+    if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, need) - slot))
+        return 0;
+    left = end - O->base[nop];
     for (k = 0; k <= o; k++) nbase[k] = O->base[k];
     for (k = o + 1; k < nop; k++) {
         int take = O->base[k + 1] - O->bend[k];
@@ -5779,8 +5828,8 @@ static kt_status kt__plan_sim_lists(struct kt__plan_sim_work *w,
                    sizeof(int) * (size_t)len);
         } else { /* outgrown: its new slot is where it was written */
             if (!kt__plan_sim_pred_slot(w, 1 - w->cur, o, len))
-                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory "
-                                "updating the task graph");
+                return kt__plan_sim_failed(w, err, "updating the task "
+                                           "graph");
         }
         shift = N->seg[o] - at;
         N->send[o] = N->seg[o] + len;
@@ -6434,8 +6483,7 @@ static kt_status kt__plan_sim_splice(struct kt__plan_sim_work *w,
     if (!kt__plan_sim_succ(w, 1 - w->cur)) goto nomem;
     return KT_OK;
 nomem:
-    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating the task "
-                    "graph");
+    return kt__plan_sim_failed(w, err, "updating the task graph");
 }
 
 /* The proposal's simulation: the splice, then the resumed run -- or, when

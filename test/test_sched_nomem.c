@@ -25,6 +25,10 @@
 #include "kt_test_alloc.h"
 /* small checkpoint blocks, so that a delta restores from one */
 #define KT_SIM_CHECKPOINT 8
+/* task slots and list entries a layout may hold: lowered from INT_MAX - 1
+   so that a chain of 300 ops reaches it (limit_case); the other cases
+   need at most about half of it */
+#define KT__PS_MAX 20000
 #define KT_IMPLEMENTATION
 #include "../sched.h"
 #include "kt_test.h"
@@ -264,6 +268,7 @@ static long failing_proposal(const fixture *fx, const kt_plan *first,
         int hit;
         /* a fresh one each time: a proposal keeps its buffers */
         CHECK(kt_plan_sim_init(fx->g, &fx->p, &fx->t, &ps, &err) == KT_OK);
+        if (kt_test_failed) break;
         if (first) {
             CHECK(kt_plan_sim_propose(&ps, first, &err) == KT_OK);
             kt_plan_sim_accept(&ps);
@@ -324,7 +329,7 @@ static long proposal_case(const fixture *fx, uint64_t seed,
    the room of an empty one, and a tensor tiled by columns instead
    outgrows its consumer's slot. */
 static int chain_init(fixture *fx, int nops) {
-    char text[4096];
+    char text[16384];
     size_t n = 0;
     int i;
     kt_error err;
@@ -412,6 +417,7 @@ static long walk_case(const fixture *fx, uint64_t seed0) {
         trio tr;
         int k, hit;
         CHECK(kt_plan_sim_init(g, &fx->p, &fx->t, &ps, &err) == KT_OK);
+        if (kt_test_failed) break;
         for (k = 0; k < 4; k++) {
             plan_walk(g, ps.plan, &next, &seed);
             CHECK(kt_plan_sim_propose(&ps, &next, &err) == KT_OK);
@@ -450,6 +456,50 @@ static long walk_case(const fixture *fx, uint64_t seed0) {
     return injected;
 }
 
+/* A proposal whose layout needs more than KT__PS_MAX task slots or list
+   entries (lowered above: a graph whose compact numbering fits in an int
+   can need more than INT_MAX once its slots have room): refused with
+   KT_ERR_LIMIT naming the limit, before any number overflows, and the
+   kt_plan_sim still usable -- the current plan proposed and another
+   proposal price exactly as from scratch. */
+static void limit_case(const fixture *fx, int nops) {
+    kt_error err;
+    kt_plan big, other;
+    kt_plan_sim ps;
+    kt_sim ref_cur, ref_other;
+    kt_status r;
+    int j;
+    CHECK(kt__plan_copy(&big, &fx->p, fx->g, &err) == KT_OK);
+    CHECK(kt__plan_copy(&other, &fx->p, fx->g, &err) == KT_OK);
+    for (j = 2; j <= nops; j += 2) big.tiling[j].cut[0] = 1;
+    other.tiling[nops].cut[0] = 1;
+    reference(fx, &fx->p, &ref_cur);
+    reference(fx, &other, &ref_other);
+    if (kt_plan_sim_init(fx->g, &fx->p, &fx->t, &ps, &err) != KT_OK) {
+        CHECKF(0, "the chain's first layout: %s", err.message);
+        return;
+    }
+    r = kt_plan_sim_propose(&ps, &big, &err);
+    CHECKF(r == KT_ERR_LIMIT && strstr(err.message, "more than 20000") &&
+           !ps.proposed, "a layout past the limit: status %d, %s", (int)r,
+           err.message);
+    printf("a layout past KT__PS_MAX: %s\n", err.message);
+    r = kt_plan_sim_propose(&ps, &fx->p, &err);
+    CHECKF(r == KT_OK && proposal_is(&ps, &ref_cur),
+           "the current plan after the refusal: %s", err.message);
+    r = kt_plan_sim_propose(&ps, &other, &err);
+    CHECKF(r == KT_OK && proposal_is(&ps, &ref_other),
+           "another proposal after the refusal: %s", err.message);
+    kt_plan_sim_accept(&ps);
+    kt_plan_sim_timeline(&ps);
+    CHECK(same_run(ps.current, &ref_other));
+    kt_plan_sim_free(&ps);
+    kt_sim_free(&ref_cur);
+    kt_sim_free(&ref_other);
+    kt_plan_free(&big);
+    kt_plan_free(&other);
+}
+
 int main(void) {
     fixture fx;
     long n;
@@ -484,6 +534,10 @@ int main(void) {
         printf("a slot grown at the end: %ld allocation failures, each "
                "reported and recovered from\n", n);
         CHECK(n > 10);
+        fixture_free(&fx);
+    }
+    if (chain_init(&fx, 300)) {
+        limit_case(&fx, 300);
         fixture_free(&fx);
     }
     if (chain_init(&fx, 20)) {
