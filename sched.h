@@ -2520,17 +2520,22 @@ typedef struct kt__wait {
     int indeg;    /* predecessors not yet started                   */
 } kt__wait;
 
-/* A full run's wait state of a task with two or more predecessors (the
-   only ones that need one: a task waiting for one alone is queued at its
-   end, one without at the start).  They are numbered apart, in task
-   order, so that the states a run reads and writes lie together -- on
-   wresnet-152 over 64 devices 143k tasks of 448k, 2.3 MB instead of the
-   7 MB of kt__wait for every task, which delta runs keep using -- and
-   kt__sim_prepare's pass writes nothing for the other tasks. */
+/* A full run's wait state: one for each distinct predecessor list of two
+   or more entries (the only lists that need one: a task waiting for one
+   predecessor alone is queued at its end, one without at the start), and
+   shared by every task that has that list -- their counts reach zero at
+   the same release, with the same latest end, so one count serves them
+   all.  On wresnet-152 over 64 devices 140k tasks have such lists but
+   only 75k lists are distinct (an in-place update and every transfer
+   reading the old value wait for the same set), so a run updates 872k
+   states instead of 1.57 M.  They are numbered apart, in order of their
+   first task, so that the states a run reads and writes lie together
+   (1.2 MB here instead of the 7 MB of kt__wait for every task, which
+   delta runs keep using). */
 typedef struct kt__fwait {
     double ready; /* latest end of the predecessors started so far */
     int indeg;    /* predecessors not yet started                   */
-    int task;     /* the task it is of                               */
+    int tasks;    /* its tasks: fwtask[tasks] of them, listed after  */
 } kt__fwait;
 
 /* The powers of two a run time (0 < s <= 1e30) can fall below: frexp's
@@ -2548,12 +2553,19 @@ struct kt__sim_work {
                             succ_sole[i]) wait for it alone, the rest for
                             others too                                     */
     int *succ;
-    int *fsucc;          /* the successor lists as a full run reads them:
-                            succ with each entry past succ_sole[i] the
-                            number of its task's kt__fwait instead        */
-    kt__fwait *fwait;    /* a full run's wait states                       */
-    int nfwait;          /*   (tasks with two or more predecessors)        */
-    size_t cap_fsucc, cap_fwait;
+    int *ffirst;         /* the successor lists as a full run reads them: */
+    int *fsole;          /*   task i's fsucc[ffirst[i] .. fsole[i]) wait
+                              for it alone (as in succ), then up to
+                              ffirst[i + 1] the numbers of the wait states
+                              that count it (each once per entry of i in
+                              their list)                                  */
+    int *fsucc;
+    kt__fwait *fwait;    /* a full run's wait states (kt__fwait),          */
+    int *fwnpred;        /*   the length of each one's list,              */
+    int *fwtask;         /*   and its tasks (a count, then the tasks)      */
+    int nfwait;
+    size_t cap_ffirst, cap_fsole, cap_fsucc, cap_fwait, cap_fwnpred,
+        cap_fwtask;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
     unsigned char *compute; /* per task: a compute task                    */
@@ -2754,8 +2766,12 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->succ_first);
     KT_FREE(w->succ_sole);
     KT_FREE(w->succ);
+    KT_FREE(w->ffirst);
+    KT_FREE(w->fsole);
     KT_FREE(w->fsucc);
     KT_FREE(w->fwait);
+    KT_FREE(w->fwnpred);
+    KT_FREE(w->fwtask);
     KT_FREE(w->preds);
     KT_FREE(w->compute);
     KT_FREE(w->dev);
@@ -2870,6 +2886,187 @@ nomem:
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
+/* Every full run's wait states as the start of a run needs them: nothing
+   ended yet (a pass over the distinct lists, not over the tasks). */
+static void kt__sim_reset_waits(struct kt__sim_work *w) {
+    kt__fwait *x = w->fwait;
+    const int *np = w->fwnpred;
+    int i, nw = w->nfwait;
+    for (i = 0; i < nw; i++) {
+        x[i].ready = 0;
+        x[i].indeg = np[i];
+    }
+}
+
+/* A predecessor list's hash, for finding equal lists. */
+static uint64_t kt__sim_list_hash(const int *p, int len) {
+    uint64_t h = (uint64_t)(unsigned)len * UINT64_C(0x9e3779b97f4a7c15);
+    int j;
+    for (j = 0; j < len; j++) {
+        h ^= (uint64_t)(unsigned)p[j];
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* The wait states of a full run (kt__fwait): each task with two or more
+   predecessor entries gets the state of its list, equal lists one state
+   (found through a hash table of the lists, each match confirmed entry by
+   entry), numbered in order of their first task.  state[i] is task i's
+   state, -1 for a task without one.  Fills fwait's counts, fwnpred and
+   fwtask.  0: out of memory. */
+static int kt__sim_join_waits(struct kt__sim_work *w, int *state) {
+    int n = w->n, i, nw = 0, nmulti = 0, ok = 0;
+    size_t size = 2, mask, e, *first = NULL, ntask_list;
+    int *slot = NULL, *cursor;
+    uint64_t *hash = NULL;
+    void *np;
+    for (i = 0; i < n; i++) nmulti += w->npred[i] > 1;
+    while (size < 2 * (size_t)nmulti) size *= 2;
+    mask = size - 1;
+    slot = (int *)KT_MALLOC(sizeof(int) * size);
+    first = (size_t *)KT_MALLOC(sizeof(size_t) * ((size_t)nmulti + 1));
+    hash = (uint64_t *)KT_MALLOC(sizeof(uint64_t) * ((size_t)nmulti + 1));
+    np = kt__sim_grow(w->fwait, &w->cap_fwait, (size_t)nmulti + 1,
+                      sizeof(kt__fwait));
+    if (np) {
+        w->fwait = (kt__fwait *)np;
+        np = kt__sim_grow(w->fwnpred, &w->cap_fwnpred, (size_t)nmulti + 1,
+                          sizeof(int));
+        if (np) w->fwnpred = (int *)np;
+    }
+    if (!slot || !first || !hash || !np) goto done;
+    for (e = 0; e < size; e++) slot[e] = -1;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++]) {
+        const int *list = w->preds + e;
+        int len = w->npred[i];
+        uint64_t h;
+        size_t j;
+        state[i] = -1;
+        if (len < 2) continue;
+        h = kt__sim_list_hash(list, len);
+        for (j = (size_t)h & mask; slot[j] >= 0; j = (j + 1) & mask) {
+            int x = slot[j];
+            if (hash[x] == h && w->fwnpred[x] == len &&
+                memcmp(w->preds + first[x], list, sizeof(int) * (size_t)len)
+                    == 0)
+                break;
+        }
+        if (slot[j] < 0) { /* a new list */
+            slot[j] = nw;
+            hash[nw] = h;
+            first[nw] = e;
+            w->fwnpred[nw] = len;
+            w->fwait[nw].indeg = 0; /* counts its tasks until the reset */
+            nw++;
+        }
+        state[i] = slot[j];
+        w->fwait[state[i]].indeg++;
+    }
+    /* each state's tasks: a count, then the tasks in task order (the
+       count's slot is the cursor while they are filled in) */
+    ntask_list = (size_t)nw + (size_t)nmulti;
+    np = kt__sim_grow(w->fwtask, &w->cap_fwtask, ntask_list + 1, sizeof(int));
+    if (!np) goto done;
+    w->fwtask = (int *)np;
+    for (i = 0, e = 0; i < nw; i++) {
+        w->fwait[i].tasks = (int)e;
+        e += 1 + (size_t)w->fwait[i].indeg;
+        w->fwtask[w->fwait[i].tasks] = 0;
+    }
+    for (i = 0; i < n; i++)
+        if (state[i] >= 0) {
+            cursor = &w->fwtask[w->fwait[state[i]].tasks];
+            cursor[1 + (*cursor)++] = i;
+        }
+    w->nfwait = nw;
+    ok = 1;
+done:
+    KT_FREE(slot);
+    KT_FREE(first);
+    KT_FREE(hash);
+    return ok;
+}
+
+/* The successor lists of the predecessor lists in w->preds: succ (every
+   successor, those waiting for the task alone first), read by delta
+   runs and kt_plan_sim, and a full run's own lists (ffirst, fsole,
+   fsucc: the sole successors, then the wait states, each state once per
+   entry however many tasks share it), with the wait states themselves
+   (kt__sim_join_waits).  0: out of memory. */
+static int kt__sim_derive(struct kt__sim_work *w) {
+    int n = w->n, i, j, seen = 0, *state;
+    size_t e = w->ne, nf = 0;
+    void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
+    if (!np) return 0;
+    w->succ = (int *)np;
+    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
+    for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
+    for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
+    /* each list has first the successors that wait for this task alone,
+       then the others (pend counts the successors placed so far) */
+    for (i = 0; i < n; i++) w->pend[i] = 0;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
+        if (w->npred[i] == 1) {
+            int p = w->preds[e];
+            w->succ[w->succ_first[p] + w->pend[p]++] = i;
+        }
+    for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
+    for (i = 0, e = 0; i < n; i++)
+        for (j = 0; j < w->npred[i]; j++) {
+            int p = w->preds[e++];
+            if (w->npred[i] != 1)
+                w->succ[w->succ_first[p] + w->pend[p]++] = i;
+        }
+    /* the full run's lists: the sole successors as in succ, then for
+       each state, at its first task, an entry per entry of its list */
+    np = kt__sim_grow(w->ffirst, &w->cap_ffirst, (size_t)n + 1, sizeof(int));
+    if (!np) return 0;
+    w->ffirst = (int *)np;
+    np = kt__sim_grow(w->fsole, &w->cap_fsole, (size_t)n + 1, sizeof(int));
+    if (!np) return 0;
+    w->fsole = (int *)np;
+    state = (int *)KT_MALLOC(sizeof(int) * ((size_t)n + 1));
+    if (!state || !kt__sim_join_waits(w, state)) {
+        KT_FREE(state);
+        return 0;
+    }
+    for (i = 0; i <= n; i++) w->ffirst[i] = 0;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++]) {
+        int nsole = w->succ_sole[i] - w->succ_first[i];
+        w->ffirst[i + 1] += nsole;
+        if (state[i] == seen) { /* the first task of its state */
+            seen++;
+            for (j = 0; j < w->npred[i]; j++) w->ffirst[w->preds[e + j] + 1]++;
+        }
+    }
+    for (i = 0; i < n; i++) w->ffirst[i + 1] += w->ffirst[i];
+    nf = (size_t)w->ffirst[n];
+    np = kt__sim_grow(w->fsucc, &w->cap_fsucc, nf + 1, sizeof(int));
+    if (!np) {
+        KT_FREE(state);
+        return 0;
+    }
+    w->fsucc = (int *)np;
+    for (i = 0; i < n; i++) {
+        int nsole = w->succ_sole[i] - w->succ_first[i];
+        memcpy(w->fsucc + w->ffirst[i], w->succ + w->succ_first[i],
+               sizeof(int) * (size_t)nsole);
+        w->fsole[i] = w->pend[i] = w->ffirst[i] + nsole; /* the cursor */
+    }
+    for (i = 0, e = 0, seen = 0; i < n; e += (size_t)w->npred[i++])
+        if (state[i] == seen) {
+            for (j = 0; j < w->npred[i]; j++) {
+                int p = w->preds[e + j];
+                w->fsucc[w->pend[p]++] = seen;
+            }
+            seen++;
+        }
+    KT_FREE(state);
+    return 1;
+}
+
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
@@ -2878,7 +3075,7 @@ nomem:
    so that kt__sim_algorithm1 finds them ready. */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w;
-    int n = s->ntask, i, j, same, bad = 0, nw = 0, run_len = 0;
+    int n = s->ntask, i, j, same, bad = 0, run_len = 0;
     size_t e = 0, ne_old;
     uint64_t bits, run_bits = 0;
     double run_s = 0, run_q = 0;
@@ -2891,12 +3088,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     st = kt__sim_reserve(s, err);
     if (st != KT_OK) return st;
     w = s->work;
-    if ((size_t)n + 1 > w->cap_fwait) {
-        void *np = kt__sim_grow(w->fwait, &w->cap_fwait, (size_t)n + 1,
-                                sizeof(kt__fwait));
-        if (!np) goto nomem;
-        w->fwait = (kt__fwait *)np;
-    }
     same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
            w->ndev == s->ndev;
     ne_old = same ? w->ne : 0;
@@ -2972,14 +3163,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         sec = run_q;
         w->sec[i] = sec;
         if (compute && t->device < ndev) busy[t->device] += sec;
-        if (t->npred > 1) {
-            kt__fwait *x = &w->fwait[nw++];
-            x->ready = 0;
-            x->indeg = t->npred;
-            x->task = i;
-        } else if (t->npred == 0) {
-            kt__qpush(&w->queue, 0, i);
-        }
+        if (t->npred == 0) kt__qpush(&w->queue, 0, i);
         e += (size_t)t->npred;
     }
     if (run_len) kt__sim_count(w, run_s, run_len);
@@ -3040,45 +3224,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             }
     }
     w->ne = e;
-    if (nw != w->nfwait) same = 0; /* (implied by the npred compared) */
-    w->nfwait = nw;
-    if (same) {
-        w->derived = 1;
-        return KT_OK;
-    }
-    {
-        void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
-        if (!np) goto nomem;
-        w->succ = (int *)np;
-        np = kt__sim_grow(w->fsucc, &w->cap_fsucc, e + 1, sizeof(int));
-        if (!np) goto nomem;
-        w->fsucc = (int *)np;
-    }
-    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
-    for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
-    for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    /* each list has first the successors that wait for this task alone,
-       then the others (pend counts the successors placed so far) */
-    for (i = 0; i < n; i++) w->pend[i] = 0;
-    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
-        if (w->npred[i] == 1) {
-            int p = w->preds[e];
-            w->succ[w->succ_first[p] + w->pend[p]++] = i;
-        }
-    for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
-    memcpy(w->fsucc, w->succ, sizeof(int) * (size_t)w->succ_first[n]);
-    for (i = 0, e = 0, nw = 0; i < n; i++) {
-        for (j = 0; j < w->npred[i]; j++) {
-            int p = w->preds[e++];
-            if (w->npred[i] != 1) {
-                int at = w->succ_first[p] + w->pend[p]++;
-                w->succ[at] = i;
-                w->fsucc[at] = nw; /* its wait state's number */
-            }
-        }
-        nw += w->npred[i] > 1;
-    }
+    if (!same && !kt__sim_derive(w)) goto nomem;
     w->derived = 1;
+    kt__sim_reset_waits(w);
     return KT_OK;
 nomem:
     kt_sim_invalidate(s);
@@ -3534,9 +3682,9 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
    read, maximised and written (1.57 M on wresnet-152 over 64 devices),
    each a scattered access, so everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
-    const int *u = w->fsucc + w->succ_first[t];
-    const int *sole = w->fsucc + w->succ_sole[t];
-    const int *stop = w->fsucc + w->succ_first[t + 1];
+    const int *u = w->fsucc + w->ffirst[t];
+    const int *sole = w->fsucc + w->fsole[t];
+    const int *stop = w->fsucc + w->ffirst[t + 1];
     kt__fwait *wait = w->fwait;
     kt__queue *q = &w->queue;
     /* a successor waiting for t alone is ready at its end: it has no wait
@@ -3548,7 +3696,10 @@ static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
            would be a branch, taken at random */
         double r = x->ready;
         x->ready = end > r ? end : r;
-        if (--x->indeg == 0) kt__qpush(q, x->ready, x->task);
+        if (--x->indeg == 0) { /* its tasks are ready */
+            const int *tasks = w->fwtask + x->tasks;
+            kt__qpush_all(q, x->ready, tasks + 1, tasks[0]);
+        }
     }
 }
 

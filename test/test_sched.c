@@ -2033,6 +2033,132 @@ static void test_sim_reference(void) {
     }
 }
 
+/* Full runs share one wait state among the tasks whose predecessor lists
+   are equal (kt__sim_join_waits).  Random task graphs with many equal
+   lists -- stored apart, or one range shared by several tasks -- and
+   near misses the states must keep apart (the same entries in another
+   order, one entry more, an entry twice), against the reference
+   simulator; then lists changed in place between runs, so that a task
+   leaves its state or joins another, against a fresh copy and the
+   reference.  White-box: the states are as many as the distinct lists. */
+static void build_shared_sim(kt_sim *s, int n, int nres, uint64_t *seed) {
+    int i, j, e = 0, base = n / 4 > 1 ? n / 4 : 1;
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = nres;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n * 6 + 1, sizeof(int));
+    s->busy = (double *)calloc((size_t)nres, sizeof(double));
+    for (i = 0; i < n; i++) {
+        kt_sim_task *t = &s->task[i];
+        int how = rnd(seed, 0, 5), from = rnd(seed, 0, i > 0 ? i - 1 : 0);
+        kt_sim_task *o = &s->task[from];
+        t->device = rnd(seed, 0, nres - 1);
+        t->seconds = rnd(seed, 0, 3);
+        t->pred_first = e;
+        if (i < base) { /* a few lists among the first tasks */
+            for (j = 0; i > 0 && j < rnd(seed, 0, 3); j++)
+                s->pred[e++] = rnd(seed, 0, i - 1);
+            t->npred = e - t->pred_first;
+        } else if (how == 0 && o->npred > 1) { /* o's very range */
+            t->pred_first = o->pred_first;
+            t->npred = o->npred;
+        } else if (how <= 2 && o->npred > 1) { /* a copy of o's list */
+            for (j = 0; j < o->npred; j++)
+                s->pred[e++] = s->pred[o->pred_first + j];
+            t->npred = o->npred;
+        } else if (how == 3 && o->npred > 1) { /* reversed, or one more */
+            int more = rnd(seed, 0, 1);
+            for (j = 0; j < o->npred; j++)
+                s->pred[e++] =
+                    s->pred[o->pred_first + (more ? j : o->npred - 1 - j)];
+            if (more) s->pred[e++] = rnd(seed, 0, i - 1);
+            t->npred = e - t->pred_first;
+        } else { /* fresh, sometimes an entry twice */
+            int k = rnd(seed, 2, 4);
+            for (j = 0; j < k; j++, e++)
+                s->pred[e] = j > 0 && rnd(seed, 0, 3) == 0
+                                 ? s->pred[e - 1]
+                                 : rnd(seed, 0, i - 1);
+            t->npred = k;
+        }
+    }
+}
+
+/* How many distinct lists of two or more entries s has. */
+static int distinct_lists(const kt_sim *s) {
+    int i, k, nd = 0;
+    for (i = 0; i < s->ntask; i++) {
+        const kt_sim_task *t = &s->task[i];
+        int seen = 0;
+        if (t->npred < 2) continue;
+        for (k = 0; k < i && !seen; k++)
+            seen = s->task[k].npred == t->npred &&
+                   memcmp(s->pred + s->task[k].pred_first,
+                          s->pred + t->pred_first,
+                          sizeof(int) * (size_t)t->npred) == 0;
+        nd += !seen;
+    }
+    return nd;
+}
+
+static void test_shared_waits(void) {
+    uint64_t seed = 4242;
+    int graph, ok = 1, shared = 0, graphs = getenv("KT_WRAP") ? 60 : 300;
+    for (graph = 0; graph < graphs && ok; graph++) {
+        kt_sim s, fresh;
+        kt_error err;
+        char what[96];
+        int n = rnd(&seed, 2, graph % 10 == 0 ? 300 : 50), change;
+        int nres = rnd(&seed, 1, 5), multi = 0, i;
+        build_shared_sim(&s, n, nres, &seed);
+        snprintf(what, sizeof what, "shared lists, graph %d (%d tasks)",
+                 graph, n);
+        ok = kt_sim_run(&s, &err) == KT_OK;
+        CHECKF(ok, "%s: %s", what, err.message);
+        ok = ok && same_as_reference(&s, what);
+        for (i = 0; i < n; i++) multi += s.task[i].npred > 1;
+        shared += multi - s.work->nfwait;
+        CHECKF(s.work->nfwait == distinct_lists(&s), "%s: %d wait states "
+               "for %d distinct lists", what, s.work->nfwait,
+               distinct_lists(&s));
+        for (change = 0; change < 4 && ok; change++) {
+            /* a task's list changed in place: an entry of its own (of a
+               shared range: every task on it), or made another's */
+            int t = rnd(&seed, 1, n - 1), o = rnd(&seed, 0, t - 1);
+            kt_sim_task *x = &s.task[t];
+            if (change % 2 == 0 && x->npred > 0) {
+                /* below every task whose range holds the entry */
+                int at = x->pred_first + rnd(&seed, 0, x->npred - 1), k;
+                int below = t;
+                for (k = 0; k < n; k++)
+                    if (s.task[k].pred_first <= at &&
+                        at < s.task[k].pred_first + s.task[k].npred &&
+                        k < below)
+                        below = k;
+                if (below > 0) s.pred[at] = rnd(&seed, 0, below - 1);
+            } else if (s.task[o].npred > 1) {
+                x->pred_first = s.task[o].pred_first;
+                x->npred = s.task[o].npred;
+            }
+            /* (a task after its predecessors stays so: o < t) */
+            fresh = fresh_copy(&s);
+            ok = kt_sim_run(&s, &err) == KT_OK;
+            CHECKF(ok, "%s: %s", what, err.message);
+            CHECK(kt_sim_run(&fresh, &err) == KT_OK);
+            ok = ok && same_timeline(&s, &fresh, what, change) &&
+                 same_as_reference(&s, what) &&
+                 s.work->nfwait == distinct_lists(&s);
+            kt_sim_free(&fresh);
+        }
+        kt_sim_free(&s);
+    }
+    CHECKF(ok, "full runs with shared wait states differ from the "
+           "reference");
+    CHECKF(shared > graphs, "the graphs share too few lists to test it "
+           "(%d tasks joined another's state)", shared);
+}
+
 /* The simulator's ready queue alone against a list scanned for its least
    (ready time, index): random pushes and takes, ready times never before
    the last one taken, many tasks ready at one instant -- in few or many
@@ -2940,6 +3066,7 @@ int main(void) {
     test_random();
     test_simulation();
     test_sim_reference();
+    test_shared_waits();
     test_queue_order();
     test_delta();
     test_profile();
