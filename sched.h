@@ -2543,6 +2543,15 @@ typedef struct kt__fwait {
 #define KT__EXP_LO (-1080)
 #define KT__NEXP 1184
 
+/* Consecutive tasks whose predecessor lists lie one after the other in
+   s->pred (kt_sim_build lays them out op by op: 1,591 stretches for the
+   448k tasks of wresnet-152 over 64 devices), noted by kt__sim_prepare's
+   pass and compared with the previous run's lists a stretch at a time. */
+struct kt__stretch {
+    size_t e;   /* its first entry among all tasks' entries */
+    int task;   /* its first task                           */
+};
+
 struct kt__sim_work {
     int n;               /* tasks the workspace was built for             */
     int64_t nres;        /* compute devices + links                        */
@@ -2568,6 +2577,8 @@ struct kt__sim_work {
         cap_fwtask;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
+    struct kt__stretch *stretch; /* a run's stretches of predecessor lists */
+    size_t cap_stretch;
     unsigned char *compute; /* per task: a compute task                    */
     int64_t ndev;        /* compute devices                                */
     int derived;         /* succ, busy lists match dev, compute and preds  */
@@ -2773,6 +2784,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->fwnpred);
     KT_FREE(w->fwtask);
     KT_FREE(w->preds);
+    KT_FREE(w->stretch);
     KT_FREE(w->compute);
     KT_FREE(w->dev);
     KT_FREE(w->sec);
@@ -3076,7 +3088,7 @@ static int kt__sim_derive(struct kt__sim_work *w) {
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w;
     int n = s->ntask, i, j, same, bad = 0, run_len = 0;
-    size_t e = 0, ne_old;
+    size_t e = 0, ne_old, nst = 0, next_first = (size_t)-1;
     uint64_t bits, run_bits = 0;
     double run_s = 0, run_q = 0;
     double guess, per_s, *busy = s->busy;
@@ -3149,6 +3161,17 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         }
         if (!same || w->pred_first[i] != t->pred_first)
             w->pred_first[i] = t->pred_first;
+        if ((size_t)t->pred_first != next_first) { /* a new stretch */
+            if (nst == w->cap_stretch) {
+                void *np = kt__sim_grow(w->stretch, &w->cap_stretch, nst + 1,
+                                        sizeof(struct kt__stretch));
+                if (!np) goto nomem;
+                w->stretch = (struct kt__stretch *)np;
+            }
+            w->stretch[nst].e = e;
+            w->stretch[nst++].task = i;
+        }
+        next_first = (size_t)t->pred_first + (size_t)t->npred;
         /* a run of equal run times (an op's tasks on every device) is
            rounded once and counted in the histogram once */
         memcpy(&bits, &t->seconds, sizeof bits);
@@ -3197,19 +3220,14 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         w->preds = (int *)np;
     }
     if (ne_old != e) same = 0;
-    /* the predecessor lists, a stretch at a time: the lists of
-       consecutive tasks that lie one after the other in s->pred (few
-       stretches: kt_sim_build lays the lists out op by op) */
-    for (i = 0, e = 0; i < n && !bad;) {
-        int k = i + 1;
-        size_t len = (size_t)w->npred[i];
-        while (k < n && w->pred_first[k] ==
-                            w->pred_first[k - 1] + w->npred[k - 1])
-            len += (size_t)w->npred[k++];
-        if (!kt__sim_take_preds(w, s->pred + w->pred_first[i], len, e, &same))
+    /* the predecessor lists, a stretch at a time (the pass noted them:
+       no second pass over the tasks' counts and offsets) */
+    for (j = 0; (size_t)j < nst && !bad; j++) {
+        size_t at = w->stretch[j].e;
+        size_t len = ((size_t)j + 1 < nst ? w->stretch[j + 1].e : e) - at;
+        if (!kt__sim_take_preds(w, s->pred + w->pred_first[w->stretch[j].task],
+                                len, at, &same))
             bad = 1;
-        e += len;
-        i = k;
     }
     if (bad) { /* name the first task with a bad predecessor */
         for (i = 0; i < n; i++)
