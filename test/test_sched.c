@@ -2183,7 +2183,8 @@ static void test_queue_order(void) {
         double rt[MAXQ];
         int rtask[MAXQ], burst[BURST];
         int *queued = (int *)calloc(N, sizeof(int));
-        int nref = 0, op, i, k;
+        int *pool = (int *)malloc(sizeof(int) * OPS * BURST);
+        int nref = 0, op, i, k, npool = 0;
         /* tasks from a window of 256 (a group's few bitmap words), or
            from all N (most in a word of their own: the merge, always
            when every one is) */
@@ -2195,6 +2196,7 @@ static void test_queue_order(void) {
         CHECK(kt__sim_reserve(&s, &err) == KT_OK);
         q = &s.work->queue;
         kt__qreset(q);
+        q->list[0] = q->list[1] = pool;
         for (op = 0; op < OPS && ok; op++) {
             if (nref == 0 || (nref + BURST <= MAXQ && rnd(&seed, 0, 9) < 6)) {
                 /* a burst of distinct tasks ready at one time (now, or
@@ -2216,10 +2218,16 @@ static void test_queue_order(void) {
                     qsort(burst + lo, (size_t)(hi - lo), sizeof(int),
                           cmp_int);
                 }
-                /* as a task's sole successors are, all at once (at
-                   `now` too, while its group is taken), or one by one */
-                int all = rnd(&seed, 0, 1);
-                if (all) kt__qpush_all(q, ready, burst, nb);
+                /* as a full run queues a task's sole successors or a
+                   wait state's tasks, as one list (at `now` too, while
+                   its group is taken: one by one then), from either of
+                   the queue's two lists; or one by one */
+                int all = rnd(&seed, 0, 1), which = rnd(&seed, 0, 1);
+                if (all) {
+                    memcpy(pool + npool, burst, sizeof(int) * (size_t)nb);
+                    kt__qpush_list(q, ready, which, npool, nb);
+                    npool += nb;
+                }
                 for (i = 0; i < nb; i++) {
                     if (!all) kt__qpush(q, ready, burst[i]);
                     rt[nref] = ready;
@@ -2255,7 +2263,28 @@ static void test_queue_order(void) {
                        round, q->count, nref);
                 ok = 0;
             }
+            if (op % 50 == 0 && ok) {
+                /* what a checkpoint notes (kt__qnext): every queued task
+                   once, lists spelled out, with its ready time */
+                kt__qiter it = {0, 0, 0, 0};
+                int got = 0, task, j;
+                double ready;
+                int *seen = (int *)calloc(N, sizeof(int));
+                while (kt__qnext(q, &it, &task, &ready) && got <= nref) {
+                    got++;
+                    for (j = 0; j < nref; j++)
+                        if (rtask[j] == task && rt[j] == ready) break;
+                    if (j == nref || ++seen[task] > queued[task]) ok = 0;
+                }
+                if (got != nref || !ok) {
+                    printf("queue round %d: the iterator gave %d tasks "
+                           "of %d, or one not queued\n", round, got, nref);
+                    ok = 0;
+                }
+                free(seen);
+            }
         }
+        free(pool);
         free(queued);
         kt_sim_free(&s);
     }
@@ -2742,7 +2771,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
     double tick = w->tg[1 - w->cur].sim.tick, d, keep;
     int R, i, u;
     int64_t r;
-    kt__qiter it = {0, 0, 0};
+    kt__qiter it = {0, 0, 0, 0};
     rejoin_seen++;
     if (!kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
     /* a device or link busy after the present */
