@@ -3545,9 +3545,10 @@ static void kt__qadvance(kt__queue *q) {
             kt__qappend(q, kt__qbucket(q, key), key, it[i].task, c);
         else if (c == 0)
             now[nnow++] = it[i].task;
-        else { /* a list of tasks */
-            int m = c > 0 ? c : -c;
-            memcpy(now + nnow, q->list[c > 0] + it[i].task, sizeof(int) * (size_t)m);
+        else { /* a list of tasks (a few: copied without a call) */
+            const int *from = q->list[c > 0] + it[i].task;
+            int m = c > 0 ? c : -c, j;
+            for (j = 0; j < m; j++) now[nnow + j] = from[j];
             nnow += m;
         }
     }
