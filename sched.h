@@ -2523,18 +2523,18 @@ typedef struct kt__wait {
     int indeg;    /* predecessors not yet started                   */
 } kt__wait;
 
-/* A full run's wait state: one for each distinct predecessor list of two
-   or more entries (the only lists that need one: a task waiting for one
-   predecessor alone is queued at its end, one without at the start), and
-   shared by every task that has that list -- their counts reach zero at
-   the same release, with the same latest end, so one count serves them
-   all.  On wresnet-152 over 64 devices 140k tasks have such lists but
-   only 75k lists are distinct (an in-place update and every transfer
-   reading the old value wait for the same set), so a run updates 872k
-   states instead of 1.57 M.  They are numbered apart, in order of their
-   first task, so that the states a run reads and writes lie together
-   (1.2 MB here instead of the 7 MB of kt__wait for every task, which
-   delta runs keep using). */
+/* A full run's wait state: one for each predecessor list of two or more
+   entries (the only lists that need one: a task waiting for one
+   predecessor alone is queued at its end, one without at the start),
+   shared by the tasks that follow one another with equal lists -- their
+   counts reach zero at the same release, with the same latest end, so
+   one count serves them all.  On wresnet-152 over 64 devices 140k tasks
+   have such lists, in 75.7k runs of equal ones (several transfers of a
+   conversion wait for the same tasks), so a run updates 873k states
+   instead of 1.57 M.  They are numbered apart, in order of their first
+   task, so that the states a run reads and writes lie together (1.2 MB
+   here instead of the 7 MB of kt__wait for every task, which delta runs
+   keep using). */
 typedef struct kt__fwait {
     double ready; /* latest end of the predecessors started so far */
     int indeg;    /* predecessors not yet started                   */
@@ -2565,19 +2565,16 @@ struct kt__sim_work {
                             succ_sole[i]) wait for it alone, the rest for
                             others too                                     */
     int *succ;
-    int *ffirst;         /* the successor lists as a full run reads them: */
-    int *fsole;          /*   task i's fsucc[ffirst[i] .. fsole[i]) wait
-                              for it alone (as in succ), then up to
-                              ffirst[i + 1] the numbers of the wait states
-                              that count it (each once per entry of i in
-                              their list)                                  */
-    int *fsucc;
+    int *ffirst;         /* a full run's lists of wait states: task i's  */
+    int *fsucc;          /*   fsucc[ffirst[i] .. ffirst[i + 1]) are the
+                              numbers of the wait states that count it
+                              (each once per entry of i in their list); its
+                              sole successors are queued from succ         */
     kt__fwait *fwait;    /* a full run's wait states (kt__fwait),          */
     int *fwnpred;        /*   the length of each one's list,              */
     int *fwtask;         /*   and its tasks (a count, then the tasks)      */
     int nfwait;
-    size_t cap_ffirst, cap_fsole, cap_fsucc, cap_fwait, cap_fwnpred,
-        cap_fwtask;
+    size_t cap_ffirst, cap_fsucc, cap_fwait, cap_fwnpred, cap_fwtask;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
     struct kt__stretch *stretch; /* a run's stretches of predecessor lists */
@@ -2781,7 +2778,6 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->succ_sole);
     KT_FREE(w->succ);
     KT_FREE(w->ffirst);
-    KT_FREE(w->fsole);
     KT_FREE(w->fsucc);
     KT_FREE(w->fwait);
     KT_FREE(w->fwnpred);
@@ -2913,172 +2909,99 @@ static void kt__sim_reset_waits(struct kt__sim_work *w) {
     }
 }
 
-/* A predecessor list's hash, for finding equal lists. */
-static uint64_t kt__sim_list_hash(const int *p, int len) {
-    uint64_t h = (uint64_t)(unsigned)len * UINT64_C(0x9e3779b97f4a7c15);
-    int j;
-    for (j = 0; j < len; j++) {
-        h ^= (uint64_t)(unsigned)p[j];
-        h *= UINT64_C(0xff51afd7ed558ccd);
-        h ^= h >> 29;
-    }
-    return h;
+/* Whether the predecessor lists a[0 .. len) and b[0 .. len) are equal
+   (short: compared in place, no call). */
+static int kt__sim_same_list(const int *a, const int *b, int len) {
+    int j = 0;
+    while (j < len && a[j] == b[j]) j++;
+    return j == len;
 }
 
-/* The wait states of a full run (kt__fwait): each task with two or more
-   predecessor entries gets the state of its list, equal lists one state
-   (found through a hash table of the lists, each match confirmed entry by
-   entry), numbered in order of their first task.  state[i] is task i's
-   state, -1 for a task without one.  Fills fwait's counts, fwnpred and
-   fwtask.  0: out of memory. */
-static int kt__sim_join_waits(struct kt__sim_work *w, int *state) {
-    int n = w->n, i, nw = 0, nmulti = 0, ok = 0;
-    size_t size = 2, mask, e, *first = NULL, ntask_list;
-    int *slot = NULL, *cursor;
-    uint64_t *hash = NULL;
-    void *np;
-    for (i = 0; i < n; i++) nmulti += w->npred[i] > 1;
-    while (size < 2 * (size_t)nmulti) size *= 2;
-    mask = size - 1;
-    slot = (int *)KT_MALLOC(sizeof(int) * size);
-    first = (size_t *)KT_MALLOC(sizeof(size_t) * ((size_t)nmulti + 1));
-    hash = (uint64_t *)KT_MALLOC(sizeof(uint64_t) * ((size_t)nmulti + 1));
-    np = kt__sim_grow(w->fwait, &w->cap_fwait, (size_t)nmulti + 1,
-                      sizeof(kt__fwait));
-    if (np) {
-        w->fwait = (kt__fwait *)np;
-        np = kt__sim_grow(w->fwnpred, &w->cap_fwnpred, (size_t)nmulti + 1,
-                          sizeof(int));
-        if (np) w->fwnpred = (int *)np;
-    }
-    if (!slot || !first || !hash || !np) goto done;
-    for (e = 0; e < size; e++) slot[e] = -1;
-    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++]) {
-        const int *list = w->preds + e;
-        int len = w->npred[i];
-        uint64_t h;
-        size_t j;
-        state[i] = -1;
-        if (len < 2) continue;
-        h = kt__sim_list_hash(list, len);
-        for (j = (size_t)h & mask; slot[j] >= 0; j = (j + 1) & mask) {
-            int x = slot[j];
-            if (hash[x] == h && w->fwnpred[x] == len &&
-                memcmp(w->preds + first[x], list, sizeof(int) * (size_t)len)
-                    == 0)
-                break;
-        }
-        if (slot[j] < 0) { /* a new list */
-            slot[j] = nw;
-            hash[nw] = h;
-            first[nw] = e;
-            w->fwnpred[nw] = len;
-            w->fwait[nw].indeg = 0; /* counts its tasks until the reset */
-            nw++;
-        }
-        state[i] = slot[j];
-        w->fwait[state[i]].indeg++;
-    }
-    /* each state's tasks: a count, then the tasks in task order (the
-       count's slot is the cursor while they are filled in) */
-    ntask_list = (size_t)nw + (size_t)nmulti;
-    np = kt__sim_grow(w->fwtask, &w->cap_fwtask, ntask_list + 1, sizeof(int));
-    if (!np) goto done;
-    w->fwtask = (int *)np;
-    for (i = 0, e = 0; i < nw; i++) {
-        w->fwait[i].tasks = (int)e;
-        e += 1 + (size_t)w->fwait[i].indeg;
-        w->fwtask[w->fwait[i].tasks] = 0;
-    }
-    for (i = 0; i < n; i++)
-        if (state[i] >= 0) {
-            cursor = &w->fwtask[w->fwait[state[i]].tasks];
-            cursor[1 + (*cursor)++] = i;
-        }
-    w->nfwait = nw;
-    ok = 1;
-done:
-    KT_FREE(slot);
-    KT_FREE(first);
-    KT_FREE(hash);
-    return ok;
-}
-
-/* The successor lists of the predecessor lists in w->preds: succ (every
-   successor, those waiting for the task alone first), read by delta
-   runs and kt_plan_sim, and a full run's own lists (ffirst, fsole,
-   fsucc: the sole successors, then the wait states, each state once per
-   entry however many tasks share it), with the wait states themselves
-   (kt__sim_join_waits).  0: out of memory. */
+/* The successor lists of the predecessor lists in w->preds, and a full
+   run's wait states.  succ: every task's successors, those waiting for it
+   alone first (succ_first, succ_sole), read by delta runs and
+   kt_plan_sim; a full run queues the sole ones straight from it.  The
+   wait states (kt__fwait): each task with two or more predecessor
+   entries joins the state of the task with two or more before it when
+   their lists are equal, entry for entry, and starts a state of its own
+   otherwise -- tasks that share a list come one after the other
+   (kt_sim_build makes an op's tasks together: on wresnet-152 over 64
+   devices this finds 75,700 states where a hash table of all lists finds
+   75,220).  fwtask lists each state's tasks after their count; ffirst
+   and fsucc list the states that count each task, once per entry of the
+   task in their list (in no particular order: a count and a maximum do
+   not depend on it).  The counts are set by kt__sim_reset_waits.
+   0: out of memory. */
 static int kt__sim_derive(struct kt__sim_work *w) {
-    int n = w->n, i, j, seen = 0, *state;
-    size_t e = w->ne, nf = 0;
+    int n = w->n, i, j, nw = 0, prev = -1, hdr = 0, x;
+    size_t e = w->ne, prev_e = 0, at = 0;
     void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
     if (!np) return 0;
     w->succ = (int *)np;
-    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
-    for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
-    for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    /* each list has first the successors that wait for this task alone,
-       then the others (pend counts the successors placed so far) */
-    for (i = 0; i < n; i++) w->pend[i] = 0;
+#define KT__GROW_TO(field, cap, need, type)                                  \
+    ((np = kt__sim_grow(w->field, &w->cap, (need), sizeof(type))) != NULL  \
+         ? (w->field = (type *)np, 1) : 0)
+    if (!KT__GROW_TO(ffirst, cap_ffirst, (size_t)n + 1, int) ||
+        !KT__GROW_TO(fwait, cap_fwait, (size_t)n + 1, kt__fwait) ||
+        !KT__GROW_TO(fwnpred, cap_fwnpred, (size_t)n + 1, int) ||
+        !KT__GROW_TO(fwtask, cap_fwtask, 2 * (size_t)n + 1, int))
+        return 0;
+    /* the lengths, and the states: a state's entries are counted at its
+       first task (ffirst[p]: the states that count p, so far) */
+    for (i = 0; i <= n; i++) w->succ_first[i] = w->ffirst[i] = 0;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++]) {
+        const int *list = w->preds + e;
+        int len = w->npred[i];
+        for (j = 0; j < len; j++) w->succ_first[list[j] + 1]++;
+        if (len < 2) continue;
+        if (prev < 0 || w->npred[prev] != len ||
+            !kt__sim_same_list(w->preds + prev_e, list, len)) {
+            hdr = (int)at++; /* a new state */
+            w->fwtask[hdr] = 0;
+            w->fwait[nw].tasks = hdr;
+            w->fwnpred[nw++] = len;
+            for (j = 0; j < len; j++) w->ffirst[list[j]]++;
+        }
+        w->fwtask[hdr]++;
+        w->fwtask[at++] = i;
+        prev = i;
+        prev_e = e;
+    }
+    w->nfwait = nw;
+    /* succ_first: where each list starts (pend: where its next entry
+       goes); ffirst[p]: where p's ends, for now (filled from the end, it
+       ends up where the list starts, and ffirst[n] is the total) */
+    for (i = 0; i < n; i++) {
+        w->pend[i] = w->succ_first[i];
+        w->succ_first[i + 1] += w->succ_first[i];
+        w->ffirst[i + 1] += w->ffirst[i];
+    }
+    if (!KT__GROW_TO(fsucc, cap_fsucc, (size_t)w->ffirst[n] + 1, int))
+        return 0;
+#undef KT__GROW_TO
+    /* each list of succ has first the successors that wait for this task
+       alone, then the others */
     for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
         if (w->npred[i] == 1) {
             int p = w->preds[e];
-            w->succ[w->succ_first[p] + w->pend[p]++] = i;
+            w->succ[w->pend[p]++] = i;
         }
-    for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
-    for (i = 0, e = 0; i < n; i++)
-        for (j = 0; j < w->npred[i]; j++) {
-            int p = w->preds[e++];
-            if (w->npred[i] != 1)
-                w->succ[w->succ_first[p] + w->pend[p]++] = i;
-        }
-    /* the full run's lists: the sole successors as in succ, then for
-       each state, at its first task, an entry per entry of its list */
-    np = kt__sim_grow(w->ffirst, &w->cap_ffirst, (size_t)n + 1, sizeof(int));
-    if (!np) return 0;
-    w->ffirst = (int *)np;
-    np = kt__sim_grow(w->fsole, &w->cap_fsole, (size_t)n + 1, sizeof(int));
-    if (!np) return 0;
-    w->fsole = (int *)np;
-    state = (int *)KT_MALLOC(sizeof(int) * ((size_t)n + 1));
-    if (!state || !kt__sim_join_waits(w, state)) {
-        KT_FREE(state);
-        return 0;
+    for (i = 0; i < n; i++) w->succ_sole[i] = w->pend[i];
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
+        if (w->npred[i] > 1)
+            for (j = 0; j < w->npred[i]; j++)
+                w->succ[w->pend[w->preds[e + j]]++] = i;
+    /* fsucc, filled from the end, states in descending order: each list
+       ascending, so that the tasks a release wakes are queued in order
+       of index, as the queue's sort of a group likes them */
+    for (i = n - 1, e = w->ne, x = nw - 1; x >= 0; i--) {
+        int first = w->fwtask[w->fwait[x].tasks + 1]; /* state x's */
+        e -= (size_t)w->npred[i];
+        if (i != first) continue;
+        for (j = 0; j < w->npred[i]; j++)
+            w->fsucc[--w->ffirst[w->preds[e + j]]] = x;
+        x--;
     }
-    for (i = 0; i <= n; i++) w->ffirst[i] = 0;
-    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++]) {
-        int nsole = w->succ_sole[i] - w->succ_first[i];
-        w->ffirst[i + 1] += nsole;
-        if (state[i] == seen) { /* the first task of its state */
-            seen++;
-            for (j = 0; j < w->npred[i]; j++) w->ffirst[w->preds[e + j] + 1]++;
-        }
-    }
-    for (i = 0; i < n; i++) w->ffirst[i + 1] += w->ffirst[i];
-    nf = (size_t)w->ffirst[n];
-    np = kt__sim_grow(w->fsucc, &w->cap_fsucc, nf + 1, sizeof(int));
-    if (!np) {
-        KT_FREE(state);
-        return 0;
-    }
-    w->fsucc = (int *)np;
-    for (i = 0; i < n; i++) {
-        int nsole = w->succ_sole[i] - w->succ_first[i];
-        memcpy(w->fsucc + w->ffirst[i], w->succ + w->succ_first[i],
-               sizeof(int) * (size_t)nsole);
-        w->fsole[i] = w->pend[i] = w->ffirst[i] + nsole; /* the cursor */
-    }
-    for (i = 0, e = 0, seen = 0; i < n; e += (size_t)w->npred[i++])
-        if (state[i] == seen) {
-            for (j = 0; j < w->npred[i]; j++) {
-                int p = w->preds[e + j];
-                w->fsucc[w->pend[p]++] = seen;
-            }
-            seen++;
-        }
-    KT_FREE(state);
     return 1;
 }
 
@@ -3504,8 +3427,12 @@ static KT__HOT void kt__qpush_list(kt__queue *q, double ready, int which,
                                    int first, int n) {
     uint64_t key = kt__qbits(ready);
     q->count += n;
-    if (key != q->last) {
-        kt__qappend(q, kt__qbucket(q, key), key, first, which ? n : -n);
+    if (key != q->last) { /* (a list of one: the task itself) */
+        if (n == 1)
+            kt__qappend(q, kt__qbucket(q, key), key, q->list[which][first],
+                        0);
+        else
+            kt__qappend(q, kt__qbucket(q, key), key, first, which ? n : -n);
     } else { /* now: one by one, into the group or the late heap */
         const int *tasks = q->list[which] + first;
         int i;
@@ -3725,16 +3652,15 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
    read, maximised and written (1.57 M on wresnet-152 over 64 devices),
    each a scattered access, so everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
+    int first = w->succ_first[t], nsole = w->succ_sole[t] - first;
     const int *u = w->fsucc + w->ffirst[t];
-    const int *sole = w->fsucc + w->fsole[t];
     const int *stop = w->fsucc + w->ffirst[t + 1];
     kt__fwait *wait = w->fwait;
     kt__queue *q = &w->queue;
     /* a successor waiting for t alone is ready at its end: it has no wait
        state (two thirds of the tasks on wresnet-152) */
-    if (u < sole)
-        kt__qpush_list(q, end, 1, (int)(u - w->fsucc), (int)(sole - u));
-    for (u = sole; u < stop; u++) {
+    if (nsole > 0) kt__qpush_list(q, end, 1, first, nsole);
+    for (; u < stop; u++) {
         kt__fwait *x = &wait[*u];
         /* the latest end, stored whichever it is: a conditional store
            would be a branch, taken at random */
@@ -3785,7 +3711,7 @@ static kt_status kt__sim_algorithm1(kt_sim *s, kt_error *err) {
         w->res_last[r] = -1;
     }
     /* the lists kt__sim_release queues tasks from */
-    w->queue.list[1] = w->fsucc;
+    w->queue.list[1] = w->succ;
     w->queue.list[0] = w->fwtask;
     if (checkpoints) {
         w->dl->index_valid = 0; /* stored times are true times again */
