@@ -25,16 +25,17 @@
      simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a full simulation takes 13-15 ms (best of runs) on a
-     shared 2-core Xeon when it is quiet, 21-28 ms when other jobs load
-     it (0.78-0.85 of the build before the queue's bitmap sort); a delta
+     "Performance"): a full simulation takes 12-13 ms (best of runs) on a
+     shared 2-core Xeon when it is quiet, 15-23 ms when other jobs load
+     it (0.86-0.89 of the build before wait states were shared by equal
+     lists and successors queued as lists); a delta
      simulation after a single-operator change about 0.3-0.6 ms, 40-130x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  Not yet: a
      full simulation robustly in 20 ms (under load; what is left:
-     Algorithm 1's loop ~45%, the pass over the 56-byte task structs and
-     predecessor lists that checks the graph is unchanged ~29%, the queue
-     ~16%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
+     Algorithm 1's loop ~44%, the pass over the 56-byte task structs and
+     predecessor lists that checks the graph is unchanged ~34%, the queue
+     ~15%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
      accepted: 33-43 per second, 1.15-1.75x the previous build, whose
      accepts wrote every task struct): a proposal re-simulates only
@@ -2929,9 +2930,9 @@ static int kt__sim_same_list(const int *a, const int *b, int len) {
    devices this finds 75,700 states where a hash table of all lists finds
    75,220).  fwtask lists each state's tasks after their count; ffirst
    and fsucc list the states that count each task, once per entry of the
-   task in their list (in no particular order: a count and a maximum do
-   not depend on it).  The counts are set by kt__sim_reset_waits.
-   0: out of memory. */
+   task in their list, in ascending order (a count and a maximum would
+   not depend on it; the queue's sort of a group does).  The counts are
+   set by kt__sim_reset_waits.  0: out of memory. */
 static int kt__sim_derive(struct kt__sim_work *w) {
     int n = w->n, i, j, nw = 0, prev = -1, hdr = 0, x;
     size_t e = w->ne, prev_e = 0, at = 0;
@@ -3008,9 +3009,9 @@ static int kt__sim_derive(struct kt__sim_work *w) {
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
-   between runs (swap.h does, thousands of times).  The same pass sets
-   up each task's wait state and queues the tasks without predecessors,
-   so that kt__sim_algorithm1 finds them ready. */
+   between runs (swap.h does, thousands of times).  The same pass queues
+   the tasks without predecessors, and the wait states are reset after
+   it, so that kt__sim_algorithm1 finds them ready. */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w;
     int n = s->ntask, i, j, same, bad = 0, run_len = 0;
@@ -3648,9 +3649,10 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
 
 /* Task t ended at `end`: each successor waits for one predecessor less,
    and is queued when it waits for none (ready at its predecessors' latest
-   end).  The hottest loop of the simulation: ~3.5 wait states per task
-   read, maximised and written (1.57 M on wresnet-152 over 64 devices),
-   each a scattered access, so everything else is in locals. */
+   end).  The hottest loop of the simulation: ~2 wait states per task
+   read, maximised and written (873k on wresnet-152 over 64 devices, the
+   states shared by tasks with equal lists), each a scattered access, so
+   everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
     int first = w->succ_first[t], nsole = w->succ_sole[t] - first;
     const int *u = w->fsucc + w->ffirst[t];
