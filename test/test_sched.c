@@ -2034,7 +2034,7 @@ static void test_sim_reference(void) {
 }
 
 /* Full runs share one wait state among tasks that follow one another
-   with equal predecessor lists (kt__sim_join_waits).  Random task graphs
+   with equal predecessor lists (kt__sim_derive).  Random task graphs
    with many equal lists -- most of the previous task's, stored apart or
    the same range -- and near misses the states must keep apart (the
    same entries in another order, one entry more, an entry twice),
@@ -2185,7 +2185,9 @@ static void test_queue_order(void) {
         double rt[MAXQ];
         int rtask[MAXQ], burst[BURST];
         int *queued = (int *)calloc(N, sizeof(int));
-        int *pool = (int *)malloc(sizeof(int) * OPS * BURST);
+        /* the queue's two lists, apart: an item read from the wrong one
+           finds other tasks there (each the next of its own) */
+        int *pool[2];
         int nref = 0, op, i, k, npool = 0;
         /* tasks from a window of 256 (a group's few bitmap words), or
            from all N (most in a word of their own: the merge, always
@@ -2198,7 +2200,10 @@ static void test_queue_order(void) {
         CHECK(kt__sim_reserve(&s, &err) == KT_OK);
         q = &s.work->queue;
         kt__qreset(q);
-        q->list[0] = q->list[1] = pool;
+        pool[0] = (int *)malloc(sizeof(int) * OPS * BURST);
+        pool[1] = (int *)malloc(sizeof(int) * OPS * BURST);
+        q->list[0] = pool[0];
+        q->list[1] = pool[1];
         for (op = 0; op < OPS && ok; op++) {
             if (nref == 0 || (nref + BURST <= MAXQ && rnd(&seed, 0, 9) < 6)) {
                 /* a burst of distinct tasks ready at one time (now, or
@@ -2226,7 +2231,10 @@ static void test_queue_order(void) {
                    the queue's two lists; or one by one */
                 int all = rnd(&seed, 0, 1), which = rnd(&seed, 0, 1);
                 if (all) {
-                    memcpy(pool + npool, burst, sizeof(int) * (size_t)nb);
+                    memcpy(pool[which] + npool, burst,
+                           sizeof(int) * (size_t)nb);
+                    for (i = 0; i < nb; i++)
+                        pool[1 - which][npool + i] = (burst[i] + 1) % N;
                     kt__qpush_list(q, ready, which, npool, nb);
                     npool += nb;
                 }
@@ -2286,7 +2294,8 @@ static void test_queue_order(void) {
                 free(seen);
             }
         }
-        free(pool);
+        free(pool[0]);
+        free(pool[1]);
         free(queued);
         kt_sim_free(&s);
     }
