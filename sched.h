@@ -26,16 +26,17 @@
      simulating from scratch give.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a full simulation takes 13-15 ms (best of runs) on a
-     shared 2-core Xeon when it is quiet, 21-28 ms when other jobs load
-     it (0.78-0.85 of the build before the queue's bitmap sort); a delta
+     "Performance"): a full simulation takes 12-13 ms (best of runs) on a
+     shared 2-core Xeon when it is quiet, 15-23 ms when other jobs load
+     it (0.86-0.89 of the build before wait states were shared by equal
+     lists and successors queued as lists); a delta
      simulation after a single-operator change about 0.3-0.6 ms, 40-130x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  Not yet: a
      full simulation robustly in 20 ms (under load; what is left:
-     Algorithm 1's loop ~45%, the pass over the 56-byte task structs and
-     predecessor lists that checks the graph is unchanged ~29%, the queue
-     ~16%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
+     Algorithm 1's loop ~44%, the pass over the 56-byte task structs and
+     predecessor lists that checks the graph is unchanged ~34%, the queue
+     ~15%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
      accepted: 41-51 per second in a loaded session, 1.03-1.68x the
      build before stable task numbers): a proposal re-simulates only
@@ -43,7 +44,10 @@
      nothing it keeps and an accept writes nothing, but the kept
      stretches of the timeline are still copied into the proposal's
      graph, O(tasks) (~10 of ~16 ms), and re-lowering its conversions
-     alone takes about 1.5 ms.
+     alone takes about 1.5 ms.  Even stored ideally, an exact delta
+     simulation re-simulates ~32,000 tasks a proposal there before it
+     rejoins (counted), so it cannot pass about 2,000 proposals per
+     second (README "Performance").
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -2498,7 +2502,8 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    folds the shift index into them). */
 typedef struct kt__qitem {
     uint64_t key; /* the bits of its ready time */
-    int task;
+    int task;     /* count 0: the task; else the first of its tasks in   */
+    int count;    /*   q->list[count > 0] (see kt__qpush_list)          */
 } kt__qitem;
 
 typedef struct kt__qlist {
@@ -2515,6 +2520,8 @@ typedef struct kt__queue { /* see kt__qpush */
     uint64_t *bits;    /*   indices (all 0 between sorts)                 */
     int sorted;      /* now is sorted and being taken                      */
     int *late, nlate; /* tasks ready at `last` that came after the sort    */
+    const int *list[2]; /* where items of several tasks list them: [1] for
+                         a count > 0, [0] for a count < 0 (-count tasks) */
     int count;       /* tasks queued                                       */
     int nomem;       /* a bucket could not grow                            */
 } kt__queue;
@@ -2536,23 +2543,37 @@ typedef struct kt__wait {
     int indeg;    /* predecessors not yet started                   */
 } kt__wait;
 
-/* A full run's wait state of a task with two or more predecessors (the
-   only ones that need one: a task waiting for one alone is queued at its
-   end, one without at the start).  They are numbered apart, in task
-   order, so that the states a run reads and writes lie together -- on
-   wresnet-152 over 64 devices 143k tasks of 448k, 2.3 MB instead of the
-   7 MB of kt__wait for every task, which delta runs keep using -- and
-   kt__sim_prepare's pass writes nothing for the other tasks. */
+/* A full run's wait state: one for each predecessor list of two or more
+   entries (the only lists that need one: a task waiting for one
+   predecessor alone is queued at its end, one without at the start),
+   shared by the tasks that follow one another with equal lists -- their
+   counts reach zero at the same release, with the same latest end, so
+   one count serves them all.  On wresnet-152 over 64 devices 140k tasks
+   have such lists, in 75.7k runs of equal ones (several transfers of a
+   conversion wait for the same tasks), so a run updates 873k states
+   instead of 1.57 M.  They are numbered apart, in order of their first
+   task, so that the states a run reads and writes lie together (1.2 MB
+   here instead of the 7 MB of kt__wait for every task, which delta runs
+   keep using). */
 typedef struct kt__fwait {
     double ready; /* latest end of the predecessors started so far */
     int indeg;    /* predecessors not yet started                   */
-    int task;     /* the task it is of                               */
+    int tasks;    /* its tasks: fwtask[tasks] of them, listed after  */
 } kt__fwait;
 
 /* The powers of two a run time (0 < s <= 1e30) can fall below: frexp's
    exponents from the least subnormal's up to 1e30's. */
 #define KT__EXP_LO (-1080)
 #define KT__NEXP 1184
+
+/* Consecutive tasks whose predecessor lists lie one after the other in
+   s->pred (kt_sim_build lays them out op by op: 1,591 stretches for the
+   448k tasks of wresnet-152 over 64 devices), noted by kt__sim_prepare's
+   pass and compared with the previous run's lists a stretch at a time. */
+struct kt__stretch {
+    size_t e;   /* its first entry among all tasks' entries */
+    int task;   /* its first task                           */
+};
 
 struct kt__sim_work {
     int n;               /* tasks the workspace was built for             */
@@ -2564,14 +2585,20 @@ struct kt__sim_work {
                             succ_sole[i]) wait for it alone, the rest for
                             others too                                     */
     int *succ;
-    int *fsucc;          /* the successor lists as a full run reads them:
-                            succ with each entry past succ_sole[i] the
-                            number of its task's kt__fwait instead        */
-    kt__fwait *fwait;    /* a full run's wait states                       */
-    int nfwait;          /*   (tasks with two or more predecessors)        */
-    size_t cap_fsucc, cap_fwait;
+    int *ffirst;         /* a full run's lists of wait states: task i's  */
+    int *fsucc;          /*   fsucc[ffirst[i] .. ffirst[i + 1]) are the
+                              numbers of the wait states that count it
+                              (each once per entry of i in their list); its
+                              sole successors are queued from succ         */
+    kt__fwait *fwait;    /* a full run's wait states (kt__fwait),          */
+    int *fwnpred;        /*   the length of each one's list,              */
+    int *fwtask;         /*   and its tasks (a count, then the tasks)      */
+    int nfwait;
+    size_t cap_ffirst, cap_fsucc, cap_fwait, cap_fwnpred, cap_fwtask;
     int *preds;          /* the predecessor lists, task by task, as the    */
     size_t ne;           /*   successors were derived from (ne entries)   */
+    struct kt__stretch *stretch; /* a run's stretches of predecessor lists */
+    size_t cap_stretch;
     unsigned char *compute; /* per task: a compute task                    */
     int64_t ndev;        /* compute devices                                */
     int derived;         /* succ, busy lists match dev, compute and preds  */
@@ -2770,9 +2797,13 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
     KT_FREE(w->succ_first);
     KT_FREE(w->succ_sole);
     KT_FREE(w->succ);
+    KT_FREE(w->ffirst);
     KT_FREE(w->fsucc);
     KT_FREE(w->fwait);
+    KT_FREE(w->fwnpred);
+    KT_FREE(w->fwtask);
     KT_FREE(w->preds);
+    KT_FREE(w->stretch);
     KT_FREE(w->compute);
     KT_FREE(w->dev);
     KT_FREE(w->sec);
@@ -2898,16 +2929,124 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
 
+/* Every full run's wait states as the start of a run needs them: nothing
+   ended yet (a pass over the distinct lists, not over the tasks). */
+static void kt__sim_reset_waits(struct kt__sim_work *w) {
+    kt__fwait *x = w->fwait;
+    const int *np = w->fwnpred;
+    int i, nw = w->nfwait;
+    for (i = 0; i < nw; i++) {
+        x[i].ready = 0;
+        x[i].indeg = np[i];
+    }
+}
+
+/* Whether the predecessor lists a[0 .. len) and b[0 .. len) are equal
+   (short: compared in place, no call). */
+static int kt__sim_same_list(const int *a, const int *b, int len) {
+    int j = 0;
+    while (j < len && a[j] == b[j]) j++;
+    return j == len;
+}
+
+/* The successor lists of the predecessor lists in w->preds, and a full
+   run's wait states.  succ: every task's successors, those waiting for it
+   alone first (succ_first, succ_sole), read by delta runs and
+   kt_plan_sim; a full run queues the sole ones straight from it.  The
+   wait states (kt__fwait): each task with two or more predecessor
+   entries joins the state of the task with two or more before it when
+   their lists are equal, entry for entry, and starts a state of its own
+   otherwise -- tasks that share a list come one after the other
+   (kt_sim_build makes an op's tasks together: on wresnet-152 over 64
+   devices this finds 75,700 states where a hash table of all lists finds
+   75,220).  fwtask lists each state's tasks after their count; ffirst
+   and fsucc list the states that count each task, once per entry of the
+   task in their list, in ascending order (a count and a maximum would
+   not depend on it; the queue's sort of a group does).  The counts are
+   set by kt__sim_reset_waits.  0: out of memory. */
+static int kt__sim_derive(struct kt__sim_work *w) {
+    int n = w->n, i, j, nw = 0, prev = -1, hdr = 0, x;
+    size_t e = w->ne, prev_e = 0, at = 0;
+    void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
+    if (!np) return 0;
+    w->succ = (int *)np;
+#define KT__GROW_TO(field, cap, need, type)                                  \
+    ((np = kt__sim_grow(w->field, &w->cap, (need), sizeof(type))) != NULL  \
+         ? (w->field = (type *)np, 1) : 0)
+    if (!KT__GROW_TO(ffirst, cap_ffirst, (size_t)n + 1, int) ||
+        !KT__GROW_TO(fwait, cap_fwait, (size_t)n + 1, kt__fwait) ||
+        !KT__GROW_TO(fwnpred, cap_fwnpred, (size_t)n + 1, int) ||
+        !KT__GROW_TO(fwtask, cap_fwtask, 2 * (size_t)n + 1, int))
+        return 0;
+    /* the lengths, and the states: a state's entries are counted at its
+       first task (ffirst[p]: the states that count p, so far) */
+    for (i = 0; i <= n; i++) w->succ_first[i] = w->ffirst[i] = 0;
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++]) {
+        const int *list = w->preds + e;
+        int len = w->npred[i];
+        for (j = 0; j < len; j++) w->succ_first[list[j] + 1]++;
+        if (len < 2) continue;
+        if (prev < 0 || w->npred[prev] != len ||
+            !kt__sim_same_list(w->preds + prev_e, list, len)) {
+            hdr = (int)at++; /* a new state */
+            w->fwtask[hdr] = 0;
+            w->fwait[nw].tasks = hdr;
+            w->fwnpred[nw++] = len;
+            for (j = 0; j < len; j++) w->ffirst[list[j]]++;
+        }
+        w->fwtask[hdr]++;
+        w->fwtask[at++] = i;
+        prev = i;
+        prev_e = e;
+    }
+    w->nfwait = nw;
+    /* succ_first: where each list starts (pend: where its next entry
+       goes); ffirst[p]: where p's ends, for now (filled from the end, it
+       ends up where the list starts, and ffirst[n] is the total) */
+    for (i = 0; i < n; i++) {
+        w->pend[i] = w->succ_first[i];
+        w->succ_first[i + 1] += w->succ_first[i];
+        w->ffirst[i + 1] += w->ffirst[i];
+    }
+    if (!KT__GROW_TO(fsucc, cap_fsucc, (size_t)w->ffirst[n] + 1, int))
+        return 0;
+#undef KT__GROW_TO
+    /* each list of succ has first the successors that wait for this task
+       alone, then the others */
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
+        if (w->npred[i] == 1) {
+            int p = w->preds[e];
+            w->succ[w->pend[p]++] = i;
+        }
+    for (i = 0; i < n; i++) w->succ_sole[i] = w->pend[i];
+    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
+        if (w->npred[i] > 1)
+            for (j = 0; j < w->npred[i]; j++)
+                w->succ[w->pend[w->preds[e + j]]++] = i;
+    /* fsucc, filled from the end, states in descending order: each list
+       ascending, so that the tasks a release wakes are queued in order
+       of index, as the queue's sort of a group likes them */
+    for (i = n - 1, e = w->ne, x = nw - 1; x >= 0; i--) {
+        int first = w->fwtask[w->fwait[x].tasks + 1]; /* state x's */
+        e -= (size_t)w->npred[i];
+        if (i != first) continue;
+        for (j = 0; j < w->npred[i]; j++)
+            w->fsucc[--w->ffirst[w->preds[e + j]]] = x;
+        x--;
+    }
+    return 1;
+}
+
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
-   between runs (swap.h does, thousands of times).  The same pass sets
-   up each task's wait state and queues the tasks without predecessors,
-   so that kt__sim_algorithm1 finds them ready. */
+   between runs (swap.h does, thousands of times).  The same pass queues
+   the tasks without predecessors, and the wait states are reset after
+   it, so that kt__sim_algorithm1 finds them ready. */
 static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     struct kt__sim_work *w;
-    int n = s->ntask, i, j, same, bad = 0, nw = 0, run_len = 0;
-    size_t e = 0, ne_old;
+    int n = s->ntask, i, j, same, bad = 0, run_len = 0;
+    size_t e = 0, ne_old, nst = 0, next_first = (size_t)-1;
     uint64_t bits, run_bits = 0;
     double run_s = 0, run_q = 0;
     double guess, per_s, *busy = s->busy;
@@ -2919,12 +3058,6 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     st = kt__sim_reserve(s, err);
     if (st != KT_OK) return st;
     w = s->work;
-    if ((size_t)n + 1 > w->cap_fwait) {
-        void *np = kt__sim_grow(w->fwait, &w->cap_fwait, (size_t)n + 1,
-                                sizeof(kt__fwait));
-        if (!np) goto nomem;
-        w->fwait = (kt__fwait *)np;
-    }
     same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
            w->ndev == s->ndev;
     ne_old = same ? w->ne : 0;
@@ -2986,6 +3119,17 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         }
         if (!same || w->pred_first[i] != t->pred_first)
             w->pred_first[i] = t->pred_first;
+        if ((size_t)t->pred_first != next_first) { /* a new stretch */
+            if (nst == w->cap_stretch) {
+                void *np = kt__sim_grow(w->stretch, &w->cap_stretch, nst + 1,
+                                        sizeof(struct kt__stretch));
+                if (!np) goto nomem;
+                w->stretch = (struct kt__stretch *)np;
+            }
+            w->stretch[nst].e = e;
+            w->stretch[nst++].task = i;
+        }
+        next_first = (size_t)t->pred_first + (size_t)t->npred;
         /* a run of equal run times (an op's tasks on every device) is
            rounded once and counted in the histogram once */
         memcpy(&bits, &t->seconds, sizeof bits);
@@ -3000,14 +3144,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         sec = run_q;
         w->sec[i] = sec;
         if (compute && t->device < ndev) busy[t->device] += sec;
-        if (t->npred > 1) {
-            kt__fwait *x = &w->fwait[nw++];
-            x->ready = 0;
-            x->indeg = t->npred;
-            x->task = i;
-        } else if (t->npred == 0) {
-            kt__qpush(&w->queue, 0, i);
-        }
+        if (t->npred == 0) kt__qpush(&w->queue, 0, i);
         e += (size_t)t->npred;
     }
     if (run_len) kt__sim_count(w, run_s, run_len);
@@ -3041,19 +3178,14 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
         w->preds = (int *)np;
     }
     if (ne_old != e) same = 0;
-    /* the predecessor lists, a stretch at a time: the lists of
-       consecutive tasks that lie one after the other in s->pred (few
-       stretches: kt_sim_build lays the lists out op by op) */
-    for (i = 0, e = 0; i < n && !bad;) {
-        int k = i + 1;
-        size_t len = (size_t)w->npred[i];
-        while (k < n && w->pred_first[k] ==
-                            w->pred_first[k - 1] + w->npred[k - 1])
-            len += (size_t)w->npred[k++];
-        if (!kt__sim_take_preds(w, s->pred + w->pred_first[i], len, e, &same))
+    /* the predecessor lists, a stretch at a time (the pass noted them:
+       no second pass over the tasks' counts and offsets) */
+    for (j = 0; (size_t)j < nst && !bad; j++) {
+        size_t at = w->stretch[j].e;
+        size_t len = ((size_t)j + 1 < nst ? w->stretch[j + 1].e : e) - at;
+        if (!kt__sim_take_preds(w, s->pred + w->pred_first[w->stretch[j].task],
+                                len, at, &same))
             bad = 1;
-        e += len;
-        i = k;
     }
     if (bad) { /* name the first task with a bad predecessor */
         for (i = 0; i < n; i++)
@@ -3068,45 +3200,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
             }
     }
     w->ne = e;
-    if (nw != w->nfwait) same = 0; /* (implied by the npred compared) */
-    w->nfwait = nw;
-    if (same) {
-        w->derived = 1;
-        return KT_OK;
-    }
-    {
-        void *np = kt__sim_grow(w->succ, &w->cap_succ, e + 1, sizeof(int));
-        if (!np) goto nomem;
-        w->succ = (int *)np;
-        np = kt__sim_grow(w->fsucc, &w->cap_fsucc, e + 1, sizeof(int));
-        if (!np) goto nomem;
-        w->fsucc = (int *)np;
-    }
-    for (i = 0; i <= n; i++) w->succ_first[i] = 0;
-    for (i = 0; (size_t)i < e; i++) w->succ_first[w->preds[i] + 1]++;
-    for (i = 0; i < n; i++) w->succ_first[i + 1] += w->succ_first[i];
-    /* each list has first the successors that wait for this task alone,
-       then the others (pend counts the successors placed so far) */
-    for (i = 0; i < n; i++) w->pend[i] = 0;
-    for (i = 0, e = 0; i < n; e += (size_t)w->npred[i++])
-        if (w->npred[i] == 1) {
-            int p = w->preds[e];
-            w->succ[w->succ_first[p] + w->pend[p]++] = i;
-        }
-    for (i = 0; i < n; i++) w->succ_sole[i] = w->succ_first[i] + w->pend[i];
-    memcpy(w->fsucc, w->succ, sizeof(int) * (size_t)w->succ_first[n]);
-    for (i = 0, e = 0, nw = 0; i < n; i++) {
-        for (j = 0; j < w->npred[i]; j++) {
-            int p = w->preds[e++];
-            if (w->npred[i] != 1) {
-                int at = w->succ_first[p] + w->pend[p]++;
-                w->succ[at] = i;
-                w->fsucc[at] = nw; /* its wait state's number */
-            }
-        }
-        nw += w->npred[i] > 1;
-    }
+    if (!same && !kt__sim_derive(w)) goto nomem;
     w->derived = 1;
+    kt__sim_reset_waits(w);
     return KT_OK;
 nomem:
     kt_sim_invalidate(s);
@@ -3186,12 +3282,19 @@ static int kt__qgrow(kt__queue *q, kt__qlist *l, int more) {
     return 1;
 }
 
+/* The tasks an item stands for. */
+static int kt__qitem_tasks(const kt__qitem *x) {
+    return x->count == 0 ? 1 : x->count > 0 ? x->count : -x->count;
+}
+
 static KT__HOT void kt__qappend(kt__queue *q, int b, uint64_t key,
-                                int task) {
+                                int task, int count) {
     kt__qlist *l = &q->bucket[b];
     int n = l->n;
     if (n == l->cap && !kt__qgrow(q, l, 1)) {
-        q->count--; /* the task is lost; the run fails (q->nomem) */
+        kt__qitem lost;
+        lost.count = count;
+        q->count -= kt__qitem_tasks(&lost); /* lost; the run fails */
         return;
     }
     /* marked only when it was empty: a store to q->used on every append
@@ -3199,6 +3302,7 @@ static KT__HOT void kt__qappend(kt__queue *q, int b, uint64_t key,
     if (n == 0) q->used |= UINT64_C(1) << (b - 1);
     l->item[n].key = key;
     l->item[n].task = task;
+    l->item[n].count = count;
     l->n = n + 1;
 }
 
@@ -3341,42 +3445,41 @@ static void kt__qreset(kt__queue *q) {
 static void kt__qstart(kt__queue *q) {
     kt__qreset(q);
     q->nomem = 0;
+    q->list[0] = q->list[1] = NULL;
 }
 
 /* Queues a task ready at `ready` (>= the time of the last task taken). */
 static KT__HOT void kt__qpush(kt__queue *q, double ready, int task) {
     uint64_t b = kt__qbits(ready);
     q->count++;
-    if (b != q->last) kt__qappend(q, kt__qbucket(q, b), b, task);
+    if (b != q->last) kt__qappend(q, kt__qbucket(q, b), b, task, 0);
     else if (!q->sorted) q->now[q->nnow++] = task;
     else kt__qlate_push(q, task);
 }
 
-/* Queues tasks[0 .. n) (n >= 1), all ready at `ready`: when that is not
-   now, they go to one bucket, appended in a row (kt__qappend's count of
-   the bucket, kept in memory, would chain one append to the next). */
-static KT__HOT void kt__qpush_all(kt__queue *q, double ready,
-                                  const int *tasks, int n) {
+/* Queues the tasks q->list[which][first .. first + n) (n >= 1), all ready
+   at `ready`: when that is not now, as one item of the bucket, listed
+   again only when their time comes (kt__qadvance).  A full run's tasks
+   are queued in such lists -- a task's sole successors, the tasks of a
+   wait state -- so its buckets hold 129k items instead of 448k tasks on
+   wresnet-152 over 64 devices, and the items moved down or searched for
+   the least key are fewer by as much. */
+static KT__HOT void kt__qpush_list(kt__queue *q, double ready, int which,
+                                   int first, int n) {
     uint64_t key = kt__qbits(ready);
-    int b, i;
-    kt__qlist *l;
-    kt__qitem *it;
-    if (key == q->last) {
-        for (i = 0; i < n; i++) kt__qpush(q, ready, tasks[i]);
-        return;
-    }
-    b = kt__qbucket(q, key);
-    l = &q->bucket[b];
-    if (l->n > l->cap - n && !kt__qgrow(q, l, n))
-        return; /* lost: the run fails (q->nomem) */
-    if (l->n == 0) q->used |= UINT64_C(1) << (b - 1);
-    it = l->item + l->n;
-    for (i = 0; i < n; i++) {
-        it[i].key = key;
-        it[i].task = tasks[i];
-    }
-    l->n += n;
     q->count += n;
+    if (key != q->last) { /* (a list of one: the task itself) */
+        if (n == 1)
+            kt__qappend(q, kt__qbucket(q, key), key, q->list[which][first],
+                        0);
+        else
+            kt__qappend(q, kt__qbucket(q, key), key, first, which ? n : -n);
+    } else { /* now: one by one, into the group or the late heap */
+        const int *tasks = q->list[which] + first;
+        int i;
+        q->count -= n;
+        for (i = 0; i < n; i++) kt__qpush(q, ready, tasks[i]);
+    }
 }
 
 /* The next time with tasks: the least in the lowest nonempty bucket; its
@@ -3405,8 +3508,17 @@ static void kt__qadvance(kt__queue *q) {
        q->nnow for all the compiler knows) */
     for (i = 0; i < n; i++) {
         uint64_t key = it[i].key;
-        if (key == least) now[nnow++] = it[i].task;
-        else kt__qappend(q, kt__qbucket(q, key), key, it[i].task);
+        int c = it[i].count;
+        if (key != least)
+            kt__qappend(q, kt__qbucket(q, key), key, it[i].task, c);
+        else if (c == 0)
+            now[nnow++] = it[i].task;
+        else { /* a list of tasks (a few: copied without a call) */
+            const int *from = q->list[c > 0] + it[i].task;
+            int m = c > 0 ? c : -c, j;
+            for (j = 0; j < m; j++) now[nnow + j] = from[j];
+            nnow += m;
+        }
     }
     q->nnow = nnow;
     q->inow = 0;
@@ -3450,7 +3562,7 @@ static KT__HOT int kt__qpop(kt__queue *q, double *ready) {
    delta compares their ready times): 1 and the next one's task and ready
    time, 0 after the last.  Start with a zeroed iterator. */
 typedef struct kt__qiter {
-    int part, b, i;
+    int part, b, i, j; /* j: the next of item i's tasks */
 } kt__qiter;
 
 static int kt__qnext(const kt__queue *q, kt__qiter *it, int *task,
@@ -3476,8 +3588,18 @@ static int kt__qnext(const kt__queue *q, kt__qiter *it, int *task,
     }
     for (; it->b <= 64; it->b++, it->i = 0)
         if (it->i < q->bucket[it->b].n) {
-            const kt__qitem *x = &q->bucket[it->b].item[it->i++];
-            *task = x->task;
+            const kt__qitem *x = &q->bucket[it->b].item[it->i];
+            if (x->count == 0) {
+                *task = x->task;
+            } else {
+                *task = q->list[x->count > 0][x->task + it->j];
+                if (++it->j < kt__qitem_tasks(x)) {
+                    *ready = kt__qtime(x->key);
+                    return 1;
+                }
+            }
+            it->i++;
+            it->j = 0;
             *ready = kt__qtime(x->key);
             return 1;
         }
@@ -3523,7 +3645,7 @@ static kt_status kt__sim_critical(kt_sim *s, int last, kt_error *err) {
 /* A checkpoint's queued tasks, with room for `busy` busy entries after
    them.  0 when out of memory. */
 static int kt__snap_queue(kt__snap *sp, const kt__queue *q, size_t busy) {
-    kt__qiter it = {0, 0, 0};
+    kt__qiter it = {0, 0, 0, 0};
     double ready;
     int i;
     void *np = kt__sim_grow(sp->task, &sp->cap,
@@ -3567,25 +3689,29 @@ static kt_status kt__sim_ended(kt_sim *s, double step, int at,
 
 /* Task t ended at `end`: each successor waits for one predecessor less,
    and is queued when it waits for none (ready at its predecessors' latest
-   end).  The hottest loop of the simulation: ~3.5 wait states per task
-   read, maximised and written (1.57 M on wresnet-152 over 64 devices),
-   each a scattered access, so everything else is in locals. */
+   end).  The hottest loop of the simulation: ~2 wait states per task
+   read, maximised and written (873k on wresnet-152 over 64 devices, the
+   states shared by tasks with equal lists), each a scattered access, so
+   everything else is in locals. */
 static void kt__sim_release(struct kt__sim_work *w, int t, double end) {
-    const int *u = w->fsucc + w->succ_first[t];
-    const int *sole = w->fsucc + w->succ_sole[t];
-    const int *stop = w->fsucc + w->succ_first[t + 1];
+    int first = w->succ_first[t], nsole = w->succ_sole[t] - first;
+    const int *u = w->fsucc + w->ffirst[t];
+    const int *stop = w->fsucc + w->ffirst[t + 1];
     kt__fwait *wait = w->fwait;
     kt__queue *q = &w->queue;
     /* a successor waiting for t alone is ready at its end: it has no wait
        state (two thirds of the tasks on wresnet-152) */
-    if (u < sole) kt__qpush_all(q, end, u, (int)(sole - u));
-    for (u = sole; u < stop; u++) {
+    if (nsole > 0) kt__qpush_list(q, end, 1, first, nsole);
+    for (; u < stop; u++) {
         kt__fwait *x = &wait[*u];
         /* the latest end, stored whichever it is: a conditional store
            would be a branch, taken at random */
         double r = x->ready;
         x->ready = end > r ? end : r;
-        if (--x->indeg == 0) kt__qpush(q, x->ready, x->task);
+        if (--x->indeg == 0) { /* its tasks are ready */
+            kt__qpush_list(q, x->ready, 0, x->tasks + 1,
+                           w->fwtask[x->tasks]);
+        }
     }
 }
 
@@ -3626,6 +3752,9 @@ static kt_status kt__sim_algorithm1(kt_sim *s, kt_error *err) {
         w->free_at[r] = 0;
         w->res_last[r] = -1;
     }
+    /* the lists kt__sim_release queues tasks from */
+    w->queue.list[1] = w->succ;
+    w->queue.list[0] = w->fwtask;
     if (checkpoints) {
         w->dl->index_valid = 0; /* stored times are true times again */
         w->dl->snaps_valid = 0;
@@ -3954,7 +4083,7 @@ static int kt__delta_rejoined(kt_sim *s, int c, int kk, double tnew,
     double told = kt__delta_ready(s, w->order[kk - 1]), d = tnew - told;
     double ready;
     int i, j, u;
-    kt__qiter it = {0, 0, 0};
+    kt__qiter it = {0, 0, 0, 0};
     for (i = 0; i < dl->ntouched; i++) {
         int r = dl->touched[i];
         double xo = w->res_oldmax[r] >= 0
@@ -6124,7 +6253,7 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
     double told = 0, d, ready;
     int64_t r;
     int i, u;
-    kt__qiter it = {0, 0, 0};
+    kt__qiter it = {0, 0, 0, 0};
     if (P > 0) {
         int t = wo->order[P - 1], j;
         const int *pred = O->sim.pred + wo->pred_first[t];

@@ -2033,6 +2033,134 @@ static void test_sim_reference(void) {
     }
 }
 
+/* Full runs share one wait state among tasks that follow one another
+   with equal predecessor lists (kt__sim_derive).  Random task graphs
+   with many equal lists -- most of the previous task's, stored apart or
+   the same range -- and near misses the states must keep apart (the
+   same entries in another order, one entry more, an entry twice),
+   against the reference simulator; then lists changed in place between
+   runs, so that a task leaves its state or joins another, against a
+   fresh copy and the reference.  White-box: one state per run of equal
+   lists. */
+static void build_shared_sim(kt_sim *s, int n, int nres, uint64_t *seed) {
+    int i, j, e = 0, base = n / 4 > 1 ? n / 4 : 1;
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = nres;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n * 6 + 1, sizeof(int));
+    s->busy = (double *)calloc((size_t)nres, sizeof(double));
+    for (i = 0; i < n; i++) {
+        kt_sim_task *t = &s->task[i];
+        int how = rnd(seed, 0, 5), from = i > 0 ? i - 1 : 0;
+        kt_sim_task *o;
+        if (rnd(seed, 0, 3) == 0) from = rnd(seed, 0, i > 0 ? i - 1 : 0);
+        o = &s->task[from];
+        t->device = rnd(seed, 0, nres - 1);
+        t->seconds = rnd(seed, 0, 3);
+        t->pred_first = e;
+        if (i < base) { /* a few lists among the first tasks */
+            for (j = 0; i > 0 && j < rnd(seed, 0, 3); j++)
+                s->pred[e++] = rnd(seed, 0, i - 1);
+            t->npred = e - t->pred_first;
+        } else if (how == 0 && o->npred > 1) { /* o's very range */
+            t->pred_first = o->pred_first;
+            t->npred = o->npred;
+        } else if (how <= 2 && o->npred > 1) { /* a copy of o's list */
+            for (j = 0; j < o->npred; j++)
+                s->pred[e++] = s->pred[o->pred_first + j];
+            t->npred = o->npred;
+        } else if (how == 3 && o->npred > 1) { /* reversed, or one more */
+            int more = rnd(seed, 0, 1);
+            for (j = 0; j < o->npred; j++)
+                s->pred[e++] =
+                    s->pred[o->pred_first + (more ? j : o->npred - 1 - j)];
+            if (more) s->pred[e++] = rnd(seed, 0, i - 1);
+            t->npred = e - t->pred_first;
+        } else { /* fresh, sometimes an entry twice */
+            int k = rnd(seed, 2, 4);
+            for (j = 0; j < k; j++, e++)
+                s->pred[e] = j > 0 && rnd(seed, 0, 3) == 0
+                                 ? s->pred[e - 1]
+                                 : rnd(seed, 0, i - 1);
+            t->npred = k;
+        }
+    }
+}
+
+/* How many runs of equal lists of two or more entries s has (tasks with
+   fewer entries between them do not end a run). */
+static int list_runs(const kt_sim *s) {
+    int i, prev = -1, runs = 0;
+    for (i = 0; i < s->ntask; i++) {
+        const kt_sim_task *t = &s->task[i];
+        if (t->npred < 2) continue;
+        runs += prev < 0 || s->task[prev].npred != t->npred ||
+                memcmp(s->pred + s->task[prev].pred_first,
+                       s->pred + t->pred_first,
+                       sizeof(int) * (size_t)t->npred) != 0;
+        prev = i;
+    }
+    return runs;
+}
+
+static void test_shared_waits(void) {
+    uint64_t seed = 4242;
+    int graph, ok = 1, shared = 0, graphs = getenv("KT_WRAP") ? 60 : 300;
+    for (graph = 0; graph < graphs && ok; graph++) {
+        kt_sim s, fresh;
+        kt_error err;
+        char what[96];
+        int n = rnd(&seed, 2, graph % 10 == 0 ? 300 : 50), change;
+        int nres = rnd(&seed, 1, 5), multi = 0, i;
+        build_shared_sim(&s, n, nres, &seed);
+        snprintf(what, sizeof what, "shared lists, graph %d (%d tasks)",
+                 graph, n);
+        ok = kt_sim_run(&s, &err) == KT_OK;
+        CHECKF(ok, "%s: %s", what, err.message);
+        ok = ok && same_as_reference(&s, what);
+        for (i = 0; i < n; i++) multi += s.task[i].npred > 1;
+        shared += multi - s.work->nfwait;
+        CHECKF(s.work->nfwait == list_runs(&s), "%s: %d wait states for "
+               "%d runs of equal lists", what, s.work->nfwait,
+               list_runs(&s));
+        for (change = 0; change < 4 && ok; change++) {
+            /* a task's list changed in place: an entry of its own (of a
+               shared range: every task on it), or made another's */
+            int t = rnd(&seed, 1, n - 1), o = rnd(&seed, 0, t - 1);
+            kt_sim_task *x = &s.task[t];
+            if (change % 2 == 0 && x->npred > 0) {
+                /* below every task whose range holds the entry */
+                int at = x->pred_first + rnd(&seed, 0, x->npred - 1), k;
+                int below = t;
+                for (k = 0; k < n; k++)
+                    if (s.task[k].pred_first <= at &&
+                        at < s.task[k].pred_first + s.task[k].npred &&
+                        k < below)
+                        below = k;
+                if (below > 0) s.pred[at] = rnd(&seed, 0, below - 1);
+            } else if (s.task[o].npred > 1) {
+                x->pred_first = s.task[o].pred_first;
+                x->npred = s.task[o].npred;
+            }
+            /* (a task after its predecessors stays so: o < t) */
+            fresh = fresh_copy(&s);
+            ok = kt_sim_run(&s, &err) == KT_OK;
+            CHECKF(ok, "%s: %s", what, err.message);
+            CHECK(kt_sim_run(&fresh, &err) == KT_OK);
+            ok = ok && same_timeline(&s, &fresh, what, change) &&
+                 same_as_reference(&s, what) &&
+                 s.work->nfwait == list_runs(&s);
+            kt_sim_free(&fresh);
+        }
+        kt_sim_free(&s);
+    }
+    CHECKF(ok, "full runs with shared wait states differ from the "
+           "reference");
+    CHECKF(shared > graphs, "the graphs share too few lists to test it "
+           "(%d tasks joined another's state)", shared);
+}
+
 /* The simulator's ready queue alone against a list scanned for its least
    (ready time, index): random pushes and takes, ready times never before
    the last one taken, many tasks ready at one instant -- in few or many
@@ -2057,7 +2185,10 @@ static void test_queue_order(void) {
         double rt[MAXQ];
         int rtask[MAXQ], burst[BURST];
         int *queued = (int *)calloc(N, sizeof(int));
-        int nref = 0, op, i, k;
+        /* the queue's two lists, apart: an item read from the wrong one
+           finds other tasks there (each the next of its own) */
+        int *pool[2];
+        int nref = 0, op, i, k, npool = 0;
         /* tasks from a window of 256 (a group's few bitmap words), or
            from all N (most in a word of their own: the merge, always
            when every one is) */
@@ -2069,6 +2200,10 @@ static void test_queue_order(void) {
         CHECK(kt__sim_reserve(&s, &err) == KT_OK);
         q = &s.work->queue;
         kt__qreset(q);
+        pool[0] = (int *)malloc(sizeof(int) * OPS * BURST);
+        pool[1] = (int *)malloc(sizeof(int) * OPS * BURST);
+        q->list[0] = pool[0];
+        q->list[1] = pool[1];
         for (op = 0; op < OPS && ok; op++) {
             if (nref == 0 || (nref + BURST <= MAXQ && rnd(&seed, 0, 9) < 6)) {
                 /* a burst of distinct tasks ready at one time (now, or
@@ -2090,10 +2225,19 @@ static void test_queue_order(void) {
                     qsort(burst + lo, (size_t)(hi - lo), sizeof(int),
                           cmp_int);
                 }
-                /* as a task's sole successors are, all at once (at
-                   `now` too, while its group is taken), or one by one */
-                int all = rnd(&seed, 0, 1);
-                if (all) kt__qpush_all(q, ready, burst, nb);
+                /* as a full run queues a task's sole successors or a
+                   wait state's tasks, as one list (at `now` too, while
+                   its group is taken: one by one then), from either of
+                   the queue's two lists; or one by one */
+                int all = rnd(&seed, 0, 1), which = rnd(&seed, 0, 1);
+                if (all) {
+                    memcpy(pool[which] + npool, burst,
+                           sizeof(int) * (size_t)nb);
+                    for (i = 0; i < nb; i++)
+                        pool[1 - which][npool + i] = (burst[i] + 1) % N;
+                    kt__qpush_list(q, ready, which, npool, nb);
+                    npool += nb;
+                }
                 for (i = 0; i < nb; i++) {
                     if (!all) kt__qpush(q, ready, burst[i]);
                     rt[nref] = ready;
@@ -2129,7 +2273,29 @@ static void test_queue_order(void) {
                        round, q->count, nref);
                 ok = 0;
             }
+            if (op % 50 == 0 && ok) {
+                /* what a checkpoint notes (kt__qnext): every queued task
+                   once, lists spelled out, with its ready time */
+                kt__qiter it = {0, 0, 0, 0};
+                int got = 0, task, j;
+                double ready;
+                int *seen = (int *)calloc(N, sizeof(int));
+                while (kt__qnext(q, &it, &task, &ready) && got <= nref) {
+                    got++;
+                    for (j = 0; j < nref; j++)
+                        if (rtask[j] == task && rt[j] == ready) break;
+                    if (j == nref || ++seen[task] > queued[task]) ok = 0;
+                }
+                if (got != nref || !ok) {
+                    printf("queue round %d: the iterator gave %d tasks "
+                           "of %d, or one not queued\n", round, got, nref);
+                    ok = 0;
+                }
+                free(seen);
+            }
         }
+        free(pool[0]);
+        free(pool[1]);
         free(queued);
         kt_sim_free(&s);
     }
@@ -2745,7 +2911,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
     double tick = w->tg[1 - w->cur].sim.tick, d, keep;
     int R, i, u;
     int64_t r;
-    kt__qiter it = {0, 0, 0};
+    kt__qiter it = {0, 0, 0, 0};
     rejoin_seen++;
     if (!kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
     /* a device or link busy after the present */
@@ -3159,6 +3325,7 @@ int main(void) {
     test_random();
     test_simulation();
     test_sim_reference();
+    test_shared_waits();
     test_queue_order();
     test_delta();
     test_profile();
