@@ -1499,6 +1499,18 @@ static void test_delta_case(const char *model, int ndev, const char *topo,
     kt_graph_destroy(g);
 }
 
+/* An empty hand-built task graph: n tasks, room for per_task
+   predecessor entries each, busy times for ndev devices (nlink links). */
+static void alloc_sim(kt_sim *s, int n, int ndev, int nlink, int per_task) {
+    memset(s, 0, sizeof *s);
+    s->ntask = n;
+    s->ndev = ndev;
+    s->nlink = nlink;
+    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
+    s->pred = (int *)calloc((size_t)n * (size_t)per_task + 1, sizeof(int));
+    s->busy = (double *)calloc((size_t)ndev + 1, sizeof(double));
+}
+
 /* A hand-built task graph: n tasks on `nres` resources with random
    predecessors among earlier tasks and random run times, some zero (then
    the start order is not the order of readiness, and delta runs must
@@ -1506,12 +1518,7 @@ static void test_delta_case(const char *model, int ndev, const char *topo,
 static void build_random_sim(kt_sim *s, int n, int nres, int zeros,
                              uint64_t *seed) {
     int i, j, e = 0;
-    memset(s, 0, sizeof *s);
-    s->ntask = n;
-    s->ndev = nres;
-    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
-    s->pred = (int *)calloc((size_t)n * 3 + 1, sizeof(int));
-    s->busy = (double *)calloc((size_t)nres, sizeof(double));
+    alloc_sim(s, n, nres, 0, 3);
     for (i = 0; i < n; i++) {
         kt_sim_task *t = &s->task[i];
         t->device = rnd(seed, 0, nres - 1);
@@ -1918,13 +1925,7 @@ static void build_permuted_sim(kt_sim *s, int n, int ndev, int nlink,
     int *perm = (int *)malloc(sizeof(int) * (size_t)n);
     int *layout = (int *)malloc(sizeof(int) * (size_t)n);
     int i, j, e = 0;
-    memset(s, 0, sizeof *s);
-    s->ntask = n;
-    s->ndev = ndev;
-    s->nlink = nlink;
-    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
-    s->pred = (int *)calloc((size_t)n * 4 + 1, sizeof(int));
-    s->busy = (double *)calloc((size_t)ndev + 1, sizeof(double));
+    alloc_sim(s, n, ndev, nlink, 4);
     for (i = 0; i < n; i++) perm[i] = layout[i] = i;
     for (i = n - 1; i > 0; i--) { /* Fisher-Yates, twice */
         int a = rnd(seed, 0, i), b = rnd(seed, 0, i), x = perm[i];
@@ -2044,12 +2045,7 @@ static void test_sim_reference(void) {
    lists. */
 static void build_shared_sim(kt_sim *s, int n, int nres, uint64_t *seed) {
     int i, j, e = 0, base = n / 4 > 1 ? n / 4 : 1;
-    memset(s, 0, sizeof *s);
-    s->ntask = n;
-    s->ndev = nres;
-    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
-    s->pred = (int *)calloc((size_t)n * 6 + 1, sizeof(int));
-    s->busy = (double *)calloc((size_t)nres, sizeof(double));
+    alloc_sim(s, n, nres, 0, 6);
     for (i = 0; i < n; i++) {
         kt_sim_task *t = &s->task[i];
         int how = rnd(seed, 0, 5), from = i > 0 ? i - 1 : 0;
@@ -2424,12 +2420,7 @@ static void test_delta_hidden(int waits) {
 /* A chain of n 2^-20 s tasks on one device after a first task of 1 s. */
 static void chain_sim(kt_sim *s, int n) {
     int i;
-    memset(s, 0, sizeof *s);
-    s->ntask = n;
-    s->ndev = 1;
-    s->task = (kt_sim_task *)calloc((size_t)n, sizeof(kt_sim_task));
-    s->pred = (int *)calloc((size_t)n, sizeof(int));
-    s->busy = (double *)calloc(1, sizeof(double));
+    alloc_sim(s, n, 1, 0, 1);
     for (i = 0; i < n; i++) {
         s->task[i].seconds = i ? ldexp(1, -20) : 1;
         if (i > 0) {
