@@ -2077,6 +2077,14 @@ static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
    o's tasks read only the blocks of o, of the producers of its inputs
    and, for an in-place o, of the readers of its output: when some blocks
    change, only those ops' lists are rebuilt. */
+/* The most task slots, or predecessor or successor entries, a task
+   graph may hold: they are numbered with ints (and arrays get one more
+   entry).  kt_plan_sim's graphs, whose slots have room, can pass it where
+   the compact numbering of the same plan fits. */
+#ifndef KT__PS_MAX /* (a test lowers it, to reach it with small graphs) */
+#define KT__PS_MAX (INT_MAX - 1)
+#endif
+
 typedef struct kt__tg {
     kt_sim sim;       /* tasks, predecessor lists, devices, links          */
     int *role, *kind; /* per task: a transfer's role and kt_xfer_kind      */
@@ -2087,6 +2095,7 @@ typedef struct kt__tg {
     int *seg;         /* nop + 1: each op's first predecessor entry        */
     int *send;        /* nop: the end of its entries (seg[o + 1] but in
                          kt_plan_sim's graphs, the same way)              */
+    int full;         /* an entry was refused: past KT__PS_MAX            */
     size_t cap_task, cap_pred;
 } kt__tg;
 
@@ -2274,9 +2283,15 @@ static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
     *nitem = first[nd];
 }
 
-/* Appends predecessor v of task `self` (none when v < 0 or v is itself). */
+/* Appends predecessor v of task `self` (none when v < 0 or v is itself).
+   0: out of memory, or past KT__PS_MAX entries (tg->full set: the entry
+   number would overflow an int). */
 static int kt__tg_push(kt__tg *tg, int *n, int v, int self) {
     if (v < 0 || v == self) return 1;
+    if (*n >= KT__PS_MAX) {
+        tg->full = 1;
+        return 0;
+    }
     if ((size_t)*n + 1 > tg->cap_pred) {
         void *np = kt__sim_grow(tg->sim.pred, &tg->cap_pred, (size_t)*n + 1,
                                 sizeof(int));
@@ -2440,10 +2455,16 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
     tg->sim.nlink = c->links.n;
     KT_FREE(sorted);
     tg->seg[0] = 0;
+    tg->full = 0;
     for (o = 0; o < g->nop; o++) {
         if (!kt__tg_op_preds(c, tg, o, tg->seg[o], &tg->seg[o + 1]))
-            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building "
-                            "the task graph");
+            return tg->full
+                       ? kt__fail(err, KT_ERR_LIMIT, 0, "the task graph "
+                                  "has more than %d predecessor entries "
+                                  "(they are numbered with ints)",
+                                  KT__PS_MAX)
+                       : kt__fail(err, KT_ERR_NOMEM, 0, "out of memory "
+                                  "building the task graph");
         tg->send[o] = tg->seg[o + 1];
     }
     return KT_OK;
@@ -4946,14 +4967,6 @@ static int64_t kt__plan_sim_slot(const struct kt__plan_sim_work *w,
     return (int64_t)want + want / 2 + w->c.nd;
 }
 
-/* The most task slots, or predecessor or successor entries, a graph's
-   layout may hold: they are numbered with ints (and arrays get one more
-   entry).  A graph whose compact numbering fits can exceed it once every
-   slot has room. */
-#ifndef KT__PS_MAX /* (a test lowers it, to reach it with small graphs) */
-#define KT__PS_MAX (INT_MAX - 1)
-#endif
-
 /* *end moved past a slot of `room` more entries; 0 (and too_big noted,
    nothing changed) when that passes KT__PS_MAX. */
 static int kt__plan_sim_extend(struct kt__plan_sim_work *w, int *end,
@@ -5948,9 +5961,11 @@ static kt_status kt__plan_sim_lists(struct kt__plan_sim_work *w,
     for (o = 0; o < g->nop; o++) {
         if (!w->lst[o]) continue;
         at = sn->nseg;
-        if (!kt__tg_op_preds(&w->c, N, o, at, &end))
-            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory updating "
-                            "the task graph");
+        N->full = 0;
+        if (!kt__tg_op_preds(&w->c, N, o, at, &end)) {
+            w->too_big |= N->full; /* written past the end of the slots */
+            return kt__plan_sim_failed(w, err, "updating the task graph");
+        }
         len = end - at;
         if (len <= sn->pcap[o] - N->seg[o]) {
             memcpy(N->sim.pred + N->seg[o], N->sim.pred + at,

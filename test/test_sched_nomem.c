@@ -461,8 +461,11 @@ static long walk_case(const fixture *fx, uint64_t seed0) {
    can need more than INT_MAX once its slots have room): refused with
    KT_ERR_LIMIT naming the limit, before any number overflows, and the
    kt_plan_sim still usable -- the current plan proposed and another
-   proposal price exactly as from scratch. */
-static void limit_case(const fixture *fx, int nops) {
+   proposal price exactly as from scratch.  Every `step`-th tensor of the
+   chain is retiled: step 1 passes the limit while the slots grow, step 2
+   only while a rebuilt list is written after the last entry
+   (kt__tg_push; both checked with a counter once). */
+static void limit_case(const fixture *fx, int nops, int step) {
     kt_error err;
     kt_plan big, other;
     kt_plan_sim ps;
@@ -471,7 +474,7 @@ static void limit_case(const fixture *fx, int nops) {
     int j;
     CHECK(kt__plan_copy(&big, &fx->p, fx->g, &err) == KT_OK);
     CHECK(kt__plan_copy(&other, &fx->p, fx->g, &err) == KT_OK);
-    for (j = 2; j <= nops; j += 2) big.tiling[j].cut[0] = 1;
+    for (j = 2; j <= nops; j += step) big.tiling[j].cut[0] = 1;
     other.tiling[nops].cut[0] = 1;
     reference(fx, &fx->p, &ref_cur);
     reference(fx, &other, &ref_other);
@@ -537,7 +540,8 @@ int main(void) {
         fixture_free(&fx);
     }
     if (chain_init(&fx, 300)) {
-        limit_case(&fx, 300);
+        limit_case(&fx, 300, 1);
+        limit_case(&fx, 300, 2);
         fixture_free(&fx);
     }
     if (chain_init(&fx, 20)) {
