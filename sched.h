@@ -412,7 +412,10 @@ void kt_sim_free(kt_sim *s);
    constant, then the previous timeline, moved, up to the next position a
    change can show, and so on to the end.  The result is exactly what
    kt_lower, kt_sim_build and kt_sim_run of the proposed plan give, up to
-   the numbering of the links (a test checks task by task): ntask, the
+   the numbering of the links (a test checks task by task; the links are
+   numbered in order of first use by any proposal, accepted or not, so
+   nlink counts every link used so far, an upper bound of kt_sim_build's
+   count): ntask, the
    step time and busy times at once; the task structs, `pred`, start and
    end and the critical path, in kt_sim_build's numbering, after
    kt_plan_sim_timeline (NULL and ncritical 0 until then: the graphs
@@ -425,7 +428,14 @@ void kt_sim_free(kt_sim *s);
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
     const kt_sim *proposed; /* the last proposal's; NULL when none pending */
-    const kt_plan *plan;    /* the current plan (a copy owned here)        */
+    const kt_plan *plan;    /* the current plan (a copy owned here): its
+                               tilings and splits.  Its total_bytes,
+                               cut_bytes, step_seconds and memory_bytes
+                               stay those of the plan given to
+                               kt_plan_sim_init (an accept writes nothing;
+                               kt_plan_eval and kt_plan_memory give them,
+                               as kt_plan_mcmc does for its result; the
+                               simulated step is current->step_seconds) */
     int kept;               /* starts of the previous timeline the last
                                proposal's simulation kept                 */
     struct kt__plan_sim_work *work;
