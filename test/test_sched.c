@@ -2746,6 +2746,9 @@ static int same_graph_state(const kt_plan_sim *ps, int x, const kt_sim *b,
     int *c2s = (int *)malloc(sizeof(int) * (size_t)(ns + 1));
     int *la = (int *)malloc(sizeof(int) * (size_t)(b->ntask + 1));
     CHECK(s2c && c2s && la);
+    /* the timeline is kept apart (kt__tl, and a proposal's pieces of it):
+       written out into the graph's arrays, as kt_plan_sim_timeline does */
+    kt__plan_sim_write_timeline(ps->work, x);
     n = slot_map(w, x, s2c, c2s);
     if (n != b->ntask) {
         printf("%s, proposal %d: %d live tasks, %d from scratch\n", what,
