@@ -6368,7 +6368,9 @@ static int kt__ps_started_at(const struct kt__plan_sim_work *w, int u,
         *pos = wn->pos[u];
         return 1;
     }
-    if (w->fresh[u] || (k = kt__tl_pos(&w->tl, u)) >= w->jumped) return 0;
+    if (w->jumped == 0 || w->fresh[u] ||
+        (k = kt__tl_pos(&w->tl, u)) >= w->jumped)
+        return 0;
     pc = kt__ps_piece(w, k);
     *end = kt__tl_end(&w->tl, u) + pc->d;
     *pos = k + pc->nlo - pc->olo;
@@ -6610,8 +6612,9 @@ static void kt__plan_sim_copy_each(struct kt__plan_sim_work *w,
    wait come from the blocks' summaries; the tasks the run had queued
    before the piece (ready by P: their queue position is the run's) are
    noted apart; with `scan`, the state of every device and link after
-   them is read off the blocks in order (reads only, 16 bytes a task:
-   the run goes on from there). */
+   them is read off the blocks in order (the run goes on from there): a
+   pass that notes each resource's last slot (a read and a store a task),
+   then one over the resources whose last slot it noted. */
 static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
                                int ia, int ib, int dk, double d, int scan) {
     const kt__tl *tl = &w->tl;
@@ -6637,14 +6640,20 @@ static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
             st->top_at = at;
         }
         if (tl->bwait[bl] > st->qwait) st->qwait = tl->bwait[bl];
-        if (!scan) continue;
-        off += d;
-        for (j = 0; j < tl->cnt[bl]; j++) {
-            int r = tl->dev[s0 + j];
-            wn->res_last[r] = tl->ord[s0 + j];
-            wn->free_at[r] = tl->end[s0 + j] + off;
-            wn->res_oldmax[r] = tl->first[i] + j;
-            w->roslot[r] = s0 + j;
+        if (scan)
+            for (j = 0; j < tl->cnt[bl]; j++) w->roslot[tl->dev[s0 + j]] = s0 + j;
+    }
+    if (scan) { /* (a slot noted before is of a block before the piece) */
+        int64_t r;
+        for (r = 0; r < wn->nres; r++) {
+            int sl = w->roslot[r], bl, ix;
+            if (sl < 0) continue;
+            bl = sl / KT__DBLOCK;
+            ix = tl->at[bl];
+            if (ix < ia || ix >= ib) continue;
+            wn->res_last[r] = tl->ord[sl];
+            wn->free_at[r] = tl->end[sl] + tl->toff[bl] + d;
+            wn->res_oldmax[r] = tl->first[ix] + sl % KT__DBLOCK;
         }
     }
     while (kt__qnext(&wn->queue, &it, &u, &ready)) {
@@ -6816,7 +6825,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_oldmax[r] = -1;
+        wn->res_last[r] = wn->res_oldmax[r] = w->roslot[r] = -1;
     }
     kt__qstart(&wn->queue); /* the requeues keep a failure noted */
     kt__plan_sim_copy(w, &st, -1, k0, 0);
