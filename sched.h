@@ -4545,6 +4545,16 @@ typedef struct kt__tl {
     int pending_blocks;  /* free blocks the pending proposal's splice takes */
 } kt__tl;
 
+/* Repack the timeline's blocks when there are more than KT__TL_REPACK4
+   quarters of the packed count plus KT__TL_SLACK (8 and 2: twice; the
+   tests lower them). */
+#ifndef KT__TL_REPACK4
+#define KT__TL_REPACK4 8
+#endif
+#ifndef KT__TL_SLACK
+#define KT__TL_SLACK 2
+#endif
+
 /* A stretch of the current timeline in a proposal's: its blocks
    seq[ilo .. ihi), old positions olo .. olo + nhi - nlo, at new
    positions nlo .. nhi, every time moved by d. */
@@ -7092,7 +7102,9 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     w->npc = w->nqov = 0;
     /* blocks left part-full by the splices: packed again when there are
        twice as many as needed (amortised over the accepts since) */
-    if (w->tl.nseq > 2 * (w->tl.n / KT__DBLOCK + 1) + 2) {
+    if ((int64_t)w->tl.nseq * 4 >
+        (int64_t)(w->tl.n / KT__DBLOCK + 1) * KT__TL_REPACK4 +
+            4 * KT__TL_SLACK) {
         if (!kt__tl_repack(&w->tl))
             return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory "
                             "simulating");
