@@ -4480,15 +4480,25 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    from the current graph (tasks, predecessor entries, the simulator's
    per-task data, successor lists: what changed, not the graph).  Then it
    writes the new blocks into their slots and rebuilds only the
-   predecessor lists and successor lists that read a changed block.  The
-   timeline (start, end, order and positions) is written by every
-   proposal's run.
+   predecessor lists and successor lists that read a changed block.
+
+   The timeline is kept apart, once for both graphs (kt__tl below): the
+   current one as blocks of positions with a time offset each, and a
+   proposal's as pieces of it -- runs of whole blocks moved by an amount
+   of seconds and of positions, nothing written per task -- with what its
+   run simulated (and the tasks of the blocks a piece cuts) in its
+   graph's arrays between them.  Accepting splices those into new blocks
+   (kt__plan_sim_commit: what the run wrote, and a pass over the blocks);
+   a rejected proposal wrote nothing there.  The graphs' own start, end,
+   order and pos arrays are the runs' scratch, written out whole only by
+   kt__plan_sim_write_timeline (kt_plan_sim_timeline, the tests), which
+   also derives the device predecessors from the order.
 
    Growing a slot (a local relayout).  A block that outgrows its slot
    gets 1.5 times its need plus nd (kt__plan_sim_grow_slot): the blocks
    of the next ops move up into their holes until the growth is absorbed
    (at the end, the slots grow), in both graphs, and only the moved tasks
-   are renumbered, with the lists and the timeline entries that name
+   are renumbered, with the lists and the timeline's slots that name
    them.  A relayout of every task (renumbering O(tasks)) would cost as
    much as a proposal did before: blocks jump from nothing to thousands
    of transfers on 64 devices, so a chain grows some slot in most of its
@@ -4809,7 +4819,9 @@ struct kt__plan_sim_work {
                               the two graphs                              */
     int *qpos[2];          /* per task graph: how many tasks had started
                               when each task was ready to be queued (its
-                              predecessors all started)                    */
+                              predecessors all started): the run's, and
+                              kt__plan_sim_write_timeline's (the current
+                              timeline keeps them in kt__tl)              */
     int qpos_ok[2];        /*   valid for that graph's timeline            */
     int qwait[2];          /*   and the most starts a task of that graph
                                 waited in the queue (its position less its
@@ -5920,9 +5932,9 @@ static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
    tasks keep the compact order): their per-task data moves, and every
    reference to one is renumbered -- the predecessor entries of the ops
    reading it (dep_op, nxt), the successor entries of the ops it reads
-   (kt__lists_sources, prev), and in the current graph the start order,
-   the device predecessors and the critical path's last task.  0: out of
-   memory or past KT__PS_MAX (nothing changed). */
+   (kt__lists_sources, prev), the timeline's slots (kt__tl: its order)
+   and the critical path's last task.  0: out of memory or past
+   KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                   int need) {
     const kt_graph *g = w->c.g;
