@@ -23,7 +23,10 @@
      around the changes -- from the first position a change can affect until the run
      rejoins the previous timeline up to a constant, then that timeline,
      moved, up to the next change -- exactly what lowering, building and
-     simulating from scratch give.
+     simulating from scratch give.  The timeline is kept once, in blocks
+     of positions with a time offset each: a proposal's kept stretches
+     are those blocks moved (nothing written per task), and accepting
+     splices in what its run simulated.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
      "Performance"): a full simulation takes 12-13 ms (best of runs) on a
@@ -38,13 +41,16 @@
      predecessor lists that checks the graph is unchanged ~34%, the queue
      ~15%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
-     accepted: 41-51 per second in a loaded session, 1.03-1.68x the
-     build before stable task numbers): a proposal re-simulates only
-     around its changes (91% of the timeline is copied), renumbers
-     nothing it keeps and an accept writes nothing, but the kept
-     stretches of the timeline are still copied into the proposal's
-     graph, O(tasks) (~10 of ~16 ms), and re-lowering its conversions
-     alone takes about 1.5 ms.  Even stored ideally, an exact delta
+     accepted: 60-79 per second in a loaded session, 1.57-1.75x the
+     build that still copied the kept timeline, 12.7-16.7 ms a
+     proposal against 19.9-27.1): a proposal re-simulates only around
+     its changes (91% of the timeline is kept, as moved blocks), copies
+     and renumbers nothing it keeps, and an accept splices in what the
+     run simulated (0.7 ms); of a proposal's ~15 ms the simulation of
+     ~40,000 starts with its rejoin checks takes ~7.4, the graph's
+     update ~3.8, re-lowering its conversions ~1.5, and reading the
+     devices' states off the kept blocks after a jump ~0.6 (the one part
+     still O(tasks), in reads).  Even stored ideally, an exact delta
      simulation re-simulates ~32,000 tasks a proposal there before it
      rejoins (counted), so it cannot pass about 2,000 proposals per
      second (README "Performance").
