@@ -6,9 +6,10 @@
    queue buckets and the critical path), a delta simulation with its
    checkpoints (kt_sim_delta, kt_sim_timeline), and the incremental task
    graph of MCMC (kt_plan_sim_propose, on a fresh kt_plan_sim and on one
-   that has just accepted a proposal unlooked at, and on a chain of ops
-   where the proposal grows a slot past the end of the slots or moves
-   successor slots to the end of their arrays).  Each failed call must
+   that has just accepted a proposal unlooked at, after random walks --
+   one long enough that the proposal repacks the timeline's blocks -- and
+   on a chain of ops where the proposal grows a slot past the end of the
+   slots or moves successor slots to the end of their arrays).  Each failed call must
    say KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
    failed kt_sim_run (README: "NULL ... after a failed run"), and leave its
    object usable: the same call again, with memory, gives bit for bit the
