@@ -2969,7 +2969,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
    seq (at: its index) or free, once.  And how long each block has stayed
    in the timeline (ages[b]: accepts survived, each one a piece whose
    shift was added to its time offset: max_age the most). */
-static int64_t tl_repacks, tl_max_age;
+static int64_t tl_repacks, tl_max_age, tl_run_rejected;
 static int tl_sound(const struct kt__plan_sim_work *w, int **ages,
                     int *cap) {
     const kt__tl *tl = &w->tl;
@@ -3017,7 +3017,7 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     kt_plan_sim ps;
     kt_sim held; /* the reference of the last plan accepted unlooked at */
     int i, ok = 1, accepted = 0, holding = 0, accept = 0;
-    int *ages = NULL, cap_ages = 0;
+    int *ages = NULL, cap_ages = 0, run = 0; /* accepts in a row */
     double cur_step;
     char what[200];
     snprintf(what, sizeof what, "plan sim %s on %d devices, %s", model, ndev,
@@ -3118,6 +3118,10 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
             }
             cur_step = ps.current->step_seconds;
             accepted++;
+            run++;
+        } else { /* a reject after `run` accepts: nothing to undo */
+            if (run > tl_run_rejected) tl_run_rejected = run;
+            run = 0;
         }
         kt_sim_free(&ref);
         kt_program_free(&prog);
@@ -3324,9 +3328,11 @@ static void test_plan_sim(void) {
        (their shifts composed), and repacked when the splices had left
        twice the blocks needed */
     printf("plan sim: the timeline's blocks checked after every accept; a "
-           "block kept through %lld accepts; %lld repacks\n",
-           (long long)tl_max_age, (long long)tl_repacks);
-    CHECK(tl_max_age >= 10 && tl_repacks > 0);
+           "block kept through %lld accepts; %lld repacks; a proposal "
+           "rejected after %lld accepts in a row\n", (long long)tl_max_age,
+           (long long)tl_repacks, (long long)tl_run_rejected);
+    CHECK(tl_max_age >= (quick ? 5 : 10) && tl_repacks > 0 &&
+          tl_run_rejected >= (quick ? 5 : 10));
     printf("plan sim: %lld rejoins; perturbed free times %lld, partial ready "
            "times %lld, ends before the restore point %lld, queued ready "
            "times %lld; wrongly accepted %lld\n", (long long)rejoin_seen,
