@@ -41,16 +41,17 @@
      predecessor lists that checks the graph is unchanged ~34%, the queue
      ~15%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
-     accepted: 60-79 per second in a loaded session, 1.57-1.75x the
-     build that still copied the kept timeline, 12.7-16.7 ms a
-     proposal against 19.9-27.1): a proposal re-simulates only around
-     its changes (91% of the timeline is kept, as moved blocks), copies
-     and renumbers nothing it keeps, and an accept splices in what the
-     run simulated (0.7 ms); of a proposal's ~15 ms the simulation of
-     ~40,000 starts with its rejoin checks takes ~7.4, the graph's
-     update ~3.8, re-lowering its conversions ~1.5, and reading the
-     devices' states off the kept blocks after a jump ~0.6 (the one part
-     still O(tasks), in reads).  Even stored ideally, an exact delta
+     accepted: 60-79 per second in a loaded session, about 115 on a
+     quiet machine, 1.55-1.75x the build that still copied the kept
+     timeline, 8.6-16.7 ms a proposal against 13.6-27.1): a proposal
+     re-simulates only around its changes (91% of the timeline is kept,
+     as moved blocks), copies and renumbers nothing it keeps, and an
+     accept splices in what the run simulated (0.5-0.7 ms); of a
+     proposal's ~10 ms on a quiet machine the simulation of ~40,000
+     starts with its rejoin checks takes ~4.5, the graph's update ~2.6,
+     re-lowering its conversions ~1.1, and reading the devices' states
+     off the kept blocks after a jump ~0.4 (the one part still O(tasks),
+     in reads).  Even stored ideally, an exact delta
      simulation re-simulates ~32,000 tasks a proposal there before it
      rejoins (counted), so it cannot pass about 2,000 proposals per
      second (README "Performance").
