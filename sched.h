@@ -5830,8 +5830,11 @@ nomem_late:
 }
 
 /* Accepting: the proposal's graph becomes the current one.  Nothing is
-   written: the graph that was current becomes the scratch graph, which
-   the next proposal re-syncs in the ops this one touched (w->dirty). */
+   written in the graphs: the graph that was current becomes the scratch
+   graph, which the next proposal re-syncs in the ops this one touched
+   (w->dirty).  Its timeline is spliced into the one kept apart
+   (kt__plan_sim_commit: what its run simulated; the free blocks for it
+   were reserved by the proposal, so this cannot fail). */
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
     if (!w || !w->pending) return;
