@@ -23,7 +23,10 @@
      around the changes -- from the first position a change can affect until the run
      rejoins the previous timeline up to a constant, then that timeline,
      moved, up to the next change -- exactly what lowering, building and
-     simulating from scratch give.
+     simulating from scratch give.  The timeline is kept once, in blocks
+     of positions with a time offset each: a proposal's kept stretches
+     are those blocks moved (nothing written per task), and accepting
+     splices in what its run simulated.
 
      Speed on wresnet-152 over 64 devices (448k tasks, README
      "Performance"): a full simulation takes 12-13 ms (best of runs) on a
@@ -38,13 +41,17 @@
      predecessor lists that checks the graph is unchanged ~34%, the queue
      ~15%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
      10,000 proposals per second (a chain, 97% of its proposals
-     accepted: 41-51 per second in a loaded session, 1.03-1.68x the
-     build before stable task numbers): a proposal re-simulates only
-     around its changes (91% of the timeline is copied), renumbers
-     nothing it keeps and an accept writes nothing, but the kept
-     stretches of the timeline are still copied into the proposal's
-     graph, O(tasks) (~10 of ~16 ms), and re-lowering its conversions
-     alone takes about 1.5 ms.  Even stored ideally, an exact delta
+     accepted: 60-79 per second in a loaded session, about 115 on a
+     quiet machine, 1.55-1.75x the build that still copied the kept
+     timeline, 8.6-16.7 ms a proposal against 13.6-27.1): a proposal
+     re-simulates only around its changes (91% of the timeline is kept,
+     as moved blocks), copies and renumbers nothing it keeps, and an
+     accept splices in what the run simulated (0.5-0.7 ms); of a
+     proposal's ~10 ms on a quiet machine the simulation of ~40,000
+     starts with its rejoin checks takes ~4.5, the graph's update ~2.6,
+     re-lowering its conversions ~1.1, and reading the devices' states
+     off the kept blocks after a jump ~0.4 (the one part still O(tasks),
+     in reads).  Even stored ideally, an exact delta
      simulation re-simulates ~32,000 tasks a proposal there before it
      rejoins (counted), so it cannot pass about 2,000 proposals per
      second (README "Performance").
@@ -4511,15 +4518,25 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    from the current graph (tasks, predecessor entries, the simulator's
    per-task data, successor lists: what changed, not the graph).  Then it
    writes the new blocks into their slots and rebuilds only the
-   predecessor lists and successor lists that read a changed block.  The
-   timeline (start, end, order and positions) is written by every
-   proposal's run.
+   predecessor lists and successor lists that read a changed block.
+
+   The timeline is kept apart, once for both graphs (kt__tl below): the
+   current one as blocks of positions with a time offset each, and a
+   proposal's as pieces of it -- runs of whole blocks moved by an amount
+   of seconds and of positions, nothing written per task -- with what its
+   run simulated (and the tasks of the blocks a piece cuts) in its
+   graph's arrays between them.  Accepting splices those into new blocks
+   (kt__plan_sim_commit: what the run wrote, and a pass over the blocks);
+   a rejected proposal wrote nothing there.  The graphs' own start, end,
+   order and pos arrays are the runs' scratch, written out whole only by
+   kt__plan_sim_write_timeline (kt_plan_sim_timeline, the tests), which
+   also derives the device predecessors from the order.
 
    Growing a slot (a local relayout).  A block that outgrows its slot
    gets 1.5 times its need plus nd (kt__plan_sim_grow_slot): the blocks
    of the next ops move up into their holes until the growth is absorbed
    (at the end, the slots grow), in both graphs, and only the moved tasks
-   are renumbered, with the lists and the timeline entries that name
+   are renumbered, with the lists and the timeline's slots that name
    them.  A relayout of every task (renumbering O(tasks)) would cost as
    much as a proposal did before: blocks jump from nothing to thousands
    of transfers on 64 devices, so a chain grows some slot in most of its
@@ -4536,6 +4553,252 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    in kt_sim_build's compact numbering, when kt_plan_sim_timeline asks
    for them (kt__plan_sim_publish, a pass over the tasks). */
 
+/* The current timeline, kept once for both task graphs (their task
+   numbers are the same) as blocks of positions -- what lets a proposal
+   cost what it changes rather than O(tasks) (FlexFlow 5.3's delta
+   simulation applied to a changed graph; the shift index of
+   kt_sim_delta, here for positions too).  Every block holds up to
+   KT__DBLOCK tasks in start order at slots b * KT__DBLOCK + i, each with
+   its resource, its start and end less the block's time offset toff[b],
+   and how many starts it waited in the queue (its position less its
+   qpos); seq lists the blocks in timeline order and first[] is the
+   position of each one's first task.  So a task's position is first of
+   its block plus its index, its times its stored ones plus toff, and the
+   timeline of a proposal is the current one's blocks, some of them moved
+   by an amount of seconds and of positions (a piece: nothing written but
+   toff), with new blocks between them for what the run simulated (and
+   for the tasks of a partly copied block).  Accepting splices the new
+   blocks in (what changed, and a pass over the ~450 blocks); a rejected
+   proposal wrote nothing here.  Blocks left part-full by the splices are
+   repacked when there are twice as many as a packed timeline needs
+   (O(tasks), amortised over the accepts that fragmented it). */
+typedef struct kt__tl {
+    int *ord;            /* per slot: its task                             */
+    int *dev;            /* per slot: the task's resource                  */
+    double *start, *end; /* per slot: its times less toff of its block     */
+    int *wait;           /* per slot: its position less its qpos           */
+    int *sp;             /* per task slot: its timeline slot, -1: none     */
+    int *cnt;            /* per block: its tasks (slots i < cnt)           */
+    int *at;             /* per block: its index in seq, -1: not in use    */
+    double *toff;        /* per block: added to its stored times           */
+    double *bmax;        /* per block: its latest stored end,              */
+    int *bmax_at;        /*   first reached at this index,                 */
+    int *bwait;          /*   and the most starts a task of it waited      */
+    int *seq, *seq2;     /* the blocks in timeline order (seq2: scratch)   */
+    int *first;          /* per index of seq: its first position; nseq + 1 */
+    int nseq;
+    int *freeb, nfree;   /* blocks not in use                              */
+    int nblk;            /* blocks allocated                               */
+    int n;               /* tasks in the timeline                          */
+    int pending_blocks;  /* free blocks the pending proposal's splice takes */
+} kt__tl;
+
+/* Repack the timeline's blocks when there are more than KT__TL_REPACK4
+   quarters of the packed count plus KT__TL_SLACK (8 and 2: twice; the
+   tests lower them). */
+#ifndef KT__TL_REPACK4
+#define KT__TL_REPACK4 8
+#endif
+#ifndef KT__TL_SLACK
+#define KT__TL_SLACK 2
+#endif
+
+/* A stretch of the current timeline in a proposal's: its blocks
+   seq[ilo .. ihi), old positions olo .. olo + nhi - nlo, at new
+   positions nlo .. nhi, every time moved by d. */
+typedef struct kt__tl_piece {
+    int nlo, nhi, olo, ilo, ihi;
+    double d;
+} kt__tl_piece;
+
+static void kt__tl_free(kt__tl *tl) {
+    KT_FREE(tl->ord);
+    KT_FREE(tl->dev);
+    KT_FREE(tl->start);
+    KT_FREE(tl->end);
+    KT_FREE(tl->wait);
+    KT_FREE(tl->sp);
+    KT_FREE(tl->cnt);
+    KT_FREE(tl->at);
+    KT_FREE(tl->toff);
+    KT_FREE(tl->bmax);
+    KT_FREE(tl->bmax_at);
+    KT_FREE(tl->bwait);
+    KT_FREE(tl->seq);
+    KT_FREE(tl->seq2);
+    KT_FREE(tl->first);
+    KT_FREE(tl->freeb);
+    memset(tl, 0, sizeof *tl);
+}
+
+/* Room for `want` free blocks besides the ones in use (half as many
+   again when it grows: amortised).  0: out of memory -- nothing lost,
+   every array keeps its contents. */
+static int kt__tl_reserve(kt__tl *tl, int want) {
+    int64_t nb = tl->nblk + (want - tl->nfree), b;
+    size_t slots;
+    void *np;
+    if (tl->nfree >= want) return 1;
+    if (nb < tl->nblk + tl->nblk / 2) nb = tl->nblk + tl->nblk / 2;
+    if (nb > INT_MAX / KT__DBLOCK - 1) return 0;
+    slots = (size_t)nb * KT__DBLOCK;
+#define KT__TLGROW(f, type, len)                                            \
+    if (!(np = KT_REALLOC(tl->f, sizeof(type) * (len)))) return 0;          \
+    tl->f = (type *)np;
+    KT__TLGROW(ord, int, slots)
+    KT__TLGROW(dev, int, slots)
+    KT__TLGROW(start, double, slots)
+    KT__TLGROW(end, double, slots)
+    KT__TLGROW(wait, int, slots)
+    KT__TLGROW(cnt, int, (size_t)nb)
+    KT__TLGROW(at, int, (size_t)nb)
+    KT__TLGROW(toff, double, (size_t)nb)
+    KT__TLGROW(bmax, double, (size_t)nb)
+    KT__TLGROW(bmax_at, int, (size_t)nb)
+    KT__TLGROW(bwait, int, (size_t)nb)
+    KT__TLGROW(seq, int, (size_t)nb)
+    KT__TLGROW(seq2, int, (size_t)nb)
+    KT__TLGROW(freeb, int, (size_t)nb)
+    KT__TLGROW(first, int, (size_t)nb + 1)
+#undef KT__TLGROW
+    if (tl->nblk == 0) tl->first[0] = 0;
+    for (b = nb - 1; b >= tl->nblk; b--) { /* the lowest taken first */
+        tl->at[b] = -1;
+        tl->freeb[tl->nfree++] = (int)b;
+    }
+    tl->nblk = (int)nb;
+    return 1;
+}
+
+/* Where task t is in the current timeline: its position and end. */
+static int kt__tl_pos(const kt__tl *tl, int t) {
+    int s = tl->sp[t];
+    return tl->first[tl->at[s / KT__DBLOCK]] + s % KT__DBLOCK;
+}
+static double kt__tl_end(const kt__tl *tl, int t) {
+    int s = tl->sp[t];
+    return tl->end[s] + tl->toff[s / KT__DBLOCK];
+}
+
+/* The index in seq of the last block whose first position is at most k
+   (0 <= k <= n; k == n: nseq). */
+static int kt__tl_upto(const kt__tl *tl, int k) {
+    int lo = 0, hi = tl->nseq;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (tl->first[mid] <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The index in seq of the first block starting at or after position k. */
+static int kt__tl_from(const kt__tl *tl, int k) {
+    int i = kt__tl_upto(tl, k);
+    return tl->first[i] < k ? i + 1 : i;
+}
+
+/* The slot and the task at position k (0 <= k < n). */
+static int kt__tl_slot_at(const kt__tl *tl, int k) {
+    int i = kt__tl_upto(tl, k);
+    return tl->seq[i] * KT__DBLOCK + k - tl->first[i];
+}
+static int kt__tl_task(const kt__tl *tl, int k) {
+    return tl->ord[kt__tl_slot_at(tl, k)];
+}
+
+/* Writing a timeline into seq2: new blocks filled task by task (from the
+   free ones, reserved before), the current seq's blocks kept whole. */
+typedef struct kt__tl_writer {
+    int n;    /* blocks in seq2 so far */
+    int b;    /* the block being filled, -1: none */
+    int fill; /* its tasks so far */
+} kt__tl_writer;
+
+static void kt__tl_close(kt__tl *tl, kt__tl_writer *wr) {
+    int s0, j, b = wr->b;
+    if (b < 0) return;
+    s0 = b * KT__DBLOCK;
+    tl->cnt[b] = wr->fill;
+    tl->toff[b] = 0;
+    tl->bmax_at[b] = 0;
+    tl->bmax[b] = tl->end[s0];
+    tl->bwait[b] = 0;
+    for (j = 0; j < wr->fill; j++) {
+        if (tl->end[s0 + j] > tl->bmax[b]) {
+            tl->bmax[b] = tl->end[s0 + j];
+            tl->bmax_at[b] = j;
+        }
+        if (tl->wait[s0 + j] > tl->bwait[b]) tl->bwait[b] = tl->wait[s0 + j];
+    }
+    wr->b = -1;
+}
+
+static void kt__tl_put(kt__tl *tl, kt__tl_writer *wr, int t, int dev,
+                       double start, double end, int wait) {
+    int s;
+    if (wr->b >= 0 && wr->fill == KT__DBLOCK) kt__tl_close(tl, wr);
+    if (wr->b < 0) {
+        wr->b = tl->freeb[--tl->nfree];
+        wr->fill = 0;
+        tl->seq2[wr->n++] = wr->b;
+    }
+    s = wr->b * KT__DBLOCK + wr->fill++;
+    tl->ord[s] = t;
+    tl->dev[s] = dev;
+    tl->start[s] = start;
+    tl->end[s] = end;
+    tl->wait[s] = wait;
+    tl->sp[t] = s;
+}
+
+/* The current blocks seq[ilo .. ihi) kept, moved by d seconds. */
+static void kt__tl_keep(kt__tl *tl, kt__tl_writer *wr, int ilo, int ihi,
+                        double d) {
+    int i;
+    kt__tl_close(tl, wr);
+    for (i = ilo; i < ihi; i++) {
+        tl->toff[tl->seq[i]] += d; /* whole ticks: exact */
+        tl->seq2[wr->n++] = tl->seq[i];
+    }
+}
+
+/* seq2 becomes the timeline; the blocks it dropped are free. */
+static void kt__tl_finish(kt__tl *tl, kt__tl_writer *wr) {
+    int i, *tmp;
+    kt__tl_close(tl, wr);
+    for (i = 0; i < tl->nseq; i++) tl->at[tl->seq[i]] = -1;
+    for (i = 0; i < wr->n; i++) tl->at[tl->seq2[i]] = i;
+    for (i = 0; i < tl->nseq; i++)
+        if (tl->at[tl->seq[i]] < 0) tl->freeb[tl->nfree++] = tl->seq[i];
+    tmp = tl->seq;
+    tl->seq = tl->seq2;
+    tl->seq2 = tmp;
+    tl->nseq = wr->n;
+    tl->first[0] = 0;
+    for (i = 0; i < tl->nseq; i++)
+        tl->first[i + 1] = tl->first[i] + tl->cnt[tl->seq[i]];
+    tl->n = tl->first[tl->nseq];
+}
+
+/* The blocks packed again, KT__DBLOCK tasks each (the splices leave
+   part-full ones): O(tasks), done when there are twice as many blocks
+   as packed ones would be.  0: out of memory (nothing changed). */
+static int kt__tl_repack(kt__tl *tl) {
+    kt__tl_writer wr = {0, -1, 0};
+    int i, j;
+    if (!kt__tl_reserve(tl, tl->n / KT__DBLOCK + 1)) return 0;
+    for (i = 0; i < tl->nseq; i++) {
+        int b = tl->seq[i], s0 = b * KT__DBLOCK;
+        for (j = 0; j < tl->cnt[b]; j++)
+            kt__tl_put(tl, &wr, tl->ord[s0 + j], tl->dev[s0 + j],
+                       tl->start[s0 + j] + tl->toff[b],
+                       tl->end[s0 + j] + tl->toff[b], tl->wait[s0 + j]);
+    }
+    kt__tl_finish(tl, &wr);
+    return 1;
+}
+
 struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
 
 /* What one of the two task graphs has besides its kt__tg: its successor
@@ -4544,11 +4807,6 @@ struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
    op of every task slot, and the sizes of its arrays. */
 typedef struct kt__ps_side {
     int *se, *sfirst, *sn;
-    int *devnext;          /* per task: the next on its device or link in
-                              the timeline (the inverse of devprev, so that
-                              growing a slot renumbers the device links of
-                              the moved tasks alone); stale when none:
-                              check devprev[devnext[t]] == t            */
     int *sseg, *scap;      /* per op: its successor slot,                  */
     int *suse;             /*   of which its lists fill sseg .. + suse      */
     int *pcap;             /* per op: the end of its predecessor slot,
@@ -4599,7 +4857,9 @@ struct kt__plan_sim_work {
                               the two graphs                              */
     int *qpos[2];          /* per task graph: how many tasks had started
                               when each task was ready to be queued (its
-                              predecessors all started)                    */
+                              predecessors all started): the run's, and
+                              kt__plan_sim_write_timeline's (the current
+                              timeline keeps them in kt__tl)              */
     int qpos_ok[2];        /*   valid for that graph's timeline            */
     int qwait[2];          /*   and the most starts a task of that graph
                                 waited in the queue (its position less its
@@ -4630,6 +4890,22 @@ struct kt__plan_sim_work {
     /* full runs in compact numbering (kt__plan_sim_full) */
     kt_sim flat;
     size_t cap_ft, cap_fp;
+    /* the timeline (kt__tl): the current one, and the pending proposal's
+       pieces of it, in order; the pieces' tasks the run queued before
+       the piece (their qpos is the run's), as pairs (task, wait) */
+    kt__tl tl;
+    kt__tl_piece *pc;
+    int npc;
+    int *qov, nqov;
+    size_t cap_pc, cap_qov;
+    int jumped;            /* the run has started every kept task of old
+                              position below it (besides the marked ones) */
+    int whole;             /* the proposal was simulated in full: its
+                              graph's arrays hold its timeline            */
+    int *roslot;           /* per resource: the timeline slot of the task
+                              at res_oldmax                               */
+    size_t cap_roslot;
+    int repacks;           /* the timeline's blocks repacked (for tests)   */
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
     void (*on_rejoin)(struct kt__plan_sim_work *w, struct kt__ps_run *st,
@@ -4638,7 +4914,6 @@ struct kt__plan_sim_work {
 
 static void kt__ps_side_free(kt__ps_side *sd) {
     KT_FREE(sd->se);
-    KT_FREE(sd->devnext);
     KT_FREE(sd->sfirst);
     KT_FREE(sd->sn);
     KT_FREE(sd->sseg);
@@ -4667,6 +4942,10 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     }
     kt__tg_free(&w->stage);
     kt_sim_free(&w->flat);
+    kt__tl_free(&w->tl);
+    KT_FREE(w->pc);
+    KT_FREE(w->qov);
+    KT_FREE(w->roslot);
     KT_FREE(w->nxt);
     KT_FREE(w->dep_first);
     KT_FREE(w->dep_op);
@@ -4797,9 +5076,11 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
         !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
         !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
         !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
-        !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int))
+        !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int) ||
+        !KT__PGROW(tl.sp, int))
         return 0;
 #undef KT__PGROW
+    memset(w->tl.sp + w->cap_nt, 0xff, sizeof(int) * (c - w->cap_nt));
     memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
@@ -4841,11 +5122,6 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
     c = sd->cap_n;
     if (!(np = kt__sim_grow(sd->sfirst, &c, n, sizeof(int)))) return 0;
     sd->sfirst = (int *)np;
-    c = sd->cap_n;
-    if (!(np = kt__sim_grow(sd->devnext, &c, n, sizeof(int)))) return 0;
-    sd->devnext = (int *)np;
-    if (c > sd->cap_n) /* "none" where no run has written one */
-        memset(sd->devnext + sd->cap_n, 0xff, sizeof(int) * (c - sd->cap_n));
     c = sd->cap_n;
     if (!(np = kt__sim_grow(sd->sn, &c, n, sizeof(int)))) return 0;
     sd->sn = (int *)np;
@@ -5144,7 +5420,6 @@ static kt_status kt__plan_sim_full(struct kt__plan_sim_work *w, int x,
         xw->end[u] = fw->end[c];
         xw->pos[u] = fw->pos[c];
         xw->devprev[u] = fw->devprev[c] < 0 ? -1 : w->c2s[fw->devprev[c]];
-        if (xw->devprev[u] >= 0) w->side[x].devnext[xw->devprev[u]] = u;
     }
     for (k = 0; k < n; k++) xw->order[k] = w->c2s[fw->order[k]];
     memcpy(X->sim.busy, f->busy, sizeof(double) * (size_t)w->c.nd);
@@ -5442,6 +5717,10 @@ static int kt__plan_sim_pub_room(struct kt__plan_sim_work *w, int x) {
     return 1;
 }
 
+static void kt__plan_sim_write_timeline(struct kt__plan_sim_work *w, int x);
+static void kt__plan_sim_tl_build(struct kt__plan_sim_work *w, int x);
+static void kt__plan_sim_commit(struct kt__plan_sim_work *w);
+
 /* The public view of graph x completed in compact numbering: task
    structs, predecessor lists, start and end, and the critical path
    (walked in the slots, where the simulator's arrays are). */
@@ -5450,6 +5729,7 @@ static void kt__plan_sim_publish(struct kt__plan_sim_work *w, int x) {
     const struct kt__sim_work *sw = S->work;
     int u, i;
     if (w->pub_ok[x]) return;
+    kt__plan_sim_write_timeline(w, x);
     kt__plan_sim_compact_map(w, x, NULL);
     kt__plan_sim_compact(w, x, w->ptask[x], w->ppred[x]);
     for (u = 0; u < w->side[x].nslot; u++)
@@ -5555,6 +5835,9 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
         kt_plan_sim_free(ps);
         return s;
     }
+    if (!kt__tl_reserve(&w->tl, w->side[w->cur].nslot / KT__DBLOCK + 1))
+        goto nomem_late;
+    kt__plan_sim_tl_build(w, w->cur);
     if (!kt__plan_sim_pub_room(w, w->cur)) goto nomem_late;
     kt__plan_sim_publish(w, w->cur);
     ps->current = &w->pub[w->cur];
@@ -5570,11 +5853,15 @@ nomem_late:
 }
 
 /* Accepting: the proposal's graph becomes the current one.  Nothing is
-   written: the graph that was current becomes the scratch graph, which
-   the next proposal re-syncs in the ops this one touched (w->dirty). */
+   written in the graphs: the graph that was current becomes the scratch
+   graph, which the next proposal re-syncs in the ops this one touched
+   (w->dirty).  Its timeline is spliced into the one kept apart
+   (kt__plan_sim_commit: what its run simulated; the free blocks for it
+   were reserved by the proposal, so this cannot fail). */
 void kt_plan_sim_accept(kt_plan_sim *ps) {
     struct kt__plan_sim_work *w = ps->work;
     if (!w || !w->pending) return;
+    kt__plan_sim_commit(w);
     w->cur = 1 - w->cur;
     w->pending = 0;
     ps->current = &w->pub[w->cur];
@@ -5662,38 +5949,6 @@ static int kt__plan_sim_moved(const struct kt__plan_sim_work *w,
     return q > o && q <= b ? t + nbase[q] - X->base[q] : t;
 }
 
-/* The current timeline's links to the tasks of ops o + 1 .. b, about to
-   move to nbase: the start order, the device predecessor of the task
-   after each on its device and the device successor of the one before
-   (all in old numbers: the arrays move after).  A moved task's
-   successor is found first, for all of them (partial, free between
-   runs, holds it): renumbering one link must not hide another. */
-static void kt__plan_sim_relink(struct kt__plan_sim_work *w,
-                                const int *nbase, int o, int b) {
-    const kt__tg *O = &w->tg[w->cur];
-    struct kt__sim_work *xw = O->sim.work;
-    kt__ps_side *sd = &w->side[w->cur];
-    int k, u, i, pass;
-    for (pass = 0; pass < 3; pass++)
-        for (k = o + 1, i = 0; k <= b; k++)
-            for (u = O->base[k]; u < O->bend[k]; u++, i++) {
-                int v = kt__plan_sim_moved(w, O, nbase, o, b, u);
-                int nx = sd->devnext[u], pv = xw->devprev[u];
-                if (pass == 0) /* its successor, when devnext is not stale */
-                    w->partial[i] = nx >= 0 && nx < sd->nslot &&
-                                            xw->pos[nx] > xw->pos[u] &&
-                                            xw->devprev[nx] == u
-                                        ? nx : -1;
-                else if (pass == 1 && pv >= 0)
-                    sd->devnext[pv] = v;
-                else if (pass == 2) {
-                    xw->order[xw->pos[u]] = v;
-                    if (w->partial[i] >= 0) xw->devprev[w->partial[i]] = v;
-                    else sd->devnext[u] = -1; /* the last on its device */
-                }
-            }
-}
-
 /* Op q's tasks' successor lists name tasks about to move (gmark). */
 static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
     if (q < 0 || w->gmark[q]) return;
@@ -5710,9 +5965,9 @@ static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
    tasks keep the compact order): their per-task data moves, and every
    reference to one is renumbered -- the predecessor entries of the ops
    reading it (dep_op, nxt), the successor entries of the ops it reads
-   (kt__lists_sources, prev), and in the current graph the start order,
-   the device predecessors and the critical path's last task.  0: out of
-   memory or past KT__PS_MAX (nothing changed). */
+   (kt__lists_sources, prev), the timeline's slots (kt__tl: its order)
+   and the critical path's last task.  0: out of memory or past
+   KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                   int need) {
     const kt_graph *g = w->c.g;
@@ -5780,9 +6035,13 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
         if (w->crit_last[x] >= 0)
             w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, o, b,
                                                  w->crit_last[x]);
-        if (x != w->cur) continue; /* the scratch timeline is rewritten */
-        kt__plan_sim_relink(w, nbase, o, b);
     }
+    /* the timeline names the moved tasks (kt__tl: one for both graphs) */
+    for (k = o + 1; k <= b; k++)
+        for (u = O->base[k]; u < O->bend[k]; u++)
+            if (w->tl.sp[u] >= 0)
+                w->tl.ord[w->tl.sp[u]] = kt__plan_sim_moved(w, O, nbase, o,
+                                                            b, u);
     for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
     for (k = 0; k < w->ngops; k++) w->gmark[w->gops[k]] = 0;
     w->nrops = w->ngops = 0;
@@ -5808,10 +6067,11 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                 memmove(xw->end + to, xw->end + from, sizeof(double) * m);
                 memmove(xw->pos + to, xw->pos + from, sizeof(int) * m);
                 memmove(xw->devprev + to, xw->devprev + from, sizeof(int) * m);
-                memmove(sd->devnext + to, sd->devnext + from, sizeof(int) * m);
                 memmove(w->qpos[x] + to, w->qpos[x] + from, sizeof(int) * m);
                 memmove(sd->sfirst + to, sd->sfirst + from, sizeof(int) * m);
                 memmove(sd->sn + to, sd->sn + from, sizeof(int) * m);
+                if (x == 0)
+                    memmove(w->tl.sp + to, w->tl.sp + from, sizeof(int) * m);
             }
             X->bend[k] = to + n;
             if (x == 0) moved += n;
@@ -5821,6 +6081,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
             for (u = X->bend[k]; u < X->base[k + 1]; u++) {
                 sd->owner[u] = k;
                 kt__plan_sim_hole(w, x, u);
+                w->tl.sp[u] = -1;
             }
         for (k = o + 1; k <= b; k++)
             for (u = X->base[k]; u < X->bend[k]; u++) sd->owner[u] = k;
@@ -6044,7 +6305,6 @@ static int kt__plan_sim_same_preds(const struct kt__plan_sim_work *w,
 static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     const kt_graph *g = w->c.g;
     kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
     int64_t nd = w->c.nd, d;
     int n = w->side[1 - w->cur].nslot, k0 = kt__plan_sim_live(w, w->cur, NULL);
     int o, k, i, j, pass, changed;
@@ -6080,7 +6340,7 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     /* gone: the old tasks of the changed blocks */
     for (k = 0; k < w->nchg; k++)
         for (i = O->base[w->chg[k]]; i < O->bend[w->chg[k]]; i++)
-            if (wo->pos[i] < k0) k0 = wo->pos[i];
+            if (kt__tl_pos(&w->tl, i) < k0) k0 = kt__tl_pos(&w->tl, i);
     for (k = 0; k < w->ncset; k++) {
         w->inc[w->cset[k]] = 1;
         w->bound[w->cset[k]] = 0;
@@ -6092,10 +6352,11 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
             const kt_sim_task *tu = &N->sim.task[u];
             for (j = 0; j < tu->npred; j++) {
                 int p = N->sim.pred[tu->pred_first + j];
-                int at = w->inc[p] ? w->bound[p] : wo->pos[p];
+                int at = w->inc[p] ? w->bound[p] : kt__tl_pos(&w->tl, p);
                 if (at + 1 > b) b = at + 1;
             }
-            if (!w->fresh[u] && wo->pos[u] < b) b = wo->pos[u]; /* an old task */
+            if (!w->fresh[u] && kt__tl_pos(&w->tl, u) < b) /* an old task */
+                b = kt__tl_pos(&w->tl, u);
             if (b != w->bound[u]) {
                 w->bound[u] = b;
                 changed = 1;
@@ -6109,24 +6370,6 @@ static int kt__plan_sim_bounds(struct kt__plan_sim_work *w, int *k0out) {
     if (k0 > n) k0 = n;
     *k0out = k0;
     return 1;
-}
-
-/* The current graph's qpos (see kt__plan_sim_work), when its timeline
-   came from a full run: each task's latest predecessor position + 1. */
-static void kt__plan_sim_qpos(struct kt__plan_sim_work *w) {
-    const kt_sim *s = &w->tg[w->cur].sim;
-    const struct kt__sim_work *wo = s->work;
-    int *q = w->qpos[w->cur], u, j, most = 0;
-    for (u = 0; u < s->ntask; u++) {
-        const int *pred = s->pred + wo->pred_first[u];
-        int at = 0;
-        for (j = 0; j < wo->npred[u]; j++)
-            if (wo->pos[pred[j]] + 1 > at) at = wo->pos[pred[j]] + 1;
-        q[u] = at;
-        if (wo->pos[u] - at > most) most = wo->pos[u] - at;
-    }
-    w->qpos_ok[w->cur] = 1;
-    w->qwait[w->cur] = most;
 }
 
 /* The resumed run's bookkeeping.  The run alternates: it simulates from a
@@ -6154,6 +6397,60 @@ struct kt__ps_run {
 };
 typedef struct kt__ps_run kt__ps_run;
 
+/* The proposal's piece (kt__tl_piece) holding old position k, which one
+   holds (k below w->jumped, its task not marked). */
+static const kt__tl_piece *kt__ps_piece(const struct kt__plan_sim_work *w,
+                                        int k) {
+    int lo = 0, hi = w->npc - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (w->pc[mid].olo <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    return &w->pc[lo];
+}
+
+/* Whether the run has started task u of the proposal's graph, and then
+   its end and position there: a task the run started or copied one by
+   one is marked (its times in the graph's arrays); a kept task of old
+   position below w->jumped that is not lies in a piece (the old timeline
+   moved, nothing written per task). */
+static int kt__ps_started_at(const struct kt__plan_sim_work *w, int u,
+                             double *end, int *pos) {
+    const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const kt__tl_piece *pc;
+    int k;
+    if (w->mark[u] == w->mark_base) {
+        *end = wn->end[u];
+        *pos = wn->pos[u];
+        return 1;
+    }
+    if (w->jumped == 0 || w->fresh[u] ||
+        (k = kt__tl_pos(&w->tl, u)) >= w->jumped)
+        return 0;
+    pc = kt__ps_piece(w, k);
+    *end = kt__tl_end(&w->tl, u) + pc->d;
+    *pos = k + pc->nlo - pc->olo;
+    return 1;
+}
+static int kt__ps_started(const struct kt__plan_sim_work *w, int u) {
+    return w->mark[u] == w->mark_base ||
+           (!w->fresh[u] && kt__tl_pos(&w->tl, u) < w->jumped);
+}
+
+/* The task at new position k of the proposal's timeline. */
+static int kt__ps_task(const struct kt__plan_sim_work *w, int k) {
+    int lo = 0, hi = w->npc - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (w->pc[mid].nlo <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    if (w->npc > 0 && w->pc[lo].nlo <= k && k < w->pc[lo].nhi)
+        return kt__tl_task(&w->tl, k - w->pc[lo].nlo + w->pc[lo].olo);
+    return w->tg[1 - w->cur].sim.work->order[k];
+}
+
 /* Task u of the proposal's graph, first met since the restore point: its
    wait state from the predecessors started so far (their latest end;
    the one being started now is not marked yet) and the others, still to
@@ -6167,10 +6464,11 @@ static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
     wt->ready = 0;
     wt->indeg = 0;
     for (j = 0; j < wn->npred[u]; j++) {
-        int p = pred[j];
-        if (w->mark[p] == w->mark_base) {
-            if (wn->end[p] > wt->ready) wt->ready = wn->end[p];
-            if (wn->pos[p] + 1 > at) at = wn->pos[p] + 1;
+        double e;
+        int k;
+        if (kt__ps_started_at(w, pred[j], &e, &k)) {
+            if (e > wt->ready) wt->ready = e;
+            if (k + 1 > at) at = k + 1;
         } else {
             wt->indeg++;
         }
@@ -6191,14 +6489,14 @@ static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
 static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
                                      int u, int started) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
-    const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
+    const struct kt__sim_work *wn = ns->work;
     const int *pred = ns->pred + wn->pred_first[u];
     double ready = 0;
     int j;
     for (j = 0; j < wn->npred[u]; j++) {
         int p = pred[j];
-        if (started && w->mark[p] != w->mark_base) continue;
-        if (wo->end[p] > ready) ready = wo->end[p];
+        if (started && !kt__ps_started(w, p)) continue;
+        if (kt__tl_end(&w->tl, p) > ready) ready = kt__tl_end(&w->tl, p);
     }
     return ready;
 }
@@ -6215,8 +6513,8 @@ static double kt__plan_sim_old_ready(const struct kt__plan_sim_work *w,
 static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
                                     int from) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
-    const struct kt__sim_work *wn = ns->work, *wo = w->tg[w->cur].sim.work;
-    int R = kt__plan_sim_live(w, w->cur, NULL), k, j, pass, changed;
+    const struct kt__sim_work *wn = ns->work;
+    int R = w->tl.n, k, j, pass, changed;
     for (k = from; k < w->nrpos; k++)
         if (w->rpos[k] >= P) {
             R = w->rpos[k];
@@ -6226,7 +6524,8 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
         int u = w->cset[k];
         if (w->mark[u] == w->mark_base) continue;
         w->bound[u] = P;
-        if (!w->fresh[u] && wo->pos[u] < R) R = wo->pos[u];
+        if (!w->fresh[u] && kt__tl_pos(&w->tl, u) < R)
+            R = kt__tl_pos(&w->tl, u);
     }
     for (pass = 0, changed = 1; changed && pass < 64; pass++) {
         changed = 0;
@@ -6236,8 +6535,9 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
             if (w->mark[u] == w->mark_base) continue;
             for (j = 0; j < wn->npred[u]; j++) {
                 int p = pred[j], at;
-                if (w->mark[p] == w->mark_base) continue;
-                at = w->cmark[p] == w->mark_base ? w->bound[p] : wo->pos[p];
+                if (kt__ps_started(w, p)) continue;
+                at = w->cmark[p] == w->mark_base ? w->bound[p]
+                                                 : kt__tl_pos(&w->tl, p);
                 if (at + 1 > b) b = at + 1;
             }
             if (b > w->bound[u]) {
@@ -6275,23 +6575,24 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
     const kt__tg *O = &w->tg[w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const kt__tl *tl = &w->tl;
     double told = 0, d, ready;
     int64_t r;
     int i, u;
     kt__qiter it = {0, 0, 0, 0};
     if (P > 0) {
-        int t = wo->order[P - 1], j;
+        int t = kt__tl_task(tl, P - 1), j;
         const int *pred = O->sim.pred + wo->pred_first[t];
         for (j = 0; j < wo->npred[t]; j++)
-            if (wo->end[pred[j]] > told) told = wo->end[pred[j]];
+            if (kt__tl_end(tl, pred[j]) > told) told = kt__tl_end(tl, pred[j]);
     }
     d = tnew - told;
     if (st->first ? !kt__delta_agrees(st->emax_new, st->emax_old, tnew, told, d)
                   : st->emax_new > tnew || st->emax_old > told)
         return 0;
     for (r = 0; r < wn->nres; r++) {
-        int at = wn->res_oldmax[r];
-        double xo = at >= 0 ? wo->end[wo->order[at]] : 0;
+        int at = wn->res_oldmax[r], sl = w->roslot[r];
+        double xo = at >= 0 ? tl->end[sl] + tl->toff[sl / KT__DBLOCK] : 0;
         if (!kt__delta_agrees(wn->free_at[r], xo, tnew, told, d)) return 0;
     }
     while (kt__qnext(&wn->queue, &it, &u, &ready))
@@ -6311,104 +6612,161 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
     return 1;
 }
 
-/* One task of the old timeline (old index t, position k, P <= k < R)
-   into the new run, moved by d seconds and dk positions: its position,
-   times, device predecessor (the first one after P on its device or link
-   follows the run's last task there: res_last is still the run's) and
-   queue position (a task ready after P moves with it; one ready by then
-   was queued by the run, which noted when).  Its number is the same in
-   both graphs. */
+/* One task of the old timeline (task t, slot s, old position k, P <= k <
+   R) copied into the new run as started, moved by d seconds and dk
+   positions: its position, times and queue position (a task ready after
+   P moves with it; one ready by then was queued by the run, which noted
+   when).  Its number is the same in both graphs.  (Its device
+   predecessor is not kept: kt__plan_sim_write_timeline derives them
+   from the order.) */
 static void kt__plan_sim_move(struct kt__plan_sim_work *w, kt__ps_run *st,
-                              int t, int P, int dk, double d) {
-    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
+                              int t, int s, int k, int P, int dk, double d) {
+    const kt__tl *tl = &w->tl;
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    const int *qo = w->qpos[w->cur];
-    int u = t, dp = wo->devprev[t], at = wo->pos[t] + dk;
-    double e = wo->end[t] + d;
-    wn->pos[u] = at;
-    wn->start[u] = wo->start[t] + d;
-    wn->end[u] = e;
-    wn->devprev[u] = dp < 0 || wo->pos[dp] < P ? wn->res_last[wn->dev[u]]
-                                               : dp;
-    if (wn->devprev[u] >= 0) w->side[1 - w->cur].devnext[wn->devprev[u]] = u;
-    if (qo[t] > P) w->qpos[1 - w->cur][u] = qo[t] + dk;
-    if (at - w->qpos[1 - w->cur][u] > st->qwait)
-        st->qwait = at - w->qpos[1 - w->cur][u];
+    int *qn = w->qpos[1 - w->cur];
+    int at = k + dk, qo = k - tl->wait[s];
+    double off = tl->toff[s / KT__DBLOCK], oe = tl->end[s] + off, e = oe + d;
+    wn->pos[t] = at;
+    wn->start[t] = tl->start[s] + off + d;
+    wn->end[t] = e;
+    wn->order[at] = t;
+    if (qo > P) qn[t] = qo + dk;
+    if (at - qn[t] > st->qwait) st->qwait = at - qn[t];
     if (e > st->top || (e == st->top && at < st->top_at)) {
         st->top = e;
         st->top_at = at;
     }
-    if (wo->end[t] > st->old_acc) st->old_acc = wo->end[t];
+    if (oe > st->old_acc) st->old_acc = oe;
+}
+
+/* Old positions k1 .. k2 copied task by task (kt__plan_sim_move, marked
+   as started), with every device's or link's state after them. */
+static void kt__plan_sim_copy_each(struct kt__plan_sim_work *w,
+                                   kt__ps_run *st, int P, int k1, int k2,
+                                   int dk, double d) {
+    const kt__tl *tl = &w->tl;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    int i, k = k1;
+    if (k1 >= k2) return;
+    for (i = kt__tl_upto(tl, k1); k < k2; i++) {
+        int b = tl->seq[i], e = tl->first[i + 1] < k2 ? tl->first[i + 1] : k2;
+        for (; k < e; k++) {
+            int s = b * KT__DBLOCK + k - tl->first[i], t = tl->ord[s];
+            int r = tl->dev[s];
+            kt__plan_sim_move(w, st, t, s, k, P, dk, d);
+            w->mark[t] = w->mark_base;
+            wn->free_at[r] = wn->end[t];
+            wn->res_last[r] = t;
+            wn->res_oldmax[r] = k;
+            w->roslot[r] = s;
+        }
+    }
+}
+
+/* The whole blocks seq[ia .. ib) of the old timeline into the new run as
+   a piece (kt__tl_piece): moved by d seconds and dk positions, nothing
+   written per task.  The latest end, the latest old end and the longest
+   wait come from the blocks' summaries; the tasks the run had queued
+   before the piece (ready by P: their queue position is the run's) are
+   noted apart; with `scan`, the state of every device and link after
+   them is read off the blocks in order (the run goes on from there): a
+   pass that notes each resource's last slot (a read and a store a task),
+   then one over the resources whose last slot it noted. */
+static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
+                               int ia, int ib, int dk, double d, int scan) {
+    const kt__tl *tl = &w->tl;
+    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const int *qn = w->qpos[1 - w->cur];
+    kt__tl_piece *pc = &w->pc[w->npc++]; /* room made: one block or more */
+    int a = tl->first[ia], b = tl->first[ib], i, j, u;
+    kt__qiter it = {0, 0, 0, 0};
+    double ready;
+    pc->nlo = a + dk;
+    pc->nhi = b + dk;
+    pc->olo = a;
+    pc->ilo = ia;
+    pc->ihi = ib;
+    pc->d = d;
+    for (i = ia; i < ib; i++) {
+        int bl = tl->seq[i], s0 = bl * KT__DBLOCK, at;
+        double off = tl->toff[bl], oe = tl->bmax[bl] + off;
+        at = tl->first[i] + tl->bmax_at[bl] + dk;
+        if (oe > st->old_acc) st->old_acc = oe;
+        if (oe + d > st->top || (oe + d == st->top && at < st->top_at)) {
+            st->top = oe + d;
+            st->top_at = at;
+        }
+        if (tl->bwait[bl] > st->qwait) st->qwait = tl->bwait[bl];
+        if (scan)
+            for (j = 0; j < tl->cnt[bl]; j++) w->roslot[tl->dev[s0 + j]] = s0 + j;
+    }
+    if (scan) { /* (a slot noted before is of a block before the piece) */
+        int64_t r;
+        for (r = 0; r < wn->nres; r++) {
+            int sl = w->roslot[r], bl, ix;
+            if (sl < 0) continue;
+            bl = sl / KT__DBLOCK;
+            ix = tl->at[bl];
+            if (ix < ia || ix >= ib) continue;
+            wn->res_last[r] = tl->ord[sl];
+            wn->free_at[r] = tl->end[sl] + tl->toff[bl] + d;
+            wn->res_oldmax[r] = tl->first[ix] + sl % KT__DBLOCK;
+        }
+    }
+    while (kt__qnext(&wn->queue, &it, &u, &ready)) {
+        int k;
+        void *np;
+        if (w->fresh[u] || (k = kt__tl_pos(tl, u)) < a || k >= b) continue;
+        if (!(np = kt__sim_grow(w->qov, &w->cap_qov,
+                                (size_t)w->nqov * 2 + 2, sizeof(int)))) {
+            wn->queue.nomem = 1; /* reported when the run ends */
+            continue;
+        }
+        w->qov = (int *)np;
+        w->qov[w->nqov * 2] = u;
+        w->qov[w->nqov * 2 + 1] = k + dk - qn[u];
+        if (k + dk - qn[u] > st->qwait) st->qwait = k + dk - qn[u];
+        w->nqov++;
+    }
 }
 
 /* The old timeline's positions P .. R into the new run, moved by d
    seconds and by kk - P positions (P = -1: the kept prefix, unmoved), as
-   started tasks (kt__plan_sim_move), with every device's or link's state
-   after them.  A long stretch goes task by task in index order (reads in
-   sequence, not scattered ones per array and task), a short one in
-   position order. */
+   started tasks, with every device's or link's state after them: the
+   whole blocks inside as a piece, the tasks of the blocks it cuts one by
+   one.  From here every kept task of old position below R has started
+   (w->jumped). */
 static void kt__plan_sim_copy(struct kt__plan_sim_work *w, kt__ps_run *st,
                               int P, int R, double d) {
-    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
-    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    int no = kt__plan_sim_live(w, w->cur, NULL), lo = P < 0 ? 0 : P, k, t;
+    const kt__tl *tl = &w->tl;
+    int lo = P < 0 ? 0 : P, ia, ib;
     int dk = P < 0 ? 0 : st->kk - P;
-    int64_t r;
     if (R <= lo) return;
-    for (k = lo; k < R; k++) wn->order[k + dk] = wo->order[k];
-    if ((int64_t)(R - lo) * 4 > no) {
-        int o, rr, a, b;
-        for (rr = 0; rr < 2; rr++) /* the live tasks, op by op */
-            for (o = 0; o < w->c.g->nop; o++) {
-                kt__plan_sim_range(w, &w->tg[w->cur], o, rr, &a, &b);
-                for (t = a; t < b; t++)
-                    if (wo->pos[t] >= lo && wo->pos[t] < R) {
-                        kt__plan_sim_move(w, st, t, P, dk, d);
-                        w->mark[t] = w->mark_base;
-                        if (wo->pos[t] > wn->res_oldmax[wo->dev[t]])
-                            wn->res_oldmax[wo->dev[t]] = wo->pos[t];
-                    }
-            }
-        for (r = 0; r < wn->nres; r++) /* the last task of each */
-            if (wn->res_oldmax[r] >= lo) {
-                t = wo->order[wn->res_oldmax[r]];
-                wn->res_last[r] = t;
-                wn->free_at[r] = wo->end[t] + d;
-            }
+    ia = kt__tl_from(tl, lo);
+    ib = kt__tl_upto(tl, R);
+    if (ia < ib) {
+        kt__plan_sim_copy_each(w, st, P, lo, tl->first[ia], dk, d);
+        kt__plan_sim_piece(w, st, ia, ib, dk, d, 1);
+        kt__plan_sim_copy_each(w, st, P, tl->first[ib], R, dk, d);
     } else {
-        for (k = lo; k < R; k++) {
-            t = wo->order[k];
-            kt__plan_sim_move(w, st, t, P, dk, d);
-            w->mark[t] = w->mark_base;
-            r = wo->dev[t];
-            wn->free_at[r] = wn->end[t];
-            wn->res_last[r] = t;
-            wn->res_oldmax[r] = k;
-        }
+        kt__plan_sim_copy_each(w, st, P, lo, R, dk, d);
     }
+    w->jumped = R;
     st->kept += R - lo;
     st->kk = R + dk;
     st->maxpos = R - 1;
 }
 
 /* The rest of the old timeline, from P to its end, where no device's
-   state is needed after it: task by task in index order, op by op (the
-   live tasks: every added one has started). */
+   state is needed after it: the tasks up to the next block one by one,
+   the rest a piece. */
 static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
                               int P, double d) {
-    const struct kt__sim_work *wo = w->tg[w->cur].sim.work;
-    struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    const kt__tg *N = &w->tg[1 - w->cur];
-    int no = kt__plan_sim_live(w, w->cur, NULL);
-    int k, u, o, r, lo, hi, dk = st->kk - P;
-    for (k = P; k < no; k++) wn->order[k + dk] = wo->order[k];
-    for (r = 0; r < 2; r++)
-        for (o = 0; o < w->c.g->nop; o++) {
-            kt__plan_sim_range(w, N, o, r, &lo, &hi);
-            for (u = lo; u < hi; u++)
-                if (w->mark[u] != w->mark_base) /* not started before P */
-                    kt__plan_sim_move(w, st, u, P, dk, d);
-        }
+    const kt__tl *tl = &w->tl;
+    int no = tl->n, dk = st->kk - P, ia = kt__tl_from(tl, P);
+    kt__plan_sim_copy_each(w, st, P, P, tl->first[ia], dk, d);
+    if (ia < tl->nseq) kt__plan_sim_piece(w, st, ia, tl->nseq, dk, d, 0);
+    w->jumped = no;
     st->kept += no - P;
     st->kk = no + dk;
 }
@@ -6426,12 +6784,11 @@ static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
    tasks by ready time and index whatever order they come in.) */
 static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
                                  int P, int R, int dk) {
-    const kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
+    const kt__tg *N = &w->tg[1 - w->cur];
+    const kt__tl *tl = &w->tl;
     struct kt__sim_work *wn = N->sim.work;
-    const int *qo = w->qpos[w->cur];
     int *qn = w->qpos[1 - w->cur];
-    int no = kt__plan_sim_live(w, w->cur, NULL), t, k, hi = no;
+    int no = tl->n, k, i, hi = no;
     if (R + w->qwait[w->cur] < no) hi = R + w->qwait[w->cur] + 1;
     if (++w->wait_base == 0) { /* wrapped: clear the stamps */
         memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
@@ -6444,22 +6801,28 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     for (k = 0; k < w->ncset; k++)
         if (w->mark[w->cset[k]] != w->mark_base)
             kt__plan_sim_wait(w, w->cset[k]);
-    for (k = R < 0 ? 0 : R; k < hi; k++) {
-        int u, j;
-        const int *pred;
-        kt__wait *wt;
-        t = wo->order[k];
-        u = t;
-        if (qo[t] > R || w->fresh[t] || w->cmark[u] == w->mark_base) continue;
-        wt = &wn->wait[u];
-        pred = N->sim.pred + wn->pred_first[u];
-        wt->ready = 0;
-        wt->indeg = 0;
-        for (j = 0; j < wn->npred[u]; j++)
-            if (wn->end[pred[j]] > wt->ready) wt->ready = wn->end[pred[j]];
-        w->wmark[u] = w->wait_base;
-        if (qo[t] > P) qn[u] = qo[t] + dk;
-        kt__qpush(&wn->queue, wt->ready, u);
+    k = R < 0 ? 0 : R;
+    for (i = k < hi ? kt__tl_upto(tl, k) : 0; k < hi; i++) {
+        int e = tl->first[i + 1] < hi ? tl->first[i + 1] : hi;
+        for (; k < e; k++) {
+            int s = tl->seq[i] * KT__DBLOCK + k - tl->first[i];
+            int u = tl->ord[s], qo = k - tl->wait[s], j, at;
+            const int *pred;
+            kt__wait *wt;
+            double x;
+            if (qo > R || w->fresh[u] || w->cmark[u] == w->mark_base)
+                continue;
+            wt = &wn->wait[u];
+            pred = N->sim.pred + wn->pred_first[u];
+            wt->ready = 0;
+            wt->indeg = 0;
+            for (j = 0; j < wn->npred[u]; j++) /* all started */
+                if (kt__ps_started_at(w, pred[j], &x, &at) && x > wt->ready)
+                    wt->ready = x;
+            w->wmark[u] = w->wait_base;
+            if (qo > P) qn[u] = qo + dk;
+            kt__qpush(&wn->queue, wt->ready, u);
+        }
     }
     st->next_check = st->kk;
 }
@@ -6473,7 +6836,6 @@ static int kt__ps_cmp_int(const void *x, const void *y) {
    free times as the run passes them).  0: out of memory. */
 static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
     const kt__tg *O = &w->tg[w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
     int k, i, n = 0;
     void *np;
     for (k = 0; k < w->nchg; k++) n += O->bend[w->chg[k]] - O->base[w->chg[k]];
@@ -6484,7 +6846,7 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
     w->nrpos = 0;
     for (k = 0; k < w->nchg; k++)
         for (i = O->base[w->chg[k]]; i < O->bend[w->chg[k]]; i++)
-            w->rpos[w->nrpos++] = wo->pos[i];
+            w->rpos[w->nrpos++] = kt__tl_pos(&w->tl, i);
     qsort(w->rpos, (size_t)w->nrpos, sizeof(int), kt__ps_cmp_int);
     return 1;
 }
@@ -6500,11 +6862,11 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
    timeline's starts copied. */
 static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                                   int *kept, kt_error *err) {
-    kt__tg *O = &w->tg[w->cur], *N = &w->tg[1 - w->cur];
-    const struct kt__sim_work *wo = O->sim.work;
+    kt__tg *N = &w->tg[1 - w->cur];
+    const kt__tl *tl = &w->tl;
     struct kt__sim_work *wn = N->sim.work;
     int n = kt__plan_sim_live(w, 1 - w->cur, NULL);
-    int no = kt__plan_sim_live(w, w->cur, NULL), k, done = 0;
+    int no = tl->n, k, done = 0;
     const kt__ps_side *sd = &w->side[1 - w->cur];
     int *qn = w->qpos[1 - w->cur];
     int64_t r;
@@ -6516,10 +6878,11 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     st.first = 1;
     st.top = st.old_acc = -1;
     st.top_at = -1;
+    w->npc = w->nqov = w->jumped = 0;
     for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_oldmax[r] = -1;
+        wn->res_last[r] = wn->res_oldmax[r] = w->roslot[r] = -1;
     }
     kt__qstart(&wn->queue); /* the requeues keep a failure noted */
     kt__plan_sim_copy(w, &st, -1, k0, 0);
@@ -6528,7 +6891,6 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
         end = kt__sim_start(wn, t, now, st.kk++);
-        if (wn->devprev[t] >= 0) sd->devnext[wn->devprev[t]] = t;
         if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
             st.top = end;
@@ -6537,11 +6899,15 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         if (w->fresh[t]) {
             st.new_started++;
         } else {
-            ot = t;
-            if (wo->pos[ot] > st.maxpos) st.maxpos = wo->pos[ot];
-            if (wo->pos[ot] > wn->res_oldmax[r1])
-                wn->res_oldmax[r1] = wo->pos[ot];
-            if (wo->end[ot] > st.old_acc) st.old_acc = wo->end[ot];
+            int s = tl->sp[t];
+            double oe = tl->end[s] + tl->toff[s / KT__DBLOCK];
+            ot = tl->first[tl->at[s / KT__DBLOCK]] + s % KT__DBLOCK;
+            if (ot > st.maxpos) st.maxpos = ot;
+            if (ot > wn->res_oldmax[r1]) {
+                wn->res_oldmax[r1] = ot;
+                w->roslot[r1] = s;
+            }
+            if (oe > st.old_acc) st.old_acc = oe;
         }
         for (j = sd->sfirst[t]; j < sd->sfirst[t] + sd->sn[t]; j++) {
             int u = sd->se[j];
@@ -6561,9 +6927,12 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
            free times as the old run had them */
         P = st.maxpos + 1;
         while (st.nrem < w->nrpos && w->rpos[st.nrem] < P) {
-            int gone = wo->order[w->rpos[st.nrem++]];
-            if (wo->pos[gone] > wn->res_oldmax[wo->dev[gone]])
-                wn->res_oldmax[wo->dev[gone]] = wo->pos[gone];
+            int at = w->rpos[st.nrem++], s = kt__tl_slot_at(tl, at);
+            int rg = tl->dev[s];
+            if (at > wn->res_oldmax[rg]) {
+                wn->res_oldmax[rg] = at;
+                w->roslot[rg] = s;
+            }
         }
         /* the same tasks started as the old run's first P, but for the
            ones gone, plus added ones: compare the states (at most as
@@ -6603,8 +6972,136 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     N->sim.step_seconds = n ? st.top : 0;
     N->sim.ncritical = 0;
     if (n == 0) return KT_OK;
-    w->crit_last[1 - w->cur] = wn->order[st.top_at];
+    w->crit_last[1 - w->cur] = kt__ps_task(w, st.top_at);
     return KT_OK;
+}
+
+/* The current timeline (kt__tl) made that of graph x's arrays, simulated
+   in full there: every task in start order, its qpos from its
+   predecessors' positions.  Free blocks for all of it were reserved. */
+static void kt__plan_sim_tl_build(struct kt__plan_sim_work *w, int x) {
+    const kt__tg *X = &w->tg[x];
+    const struct kt__sim_work *xw = X->sim.work;
+    kt__tl *tl = &w->tl;
+    kt__tl_writer wr = {0, -1, 0};
+    int n = kt__plan_sim_live(w, x, NULL), k, j, most = 0;
+    for (k = 0; k < w->side[x].nslot; k++) tl->sp[k] = -1;
+    for (k = 0; k < n; k++) {
+        int t = xw->order[k], at = 0;
+        const int *pred = X->sim.pred + xw->pred_first[t];
+        for (j = 0; j < xw->npred[t]; j++)
+            if (xw->pos[pred[j]] + 1 > at) at = xw->pos[pred[j]] + 1;
+        if (k - at > most) most = k - at;
+        kt__tl_put(tl, &wr, t, xw->dev[t], xw->start[t], xw->end[t], k - at);
+    }
+    kt__tl_finish(tl, &wr);
+    w->qwait[x] = most;
+    w->qpos_ok[x] = 1;
+}
+
+/* Free blocks for splicing the proposal's timeline into the current one
+   (kt__plan_sim_commit, which cannot fail): one per KT__DBLOCK tasks of
+   each stretch between its pieces -- all of it when it was simulated in
+   full.  0: out of memory. */
+static int kt__plan_sim_reserve_commit(struct kt__plan_sim_work *w) {
+    int n = kt__plan_sim_live(w, 1 - w->cur, NULL), need = 0, k = 0, i;
+    if (w->whole)
+        return kt__tl_reserve(&w->tl, n / KT__DBLOCK + 1);
+    for (i = 0; i < w->npc; i++) {
+        need += (w->pc[i].nlo - k + KT__DBLOCK - 1) / KT__DBLOCK;
+        k = w->pc[i].nhi;
+    }
+    need += (n - k + KT__DBLOCK - 1) / KT__DBLOCK;
+    return kt__tl_reserve(&w->tl, need);
+}
+
+/* Accepting: the proposal's timeline becomes the current one -- its
+   pieces stay where they are (each block's time offset moved), the
+   stretches between them go into new blocks, the tasks gone leave the
+   timeline, and the pieces' tasks that the run queued take their waits.
+   Costs what the run simulated plus a pass over the blocks. */
+static void kt__plan_sim_commit(struct kt__plan_sim_work *w) {
+    const kt__tg *O = &w->tg[w->cur];
+    const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    const int *qn = w->qpos[1 - w->cur];
+    kt__tl *tl = &w->tl;
+    kt__tl_writer wr = {0, -1, 0};
+    int n = kt__plan_sim_live(w, 1 - w->cur, NULL), k = 0, i, j;
+    if (w->whole) {
+        kt__plan_sim_tl_build(w, 1 - w->cur);
+        return;
+    }
+    for (i = 0; i < w->nchg; i++) /* gone (an added task may take it) */
+        for (j = O->base[w->chg[i]]; j < O->bend[w->chg[i]]; j++)
+            tl->sp[j] = -1;
+    for (i = 0; i <= w->npc; i++) {
+        int to = i < w->npc ? w->pc[i].nlo : n;
+        for (; k < to; k++) {
+            int t = wn->order[k];
+            kt__tl_put(tl, &wr, t, wn->dev[t], wn->start[t], wn->end[t],
+                       k - qn[t]);
+        }
+        if (i == w->npc) break;
+        kt__tl_keep(tl, &wr, w->pc[i].ilo, w->pc[i].ihi, w->pc[i].d);
+        k = w->pc[i].nhi;
+    }
+    for (i = 0; i < w->nqov; i++) {
+        int s = tl->sp[w->qov[2 * i]], b = s / KT__DBLOCK;
+        tl->wait[s] = w->qov[2 * i + 1];
+        if (tl->wait[s] > tl->bwait[b]) tl->bwait[b] = tl->wait[s];
+    }
+    kt__tl_finish(tl, &wr);
+}
+
+/* Graph x's timeline written out into its simulator's arrays -- order,
+   pos, start, end, qpos and the device predecessors (derived from the
+   order) of every live task -- for kt__plan_sim_publish (a pass over the
+   tasks) and the tests: the current graph's from kt__tl; a pending
+   proposal's, but for what its run wrote there already, from its
+   pieces. */
+static void kt__plan_sim_write_timeline(struct kt__plan_sim_work *w, int x) {
+    const kt__tl *tl = &w->tl;
+    struct kt__sim_work *xw = w->tg[x].sim.work;
+    int *q = w->qpos[x], n = kt__plan_sim_live(w, x, NULL), i, j, k;
+    int64_t r;
+    if (x == w->cur || !w->whole) {
+        int ipc = 0;
+        for (i = x == w->cur ? 0 : -1; x == w->cur ? i < tl->nseq
+                                                   : ipc < w->npc;) {
+            int ilo = i, ihi = i + 1, dk = 0;
+            double d = 0;
+            if (x != w->cur) { /* a piece: several blocks, moved */
+                ilo = w->pc[ipc].ilo;
+                ihi = w->pc[ipc].ihi;
+                dk = w->pc[ipc].nlo - w->pc[ipc].olo;
+                d = w->pc[ipc].d;
+                ipc++;
+            } else {
+                i++;
+            }
+            for (j = ilo; j < ihi; j++) {
+                int b = tl->seq[j], s0 = b * KT__DBLOCK, m;
+                for (m = 0; m < tl->cnt[b]; m++) {
+                    int t = tl->ord[s0 + m];
+                    k = tl->first[j] + m + dk;
+                    xw->order[k] = t;
+                    xw->pos[t] = k;
+                    xw->start[t] = tl->start[s0 + m] + tl->toff[b] + d;
+                    xw->end[t] = tl->end[s0 + m] + tl->toff[b] + d;
+                    q[t] = k - tl->wait[s0 + m];
+                }
+            }
+        }
+        if (x != w->cur)
+            for (i = 0; i < w->nqov; i++)
+                q[w->qov[2 * i]] = xw->pos[w->qov[2 * i]] - w->qov[2 * i + 1];
+    }
+    for (r = 0; r < xw->nres; r++) xw->res_last[r] = -1;
+    for (k = 0; k < n; k++) {
+        int t = xw->order[k];
+        xw->devprev[t] = xw->res_last[xw->dev[t]];
+        xw->res_last[xw->dev[t]] = t;
+    }
 }
 
 /* A mark base no entry of w->mark or w->cmark holds (both cleared when it
@@ -6647,17 +7144,41 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
     double tick = 0;
     int k0;
     kt_status s;
+    void *np;
+    w->whole = 0;
+    w->npc = w->nqov = 0;
+    /* blocks left part-full by the splices: packed again when there are
+       twice as many as needed (amortised over the accepts since) */
+    if ((int64_t)w->tl.nseq * 4 >
+        (int64_t)(w->tl.n / KT__DBLOCK + 1) * KT__TL_REPACK4 +
+            4 * KT__TL_SLACK) {
+        if (!kt__tl_repack(&w->tl))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory "
+                            "simulating");
+        w->repacks++;
+    }
     if ((s = kt__plan_sim_splice(w, &tick, err)) != KT_OK) return s;
     if (tick != w->tg[w->cur].sim.tick) {
         *kept = 0;
         w->resync_all = 1; /* every run time of the scratch graph changes */
-        return kt__plan_sim_full(w, 1 - w->cur, err);
+        w->whole = 1;
+        s = kt__plan_sim_full(w, 1 - w->cur, err);
+    } else {
+        if (!kt__plan_sim_bounds(w, &k0) || !kt__plan_sim_gone(w) ||
+            !(np = kt__sim_grow(w->pc, &w->cap_pc, (size_t)w->tl.nseq + 1,
+                                sizeof(kt__tl_piece))) ||
+            !(w->pc = (kt__tl_piece *)np,
+              np = kt__sim_grow(w->roslot, &w->cap_roslot,
+                                (size_t)w->tg[1 - w->cur].sim.work->nres + 1,
+                                sizeof(int))))
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+        w->roslot = (int *)np;
+        kt__plan_sim_epoch(w);
+        s = kt__plan_sim_run(w, k0, kept, err);
     }
-    if (!kt__plan_sim_bounds(w, &k0) || !kt__plan_sim_gone(w))
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
-    if (!w->qpos_ok[w->cur]) kt__plan_sim_qpos(w);
-    kt__plan_sim_epoch(w);
-    return kt__plan_sim_run(w, k0, kept, err);
+    if (s == KT_OK && !kt__plan_sim_reserve_commit(w))
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
+    return s;
 }
 
 void kt_plan_sim_timeline(kt_plan_sim *ps) {

@@ -40,6 +40,11 @@
         that do not match the graph. */
 /* small checkpoint blocks, so that the delta tests cross many of them */
 #define KT_SIM_CHECKPOINT 8
+/* the timeline's blocks repacked as soon as there are three more than
+   packed ones would be (by default, twice as many: the splices rarely
+   leave that many part-full, the runs' stretches replace them) */
+#define KT__TL_REPACK4 4
+#define KT__TL_SLACK 3
 #define KT_IMPLEMENTATION
 #include "../sched.h"
 #include "kt_test.h"
@@ -2746,6 +2751,9 @@ static int same_graph_state(const kt_plan_sim *ps, int x, const kt_sim *b,
     int *c2s = (int *)malloc(sizeof(int) * (size_t)(ns + 1));
     int *la = (int *)malloc(sizeof(int) * (size_t)(b->ntask + 1));
     CHECK(s2c && c2s && la);
+    /* the timeline is kept apart (kt__tl, and a proposal's pieces of it):
+       written out into the graph's arrays, as kt_plan_sim_timeline does */
+    kt__plan_sim_write_timeline(ps->work, x);
     n = slot_map(w, x, s2c, c2s);
     if (n != b->ntask) {
         printf("%s, proposal %d: %d live tasks, %d from scratch\n", what,
@@ -2954,6 +2962,43 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
     }
 }
 
+/* White-box, the timeline kept apart (kt__tl), after an accept spliced
+   a proposal's into it: its blocks in seq number their positions in
+   order (first[] the running sum of their counts, each 1 to KT__DBLOCK
+   tasks), every task in it has its slot (sp) and every block is either in
+   seq (at: its index) or free, once.  And how long each block has stayed
+   in the timeline (ages[b]: accepts survived, each one a piece whose
+   shift was added to its time offset: max_age the most). */
+static int64_t tl_repacks, tl_max_age, tl_run_rejected;
+static int tl_sound(const struct kt__plan_sim_work *w, int **ages,
+                    int *cap) {
+    const kt__tl *tl = &w->tl;
+    int i, j, n = 0, ok = 1;
+    if (tl->nblk > *cap) {
+        int *a = (int *)realloc(*ages, sizeof(int) * (size_t)tl->nblk);
+        CHECK(a != NULL);
+        if (!a) return 0;
+        for (i = *cap; i < tl->nblk; i++) a[i] = 0;
+        *ages = a;
+        *cap = tl->nblk;
+    }
+    for (i = 0; ok && i < tl->nseq; i++) {
+        int b = tl->seq[i];
+        ok = tl->at[b] == i && tl->first[i] == n && tl->cnt[b] >= 1 &&
+             tl->cnt[b] <= KT__DBLOCK;
+        for (j = 0; ok && j < tl->cnt[b]; j++, n++)
+            ok = tl->sp[tl->ord[b * KT__DBLOCK + j]] == b * KT__DBLOCK + j;
+    }
+    ok = ok && tl->first[tl->nseq] == n && tl->n == n &&
+         tl->nseq + tl->nfree == tl->nblk;
+    for (i = 0; ok && i < tl->nfree; i++) ok = tl->at[tl->freeb[i]] == -1;
+    for (i = 0; i < tl->nblk; i++) {
+        (*ages)[i] = tl->at[i] >= 0 ? (*ages)[i] + 1 : 0;
+        if ((*ages)[i] > tl_max_age) tl_max_age = (*ages)[i];
+    }
+    return ok;
+}
+
 /* The incremental task graph (kt_plan_sim) against lowering, building and
    simulating every plan from scratch: MCMC-style proposals -- a random
    op's random configuration, a random tensor's random tiling, and now and
@@ -2972,6 +3017,7 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     kt_plan_sim ps;
     kt_sim held; /* the reference of the last plan accepted unlooked at */
     int i, ok = 1, accepted = 0, holding = 0, accept = 0;
+    int *ages = NULL, cap_ages = 0, run = 0; /* accepts in a row */
     double cur_step;
     char what[200];
     snprintf(what, sizeof what, "plan sim %s on %d devices, %s", model, ndev,
@@ -3060,6 +3106,8 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
             kt_plan_sim_accept(&ps);
             CHECK(ps.proposed == NULL &&
                   ps.current->step_seconds == ref.step_seconds);
+            CHECKF(tl_sound(ps.work, &ages, &cap_ages),
+                   "%s, proposal %d: the timeline's blocks", what, i);
             if (look) {
                 CHECK(same_task_graph(ps.current, &ref, what, i));
             } else { /* compared when next completed */
@@ -3070,6 +3118,10 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
             }
             cur_step = ps.current->step_seconds;
             accepted++;
+            run++;
+        } else { /* a reject after `run` accepts: nothing to undo */
+            if (run > tl_run_rejected) tl_run_rejected = run;
+            run = 0;
         }
         kt_sim_free(&ref);
         kt_program_free(&prog);
@@ -3087,6 +3139,8 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
            "simulating from scratch; %d relayouts\n", what, i, accepted,
            ps.work->relayouts);
     plan_sim_relayouts += ps.work->relayouts;
+    tl_repacks += ps.work->repacks;
+    free(ages);
     kt_plan_sim_free(&ps);
     kt_plan_free(&next);
     kt_plan_free(&p);
@@ -3270,6 +3324,15 @@ static void test_plan_sim(void) {
     printf("plan sim: re-sync checked %lld times after a reject, %lld after "
            "an accept\n", (long long)resynced[0], (long long)resynced[1]);
     CHECK(resynced[0] > 0 && resynced[1] > 0);
+    /* the timeline kept apart: blocks kept whole through many accepts
+       (their shifts composed), and repacked when the splices had left
+       twice the blocks needed */
+    printf("plan sim: the timeline's blocks checked after every accept; a "
+           "block kept through %lld accepts; %lld repacks; a proposal "
+           "rejected after %lld accepts in a row\n", (long long)tl_max_age,
+           (long long)tl_repacks, (long long)tl_run_rejected);
+    CHECK(tl_max_age >= (quick ? 5 : 10) && tl_repacks > 0 &&
+          tl_run_rejected >= (quick ? 5 : 10));
     printf("plan sim: %lld rejoins; perturbed free times %lld, partial ready "
            "times %lld, ends before the restore point %lld, queued ready "
            "times %lld; wrongly accepted %lld\n", (long long)rejoin_seen,

@@ -6,10 +6,12 @@
    queue buckets and the critical path), a delta simulation with its
    checkpoints (kt_sim_delta, kt_sim_timeline), and the incremental task
    graph of MCMC (kt_plan_sim_propose, on a fresh kt_plan_sim and on one
-   that has just accepted a proposal unlooked at, and on a chain of ops
-   where the proposal grows a slot past the end of the slots or moves
-   successor slots to the end of their arrays, and where the scratch
-   graph's re-sync fails part way after a walk of accepts).  Each failed call must
+   that has just accepted a proposal unlooked at, after random walks --
+   one long enough that the proposal repacks the timeline's blocks -- and
+   on a chain of ops where the proposal grows a slot past the end of the
+   slots or moves successor slots to the end of their arrays, and where
+   the scratch graph's re-sync fails part way after a walk of accepts).
+   Each failed call must
    say KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
    failed kt_sim_run (README: "NULL ... after a failed run"), and leave its
    object usable: the same call again, with memory, gives bit for bit the
@@ -30,6 +32,10 @@
    so that a chain of 300 ops reaches it (limit_case); the other cases
    need at most about half of it */
 #define KT__PS_MAX 20000
+/* the timeline's blocks repacked as soon as there are more than packed
+   ones would be (default: twice as many), so that a walk reaches it */
+#define KT__TL_REPACK4 4
+#define KT__TL_SLACK 0
 #define KT_IMPLEMENTATION
 #include "../sched.h"
 #include "kt_test.h"
@@ -402,8 +408,16 @@ static void plan_walk(const kt_graph *g, const kt_plan *from, kt_plan *to,
    accepted or not at random (the state MCMC leaves: a current graph
    several accepts away from the first layout, a scratch graph with a
    rejected change in it) -- where a failure in the resumed run can be
-   followed by a restore point of the same run. */
-static long walk_case(const fixture *fx, uint64_t seed0) {
+   followed by a restore point of the same run.  With `repack`, the walk
+   goes on (accepting) until the timeline's blocks are to be repacked by
+   the failing proposal (kt__tl_repack), which must happen. */
+static int walk_repacks(const kt_plan_sim *ps) {
+    const kt__tl *tl = &ps->work->tl;
+    return (int64_t)tl->nseq * 4 >
+           (int64_t)(tl->n / KT__DBLOCK + 1) * KT__TL_REPACK4 +
+               4 * KT__TL_SLACK;
+}
+static long walk_case(const fixture *fx, uint64_t seed0, int repack) {
     const kt_graph *g = fx->g;
     kt_error err;
     kt_plan cur, next, other;
@@ -419,20 +433,27 @@ static long walk_case(const fixture *fx, uint64_t seed0) {
         int k, hit;
         CHECK(kt_plan_sim_init(g, &fx->p, &fx->t, &ps, &err) == KT_OK);
         if (kt_test_failed) break;
-        for (k = 0; k < 4; k++) {
+        for (k = 0; k < 4 || (repack && k < 400 && !walk_repacks(&ps));
+             k++) {
             plan_walk(g, ps.plan, &next, &seed);
             CHECK(kt_plan_sim_propose(&ps, &next, &err) == KT_OK);
-            if (rnd(&seed, 0, 1)) kt_plan_sim_accept(&ps);
+            if (k >= 4 || rnd(&seed, 0, 1)) kt_plan_sim_accept(&ps);
         }
+        CHECKF(!repack || walk_repacks(&ps), "walk: no repack after %d "
+               "proposals", k);
         plan_walk(g, ps.plan, &next, &seed);
         plan_walk(g, ps.plan, &other, &seed);
         memcpy(cur.tiling, ps.plan->tiling,
                sizeof(kt_tiling) * (size_t)g->ntensor);
         memcpy(cur.split, ps.plan->split,
                sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        k = ps.work->repacks;
         arm(at);
         r = kt_plan_sim_propose(&ps, &next, &err);
         hit = disarm();
+        if (!hit && repack)
+            CHECKF(ps.work->repacks == k + 1, "walk: %d repacks",
+                   ps.work->repacks - k);
         if (hit) {
             injected++;
             CHECKF(r == KT_ERR_NOMEM && err.message[0] && !ps.proposed,
@@ -601,9 +622,14 @@ int main(void) {
        resumed run's queue at a later restore point) */
     if (fixture_init(&fx, "transformer:layers=1,dmodel=64,heads=4,ffn=128,"
                      "seq=16,batch=4", 4, "nodes:2x2:300G:25G")) {
-        n = walk_case(&fx, 2036);
+        n = walk_case(&fx, 2036, 0);
         printf("a proposal after a random walk: %ld allocation failures, "
                "each reported and recovered from\n", n);
+        CHECK(n > 10);
+        n = walk_case(&fx, 77, 1);
+        printf("a proposal that repacks the timeline's blocks, after a "
+               "walk: %ld allocation failures, each reported and recovered "
+               "from\n", n);
         CHECK(n > 10);
         fixture_free(&fx);
     }
