@@ -4537,12 +4537,17 @@ static int kt__same_factors(const kt_factors *a, const kt_factors *b) {
    of the next ops move up into their holes until the growth is absorbed
    (at the end, the slots grow), in both graphs, and only the moved tasks
    are renumbered, with the lists and the timeline's slots that name
-   them.  A relayout of every task (renumbering O(tasks)) would cost as
+   them.  When the holes run out, or reaching them would move more than
+   half the later tasks, every later block moves and gets back the room
+   of the first layout (w->refills counts these): else a long chain's
+   growths drain whole stretches of slots and each later one moves most
+   of the graph.  A relayout of every task (renumbering O(tasks)) would cost as
    much as a proposal did before: blocks jump from nothing to thousands
    of transfers on 64 devices, so a chain grows some slot in most of its
    first proposals, and only a local move keeps that cheap.  The first
    layout (kt__plan_sim_relayout) gives every slot room the same way.
-   w->relayouts counts the growths, w->moved the tasks they renumbered.
+   w->relayouts counts the growths, w->moved the tasks they renumbered,
+   w->refills the growths that gave the later slots their room back.
    A proposal whose run times call for another tick is simulated in full
    (kt__plan_sim_full, in compact numbering: the simulator knows no
    holes).
@@ -4842,6 +4847,7 @@ struct kt__plan_sim_work {
     int too_big;           /* a layout was refused: past KT__PS_MAX        */
     int relayouts;         /* slots grown by proposals (local relayouts)   */
     int64_t moved;         /*   and the tasks they renumbered              */
+    int refills;           /*   and those that gave every later slot room  */
     int *lstart, *llen;    /* per rebuilt op: its lists past the slots     */
     int *chg, nchg;        /* the ops whose block changed, ascending       */
     kt__tg stage;          /* the changed ops' new blocks, back to back    */
@@ -5974,21 +5980,46 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     const kt__tg *O = &w->tg[w->cur];
     int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
     int u, ns_old = w->side[w->cur].nslot, moved = 0;
-    int slot = O->base[o + 1] - O->base[o], end = O->base[nop];
+    int slot = O->base[o + 1] - O->base[o], end = O->base[nop], grow;
+    int64_t reach = 0, later = 0; /* tasks moved to reach holes; after o */
+    int refill = 0;
     /* (every moved number stays below the new end of the slots) */
     if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, need) - slot))
         return 0;
-    left = end - O->base[nop];
+    grow = left = end - O->base[nop];
     for (k = 0; k <= o; k++) nbase[k] = O->base[k];
     for (k = o + 1; k < nop; k++) {
-        int take = O->base[k + 1] - O->bend[k];
+        int take = O->base[k + 1] - O->bend[k], n = O->bend[k] - O->base[k];
         nbase[k] = O->base[k] + left;
+        later += n;
         if (left == 0) continue;
         b = k;
+        reach += n;
         left -= take < left ? take : left;
     }
-    nbase[nop] = O->base[nop] + left; /* holes ran out: the slots grow */
-    if (left > 0)
+    nbase[nop] = O->base[nop] + left;
+    if (left > 0 || reach > later / 2) {
+        /* The holes ran out (the slots grow at the end), or reaching them
+           moves most later tasks: then every later block moves, and each
+           gets back the room of the first layout (kt__plan_sim_slot)
+           where it has less.  Else the growths drain the holes of whole
+           stretches of slots, and each later growth before them moves
+           all their tasks again (in a long chain, most of the graph a
+           growth).  The room given back is paid for by the growths that
+           use it up, as a growable array's doubling is: this move costs
+           at most twice the one it replaces. */
+        int e = O->base[o + 1];
+        if (!kt__plan_sim_extend(w, &e, grow)) return 0;
+        for (k = o + 1; k < nop; k++) {
+            int have = O->base[k + 1] - O->base[k];
+            int64_t want = kt__plan_sim_slot(w, O->bend[k] - O->base[k]);
+            nbase[k] = e;
+            if (!kt__plan_sim_extend(w, &e, want > have ? want : have))
+                return 0;
+        }
+        nbase[nop] = e;
+        b = nop - 1;
+        refill = 1;
         for (x = 0; x < 2; x++) {
             w->side[x].nslot = nbase[nop];
             if (!kt__plan_sim_room(w, x, 0)) {
@@ -5997,6 +6028,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                 return 0;
             }
         }
+    }
     /* who names a moved task: readers (rmark) and read ops (gmark) */
     w->nrops = w->ngops = 0;
     for (k = o + 1; k <= b; k++) {
@@ -6088,6 +6120,7 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     }
     w->relayouts++;
     w->moved += moved;
+    w->refills += refill;
     return 1;
 }
 

@@ -3212,9 +3212,13 @@ static void test_plan_sim_sink(void) {
    its writer and its reader blocks larger than their slots; then an
    earlier tensor, and then the one just before that, whose writer's
    growth pushes the live blocks of the step before up: their tasks are
-   renumbered, in both graphs, the current one's timeline too.  Each
-   proposal is accepted, so the next reads the renumbered timeline, and
-   each must price exactly as from scratch. */
+   renumbered, in both graphs, the current one's timeline too; last the
+   input of the last op, whose writer's growth would move most of the
+   tasks after it (the last op's, none: its block is empty) to reach
+   holes, so every later slot gets its room back (a refill; the earlier
+   steps refill too).  Each proposal is accepted, so the next
+   reads the renumbered timeline, and each must price exactly as from
+   scratch. */
 static void test_plan_sim_grow(void) {
     char text[4096];
     size_t n = 0;
@@ -3226,7 +3230,8 @@ static void test_plan_sim_grow(void) {
     kt_plan p, next;
     kt_search_options so;
     kt_plan_sim ps;
-    const int tensors[3] = {30, 20, 19};
+    const int tensors[4] = {30, 20, 19, 39};
+    int refills = 0;
     n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
     for (i = 1; i <= 40; i++)
         n += (size_t)snprintf(text + n, sizeof text - n,
@@ -3243,7 +3248,7 @@ static void test_plan_sim_grow(void) {
     CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
     CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
     CHECK(ps.work->relayouts == 0 && ps.current->ntask == 4 * g->nop);
-    for (step = 0; step < 3; step++) {
+    for (step = 0; step < 4; step++) {
         kt_program prog;
         kt_sim ref;
         int before = ps.work->relayouts;
@@ -3257,10 +3262,18 @@ static void test_plan_sim_grow(void) {
         CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
         CHECK(kt_sim_run(&ref, &err) == KT_OK);
         CHECKF(ps.work->relayouts > before &&
-                   (step == 0 || ps.work->moved > moved),
+                   (step == 0 || step == 3 || ps.work->moved > moved),
                "step %d: %d slots grown, %lld tasks moved", step,
                ps.work->relayouts - before,
                (long long)(ps.work->moved - moved));
+        if (ps.work->refills > refills) { /* the last block moved too */
+            const kt__tg *X = &ps.work->tg[0];
+            int last = g->nop - 1, len = X->bend[last] - X->base[last];
+            CHECKF(X->base[last + 1] - X->base[last] >= len + len / 2 + 4,
+                   "step %d: a refill left the last op %d slots for %d "
+                   "tasks", step, X->base[last + 1] - X->base[last], len);
+        }
+        refills = ps.work->refills;
         CHECK(ps.proposed->step_seconds == ref.step_seconds);
         ok = same_proposal_state(&ps, &ref, "grow", step);
         kt_plan_sim_timeline(&ps);
@@ -3271,8 +3284,12 @@ static void test_plan_sim_grow(void) {
         kt_sim_free(&ref);
         kt_program_free(&prog);
     }
+    /* the last growth (op 38's, one op after it) moved more than half
+       the later tasks to reach holes: every later slot got room back */
+    CHECK(ps.work->refills > 0);
     printf("plan sim: slots grown on a chain of 40 ops: %d times, %lld "
-           "tasks moved\n", ps.work->relayouts, (long long)ps.work->moved);
+           "tasks moved, %d refills\n", ps.work->relayouts,
+           (long long)ps.work->moved, ps.work->refills);
     kt_plan_sim_free(&ps);
     kt_plan_free(&next);
     kt_plan_free(&p);
