@@ -54,7 +54,11 @@
      in reads).  Even stored ideally, an exact delta
      simulation re-simulates ~32,000 tasks a proposal there before it
      rejoins (counted), so it cannot pass about 2,000 proposals per
-     second (README "Performance").
+     second (README "Performance").  Long chains: a slot growth that
+     would move most later tasks to reach holes gives every later slot
+     its room back, so growths stop draining stretches of slots (over
+     600 proposals 19.5-23.8 ms a proposal against 34.5-34.7 in a loaded
+     session, 1.46-1.77x; the same at 60 proposals).
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
