@@ -96,7 +96,10 @@
                                (in task starts) and block of its shift
                                index: a delta re-simulates about half of
                                it for nothing, and moves every later block
-                               by one add
+                               by one add; also the size of kt_plan_sim's
+                               timeline blocks (28 bytes a position, a
+                               whole block even for a small graph), so at
+                               most 65536
      and tiling.h's.
 */
 #ifndef KT_SCHED_H
@@ -109,8 +112,8 @@
 #ifndef KT_SIM_CHECKPOINT
 #define KT_SIM_CHECKPOINT 1024
 #endif
-#if KT_SIM_CHECKPOINT < 1
-#error "KT_SIM_CHECKPOINT must be at least 1"
+#if KT_SIM_CHECKPOINT < 1 || KT_SIM_CHECKPOINT > 65536
+#error "KT_SIM_CHECKPOINT must be from 1 to 65536"
 #endif
 
 #ifdef __cplusplus
@@ -432,9 +435,11 @@ void kt_sim_free(kt_sim *s);
    kt_plan_sim_timeline (NULL and ncritical 0 until then: the graphs
    inside have holes, and compacting them is a pass over every task that
    MCMC, reading only step times, does not need).  The same holds for
-   `current` after an accept, which writes nothing (the graph that was
-   current becomes the one the next proposal is built in, brought up to
-   date in the ops the accepted proposal touched).  g and t must outlive
+   `current` after an accept, which cannot fail and copies no task
+   graph: it splices what the proposal's run simulated into the kept
+   timeline (the graph that was current becomes the one the next
+   proposal is built in, brought up to date in the ops the accepted
+   proposal touched).  g and t must outlive
    it; `current` and `proposed` are read-only. */
 typedef struct kt_plan_sim {
     const kt_sim *current;  /* the current plan's task graph and timeline */
@@ -443,7 +448,8 @@ typedef struct kt_plan_sim {
                                tilings and splits.  Its total_bytes,
                                cut_bytes, step_seconds and memory_bytes
                                stay those of the plan given to
-                               kt_plan_sim_init (an accept writes nothing;
+                               kt_plan_sim_init (an accept does not
+                               evaluate them;
                                kt_plan_eval and kt_plan_memory give them,
                                as kt_plan_mcmc does for its result; the
                                simulated step is current->step_seconds) */
@@ -475,9 +481,11 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
 void kt_plan_sim_timeline(kt_plan_sim *ps);
 /* The last proposal becomes the current plan (no-op when none); its task
    structs, times and critical path are completed by
-   kt_plan_sim_timeline, when they were not before.  Writes nothing: the
-   next proposal brings the other graph up to date in what this one
-   changed. */
+   kt_plan_sim_timeline, when they were not before.  Cannot fail (the
+   proposal reserved what it takes) and copies no task graph: it splices
+   what the proposal's run simulated into the kept timeline, in time
+   proportional to that, and the next proposal brings the other graph up
+   to date in what this one changed. */
 void kt_plan_sim_accept(kt_plan_sim *ps);
 void kt_plan_sim_free(kt_plan_sim *ps);
 
@@ -4599,7 +4607,6 @@ typedef struct kt__tl {
     int *freeb, nfree;   /* blocks not in use                              */
     int nblk;            /* blocks allocated                               */
     int n;               /* tasks in the timeline                          */
-    int pending_blocks;  /* free blocks the pending proposal's splice takes */
 } kt__tl;
 
 /* Repack the timeline's blocks when there are more than KT__TL_REPACK4

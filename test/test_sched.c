@@ -2912,6 +2912,16 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
     int64_t r;
     kt__qiter it = {0, 0, 0, 0};
     rejoin_seen++;
+    /* each resource's last kept task is found in the timeline by its
+       slot (roslot): that slot must be at the position the run noted */
+    for (r = 0; r < wn->nres; r++) {
+        int at = wn->res_oldmax[r], sl = w->roslot[r];
+        if (at >= 0 && (sl < 0 || sl / KT__DBLOCK >= w->tl.nblk ||
+                        w->tl.at[sl / KT__DBLOCK] < 0 ||
+                        w->tl.first[w->tl.at[sl / KT__DBLOCK]] +
+                                sl % KT__DBLOCK != at))
+            rejoin_wrong++, rejoin_wrong_at[4]++;
+    }
     if (!kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
     /* a device or link busy after the present */
     for (r = 0; r < wn->nres; r++)
@@ -2965,8 +2975,9 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
 /* White-box, the timeline kept apart (kt__tl), after an accept spliced
    a proposal's into it: its blocks in seq number their positions in
    order (first[] the running sum of their counts, each 1 to KT__DBLOCK
-   tasks), every task in it has its slot (sp) and every block is either in
-   seq (at: its index) or free, once.  And how long each block has stayed
+   tasks), every task in it has its slot (sp), every block's summary
+   (bmax, bmax_at, bwait) is that of its tasks, and every block is either
+   in seq (at: its index) or free, once.  And how long each block has stayed
    in the timeline (ages[b]: accepts survived, each one a piece whose
    shift was added to its time offset: max_age the most). */
 static int64_t tl_repacks, tl_max_age, tl_run_rejected;
@@ -2988,6 +2999,17 @@ static int tl_sound(const struct kt__plan_sim_work *w, int **ages,
              tl->cnt[b] <= KT__DBLOCK;
         for (j = 0; ok && j < tl->cnt[b]; j++, n++)
             ok = tl->sp[tl->ord[b * KT__DBLOCK + j]] == b * KT__DBLOCK + j;
+        /* the block's summary: its latest stored end, the first index
+           reaching it, and no wait longer than bwait (requeue looks only
+           that far) */
+        for (j = 0; ok && j < tl->cnt[b]; j++) {
+            int s = b * KT__DBLOCK + j;
+            ok = tl->end[s] < tl->bmax[b] ||
+                 (tl->end[s] == tl->bmax[b] && j >= tl->bmax_at[b]);
+            ok = ok && tl->wait[s] <= tl->bwait[b];
+        }
+        ok = ok && tl->bmax_at[b] >= 0 && tl->bmax_at[b] < tl->cnt[b] &&
+             tl->end[b * KT__DBLOCK + tl->bmax_at[b]] == tl->bmax[b];
     }
     ok = ok && tl->first[tl->nseq] == n && tl->n == n &&
          tl->nseq + tl->nfree == tl->nblk;
@@ -3296,6 +3318,100 @@ static void test_plan_sim_grow(void) {
     kt_graph_destroy(g);
 }
 
+/* Shifts composed over many accepts: on a chain of 120 element-wise ops
+   (data parallel, two tensors in the middle tiled by columns, so their
+   transfers fix the tick), one early tensor's tiling toggled and every
+   proposal accepted.  The blocks after the change are kept, each accept
+   adding its shift to their time offsets (toff), through hundreds of
+   accepts; the current timeline must stay exactly what lowering,
+   building and simulating from scratch give (times are whole ticks, so
+   the sums are exact), checked every 50 accepts. */
+static void test_plan_sim_shifts(void) {
+    char text[8192];
+    size_t n = 0;
+    int i, b, nops = 120, accepts = getenv("KT_WRAP") ? 100 : 600;
+    int *ages, max_age = 0, moved_old = 0;
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p, next;
+    kt_search_options so;
+    kt_plan_sim ps;
+    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
+    for (i = 1; i <= nops; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    CHECKF(kt_graph_parse(g, text, n, &err) == KT_OK, "%s", err.message);
+    CHECK(kt_topology_parse("nodes:2x2:300G:25G", &t, &err) == KT_OK);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 4;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
+    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    ages = (int *)calloc(1, sizeof(int));
+    for (i = 0; i < accepts && !kt_test_failed; i++) {
+        const kt__tl *tl = &ps.work->tl;
+        int *a;
+        memcpy(next.tiling, ps.plan->tiling,
+               sizeof(kt_tiling) * (size_t)g->ntensor);
+        next.tiling[3].cut[0] ^= 1;
+        next.tiling[nops / 2].cut[0] = next.tiling[nops / 2 + 1].cut[0] = 1;
+        CHECKF(kt_plan_sim_propose(&ps, &next, &err) == KT_OK, "%s",
+               err.message);
+        kt_plan_sim_accept(&ps);
+        a = (int *)realloc(ages, sizeof(int) * (size_t)(tl->nblk + 1));
+        CHECK(a != NULL);
+        if (!a) break;
+        ages = a;
+        for (b = moved_old; b < tl->nblk; b++) ages[b] = 0;
+        moved_old = tl->nblk;
+        for (b = 0; b < tl->nblk; b++) {
+            ages[b] = tl->at[b] >= 0 ? ages[b] + 1 : 0;
+            if (ages[b] > max_age) max_age = ages[b];
+        }
+        if (i % 50 == 49 || i == accepts - 1) {
+            kt_program prog;
+            kt_sim ref;
+            CHECK(kt_lower(g, ps.plan, &prog, &err) == KT_OK);
+            CHECK(kt_sim_build(g, ps.plan, &prog, &t, &ref, &err) == KT_OK);
+            CHECK(kt_sim_run(&ref, &err) == KT_OK);
+            kt_plan_sim_timeline(&ps);
+            CHECKF(ps.current->ntask == ref.ntask &&
+                       ps.current->step_seconds == ref.step_seconds &&
+                       memcmp(ps.current->start, ref.start,
+                              sizeof(double) * (size_t)ref.ntask) == 0 &&
+                       memcmp(ps.current->end, ref.end,
+                              sizeof(double) * (size_t)ref.ntask) == 0,
+                   "shifts composed: the timeline after %d accepts", i + 1);
+            kt_sim_free(&ref);
+            kt_program_free(&prog);
+        }
+    }
+    {
+        const kt__tl *tl = &ps.work->tl;
+        int shifted = 0;
+        for (i = 0; i < tl->nseq; i++)
+            shifted += ages[tl->seq[i]] == max_age &&
+                       tl->toff[tl->seq[i]] != 0;
+        /* blocks kept through every accept, their offsets moved */
+        CHECKF(max_age == accepts && shifted > 0, "max age %d of %d, %d "
+               "blocks shifted", max_age, accepts, shifted);
+        printf("plan sim: %d accepts of a toggled tiling, %d blocks kept "
+               "through all of them with a time offset\n", accepts,
+               shifted);
+    }
+    free(ages);
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 static void test_plan_sim(void) {
     int quick = getenv("KT_WRAP") != NULL; /* valgrind: fewer proposals */
     int n = quick ? 60 : 400;
@@ -3309,6 +3425,7 @@ static void test_plan_sim(void) {
     kt_search_options so;
     test_plan_sim_sink();
     test_plan_sim_grow();
+    test_plan_sim_shifts();
     test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
                        "nodes:2x2:300G:25G", KT_STRATEGY_DATA, n, 11, &kept,
                        &total);
