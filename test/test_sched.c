@@ -2903,6 +2903,49 @@ static int scratch_in_sync(kt_plan_sim *ps, const char *what, int round) {
    rejoin out.  (Random proposals alone seldom reach a state where only
    one of them differs, so each is perturbed here.) */
 static int64_t rejoin_seen, rejoin_tried[4], rejoin_wrong, rejoin_wrong_at[5];
+static int64_t started_checked, started_in_piece, started_wrong;
+
+/* White-box, the run's started test (kt__ps_started_at, kt__ps_started:
+   a mark per task, a note per block of the piece holding it) against its
+   definition: a task is started when it is marked or, kept from the
+   current timeline, at an old position below w->jumped; a kept task not
+   marked then lies in the piece whose old positions hold it, and its end
+   and position are the old ones moved by that piece.  Every kept task of
+   the timeline is checked, those past w->jumped too (a block's stale
+   note from an earlier proposal must not count). */
+static void check_started(const struct kt__plan_sim_work *w) {
+    const kt__tl *tl = &w->tl;
+    int i, j;
+    for (i = 0; i < tl->nseq; i++) {
+        int b = tl->seq[i];
+        for (j = 0; j < tl->cnt[b]; j++) {
+            int u = tl->ord[b * KT__DBLOCK + j], k = tl->first[i] + j;
+            int marked = w->mark[u] == w->mark_base, want, got, pos = -1;
+            int want_pos = -1, lo = 0, hi = w->npc - 1;
+            double end = -1, want_end = -1;
+            if (w->fresh[u]) continue; /* gone: not in the proposal's graph */
+            want = marked || k < w->jumped;
+            got = kt__ps_started_at(w, u, &end, &pos);
+            started_checked++;
+            if (want && !marked) { /* the piece holding old position k */
+                while (lo < hi) {
+                    int mid = lo + (hi - lo + 1) / 2;
+                    if (w->pc[mid].olo <= k) lo = mid;
+                    else hi = mid - 1;
+                }
+                want_end = kt__tl_end(tl, u) + w->pc[lo].d;
+                want_pos = k + w->pc[lo].nlo - w->pc[lo].olo;
+                started_in_piece++;
+            } else if (want) {
+                want_end = w->tg[1 - w->cur].sim.work->end[u];
+                want_pos = w->tg[1 - w->cur].sim.work->pos[u];
+            }
+            if (got != want || kt__ps_started(w, u) != want ||
+                (want && (end != want_end || pos != want_pos)))
+                started_wrong++;
+        }
+    }
+}
 
 static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
                         int P, double tnew) {
@@ -2912,6 +2955,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
     int64_t r;
     kt__qiter it = {0, 0, 0, 0};
     rejoin_seen++;
+    check_started(w);
     /* each resource's last kept task is found in the timeline by its
        slot (roslot): that slot must be at the position the run noted */
     for (r = 0; r < wn->nres; r++) {
@@ -3476,6 +3520,10 @@ static void test_plan_sim(void) {
     CHECKF(rejoin_wrong == 0, "%lld %lld %lld %lld %lld", (long long)rejoin_wrong_at[0], (long long)rejoin_wrong_at[1], (long long)rejoin_wrong_at[2], (long long)rejoin_wrong_at[3], (long long)rejoin_wrong_at[4]);
     CHECK(rejoin_tried[0] > 0 && rejoin_tried[1] > 0 && rejoin_tried[2] > 0 &&
           rejoin_tried[3] > 0);
+    printf("plan sim: the started test at every rejoin: %lld tasks, %lld of "
+           "them in a piece; %lld wrong\n", (long long)started_checked,
+           (long long)started_in_piece, (long long)started_wrong);
+    CHECK(started_wrong == 0 && started_in_piece > 0);
     /* errors: other factors, a plan for another graph */
     CHECK(kt_zoo_build("mlp:layers=2,hidden=16,batch=8", &g, &err) == KT_OK);
     CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
