@@ -6454,8 +6454,8 @@ typedef struct kt__ps_run kt__ps_run;
    it names covers the block's index in seq: a read of the note and of
    the piece, not a search of the pieces at every look-up (the wait
    states ask for every predecessor of every task the run reaches). */
-static const kt__tl_piece *kt__ps_piece_of(const struct kt__plan_sim_work *w,
-                                           int bl) {
+static KT__HOT const kt__tl_piece *
+kt__ps_piece_of(const struct kt__plan_sim_work *w, int bl) {
     int i = w->bpiece[bl], ix = w->tl.at[bl];
     if (i < 0 || i >= w->npc || ix < w->pc[i].ilo || ix >= w->pc[i].ihi)
         return NULL;
@@ -6468,8 +6468,8 @@ static const kt__tl_piece *kt__ps_piece_of(const struct kt__plan_sim_work *w,
    not has started when its block lies in a piece (the old timeline
    moved, nothing written per task) -- every kept task of old position
    below w->jumped is one or the other. */
-static int kt__ps_started_at(const struct kt__plan_sim_work *w, int u,
-                             double *end, int *pos) {
+static KT__HOT int kt__ps_started_at(const struct kt__plan_sim_work *w,
+                                     int u, double *end, int *pos) {
     const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
     const kt__tl *tl = &w->tl;
     const kt__tl_piece *pc;
@@ -6507,21 +6507,33 @@ static int kt__ps_task(const struct kt__plan_sim_work *w, int k) {
 }
 
 /* Task u of the proposal's graph, first met since the restore point: its
-   wait state from the predecessors started so far (their latest end;
-   the one being started now is not marked yet) and the others, still to
-   come; queued when there are none. */
-static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u) {
+   wait state from the predecessors started so far (their latest end)
+   and the others, still to come; queued when there are none.  by: the
+   predecessor being started now (-1: none), not counted as started yet
+   -- and not looked up: it has not (it was neither marked nor copied). */
+static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u, int by) {
     const kt_sim *ns = &w->tg[1 - w->cur].sim;
     struct kt__sim_work *wn = ns->work;
     const int *pred = ns->pred + wn->pred_first[u];
     kt__wait *wt = &wn->wait[u];
-    int j, at = 0;
+    int j, at = 0, np = wn->npred[u]; /* (read once: the stores below
+                                         could alias it) */
+    /* each predecessor's mark, kind and slot asked for at once: the test
+       below branches on them one predecessor after another, which would
+       have the memory wait for each in turn */
+    for (j = 0; j < np; j++) {
+        KT__PREFETCH(&w->mark[pred[j]]);
+        KT__PREFETCH(&w->fresh[pred[j]]);
+        KT__PREFETCH(&w->tl.sp[pred[j]]);
+    }
     wt->ready = 0;
     wt->indeg = 0;
-    for (j = 0; j < wn->npred[u]; j++) {
+    for (j = 0; j < np; j++) {
         double e;
         int k;
-        if (kt__ps_started_at(w, pred[j], &e, &k)) {
+        if (pred[j] == by) {
+            wt->indeg++;
+        } else if (kt__ps_started_at(w, pred[j], &e, &k)) {
             if (e > wt->ready) wt->ready = e;
             if (k + 1 > at) at = k + 1;
         } else {
@@ -6856,7 +6868,7 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     st->emax_old = st->old_acc;
     for (k = 0; k < w->ncset; k++)
         if (w->mark[w->cset[k]] != w->mark_base)
-            kt__plan_sim_wait(w, w->cset[k]);
+            kt__plan_sim_wait(w, w->cset[k], -1);
     k = R < 0 ? 0 : R;
     for (i = k < hi ? kt__tl_upto(tl, k) : 0; k < hi; i++) {
         int e = tl->first[i + 1] < hi ? tl->first[i + 1] : hi;
@@ -6958,6 +6970,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     while (wn->queue.count > 0) {
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
+        int j1 = sd->sfirst[t], j2 = j1 + sd->sn[t]; /* its successors */
         end = kt__sim_start(wn, t, now, st.kk++);
         if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
@@ -6977,10 +6990,10 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
             }
             if (oe > st.old_acc) st.old_acc = oe;
         }
-        for (j = sd->sfirst[t]; j < sd->sfirst[t] + sd->sn[t]; j++) {
+        for (j = j1; j < j2; j++) {
             int u = sd->se[j];
             kt__wait *wu = &wn->wait[u];
-            if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u);
+            if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u, t);
             if (end > wu->ready) wu->ready = end;
             if (--wu->indeg == 0) {
                 int at = w->partial_at[u], last = w->partial[--w->npartial];
