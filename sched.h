@@ -6518,14 +6518,6 @@ static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u, int by) {
     kt__wait *wt = &wn->wait[u];
     int j, at = 0, np = wn->npred[u]; /* (read once: the stores below
                                          could alias it) */
-    /* each predecessor's mark, kind and slot asked for at once: the test
-       below branches on them one predecessor after another, which would
-       have the memory wait for each in turn */
-    for (j = 0; j < np; j++) {
-        KT__PREFETCH(&w->mark[pred[j]]);
-        KT__PREFETCH(&w->fresh[pred[j]]);
-        KT__PREFETCH(&w->tl.sp[pred[j]]);
-    }
     wt->ready = 0;
     wt->indeg = 0;
     for (j = 0; j < np; j++) {
