@@ -4922,12 +4922,6 @@ struct kt__plan_sim_work {
     int *roslot;           /* per resource: the timeline slot of the task
                               at res_oldmax                               */
     size_t cap_roslot;
-    int *bpiece;           /* per timeline block: the index in pc of the
-                              pending proposal's piece holding it, valid
-                              when that piece's seq range holds the block
-                              (kt__ps_piece_of; never cleared: an entry
-                              left by an earlier proposal fails the check) */
-    size_t cap_bpiece;
     int repacks;           /* the timeline's blocks repacked (for tests)   */
     /* for the tests: called at every rejoin the run found, before it
        copies (P: the old position, tnew: the run's present) */
@@ -4969,7 +4963,6 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->pc);
     KT_FREE(w->qov);
     KT_FREE(w->roslot);
-    KT_FREE(w->bpiece);
     KT_FREE(w->nxt);
     KT_FREE(w->dep_first);
     KT_FREE(w->dep_op);
@@ -6448,49 +6441,45 @@ struct kt__ps_run {
 };
 typedef struct kt__ps_run kt__ps_run;
 
-/* The proposal's piece (kt__tl_piece) holding timeline block bl, NULL
-   when none does.  The piece notes itself in each of its blocks
-   (w->bpiece, kt__plan_sim_piece), and the note is good when the piece
-   it names covers the block's index in seq: a read of the note and of
-   the piece, not a search of the pieces at every look-up (the wait
-   states ask for every predecessor of every task the run reaches). */
-static KT__HOT const kt__tl_piece *
-kt__ps_piece_of(const struct kt__plan_sim_work *w, int bl) {
-    int i = w->bpiece[bl], ix = w->tl.at[bl];
-    if (i < 0 || i >= w->npc || ix < w->pc[i].ilo || ix >= w->pc[i].ihi)
-        return NULL;
-    return &w->pc[i];
+/* The proposal's piece (kt__tl_piece) holding old position k, which one
+   holds (k below w->jumped, its task not marked). */
+static const kt__tl_piece *kt__ps_piece(const struct kt__plan_sim_work *w,
+                                        int k) {
+    int lo = 0, hi = w->npc - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (w->pc[mid].olo <= k) lo = mid;
+        else hi = mid - 1;
+    }
+    return &w->pc[lo];
 }
 
 /* Whether the run has started task u of the proposal's graph, and then
    its end and position there: a task the run started or copied one by
-   one is marked (its times in the graph's arrays); a kept task that is
-   not has started when its block lies in a piece (the old timeline
-   moved, nothing written per task) -- every kept task of old position
-   below w->jumped is one or the other. */
+   one is marked (its times in the graph's arrays); a kept task of old
+   position below w->jumped that is not lies in a piece (the old timeline
+   moved, nothing written per task). */
 static KT__HOT int kt__ps_started_at(const struct kt__plan_sim_work *w,
                                      int u, double *end, int *pos) {
     const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
-    const kt__tl *tl = &w->tl;
     const kt__tl_piece *pc;
-    int s, bl;
+    int k;
     if (w->mark[u] == w->mark_base) {
         *end = wn->end[u];
         *pos = wn->pos[u];
         return 1;
     }
-    if (w->npc == 0 || w->fresh[u]) return 0;
-    s = tl->sp[u];
-    bl = s / KT__DBLOCK;
-    if (!(pc = kt__ps_piece_of(w, bl))) return 0;
-    *end = tl->end[s] + tl->toff[bl] + pc->d;
-    *pos = tl->first[tl->at[bl]] + s % KT__DBLOCK + pc->nlo - pc->olo;
+    if (w->jumped == 0 || w->fresh[u] ||
+        (k = kt__tl_pos(&w->tl, u)) >= w->jumped)
+        return 0;
+    pc = kt__ps_piece(w, k);
+    *end = kt__tl_end(&w->tl, u) + pc->d;
+    *pos = k + pc->nlo - pc->olo;
     return 1;
 }
 static int kt__ps_started(const struct kt__plan_sim_work *w, int u) {
     return w->mark[u] == w->mark_base ||
-           (w->npc > 0 && !w->fresh[u] &&
-            kt__ps_piece_of(w, w->tl.sp[u] / KT__DBLOCK) != NULL);
+           (!w->fresh[u] && kt__tl_pos(&w->tl, u) < w->jumped);
 }
 
 /* The task at new position k of the proposal's timeline. */
@@ -6749,7 +6738,6 @@ static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
     for (i = ia; i < ib; i++) {
         int bl = tl->seq[i], s0 = bl * KT__DBLOCK, at;
         double off = tl->toff[bl], oe = tl->bmax[bl] + off;
-        w->bpiece[bl] = (int)(pc - w->pc);
         at = tl->first[i] + tl->bmax_at[bl] + dk;
         if (oe > st->old_acc) st->old_acc = oe;
         if (oe + d > st->top || (oe + d == st->top && at < st->top_at)) {
@@ -6890,18 +6878,6 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
 static int kt__ps_cmp_int(const void *x, const void *y) {
     int a = *(const int *)x, b = *(const int *)y;
     return (a > b) - (a < b);
-}
-
-/* Room in w->bpiece for every block of the timeline, the new entries
-   naming no piece.  0: out of memory. */
-static int kt__ps_size_bpiece(struct kt__plan_sim_work *w) {
-    size_t had = w->bpiece ? w->cap_bpiece : 0, i;
-    void *np = kt__sim_grow(w->bpiece, &w->cap_bpiece, (size_t)w->tl.nblk + 1,
-                            sizeof(int));
-    if (!np) return 0;
-    w->bpiece = (int *)np;
-    for (i = had; i < w->cap_bpiece; i++) w->bpiece[i] = -1;
-    return 1;
 }
 
 /* The tasks gone, by old position (kt__plan_sim_run folds them into the
@@ -7246,8 +7222,6 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
                                 sizeof(int))))
             return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
         w->roslot = (int *)np;
-        if (!kt__ps_size_bpiece(w))
-            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
         kt__plan_sim_epoch(w);
         s = kt__plan_sim_run(w, k0, kept, err);
     }

@@ -2905,14 +2905,14 @@ static int scratch_in_sync(kt_plan_sim *ps, const char *what, int round) {
 static int64_t rejoin_seen, rejoin_tried[4], rejoin_wrong, rejoin_wrong_at[5];
 static int64_t started_checked, started_in_piece, started_wrong;
 
-/* White-box, the run's started test (kt__ps_started_at, kt__ps_started:
-   a mark per task, a note per block of the piece holding it) against its
+/* White-box, the run's started test (kt__ps_started_at, kt__ps_started,
+   which the wait states ask about every predecessor) against its
    definition: a task is started when it is marked or, kept from the
    current timeline, at an old position below w->jumped; a kept task not
-   marked then lies in the piece whose old positions hold it, and its end
-   and position are the old ones moved by that piece.  Every kept task of
-   the timeline is checked, those past w->jumped too (a block's stale
-   note from an earlier proposal must not count). */
+   marked then lies in the one piece whose old positions hold it (found
+   here by a scan of the pieces, not the run's search), and its end and
+   position are the old ones moved by that piece.  Every kept task of the
+   timeline is checked, those past w->jumped too. */
 static void check_started(const struct kt__plan_sim_work *w) {
     const kt__tl *tl = &w->tl;
     int i, j;
@@ -2921,20 +2921,23 @@ static void check_started(const struct kt__plan_sim_work *w) {
         for (j = 0; j < tl->cnt[b]; j++) {
             int u = tl->ord[b * KT__DBLOCK + j], k = tl->first[i] + j;
             int marked = w->mark[u] == w->mark_base, want, got, pos = -1;
-            int want_pos = -1, lo = 0, hi = w->npc - 1;
+            int want_pos = -1, p, in = -1;
             double end = -1, want_end = -1;
             if (w->fresh[u]) continue; /* gone: not in the proposal's graph */
             want = marked || k < w->jumped;
             got = kt__ps_started_at(w, u, &end, &pos);
             started_checked++;
             if (want && !marked) { /* the piece holding old position k */
-                while (lo < hi) {
-                    int mid = lo + (hi - lo + 1) / 2;
-                    if (w->pc[mid].olo <= k) lo = mid;
-                    else hi = mid - 1;
+                for (p = 0; p < w->npc; p++)
+                    if (w->pc[p].olo <= k &&
+                        k < w->pc[p].olo + w->pc[p].nhi - w->pc[p].nlo)
+                        in = in == -1 ? p : -2; /* (two: wrong) */
+                if (in < 0) {
+                    started_wrong++;
+                    continue;
                 }
-                want_end = kt__tl_end(tl, u) + w->pc[lo].d;
-                want_pos = k + w->pc[lo].nlo - w->pc[lo].olo;
+                want_end = kt__tl_end(tl, u) + w->pc[in].d;
+                want_pos = k + w->pc[in].nlo - w->pc[in].olo;
                 started_in_piece++;
             } else if (want) {
                 want_end = w->tg[1 - w->cur].sim.work->end[u];
