@@ -3275,6 +3275,38 @@ static void test_plan_sim_sink(void) {
     kt_graph_destroy(g);
 }
 
+/* A chain of nops element-wise ops (a_k = relu(a_(k-1))) on 4 devices of
+   topology `topo`, data parallel: no op transfers anything, so every
+   block's slot has only the room of an empty one; *ps initialised with
+   that plan, *next a copy of it.  0 when anything failed. */
+static int relu_chain(int nops, const char *topo, kt_graph **g,
+                      kt_topology *t, kt_plan *p, kt_plan *next,
+                      kt_plan_sim *ps) {
+    char text[8192];
+    size_t n = 0;
+    int i;
+    kt_error err;
+    kt_factors f;
+    kt_search_options so;
+    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
+    for (i = 1; i <= nops; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
+    CHECK(n < sizeof text);
+    CHECK(kt_graph_create(g, &err) == KT_OK);
+    CHECKF(kt_graph_parse(*g, text, n, &err) == KT_OK, "%s", err.message);
+    CHECK(kt_topology_parse(topo, t, &err) == KT_OK);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 4;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(*g, &f, &so, p, &err) == KT_OK);
+    CHECK(kt_plan_sim_init(*g, p, t, ps, &err) == KT_OK);
+    CHECK(kt__plan_copy(next, p, *g, &err) == KT_OK);
+    return kt_test_failed == 0;
+}
+
 /* Growing a slot (kt__plan_sim_grow_slot), forced: on a chain of 40
    element-wise ops, data parallel (no transfers: every block empty, its
    slot the room of one task per device), a tensor tiled by columns gives
@@ -3289,33 +3321,15 @@ static void test_plan_sim_sink(void) {
    reads the renumbered timeline, and each must price exactly as from
    scratch. */
 static void test_plan_sim_grow(void) {
-    char text[4096];
-    size_t n = 0;
-    int i, ok, step;
+    int ok, step;
     kt_graph *g;
     kt_error err;
     kt_topology t;
-    kt_factors f;
     kt_plan p, next;
-    kt_search_options so;
     kt_plan_sim ps;
     const int tensors[4] = {30, 20, 19, 39};
     int refills = 0;
-    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
-    for (i = 1; i <= 40; i++)
-        n += (size_t)snprintf(text + n, sizeof text - n,
-                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
-    CHECK(kt_graph_create(&g, &err) == KT_OK);
-    CHECKF(kt_graph_parse(g, text, n, &err) == KT_OK, "%s", err.message);
-    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
-    memset(&f, 0, sizeof f);
-    f.count = 1;
-    f.k[0] = 4;
-    memset(&so, 0, sizeof so);
-    so.strategy = KT_STRATEGY_DATA;
-    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
-    CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
-    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    if (!relu_chain(40, "flat:4:100G", &g, &t, &p, &next, &ps)) return;
     CHECK(ps.work->relayouts == 0 && ps.current->ntask == 4 * g->nop);
     for (step = 0; step < 4; step++) {
         kt_program prog;
@@ -3374,32 +3388,15 @@ static void test_plan_sim_grow(void) {
    building and simulating from scratch give (times are whole ticks, so
    the sums are exact), checked every 50 accepts. */
 static void test_plan_sim_shifts(void) {
-    char text[8192];
-    size_t n = 0;
     int i, b, nops = 120, accepts = getenv("KT_WRAP") ? 100 : 600;
     int *ages, max_age = 0, moved_old = 0;
     kt_graph *g;
     kt_error err;
     kt_topology t;
-    kt_factors f;
     kt_plan p, next;
-    kt_search_options so;
     kt_plan_sim ps;
-    n += (size_t)snprintf(text + n, sizeof text - n, "input a0[64,256]\n");
-    for (i = 1; i <= nops; i++)
-        n += (size_t)snprintf(text + n, sizeof text - n,
-                              "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
-    CHECK(kt_graph_create(&g, &err) == KT_OK);
-    CHECKF(kt_graph_parse(g, text, n, &err) == KT_OK, "%s", err.message);
-    CHECK(kt_topology_parse("nodes:2x2:300G:25G", &t, &err) == KT_OK);
-    memset(&f, 0, sizeof f);
-    f.count = 1;
-    f.k[0] = 4;
-    memset(&so, 0, sizeof so);
-    so.strategy = KT_STRATEGY_DATA;
-    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
-    CHECK(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK);
-    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    if (!relu_chain(nops, "nodes:2x2:300G:25G", &g, &t, &p, &next, &ps))
+        return;
     ages = (int *)calloc(1, sizeof(int));
     for (i = 0; i < accepts && !kt_test_failed; i++) {
         const kt__tl *tl = &ps.work->tl;

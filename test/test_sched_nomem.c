@@ -305,6 +305,23 @@ static void trio_free(trio *tr) {
     kt_sim_free(&tr->ref_other);
 }
 
+/* after_failure for the plans cur (current), next (failed) and other,
+   their references built here. */
+static void after_failure_of(const fixture *fx, kt_plan_sim *ps,
+                             const kt_plan *cur, const kt_plan *next,
+                             const kt_plan *other, long at) {
+    trio tr;
+    memset(&tr, 0, sizeof tr);
+    tr.cur = cur;
+    tr.next = next;
+    tr.other = other;
+    reference(fx, tr.cur, &tr.ref_cur);
+    reference(fx, tr.next, &tr.ref_next);
+    reference(fx, tr.other, &tr.ref_other);
+    after_failure(ps, &tr, at);
+    trio_free(&tr);
+}
+
 /* A random proposal (from the fixture's plan, or after accepting another
    random one when `after_accept`), failing in turn; the other proposal
    is a third random one. */
@@ -429,7 +446,6 @@ static long walk_case(const fixture *fx, uint64_t seed0, int repack) {
         kt_plan_sim ps;
         uint64_t seed = seed0;
         kt_status r;
-        trio tr;
         int k, hit;
         CHECK(kt_plan_sim_init(g, &fx->p, &fx->t, &ps, &err) == KT_OK);
         if (kt_test_failed) break;
@@ -459,15 +475,7 @@ static long walk_case(const fixture *fx, uint64_t seed0, int repack) {
             CHECKF(r == KT_ERR_NOMEM && err.message[0] && !ps.proposed,
                    "walk, allocation %ld: status %d, %s", at, (int)r,
                    err.message);
-            memset(&tr, 0, sizeof tr);
-            tr.cur = &cur;
-            tr.next = &next;
-            tr.other = &other;
-            reference(fx, tr.cur, &tr.ref_cur);
-            reference(fx, tr.next, &tr.ref_next);
-            reference(fx, tr.other, &tr.ref_other);
-            after_failure(&ps, &tr, at);
-            trio_free(&tr);
+            after_failure_of(fx, &ps, &cur, &next, &other, at);
         }
         kt_plan_sim_free(&ps);
         if (!hit) break;
@@ -504,7 +512,6 @@ static long resync_case(const fixture *fx, uint64_t s0, int seeds, int walk,
             kt_plan_sim ps;
             uint64_t seed = k0 * 7919;
             kt_status r;
-            trio tr;
             int k;
             CHECK(kt_plan_sim_init(g, &fx->p, &fx->t, &ps, &err) == KT_OK);
             if (kt_test_failed) break;
@@ -526,15 +533,7 @@ static long resync_case(const fixture *fx, uint64_t s0, int seeds, int walk,
                        "re-sync, seed %llu, allocation %ld: status %d, %s",
                        (unsigned long long)k0, at, (int)r, err.message);
                 in_resync += ps.work->ndirty > 0 && !ps.work->resync_all;
-                memset(&tr, 0, sizeof tr);
-                tr.cur = &cur;
-                tr.next = &next;
-                tr.other = &other;
-                reference(fx, tr.cur, &tr.ref_cur);
-                reference(fx, tr.next, &tr.ref_next);
-                reference(fx, tr.other, &tr.ref_other);
-                after_failure(&ps, &tr, at);
-                trio_free(&tr);
+                after_failure_of(fx, &ps, &cur, &next, &other, at);
             }
             kt_plan_sim_free(&ps);
         }
