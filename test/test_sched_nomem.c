@@ -421,6 +421,19 @@ static void plan_walk(const kt_graph *g, const kt_plan *from, kt_plan *to,
     }
 }
 
+/* After a walk: cur a copy of the current plan, next and other each a
+   random move from it. */
+static void walk_plans(const kt_graph *g, const kt_plan *current,
+                       kt_plan *cur, kt_plan *next, kt_plan *other,
+                       uint64_t *seed) {
+    plan_walk(g, current, next, seed);
+    plan_walk(g, current, other, seed);
+    memcpy(cur->tiling, current->tiling,
+           sizeof(kt_tiling) * (size_t)g->ntensor);
+    memcpy(cur->split, current->split,
+           sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+}
+
 /* A proposal failing in turn after a walk of four random proposals, each
    accepted or not at random (the state MCMC leaves: a current graph
    several accepts away from the first layout, a scratch graph with a
@@ -457,12 +470,7 @@ static long walk_case(const fixture *fx, uint64_t seed0, int repack) {
         }
         CHECKF(!repack || walk_repacks(&ps), "walk: no repack after %d "
                "proposals", k);
-        plan_walk(g, ps.plan, &next, &seed);
-        plan_walk(g, ps.plan, &other, &seed);
-        memcpy(cur.tiling, ps.plan->tiling,
-               sizeof(kt_tiling) * (size_t)g->ntensor);
-        memcpy(cur.split, ps.plan->split,
-               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        walk_plans(g, ps.plan, &cur, &next, &other, &seed);
         k = ps.work->repacks;
         arm(at);
         r = kt_plan_sim_propose(&ps, &next, &err);
@@ -520,12 +528,7 @@ static long resync_case(const fixture *fx, uint64_t s0, int seeds, int walk,
                 CHECK(kt_plan_sim_propose(&ps, &next, &err) == KT_OK);
                 kt_plan_sim_accept(&ps);
             }
-            plan_walk(g, ps.plan, &next, &seed);
-            plan_walk(g, ps.plan, &other, &seed);
-            memcpy(cur.tiling, ps.plan->tiling,
-                   sizeof(kt_tiling) * (size_t)g->ntensor);
-            memcpy(cur.split, ps.plan->split,
-                   sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+            walk_plans(g, ps.plan, &cur, &next, &other, &seed);
             arm(at);
             r = kt_plan_sim_propose(&ps, &next, &err);
             if (disarm()) {
