@@ -9,7 +9,8 @@
    that has just accepted a proposal unlooked at, after random walks --
    one long enough that the proposal repacks the timeline's blocks -- and
    on a chain of ops where the proposal grows a slot past the end of the
-   slots or moves successor slots to the end of their arrays, and where
+   slots or moves successor slots to the end of their arrays or grows the
+   table of links, and where
    the scratch graph's re-sync fails part way after a walk of accepts).
    Each failed call must
    say KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
@@ -174,9 +175,10 @@ static long full_and_delta_case(const fixture *fx, int op) {
 static void reference(const fixture *fx, const kt_plan *p, kt_sim *ref) {
     kt_error err;
     kt_program prog;
-    CHECK(kt_lower(fx->g, p, &prog, &err) == KT_OK);
-    CHECK(kt_sim_build(fx->g, p, &prog, &fx->t, ref, &err) == KT_OK);
-    CHECK(kt_sim_run(ref, &err) == KT_OK);
+    CHECKF(kt_lower(fx->g, p, &prog, &err) == KT_OK, "%s", err.message);
+    CHECKF(kt_sim_build(fx->g, p, &prog, &fx->t, ref, &err) == KT_OK, "%s",
+           err.message);
+    CHECKF(kt_sim_run(ref, &err) == KT_OK, "%s", err.message);
     kt_program_free(&prog);
 }
 
@@ -349,11 +351,11 @@ static long proposal_case(const fixture *fx, uint64_t seed,
 }
 
 /* A chain of nops elementwise ops (a_k = relu(a_(k-1))), data parallel
-   on 4 devices: no op transfers anything, so every block's slot has only
-   the room of an empty one, and a tensor tiled by columns instead
+   on ndev devices: no op transfers anything, so every block's slot has
+   only the room of an empty one, and a tensor tiled by columns instead
    outgrows its consumer's slot. */
-static int chain_init(fixture *fx, int nops) {
-    char text[16384];
+static int chain_init(fixture *fx, int nops, int ndev) {
+    char text[16384], topo[32];
     size_t n = 0;
     int i;
     kt_error err;
@@ -366,10 +368,11 @@ static int chain_init(fixture *fx, int nops) {
                               "a%d[i,j] = relu(a%d[i,j])\n", i, i - 1);
     CHECK(kt_graph_create(&fx->g, &err) == KT_OK);
     CHECK(kt_graph_parse(fx->g, text, n, &err) == KT_OK);
-    CHECK(kt_topology_parse("flat:4:100G", &fx->t, &err) == KT_OK);
+    snprintf(topo, sizeof topo, "flat:%d:100G", ndev);
+    CHECK(kt_topology_parse(topo, &fx->t, &err) == KT_OK);
     memset(&f, 0, sizeof f);
     f.count = 1;
-    f.k[0] = 4;
+    f.k[0] = ndev;
     memset(&so, 0, sizeof so);
     so.strategy = KT_STRATEGY_DATA;
     CHECK(kt_plan_search(fx->g, &f, &so, &fx->p, &err) == KT_OK);
@@ -547,6 +550,49 @@ static long resync_case(const fixture *fx, uint64_t s0, int seeds, int walk,
     return in_resync;
 }
 
+/* The link table growing inside a proposal: on the chain over 24
+   devices the data-parallel plan uses no link, and the proposal's
+   conversion from rows to columns makes every device pair talk (552
+   links), so the table (kt__link_id, first 1024 places, kept at most
+   half full) is made and then grows once with 512 links in it.  A
+   failed growth must leave the table as it was (kt__tg_block retries the
+   link later): checked as every failing proposal is, by after_failure.
+   Returns how many failures were injected; fails unless the table grew
+   in the proposal with memory. */
+static long links_case(const fixture *fx, int nops) {
+    kt_error err;
+    kt_plan_sim ps;
+    kt_plan next, other;
+    trio tr;
+    int64_t cap0;
+    long n;
+    memset(&tr, 0, sizeof tr);
+    CHECK(kt__plan_copy(&next, &fx->p, fx->g, &err) == KT_OK);
+    CHECK(kt__plan_copy(&other, &fx->p, fx->g, &err) == KT_OK);
+    next.tiling[nops].cut[0] = 1;         /* rows to columns: all to all */
+    other.tiling[nops].cut[0] = KT_CUT_R; /* rows to replicas: all-gather */
+    CHECK(kt_plan_sim_init(fx->g, &fx->p, &fx->t, &ps, &err) == KT_OK);
+    cap0 = ps.work->c.links.cap;
+    CHECK(kt_plan_sim_propose(&ps, &next, &err) == KT_OK);
+    CHECKF(cap0 < 1024 && ps.work->c.links.n == 24 * 23 &&
+               ps.work->c.links.cap >= 2048,
+           "the proposal's links: %lld in a table of %lld places, %lld "
+           "before", (long long)ps.work->c.links.n,
+           (long long)ps.work->c.links.cap, (long long)cap0);
+    kt_plan_sim_free(&ps);
+    tr.cur = &fx->p;
+    tr.next = &next;
+    tr.other = &other;
+    reference(fx, tr.cur, &tr.ref_cur);
+    reference(fx, tr.next, &tr.ref_next);
+    reference(fx, tr.other, &tr.ref_other);
+    n = failing_proposal(fx, NULL, &tr);
+    trio_free(&tr);
+    kt_plan_free(&next);
+    kt_plan_free(&other);
+    return n;
+}
+
 /* A proposal whose layout needs more than KT__PS_MAX task slots or list
    entries (lowered above: a graph whose compact numbering fits in an int
    can need more than INT_MAX once its slots have room): refused with
@@ -635,19 +681,26 @@ int main(void) {
         CHECK(n > 10);
         fixture_free(&fx);
     }
-    if (chain_init(&fx, 30)) {
+    if (chain_init(&fx, 30, 4)) {
         n = growth_case(&fx, 30, 0);
         printf("a slot grown at the end: %ld allocation failures, each "
                "reported and recovered from\n", n);
         CHECK(n > 10);
         fixture_free(&fx);
     }
-    if (chain_init(&fx, 300)) {
+    if (chain_init(&fx, 300, 4)) {
         limit_case(&fx, 300, 1);
         limit_case(&fx, 300, 2);
         fixture_free(&fx);
     }
-    if (chain_init(&fx, 20)) {
+    if (chain_init(&fx, 3, 24)) {
+        n = links_case(&fx, 3);
+        printf("the link table grown by a proposal: %ld allocation "
+               "failures, each reported and recovered from\n", n);
+        CHECK(n > 10);
+        fixture_free(&fx);
+    }
+    if (chain_init(&fx, 20, 4)) {
         n = growth_case(&fx, 20, 1);
         printf("successor slots moved to the end: %ld allocation failures, "
                "each reported and recovered from\n", n);
