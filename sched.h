@@ -2596,6 +2596,11 @@ typedef struct kt__queue { /* see kt__qpush */
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
     int indeg;    /* predecessors not yet started                   */
+    unsigned set; /* kt_plan_sim's resumed runs: == its wait_base when
+                     set up since the last restore point (in the
+                     struct's padding, so that the look at a successor's
+                     stamp reads the line its count is on); 0 when the
+                     array grows, ignored by the other runs            */
 } kt__wait;
 
 /* A full run's wait state: one for each predecessor list of two or more
@@ -2946,6 +2951,10 @@ static int kt__sim_grow_work(kt_sim *s) {
             !KT__GROW(queue.words, int))
             return 0;
 #undef KT__GROW
+        { /* (the new wait states' stamps: never set up) */
+            size_t i;
+            for (i = w->cap_n; i < c; i++) w->wait[i].set = 0;
+        }
         /* (a bit per task; zeroed: a sort leaves it as it found it; the
            old one is freed only once the new one is there) */
         bits = (uint64_t *)kt__calloc(c / 64 + 1, sizeof(uint64_t));
@@ -4888,8 +4897,6 @@ struct kt__plan_sim_work {
                                 qpos): how far kt__plan_sim_requeue looks */
     unsigned *mark;        /* per new task: == mark_base when started     */
     unsigned *cmark;       /*   == mark_base when new or changed (cset)    */
-    unsigned *wmark;       /*   == wait_base when its wait state is set up
-                                since the last restore point             */
     unsigned mark_base, wait_base;
     int *rpos, nrpos;      /* old positions of the tasks gone, ascending   */
     size_t cap_rpos;
@@ -4995,7 +5002,6 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->fresh);
     KT_FREE(w->mark);
     KT_FREE(w->cmark);
-    KT_FREE(w->wmark);
     KT_FREE(w->rpos);
     KT_FREE(w->partial);
     KT_FREE(w->partial_at);
@@ -5084,7 +5090,7 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
 }
 
 /* Sizes the per-slot arrays for n task slots (capacities only grow; mark,
-   cmark, wmark, ecnt and fresh start at 0, and ecnt is left at 0 by every
+   cmark, ecnt and fresh start at 0, and ecnt is left at 0 by every
    proposal).  0: out of memory. */
 static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
     size_t c = w->cap_nt;
@@ -5096,7 +5102,7 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
          ? (w->field = (type *)np, 1) : 0)
     if (!KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
         !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
-        !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
+        !KT__PGROW(partial, int) ||
         !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
         !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int) ||
         !KT__PGROW(tl.sp, int))
@@ -5105,7 +5111,6 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
     memset(w->tl.sp + w->cap_nt, 0xff, sizeof(int) * (c - w->cap_nt));
     memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
     memset(w->fresh + w->cap_nt, 0, c - w->cap_nt);
     w->cap_nt = c;
@@ -6526,7 +6531,7 @@ static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u, int by) {
             wt->indeg++;
         }
     }
-    w->wmark[u] = w->wait_base;
+    wt->set = w->wait_base;
     if (wt->indeg == 0) {
         w->qpos[1 - w->cur][u] = at;
         kt__qpush(&wn->queue, wt->ready, u);
@@ -6824,6 +6829,14 @@ static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
     st->kk = no + dk;
 }
 
+/* Every wait state of graph s marked as not set up (kt__wait's stamp,
+   when wait_base wraps). */
+static void kt__plan_sim_clear_stamps(kt_sim *s) {
+    size_t i;
+    if (!s->work) return;
+    for (i = 0; i < s->work->cap_n; i++) s->work->wait[i].set = 0;
+}
+
 /* The queue at restore point R, with the old timeline copied up to it:
    the old queue there (the tasks kept with their lists that were ready
    and not started, qpos <= R <= pos: ready after P, they move with the
@@ -6844,7 +6857,8 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     int no = tl->n, k, i, hi = no;
     if (R + w->qwait[w->cur] < no) hi = R + w->qwait[w->cur] + 1;
     if (++w->wait_base == 0) { /* wrapped: clear the stamps */
-        memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
+        kt__plan_sim_clear_stamps(&w->tg[0].sim);
+        kt__plan_sim_clear_stamps(&w->tg[1].sim);
         w->wait_base = 1;
     }
     kt__qreset(&wn->queue);
@@ -6872,7 +6886,7 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
             for (j = 0; j < wn->npred[u]; j++) /* all started */
                 if (kt__ps_started_at(w, pred[j], &x, &at) && x > wt->ready)
                     wt->ready = x;
-            w->wmark[u] = w->wait_base;
+            wt->set = w->wait_base;
             if (qo > P) qn[u] = qo + dk;
             kt__qpush(&wn->queue, wt->ready, u);
         }
@@ -6966,7 +6980,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         for (j = j1; j < j2; j++) {
             int u = sd->se[j];
             kt__wait *wu = &wn->wait[u];
-            if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u, t);
+            if (wu->set != w->wait_base) kt__plan_sim_wait(w, u, t);
             if (end > wu->ready) wu->ready = end;
             if (--wu->indeg == 0) {
                 int at = w->partial_at[u], last = w->partial[--w->npartial];
