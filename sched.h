@@ -6479,8 +6479,10 @@ static KT__HOT int kt__ps_started_at(const struct kt__plan_sim_work *w,
         *pos = wn->pos[u];
         return 1;
     }
-    if (w->jumped == 0 || w->fresh[u] ||
-        (k = kt__tl_pos(&w->tl, u)) >= w->jumped)
+    /* (the old position first: most tasks looked at have not started,
+       and are past w->jumped; a slot of none, -1, is a task added) */
+    if (w->jumped == 0 || w->tl.sp[u] < 0 ||
+        (k = kt__tl_pos(&w->tl, u)) >= w->jumped || w->fresh[u])
         return 0;
     pc = kt__ps_piece(w, k);
     *end = kt__tl_end(&w->tl, u) + pc->d;
@@ -6714,7 +6716,6 @@ static void kt__plan_sim_copy_each(struct kt__plan_sim_work *w,
             kt__plan_sim_move(w, st, t, s, k, P, dk, d);
             w->mark[t] = w->mark_base;
             wn->free_at[r] = wn->end[t];
-            wn->res_last[r] = t;
             wn->res_oldmax[r] = k;
             w->roslot[r] = s;
         }
@@ -6766,7 +6767,6 @@ static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
             bl = sl / KT__DBLOCK;
             ix = tl->at[bl];
             if (ix < ia || ix >= ib) continue;
-            wn->res_last[r] = tl->ord[sl];
             wn->free_at[r] = tl->end[sl] + tl->toff[bl] + d;
             wn->res_oldmax[r] = tl->first[ix] + sl % KT__DBLOCK;
         }
@@ -6918,6 +6918,24 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
     return 1;
 }
 
+/* kt__sim_start for a resumed run: the same times, position and order,
+   without the device predecessor and the device's last task, which no
+   one reads before kt__plan_sim_write_timeline derives them from the
+   order (a scattered store less per start). */
+static KT__HOT double kt__ps_start(struct kt__sim_work *w, int t,
+                                   double ready, int k) {
+    int d = w->dev[t];
+    double free_at = w->free_at[d];
+    double start = free_at > ready ? free_at : ready;
+    double end = start + w->sec[t];
+    w->start[t] = start;
+    w->end[t] = end;
+    w->free_at[d] = end;
+    w->order[k] = t;
+    w->pos[t] = k;
+    return end;
+}
+
 /* The resumed run of the proposal's graph (FlexFlow 5.3): Algorithm 1
    from the old run's state after k0 starts, copying the old timeline,
    moved, wherever the run has rejoined it up to a constant
@@ -6949,7 +6967,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_oldmax[r] = w->roslot[r] = -1;
+        wn->res_oldmax[r] = w->roslot[r] = -1;
     }
     kt__qstart(&wn->queue); /* the requeues keep a failure noted */
     kt__plan_sim_copy(w, &st, -1, k0, 0);
@@ -6958,7 +6976,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
         int j1 = sd->sfirst[t], j2 = j1 + sd->sn[t]; /* its successors */
-        end = kt__sim_start(wn, t, now, st.kk++);
+        end = kt__ps_start(wn, t, now, st.kk++);
         if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
             st.top = end;
