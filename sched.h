@@ -6707,7 +6707,9 @@ static int kt__ps_witness_differs(const struct kt__plan_sim_work *w,
    every comparison off for as many starts as a full one costs, it ran on
    past rejoins (a third more starts on wresnet-152 over 64 devices).
    What keeps that cheap: the last failure's witness is looked at first;
-   the queue, short, before the ~4,000 devices and links; and a full
+   the queue, short, before the ~4,000 devices and links, and the tasks
+   waiting for some predecessors (each a look at all of them, and seldom
+   the one differing) last; and a full
    comparison that fails holds the next full one off for a share of its
    cost in starts (KT__PS_CHECK_SHARE). */
 static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w, kt__ps_run *st,
@@ -6743,14 +6745,6 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w, kt__ps_run *st,
             goto differs;
         }
     }
-    for (i = 0; i < w->npartial; i++) {
-        u = w->partial[i];
-        looked++;
-        if (w->cmark[u] == w->mark_base) continue; /* set up at the jump */
-        if (!kt__delta_agrees(wn->wait[u].ready, kt__plan_sim_old_ready(w, u, 1),
-                              tnew, told, d))
-            goto differs;
-    }
     for (r = 0; r < wn->nres; r++) {
         looked++;
         if (!kt__ps_res_agrees(w, wn, r, tnew, told, d)) {
@@ -6758,6 +6752,14 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w, kt__ps_run *st,
             st->wid = (int)r;
             goto differs;
         }
+    }
+    for (i = 0; i < w->npartial; i++) {
+        u = w->partial[i];
+        looked++;
+        if (w->cmark[u] == w->mark_base) continue; /* set up at the jump */
+        if (!kt__delta_agrees(wn->wait[u].ready, kt__plan_sim_old_ready(w, u, 1),
+                              tnew, told, d))
+            goto differs;
     }
     looked += w->ncset;
     if ((*R = kt__plan_sim_next_change(w, P, st->nrem)) <= P) goto differs;
