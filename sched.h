@@ -63,7 +63,15 @@
      looking it up: the resumed run takes 0.84 of the instructions
      (callgrind) and 0.89 of the CPU time (5.3 ms a proposal against
      6.5, alternating runs under load); what is left per start is ~4
-     scattered reads per predecessor.
+     scattered reads per predecessor.  The run compares its state with
+     the old one's every 32 starts, the last failure's witness first (a
+     failed full comparison holds the next full one off for a quarter of
+     its cost in starts), so it rejoins after ~27,700 starts a proposal
+     instead of ~40,600 (the bench chain's first 60 proposals); with the
+     wait stamp beside its count and no device predecessors written, the
+     resumed run takes 0.80-0.86 of the CPU time (medians of 7-9
+     alternating runs under load 2.5-4: 6.0 ms a proposal against 7.5,
+     5.9 against 6.8), a whole proposal 0.92-0.93.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -2596,6 +2604,11 @@ typedef struct kt__queue { /* see kt__qpush */
 typedef struct kt__wait {
     double ready; /* latest end of the predecessors started so far */
     int indeg;    /* predecessors not yet started                   */
+    unsigned set; /* kt_plan_sim's resumed runs: == its wait_base when
+                     set up since the last restore point (in the
+                     struct's padding, so that the look at a successor's
+                     stamp reads the line its count is on); 0 when the
+                     array grows, ignored by the other runs            */
 } kt__wait;
 
 /* A full run's wait state: one for each predecessor list of two or more
@@ -2946,6 +2959,10 @@ static int kt__sim_grow_work(kt_sim *s) {
             !KT__GROW(queue.words, int))
             return 0;
 #undef KT__GROW
+        { /* (the new wait states' stamps: never set up) */
+            size_t i;
+            for (i = w->cap_n; i < c; i++) w->wait[i].set = 0;
+        }
         /* (a bit per task; zeroed: a sort leaves it as it found it; the
            old one is freed only once the new one is there) */
         bits = (uint64_t *)kt__calloc(c / 64 + 1, sizeof(uint64_t));
@@ -4888,8 +4905,6 @@ struct kt__plan_sim_work {
                                 qpos): how far kt__plan_sim_requeue looks */
     unsigned *mark;        /* per new task: == mark_base when started     */
     unsigned *cmark;       /*   == mark_base when new or changed (cset)    */
-    unsigned *wmark;       /*   == wait_base when its wait state is set up
-                                since the last restore point             */
     unsigned mark_base, wait_base;
     int *rpos, nrpos;      /* old positions of the tasks gone, ascending   */
     size_t cap_rpos;
@@ -4995,7 +5010,6 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->fresh);
     KT_FREE(w->mark);
     KT_FREE(w->cmark);
-    KT_FREE(w->wmark);
     KT_FREE(w->rpos);
     KT_FREE(w->partial);
     KT_FREE(w->partial_at);
@@ -5084,7 +5098,7 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
 }
 
 /* Sizes the per-slot arrays for n task slots (capacities only grow; mark,
-   cmark, wmark, ecnt and fresh start at 0, and ecnt is left at 0 by every
+   cmark, ecnt and fresh start at 0, and ecnt is left at 0 by every
    proposal).  0: out of memory. */
 static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
     size_t c = w->cap_nt;
@@ -5096,7 +5110,7 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
          ? (w->field = (type *)np, 1) : 0)
     if (!KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
         !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
-        !KT__PGROW(wmark, unsigned) || !KT__PGROW(partial, int) ||
+        !KT__PGROW(partial, int) ||
         !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
         !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int) ||
         !KT__PGROW(tl.sp, int))
@@ -5105,7 +5119,6 @@ static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
     memset(w->tl.sp + w->cap_nt, 0xff, sizeof(int) * (c - w->cap_nt));
     memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->wmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
     memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
     memset(w->fresh + w->cap_nt, 0, c - w->cap_nt);
     w->cap_nt = c;
@@ -6440,11 +6453,43 @@ struct kt__ps_run {
     double top;      /* the latest end so far, first at position top_at   */
     int top_at;
     int kept;        /* old starts copied                                  */
-    int next_check;
+    int next_check;  /* no full comparison of the states before this start */
+    int next_try;    /* no comparison at all before this one               */
+    int wkind, wid;  /* the last comparison's witness: what differed
+                        (KT__PS_WIT_*: device or link wid, queued task
+                        wid, ready at wready), looked at first by the
+                        next one                                          */
+    double wready;
     int qwait;       /* the most starts a task started so far waited in
                         the queue (kt__plan_sim_work's qwait)             */
 };
 typedef struct kt__ps_run kt__ps_run;
+
+/* What the last failed comparison of the states found differing
+   (kt__plan_sim_rejoined): nothing known, a device or link, a queued
+   task. */
+#define KT__PS_WIT_NONE 0
+#define KT__PS_WIT_RES 1
+#define KT__PS_WIT_QUEUED 2
+
+/* A full comparison of the states that failed after looking at c items
+   (devices, links, queued and waiting tasks) waits for c /
+   KT__PS_CHECK_SHARE more starts before the next one: comparisons then
+   cost at most that share of the items per start, however long the run
+   goes without rejoining. */
+#ifndef KT__PS_CHECK_SHARE
+#define KT__PS_CHECK_SHARE 4
+#endif
+
+/* A resumed run compares its state with the old run's at most every
+   KT__PS_CHECK_GAP starts (whenever its tasks match the old run's first
+   ones).  On wresnet-152 over 64 devices gaps of 1 to 256 all rejoin
+   about as early (1.68-1.70 M starts in the bench's first 60 proposals,
+   against 2.43 M when each failed comparison held the next off for
+   ~4,000 starts); a gap of 1 compares 1 M times there, 32 about 33 k. */
+#ifndef KT__PS_CHECK_GAP
+#define KT__PS_CHECK_GAP 32
+#endif
 
 /* The proposal's piece (kt__tl_piece) holding old position k, which one
    holds (k below w->jumped, its task not marked). */
@@ -6474,8 +6519,10 @@ static KT__HOT int kt__ps_started_at(const struct kt__plan_sim_work *w,
         *pos = wn->pos[u];
         return 1;
     }
-    if (w->jumped == 0 || w->fresh[u] ||
-        (k = kt__tl_pos(&w->tl, u)) >= w->jumped)
+    /* (the old position first: most tasks looked at have not started,
+       and are past w->jumped; a slot of none, -1, is a task added) */
+    if (w->jumped == 0 || w->tl.sp[u] < 0 ||
+        (k = kt__tl_pos(&w->tl, u)) >= w->jumped || w->fresh[u])
         return 0;
     pc = kt__ps_piece(w, k);
     *end = kt__tl_end(&w->tl, u) + pc->d;
@@ -6526,7 +6573,7 @@ static void kt__plan_sim_wait(struct kt__plan_sim_work *w, int u, int by) {
             wt->indeg++;
         }
     }
-    w->wmark[u] = w->wait_base;
+    wt->set = w->wait_base;
     if (wt->indeg == 0) {
         w->qpos[1 - w->cur][u] = at;
         kt__qpush(&wn->queue, wt->ready, u);
@@ -6605,6 +6652,46 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
     return R;
 }
 
+/* Whether device or link r's free time agrees with the old one's, moved by
+   d (kt__plan_sim_rejoined): the old one is the end of its task at the
+   latest old position it ran, 0 when none. */
+static int kt__ps_res_agrees(const struct kt__plan_sim_work *w,
+                             const struct kt__sim_work *wn, int64_t r,
+                             double tnew, double told, double d) {
+    const kt__tl *tl = &w->tl;
+    int sl = w->roslot[r];
+    double xo = wn->res_oldmax[r] >= 0
+                    ? tl->end[sl] + tl->toff[sl / KT__DBLOCK] : 0;
+    return kt__delta_agrees(wn->free_at[r], xo, tnew, told, d);
+}
+
+/* Whether task u, queued ready at `ready`, agrees: kept with its list
+   (not new or changed), ready when the old run had it ready, moved by
+   d. */
+static int kt__ps_queued_agrees(const struct kt__plan_sim_work *w, int u,
+                                double ready, double tnew, double told,
+                                double d) {
+    return w->cmark[u] != w->mark_base &&
+           kt__delta_agrees(ready, kt__plan_sim_old_ready(w, u, 0), tnew,
+                            told, d);
+}
+
+/* Whether the last comparison's witness still differs (kt__ps_run's
+   wkind): a failed comparison names what differed, and while that still
+   differs the states do, so most comparisons cost one look.  A queued
+   witness is still queued while it has not started (the queue is only
+   emptied by a restore, which forgets the witness). */
+static int kt__ps_witness_differs(const struct kt__plan_sim_work *w,
+                                  const kt__ps_run *st, double tnew,
+                                  double told, double d) {
+    const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
+    if (st->wkind == KT__PS_WIT_RES)
+        return !kt__ps_res_agrees(w, wn, st->wid, tnew, told, d);
+    if (st->wkind == KT__PS_WIT_QUEUED && w->mark[st->wid] != w->mark_base)
+        return !kt__ps_queued_agrees(w, st->wid, st->wready, tnew, told, d);
+    return 0;
+}
+
 /* Whether the run, after its kk starts, is the old run after its first P
    moved by d = tnew - told in every time that can still matter (the
    shifted rejoin of kt__delta_rejoined, here across a changed graph), and
@@ -6621,17 +6708,27 @@ static int kt__plan_sim_next_change(struct kt__plan_sim_work *w, int P,
    task ran on the same device: they must be past, or, when they are the
    old ones (no jump yet), d = 0.  A new or changed task queued, not yet
    in the old run, rules a rejoin out.  Times are whole ticks, so the
-   comparison is exact. */
-static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
-                                 const kt__ps_run *st, int P, double tnew,
-                                 double *shift, int *R) {
+   comparison is exact.
+
+   The run asks often (every KT__PS_CHECK_GAP starts whose tasks match),
+   so that it rejoins soon after the first position it can: holding
+   every comparison off for as many starts as a full one costs, it ran on
+   past rejoins (a third more starts on wresnet-152 over 64 devices).
+   What keeps that cheap: the last failure's witness is looked at first;
+   the queue, short, before the ~4,000 devices and links, and the tasks
+   waiting for some predecessors (each a look at all of them, and seldom
+   the one differing) last; and a full
+   comparison that fails holds the next full one off for a share of its
+   cost in starts (KT__PS_CHECK_SHARE). */
+static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w, kt__ps_run *st,
+                                 int P, double tnew, double *shift, int *R) {
     const kt__tg *O = &w->tg[w->cur];
     const struct kt__sim_work *wo = O->sim.work;
     const struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
     const kt__tl *tl = &w->tl;
     double told = 0, d, ready;
     int64_t r;
-    int i, u;
+    int i, u, looked = 0;
     kt__qiter it = {0, 0, 0, 0};
     if (P > 0) {
         int t = kt__tl_task(tl, P - 1), j;
@@ -6643,26 +6740,42 @@ static int kt__plan_sim_rejoined(struct kt__plan_sim_work *w,
     if (st->first ? !kt__delta_agrees(st->emax_new, st->emax_old, tnew, told, d)
                   : st->emax_new > tnew || st->emax_old > told)
         return 0;
-    for (r = 0; r < wn->nres; r++) {
-        int at = wn->res_oldmax[r], sl = w->roslot[r];
-        double xo = at >= 0 ? tl->end[sl] + tl->toff[sl / KT__DBLOCK] : 0;
-        if (!kt__delta_agrees(wn->free_at[r], xo, tnew, told, d)) return 0;
+    if (kt__ps_witness_differs(w, st, tnew, told, d) ||
+        st->kk < st->next_check)
+        return 0;
+    st->wkind = KT__PS_WIT_NONE;
+    while (kt__qnext(&wn->queue, &it, &u, &ready)) {
+        looked++;
+        if (!kt__ps_queued_agrees(w, u, ready, tnew, told, d)) {
+            st->wkind = KT__PS_WIT_QUEUED;
+            st->wid = u;
+            st->wready = ready;
+            goto differs;
+        }
     }
-    while (kt__qnext(&wn->queue, &it, &u, &ready))
-        if (w->cmark[u] == w->mark_base ||
-            !kt__delta_agrees(ready, kt__plan_sim_old_ready(w, u, 0), tnew,
-                              told, d))
-            return 0;
+    for (r = 0; r < wn->nres; r++) {
+        looked++;
+        if (!kt__ps_res_agrees(w, wn, r, tnew, told, d)) {
+            st->wkind = KT__PS_WIT_RES;
+            st->wid = (int)r;
+            goto differs;
+        }
+    }
     for (i = 0; i < w->npartial; i++) {
         u = w->partial[i];
+        looked++;
         if (w->cmark[u] == w->mark_base) continue; /* set up at the jump */
         if (!kt__delta_agrees(wn->wait[u].ready, kt__plan_sim_old_ready(w, u, 1),
                               tnew, told, d))
-            return 0;
+            goto differs;
     }
-    if ((*R = kt__plan_sim_next_change(w, P, st->nrem)) <= P) return 0;
+    looked += w->ncset;
+    if ((*R = kt__plan_sim_next_change(w, P, st->nrem)) <= P) goto differs;
     *shift = d;
     return 1;
+differs:
+    st->next_check = st->kk + looked / KT__PS_CHECK_SHARE;
+    return 0;
 }
 
 /* One task of the old timeline (task t, slot s, old position k, P <= k <
@@ -6709,7 +6822,6 @@ static void kt__plan_sim_copy_each(struct kt__plan_sim_work *w,
             kt__plan_sim_move(w, st, t, s, k, P, dk, d);
             w->mark[t] = w->mark_base;
             wn->free_at[r] = wn->end[t];
-            wn->res_last[r] = t;
             wn->res_oldmax[r] = k;
             w->roslot[r] = s;
         }
@@ -6761,7 +6873,6 @@ static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
             bl = sl / KT__DBLOCK;
             ix = tl->at[bl];
             if (ix < ia || ix >= ib) continue;
-            wn->res_last[r] = tl->ord[sl];
             wn->free_at[r] = tl->end[sl] + tl->toff[bl] + d;
             wn->res_oldmax[r] = tl->first[ix] + sl % KT__DBLOCK;
         }
@@ -6824,6 +6935,14 @@ static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
     st->kk = no + dk;
 }
 
+/* Every wait state of graph s marked as not set up (kt__wait's stamp,
+   when wait_base wraps). */
+static void kt__plan_sim_clear_stamps(kt_sim *s) {
+    size_t i;
+    if (!s->work) return;
+    for (i = 0; i < s->work->cap_n; i++) s->work->wait[i].set = 0;
+}
+
 /* The queue at restore point R, with the old timeline copied up to it:
    the old queue there (the tasks kept with their lists that were ready
    and not started, qpos <= R <= pos: ready after P, they move with the
@@ -6844,7 +6963,8 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
     int no = tl->n, k, i, hi = no;
     if (R + w->qwait[w->cur] < no) hi = R + w->qwait[w->cur] + 1;
     if (++w->wait_base == 0) { /* wrapped: clear the stamps */
-        memset(w->wmark, 0, sizeof(unsigned) * w->cap_nt);
+        kt__plan_sim_clear_stamps(&w->tg[0].sim);
+        kt__plan_sim_clear_stamps(&w->tg[1].sim);
         w->wait_base = 1;
     }
     kt__qreset(&wn->queue);
@@ -6872,12 +6992,13 @@ static void kt__plan_sim_requeue(struct kt__plan_sim_work *w, kt__ps_run *st,
             for (j = 0; j < wn->npred[u]; j++) /* all started */
                 if (kt__ps_started_at(w, pred[j], &x, &at) && x > wt->ready)
                     wt->ready = x;
-            w->wmark[u] = w->wait_base;
+            wt->set = w->wait_base;
             if (qo > P) qn[u] = qo + dk;
             kt__qpush(&wn->queue, wt->ready, u);
         }
     }
     st->next_check = st->kk;
+    st->wkind = KT__PS_WIT_NONE; /* (a queued witness is gone) */
 }
 
 static int kt__ps_cmp_int(const void *x, const void *y) {
@@ -6902,6 +7023,24 @@ static int kt__plan_sim_gone(struct kt__plan_sim_work *w) {
             w->rpos[w->nrpos++] = kt__tl_pos(&w->tl, i);
     qsort(w->rpos, (size_t)w->nrpos, sizeof(int), kt__ps_cmp_int);
     return 1;
+}
+
+/* kt__sim_start for a resumed run: the same times, position and order,
+   without the device predecessor and the device's last task, which no
+   one reads before kt__plan_sim_write_timeline derives them from the
+   order (a scattered store less per start). */
+static KT__HOT double kt__ps_start(struct kt__sim_work *w, int t,
+                                   double ready, int k) {
+    int d = w->dev[t];
+    double free_at = w->free_at[d];
+    double start = free_at > ready ? free_at : ready;
+    double end = start + w->sec[t];
+    w->start[t] = start;
+    w->end[t] = end;
+    w->free_at[d] = end;
+    w->order[k] = t;
+    w->pos[t] = k;
+    return end;
 }
 
 /* The resumed run of the proposal's graph (FlexFlow 5.3): Algorithm 1
@@ -6935,7 +7074,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
     for (k = 0; k < w->ncset; k++) w->cmark[w->cset[k]] = w->mark_base;
     for (r = 0; r < wn->nres; r++) {
         wn->free_at[r] = 0;
-        wn->res_last[r] = wn->res_oldmax[r] = w->roslot[r] = -1;
+        wn->res_oldmax[r] = w->roslot[r] = -1;
     }
     kt__qstart(&wn->queue); /* the requeues keep a failure noted */
     kt__plan_sim_copy(w, &st, -1, k0, 0);
@@ -6944,7 +7083,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         double end, d;
         int t = kt__qpop(&wn->queue, &now), r1 = wn->dev[t], ot, j, P, R;
         int j1 = sd->sfirst[t], j2 = j1 + sd->sn[t]; /* its successors */
-        end = kt__sim_start(wn, t, now, st.kk++);
+        end = kt__ps_start(wn, t, now, st.kk++);
         if (st.kk - 1 - qn[t] > st.qwait) st.qwait = st.kk - 1 - qn[t];
         if (end > st.top) {
             st.top = end;
@@ -6966,7 +7105,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
         for (j = j1; j < j2; j++) {
             int u = sd->se[j];
             kt__wait *wu = &wn->wait[u];
-            if (w->wmark[u] != w->wait_base) kt__plan_sim_wait(w, u, t);
+            if (wu->set != w->wait_base) kt__plan_sim_wait(w, u, t);
             if (end > wu->ready) wu->ready = end;
             if (--wu->indeg == 0) {
                 int at = w->partial_at[u], last = w->partial[--w->npartial];
@@ -6989,9 +7128,8 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
             }
         }
         /* the same tasks started as the old run's first P, but for the
-           ones gone, plus added ones: compare the states (at most as
-           often as a comparison costs) */
-        if (st.kk - st.new_started + st.nrem == P && st.kk >= st.next_check) {
+           ones gone, plus added ones: compare the states */
+        if (st.kk - st.new_started + st.nrem == P && st.kk >= st.next_try) {
             if (kt__plan_sim_rejoined(w, &st, P, now, &d, &R)) {
                 int dk = st.kk - P;
                 if (w->on_rejoin) w->on_rejoin(w, &st, P, now);
@@ -7008,8 +7146,7 @@ static kt_status kt__plan_sim_run(struct kt__plan_sim_work *w, int k0,
                 kt__plan_sim_requeue(w, &st, P, R, dk);
                 continue;
             }
-            st.next_check = st.kk + (int)wn->nres + wn->queue.count +
-                            w->npartial + w->ncset;
+            st.next_try = st.kk + KT__PS_CHECK_GAP;
         }
     }
     if (wn->queue.nomem)

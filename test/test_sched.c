@@ -50,6 +50,7 @@
 #include "kt_test.h"
 #include "kt_testlib.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -2950,6 +2951,36 @@ static void check_started(const struct kt__plan_sim_work *w) {
     }
 }
 
+/* A full comparison of the states (kt__plan_sim_rejoined), whatever
+   the run's last comparisons left: no witness, no comparison held off. */
+static int rejoined_fully(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                          int P, double tnew, double *d, int *R) {
+    st->wkind = KT__PS_WIT_NONE;
+    st->next_check = 0;
+    return kt__plan_sim_rejoined(w, st, P, tnew, d, R);
+}
+
+/* After a perturbed comparison failed, its witness must be what was
+   perturbed (the one thing differing), and say so again. */
+static int64_t witness_checked, witness_wrong;
+static void check_witness(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                          int P, double tnew, int kind, int id) {
+    double d, told = 0;
+    const kt__tg *O = &w->tg[w->cur];
+    witness_checked++;
+    if (P > 0) { /* the old run's present, as the comparison has it */
+        int t = kt__tl_task(&w->tl, P - 1), j;
+        for (j = 0; j < O->sim.work->npred[t]; j++) {
+            double e = kt__tl_end(&w->tl, O->sim.pred[O->sim.work->pred_first[t] + j]);
+            if (e > told) told = e;
+        }
+    }
+    d = tnew - told;
+    if (st->wkind != kind || st->wid != id ||
+        !kt__ps_witness_differs(w, st, tnew, told, d))
+        witness_wrong++;
+}
+
 static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
                         int P, double tnew) {
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
@@ -2969,14 +3000,15 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
                                 sl % KT__DBLOCK != at))
             rejoin_wrong++, rejoin_wrong_at[4]++;
     }
-    if (!kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
+    if (!rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
     /* a device or link busy after the present */
     for (r = 0; r < wn->nres; r++)
         if (wn->free_at[r] > tnew) {
             keep = wn->free_at[r];
             wn->free_at[r] += tick;
             rejoin_tried[0]++;
-            if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[0]++;
+            if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[0]++;
+            else check_witness(w, st, P, tnew, KT__PS_WIT_RES, (int)r);
             wn->free_at[r] = keep;
             break;
         }
@@ -2989,7 +3021,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
         if (wn->wait[u].ready == kt__plan_sim_old_ready(w, u, 1) + d)
             wn->wait[u].ready += tick;
         rejoin_tried[1]++;
-        if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[1]++;
+        if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[1]++;
         wn->wait[u].ready = keep;
         break;
     }
@@ -3000,7 +3032,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
         keep = st->emax_new;
         st->emax_new = st->emax_old = (tnew > tnew - d ? tnew : tnew - d) + tick;
         rejoin_tried[2]++;
-        if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[2]++;
+        if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[2]++;
         st->emax_new = keep;
         st->emax_old = keep_old;
     }
@@ -3014,7 +3046,8 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
             if (x == kt__plan_sim_old_ready(w, u, 0) + d) x += tick;
             kt__qpush(&wn->queue, x, u);
             rejoin_tried[3]++;
-            if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[3]++;
+            if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[3]++;
+            else check_witness(w, st, P, tnew, KT__PS_WIT_QUEUED, u);
         }
     }
 }
@@ -3122,6 +3155,13 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         int look = (i / 8) % 2 == 0;
         /* every few proposals (after an accept or a reject), the
            re-sync the proposal starts with, checked on its own */
+        /* halfway, the run's stamps about to wrap (kt__plan_sim_epoch,
+           and kt__plan_sim_requeue's restores): the stamps the first
+           half left, small numbers again after the wrap, must not count */
+        if (i == proposals / 2) {
+            ps.work->mark_base = UINT_MAX - 1;
+            ps.work->wait_base = UINT_MAX - 2;
+        }
         if (i % 3 == 0 && i > 0) {
             ok = scratch_in_sync(&ps, what, i);
             CHECKF(ok, "%s, proposal %d: re-sync", what, i);
@@ -3520,6 +3560,10 @@ static void test_plan_sim(void) {
     CHECKF(rejoin_wrong == 0, "%lld %lld %lld %lld %lld", (long long)rejoin_wrong_at[0], (long long)rejoin_wrong_at[1], (long long)rejoin_wrong_at[2], (long long)rejoin_wrong_at[3], (long long)rejoin_wrong_at[4]);
     CHECK(rejoin_tried[0] > 0 && rejoin_tried[1] > 0 && rejoin_tried[2] > 0 &&
           rejoin_tried[3] > 0);
+    printf("plan sim: %lld witnesses of a failed comparison checked (the "
+           "device or queued task perturbed); %lld wrong\n",
+           (long long)witness_checked, (long long)witness_wrong);
+    CHECK(witness_checked > 0 && witness_wrong == 0);
     printf("plan sim: the started test at every rejoin: %lld tasks, %lld of "
            "them in a piece; %lld wrong\n", (long long)started_checked,
            (long long)started_in_piece, (long long)started_wrong);
