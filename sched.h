@@ -2021,13 +2021,12 @@ static int64_t kt__link_id(kt__links *l, int64_t key) {
 /* Transfers are aggregated per (op, role, kind, src, dst): one task moves
    all of a conversion's bytes between two devices of one kind.  Sorting
    an op's transfers by that key brings each task's transfers together
-   (reductions before copies, as kt_xfer_kind orders them). */
-static int kt__cmp_xfer(const void *x, const void *y) {
-    const kt_transfer *a = (const kt_transfer *)x, *b = (const kt_transfer *)y;
-    if (a->role != b->role) return a->role < b->role ? -1 : 1;
-    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
-    if (a->src != b->src) return a->src < b->src ? -1 : 1;
-    return (a->dst > b->dst) - (a->dst < b->dst);
+   (copies before reductions, as kt_xfer_kind orders them); the sort is
+   stable, so a task's bytes are added up in the order they were lowered
+   (its seconds, a floating-point sum, depend on that order). */
+static int kt__same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
+    return a->role == b->role && a->kind == b->kind && a->src == b->src &&
+           a->dst == b->dst;
 }
 
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
@@ -2144,6 +2143,8 @@ typedef struct kt__tgctx {
     kt__links links;        /* (src, dst) -> link id, in order of first use */
     int *gfirst, *gitem;    /* scratch of kt__tg_group                      */
     size_t cap_gfirst, cap_gitem;
+    int *xord, *xtmp, *xcnt; /* scratch of kt__tg_sort                      */
+    size_t cap_xord, cap_xcnt;
 } kt__tgctx;
 
 static void kt__tg_free(kt__tg *tg) {
@@ -2165,6 +2166,9 @@ static void kt__tgctx_free(kt__tgctx *c) {
     KT_FREE(c->links.id);
     KT_FREE(c->gfirst);
     KT_FREE(c->gitem);
+    KT_FREE(c->xord);
+    KT_FREE(c->xtmp);
+    KT_FREE(c->xcnt);
     memset(c, 0, sizeof *c);
 }
 
@@ -2223,37 +2227,96 @@ static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
     return 1;
 }
 
-/* Op o's block from its transfers x[0..nx) (sorted here): one task per
-   (role, kind, src, dst) moving all of their bytes, written from task
-   `at` on.  Returns the number of tasks, -1 when out of memory. */
-static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o, kt_transfer *x,
-                        int nx, int at) {
+/* One pass of kt__tg_sort: the indices in[0..n) into out, stably by
+   digit `which` of their transfers (0: dst, 1: src, 2: role and kind),
+   a digit below nb. */
+static void kt__tg_sort_pass(const kt_transfer *x, const int *in, int *out,
+                             int n, int *cnt, int nb, int which) {
+    int i, b, sum = 0;
+    for (b = 0; b < nb; b++) cnt[b] = 0;
+#define KT__DIGIT(t)                                                        \
+    (which == 0 ? (int)(t).dst                                              \
+                : which == 1 ? (int)(t).src : 2 * (t).role + (int)(t).kind)
+    for (i = 0; i < n; i++) cnt[KT__DIGIT(x[in[i]])]++;
+    for (b = 0; b < nb; b++) { /* counts -> first places */
+        int k = cnt[b];
+        cnt[b] = sum;
+        sum += k;
+    }
+    for (i = 0; i < n; i++) out[cnt[KT__DIGIT(x[in[i]])]++] = in[i];
+#undef KT__DIGIT
+}
+
+/* The order of transfers x[0..nx) by (role, kind, src, dst), stable, into
+   c->xord: a least-significant-digit radix sort, three counting passes
+   (dst, src, then role and kind) over nd buckets -- linear, where a
+   comparison sort of the 100-byte structs took a fifth of an MCMC
+   proposal's instructions.  0: out of memory. */
+static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
+    int i, nroles = 0, nb;
+    void *np;
+    size_t cap;
+    for (i = 0; i < nx; i++)
+        if (x[i].role + 1 > nroles) nroles = x[i].role + 1;
+    nb = 2 * nroles > (int)c->nd ? 2 * nroles : (int)c->nd;
+    cap = c->cap_xord;
+    if (!(np = kt__sim_grow(c->xord, &cap, (size_t)nx + 1, sizeof(int))))
+        return 0;
+    c->xord = (int *)np;
+    cap = c->cap_xord;
+    if (!(np = kt__sim_grow(c->xtmp, &cap, (size_t)nx + 1, sizeof(int))))
+        return 0;
+    c->xtmp = (int *)np;
+    c->cap_xord = cap;
+    if (!(np = kt__sim_grow(c->xcnt, &c->cap_xcnt, (size_t)nb + 1,
+                            sizeof(int))))
+        return 0;
+    c->xcnt = (int *)np;
+    for (i = 0; i < nx; i++) c->xord[i] = i;
+    kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt, (int)c->nd, 0);
+    kt__tg_sort_pass(x, c->xtmp, c->xord, nx, c->xcnt, (int)c->nd, 1);
+    kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt, 2 * nroles, 2);
+    np = c->xord; /* the result in xord */
+    c->xord = c->xtmp;
+    c->xtmp = (int *)np;
+    return 1;
+}
+
+/* Op o's block from its transfers x[0..nx) (in kt__tg_sort's order): one
+   task per (role, kind, src, dst) moving all of their bytes, written from
+   task `at` on.  Returns the number of tasks, -1 when out of memory. */
+static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o,
+                        const kt_transfer *xs, int nx, int at) {
     int i, n = at;
-    if (!kt__tg_reserve(tg, (size_t)(at + nx) + 1, 1)) return -1;
-    if (nx > 1) qsort(x, (size_t)nx, sizeof *x, kt__cmp_xfer);
-    for (i = 0; i < nx; i++) {
-        int lv = kt_topology_level(c->t, x[i].src, x[i].dst);
-        if (i == 0 || kt__cmp_xfer(&x[i], &x[i - 1]) != 0) {
+    const kt_transfer *x = NULL, *prev = NULL;
+    if (!kt__tg_reserve(tg, (size_t)(at + nx) + 1, 1) ||
+        !kt__tg_sort(c, xs, nx))
+        return -1;
+    for (i = 0; i < nx; prev = x, i++) {
+        int lv;
+        x = &xs[c->xord[i]];
+        lv = kt_topology_level(c->t, x->src, x->dst);
+        if (!prev || !kt__same_xfer_key(x, prev)) {
             kt_sim_task *st = &tg->sim.task[n];
             memset(st, 0, sizeof *st);
             st->kind = KT_TASK_TRANSFER;
             st->op = o;
-            st->src = x[i].src;
-            st->dst = x[i].dst;
+            st->src = x->src;
+            st->dst = x->dst;
             st->device = c->nd + kt__link_id(&c->links,
-                                             x[i].src * c->nd + x[i].dst);
+                                             x->src * c->nd + x->dst);
             if (c->links.oom) { /* the table is as it was: retry later */
                 c->links.oom = 0;
                 return -1;
             }
             st->seconds = c->t->latency[lv];
-            tg->role[n] = x[i].role;
-            tg->kind[n] = (int)x[i].kind;
+            tg->role[n] = x->role;
+            tg->kind[n] = (int)x->kind;
             n++;
         }
-        tg->sim.task[n - 1].bytes += x[i].bytes;
+        tg->sim.task[n - 1].bytes += x->bytes;
         tg->sim.task[n - 1].seconds +=
-            (double)x[i].bytes / c->t->bandwidth[lv];
+            (double)x->bytes / c->t->bandwidth[lv];
     }
     return n - at;
 }
@@ -2447,16 +2510,12 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
     const kt_graph *g = c->g;
     int64_t nd = c->nd;
     int o, i, n;
-    kt_transfer *sorted = NULL;
     tg->base = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     tg->bend = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     tg->seg = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     tg->send = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     tg->sim.busy = (double *)kt__calloc((size_t)nd + 1, sizeof(double));
-    sorted = (kt_transfer *)kt__calloc((size_t)prog->nxfer + 1,
-                                       sizeof(kt_transfer));
     if (!tg->base || !tg->bend || !tg->seg || !tg->send || !tg->sim.busy ||
-        !sorted ||
         !kt__tg_reserve(tg, (size_t)(prog->ntask + prog->nxfer) + 1,
                         (size_t)(prog->ntask + prog->nxfer) * 4 + 1))
         goto nomem;
@@ -2474,12 +2533,10 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
         tg->role[i] = tg->kind[i] = -1;
     }
     /* then the transfer tasks, op by op */
-    if (prog->nxfer)
-        memcpy(sorted, prog->xfer, sizeof(kt_transfer) * (size_t)prog->nxfer);
     for (o = 0, n = prog->ntask; o < g->nop; o++) {
         int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1], m;
         tg->base[o] = n;
-        if ((m = kt__tg_block(c, tg, o, sorted + lo, hi - lo, n)) < 0)
+        if ((m = kt__tg_block(c, tg, o, prog->xfer + lo, hi - lo, n)) < 0)
             goto nomem;
         n += m;
         tg->bend[o] = n;
@@ -2487,7 +2544,6 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
     tg->base[g->nop] = n;
     tg->sim.ntask = n;
     tg->sim.nlink = c->links.n;
-    KT_FREE(sorted);
     tg->seg[0] = 0;
     tg->full = 0;
     for (o = 0; o < g->nop; o++) {
@@ -2503,7 +2559,6 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
     }
     return KT_OK;
 nomem:
-    KT_FREE(sorted);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the task "
                     "graph");
 }
@@ -5961,14 +6016,16 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
 }
 
 /* Task t's number once the blocks of ops o + 1 .. b have moved to
-   nbase (kt__plan_sim_grow_slot). */
+   nbase (kt__plan_sim_grow_slot).  Their live tasks are the numbers
+   base[o + 1] .. bend[b] of X (mlo .. mhi): a range check first, so that
+   the owner (a scattered read) is looked up only for a moved task. */
 static int kt__plan_sim_moved(const struct kt__plan_sim_work *w,
-                              const kt__tg *X, const int *nbase, int o, int b,
-                              int t) {
+                              const kt__tg *X, const int *nbase, int mlo,
+                              int mhi, int t) {
     int q;
-    if (t < w->ntc) return t;
+    if (t < mlo || t >= mhi) return t;
     q = w->side[w->cur].owner[t];
-    return q > o && q <= b ? t + nbase[q] - X->base[q] : t;
+    return t + nbase[q] - X->base[q];
 }
 
 /* Op q's tasks' successor lists name tasks about to move (gmark). */
@@ -5986,16 +6043,18 @@ static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
    grow at the end.  The moved tasks are renumbered in order (so the live
    tasks keep the compact order): their per-task data moves, and every
    reference to one is renumbered -- the predecessor entries of the ops
-   reading it (dep_op, nxt), the successor entries of the ops it reads
-   (kt__lists_sources, prev), the timeline's slots (kt__tl: its order)
-   and the critical path's last task.  0: out of memory or past
+   reading its block (dep_op), the successor entries of the ops whose
+   tasks it waits for (the op itself and the producers of its inputs:
+   kt__tg_op_preds), the timeline's slots (kt__tl: its order) and the
+   critical path's last task.  Compute tasks never move, so an op whose
+   block is empty moves no task and names none to renumber.  0: out of memory or past
    KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                   int need) {
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
     int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
-    int u, ns_old = w->side[w->cur].nslot, moved = 0;
+    int u, ns_old = w->side[w->cur].nslot, moved = 0, mlo, mhi;
     int slot = O->base[o + 1] - O->base[o], end = O->base[nop], grow;
     int64_t reach = 0, later = 0; /* tasks moved to reach holes; after o */
     int refill = 0;
@@ -6049,47 +6108,45 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     w->nrops = w->ngops = 0;
     for (k = o + 1; k <= b; k++) {
         const kt_op *op = &g->op[k];
-        for (j = w->dep_first[k]; j <= w->dep_first[k + 1]; j++) {
-            int a = j < w->dep_first[k + 1] ? w->dep_op[j] : w->nxt[k];
-            if (a >= 0 && !w->rmark[a]) {
+        if (O->bend[k] == O->base[k]) continue; /* moves no task */
+        for (j = w->dep_first[k]; j < w->dep_first[k + 1]; j++) {
+            int a = w->dep_op[j];
+            if (!w->rmark[a]) {
                 w->rmark[a] = 1;
                 w->rops[w->nrops++] = a;
             }
         }
         kt__plan_sim_gadd(w, k);
-        kt__plan_sim_gadd(w, w->c.prev[k]);
         for (j = 0; j < op->ninputs; j++)
             kt__plan_sim_gadd(w, g->tensor[op->input[j]].producer);
-        if (op->in_place)
-            for (j = w->c.rd_first[op->output];
-                 j < w->c.rd_first[op->output + 1]; j++)
-                kt__plan_sim_gadd(w, w->c.rd_op[j]);
     }
+    mlo = O->base[o + 1];
+    mhi = O->bend[b];
     for (x = 0; x < 2; x++) { /* the references, in the old numbering */
         kt__tg *X = &w->tg[x];
         kt__ps_side *sd = &w->side[x];
         for (k = 0; k < w->nrops; k++)
             for (j = X->seg[w->rops[k]]; j < X->send[w->rops[k]]; j++)
-                X->sim.pred[j] = kt__plan_sim_moved(w, O, nbase, o, b,
+                X->sim.pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
                                                     X->sim.pred[j]);
         for (k = 0; k < w->ngops; k++)
             for (r = 0; r < 2; r++) {
                 kt__plan_sim_range(w, X, w->gops[k], r, &lo, &hi);
                 for (u = lo; u < hi; u++)
                     for (j = sd->sfirst[u]; j < sd->sfirst[u] + sd->sn[u]; j++)
-                        sd->se[j] = kt__plan_sim_moved(w, O, nbase, o, b,
+                        sd->se[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
                                                        sd->se[j]);
             }
         if (w->crit_last[x] >= 0)
-            w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, o, b,
+            w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
                                                  w->crit_last[x]);
     }
     /* the timeline names the moved tasks (kt__tl: one for both graphs) */
     for (k = o + 1; k <= b; k++)
         for (u = O->base[k]; u < O->bend[k]; u++)
             if (w->tl.sp[u] >= 0)
-                w->tl.ord[w->tl.sp[u]] = kt__plan_sim_moved(w, O, nbase, o,
-                                                            b, u);
+                w->tl.ord[w->tl.sp[u]] = kt__plan_sim_moved(w, O, nbase, mlo,
+                                                            mhi, u);
     for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
     for (k = 0; k < w->ngops; k++) w->gmark[w->gops[k]] = 0;
     w->nrops = w->ngops = 0;
