@@ -973,13 +973,15 @@ static kt_status kt__lower_tasks(const kt_graph *g, const kt_plan *p,
     return KT_OK;
 }
 
-/* Op o's conversions as transfers, appended to xs: each input from its
-   tensor's tiling to what o's strategy needs, then o's result to its
-   tensor's tiling.  They depend on o's strategy and on the tilings of the
-   tensors o touches, nothing else (what the MCMC search's incremental
-   task graph relies on). */
-static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
-                              kt__xfers *xs, kt_error *err) {
+/* Op o's conversions of roles jlo .. jhi - 1 as transfers, appended to
+   xs: each input from its tensor's tiling to what o's strategy needs,
+   then (role ninputs) o's result to its tensor's tiling.  A role's
+   transfers depend on o's strategy and on the tiling of that role's
+   tensor, nothing else (what the MCMC search's incremental task graph
+   relies on: kt__plan_sim_stage lowers only the roles that change). */
+static kt_status kt__lower_roles(const kt_graph *g, const kt_plan *p, int o,
+                                 int jlo, int jhi, kt__xfers *xs,
+                                 kt_error *err) {
     const kt_op *op = &g->op[o];
     kt_placement needed[KT_MAX_VARS], produced, tp;
     kt_status s;
@@ -988,7 +990,7 @@ static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
     s = kt_op_placements(g, op, &p->f, &p->split[o * KT_MAX_CUTS], needed,
                          &produced, err);
     if (s != KT_OK) return s;
-    for (j = 0; j <= op->ninputs && s == KT_OK; j++) {
+    for (j = jlo; j < jhi && j <= op->ninputs && s == KT_OK; j++) {
         int x = j < op->ninputs ? op->input[j] : op->output;
         const kt_tensor *tx = &g->tensor[x];
         s = kt_placement_from_tiling(&tp, &p->tiling[x], tx->rank, tx->shape,
@@ -1004,6 +1006,12 @@ static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
     if (s == KT_OK && xs->oom)
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for transfers");
     return s;
+}
+
+/* Every conversion of op o (kt__lower_roles). */
+static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
+                              kt__xfers *xs, kt_error *err) {
+    return kt__lower_roles(g, p, o, 0, g->op[o].ninputs + 1, xs, err);
 }
 
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
@@ -5981,6 +5989,57 @@ static void kt__plan_sim_diff(struct kt__plan_sim_work *w, const kt_graph *g,
         }
 }
 
+/* Whether role j of op o converts the same way in the current plan and
+   in p: o's strategy and that role's tensor's tiling are the same (then
+   its transfer tasks are too: kt__lower_roles). */
+static int kt__plan_sim_same_role(const struct kt__plan_sim_work *w,
+                                  const kt_plan *p, int o, int j) {
+    const kt_op *op = &w->c.g->op[o];
+    int x = j < op->ninputs ? op->input[j] : op->output;
+    return !w->spl[o] &&
+           kt__same_tiling(&w->plan[w->cur].tiling[x], &p->tiling[x]);
+}
+
+/* Op o's new block written into w->stage from task `at` on, role by role
+   (the order kt__tg_block sorts in): a role that converts as before
+   copies its tasks from the current graph's block (their lists are
+   rebuilt: o's are), the others are lowered again.  A proposal moving
+   one tensor's tiling changes one role of each op it touches, so most
+   of an op's conversions are not lowered again.  Returns the number of
+   tasks, -1 when out of memory; *s: a lowering's failure. */
+static int kt__plan_sim_stage_op(struct kt__plan_sim_work *w,
+                                 const kt_plan *p, int o, int at,
+                                 kt_status *s, kt_error *err) {
+    const kt__tg *O = &w->tg[w->cur];
+    int j, n = at, m, i = O->base[o];
+    for (j = 0; j <= w->c.g->op[o].ninputs; j++) {
+        int i0;
+        for (; i < O->bend[o] && O->role[i] < j; i++) {}
+        for (i0 = i; i < O->bend[o] && O->role[i] == j; i++) {}
+        if (kt__plan_sim_same_role(w, p, o, j)) {
+            if (!kt__tg_reserve(&w->stage, (size_t)(n + i - i0) + 1, 1))
+                return -1;
+            memcpy(w->stage.sim.task + n, O->sim.task + i0,
+                   sizeof(kt_sim_task) * (size_t)(i - i0));
+            memcpy(w->stage.role + n, O->role + i0,
+                   sizeof(int) * (size_t)(i - i0));
+            memcpy(w->stage.kind + n, O->kind + i0,
+                   sizeof(int) * (size_t)(i - i0));
+            n += i - i0;
+            continue;
+        }
+        w->xs.n = 0;
+        w->xs.oom = 0; /* a failed proposal's, forgotten */
+        if ((*s = kt__lower_roles(w->c.g, p, o, j, j + 1, &w->xs, err)) !=
+            KT_OK)
+            return -1;
+        if ((m = kt__tg_block(&w->c, &w->stage, o, w->xs.x, w->xs.n, n)) < 0)
+            return -1;
+        n += m;
+    }
+    return n - at;
+}
+
 /* The changed ops' new blocks (into w->stage) and compute times. */
 static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
                                     const kt_plan *p, kt_error *err) {
@@ -5988,7 +6047,7 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
     int64_t nd = w->c.nd, d;
     int k, n = 0;
     void *np;
-    kt_status s;
+    kt_status s = KT_OK;
     if (!(np = kt__sim_grow(w->csec, &w->cap_csec,
                             (size_t)w->nchg * (size_t)nd + 1,
                             sizeof(double))))
@@ -5997,11 +6056,10 @@ static kt_status kt__plan_sim_stage(struct kt__plan_sim_work *w,
     for (k = 0; k < w->nchg; k++) {
         int o = w->chg[k], m;
         w->stage_first[k] = n;
-        w->xs.n = 0;
-        w->xs.oom = 0; /* a failed proposal's, forgotten */
-        if ((s = kt__lower_op(g, p, o, &w->xs, err)) != KT_OK) return s;
-        if ((m = kt__tg_block(&w->c, &w->stage, o, w->xs.x, w->xs.n, n)) < 0)
-            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+        if ((m = kt__plan_sim_stage_op(w, p, o, n, &s, err)) < 0)
+            return s != KT_OK ? s
+                              : kt__fail(err, KT_ERR_NOMEM, 0,
+                                         "out of memory");
         n += m;
         if (w->spl[o])
             for (d = 0; d < nd; d++) {
@@ -6035,45 +6093,147 @@ static void kt__plan_sim_gadd(struct kt__plan_sim_work *w, int q) {
     w->gops[w->ngops++] = q;
 }
 
+/* Graph x's per-task data of tasks from .. from + n moved to to .. to + n
+   (kt__plan_sim_grow_slot; the timeline's slots with graph 0's). */
+static void kt__plan_sim_move_block(struct kt__plan_sim_work *w, int x,
+                                    int from, int to, int n) {
+    kt__tg *X = &w->tg[x];
+    kt__ps_side *sd = &w->side[x];
+    struct kt__sim_work *xw = X->sim.work;
+    size_t m = (size_t)n;
+    memmove(X->sim.task + to, X->sim.task + from, sizeof(kt_sim_task) * m);
+    memmove(X->role + to, X->role + from, sizeof(int) * m);
+    memmove(X->kind + to, X->kind + from, sizeof(int) * m);
+    memmove(xw->dev + to, xw->dev + from, sizeof(int) * m);
+    memmove(xw->npred + to, xw->npred + from, sizeof(int) * m);
+    memmove(xw->pred_first + to, xw->pred_first + from, sizeof(int) * m);
+    memmove(xw->compute + to, xw->compute + from, m);
+    memmove(xw->sec + to, xw->sec + from, sizeof(double) * m);
+    memmove(xw->start + to, xw->start + from, sizeof(double) * m);
+    memmove(xw->end + to, xw->end + from, sizeof(double) * m);
+    memmove(xw->pos + to, xw->pos + from, sizeof(int) * m);
+    memmove(xw->devprev + to, xw->devprev + from, sizeof(int) * m);
+    memmove(w->qpos[x] + to, w->qpos[x] + from, sizeof(int) * m);
+    memmove(sd->sfirst + to, sd->sfirst + from, sizeof(int) * m);
+    memmove(sd->sn + to, sd->sn + from, sizeof(int) * m);
+    if (x == 0) memmove(w->tl.sp + to, w->tl.sp + from, sizeof(int) * m);
+}
+
+/* The holes and the live tasks of op k's slot in the current graph. */
+static int kt__plan_sim_holes_of(const kt__tg *O, int k) {
+    return O->base[k + 1] - O->bend[k];
+}
+static int kt__plan_sim_live_of(const kt__tg *O, int k) {
+    return O->bend[k] - O->base[k];
+}
+
+/* The cheapest window of slots to take `grow` holes from for op o's slot
+   (kt__plan_sim_grow_slot): the holes of ops *a .. o - 1, by moving the
+   blocks of ops *a + 1 .. o down (o's old block too), and those of ops
+   o + 1 .. *b, by moving their blocks up -- the pair that moves the
+   fewest tasks (*a == o: nothing taken below o; *b == o: nothing
+   above).  Holes below o are taken only from ops whose blocks this
+   proposal keeps (a changed op earlier in kt__plan_sim_fit has its slot
+   fitted already).  Returns the tasks moved, -1 when the holes of every
+   window fall short. */
+static int64_t kt__plan_sim_window(const struct kt__plan_sim_work *w, int o,
+                                   int64_t grow, int *a, int *b) {
+    const kt__tg *O = &w->tg[w->cur];
+    int nop = w->c.g->nop, lo, hi = o;
+    int64_t best = -1, lh = 0, lc = 0, rh = 0, rc = 0;
+    while (rh < grow && hi + 1 < nop) { /* above o only */
+        hi++;
+        rh += kt__plan_sim_holes_of(O, hi);
+        rc += kt__plan_sim_live_of(O, hi);
+    }
+    *a = *b = o;
+    if (rh >= grow) {
+        best = rc;
+        *b = hi;
+    }
+    /* then reaching one more op down at a time, and as few up as that
+       leaves needed (two pointers: both only move down) */
+    for (lo = o - 1; lo >= 0 && !w->blk[lo]; lo--) {
+        lh += kt__plan_sim_holes_of(O, lo);
+        lc += kt__plan_sim_live_of(O, lo + 1);
+        if (best >= 0 && lc >= best) break;
+        while (hi > o && lh + rh - kt__plan_sim_holes_of(O, hi) >= grow) {
+            rh -= kt__plan_sim_holes_of(O, hi);
+            rc -= kt__plan_sim_live_of(O, hi);
+            hi--;
+        }
+        if (lh + rh >= grow && (best < 0 || lc + rc < best)) {
+            best = lc + rc;
+            *a = lo;
+            *b = hi;
+        }
+    }
+    return best;
+}
+
+/* The new first slots nbase[] of the window's ops (kt__plan_sim_window):
+   `down` holes taken below o, the rest of `grow` above; every other op
+   stays.  *first: the lowest op whose block moves. */
+static void kt__plan_sim_window_bases(const struct kt__plan_sim_work *w,
+                                      int o, int64_t grow, int a, int b,
+                                      int *nbase, int *first) {
+    const kt__tg *O = &w->tg[w->cur];
+    int nop = w->c.g->nop, k;
+    int64_t lh = 0, r;
+    for (k = 0; k <= nop; k++) nbase[k] = O->base[k];
+    for (k = a; k < o; k++) lh += kt__plan_sim_holes_of(O, k);
+    r = lh < grow ? lh : grow; /* down: from o-1's holes on */
+    *first = o + 1;
+    for (k = o; k > a && r > 0; k--) {
+        int64_t h = kt__plan_sim_holes_of(O, k - 1);
+        nbase[k] = (int)(O->base[k] - r);
+        *first = k;
+        r -= h < r ? h : r;
+    }
+    r = grow - (lh < grow ? lh : grow); /* up: from o+1's holes on */
+    for (k = o + 1; k <= b && r > 0; k++) {
+        int64_t h = kt__plan_sim_holes_of(O, k);
+        nbase[k] = (int)(O->base[k] + r);
+        r -= h < r ? h : r;
+    }
+}
+
 /* Op o's block slot grown to room for `need` tasks (FlexFlow 6's
    proposals change blocks' sizes; see "Relayout" at the top) by moving
-   the blocks of the ops after it, in both graphs (equal but for the
-   timeline here: right after the re-sync): each moved op gives up its
-   holes until the growth is absorbed, and when they run out the slots
-   grow at the end.  The moved tasks are renumbered in order (so the live
+   the blocks of the ops around it, in both graphs (equal but for the
+   timeline here: right after the re-sync): the holes of the window of
+   slots that moves the fewest tasks (kt__plan_sim_window: below o, above
+   it or both -- each side alone moves about twice as many on the 64
+   device bench) are taken, or, when the holes run out or taking them
+   moves more than half the tasks after o, every later slot is refilled
+   (below).  The moved tasks are renumbered in order (so the live
    tasks keep the compact order): their per-task data moves, and every
    reference to one is renumbered -- the predecessor entries of the ops
    reading its block (dep_op), the successor entries of the ops whose
    tasks it waits for (the op itself and the producers of its inputs:
    kt__tg_op_preds), the timeline's slots (kt__tl: its order) and the
    critical path's last task.  Compute tasks never move, so an op whose
-   block is empty moves no task and names none to renumber.  0: out of memory or past
-   KT__PS_MAX (nothing changed). */
+   block is empty moves no task and names none to renumber.  0: out of
+   memory or past KT__PS_MAX (nothing changed). */
 static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                   int need) {
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
-    int nop = g->nop, *nbase = w->lstart, left, b = o, k, x, j, r, lo, hi;
-    int u, ns_old = w->side[w->cur].nslot, moved = 0, mlo, mhi;
-    int slot = O->base[o + 1] - O->base[o], end = O->base[nop], grow;
-    int64_t reach = 0, later = 0; /* tasks moved to reach holes; after o */
+    int nop = g->nop, *nbase = w->lstart, a, b, first, k, x, j, r, lo, hi;
+    int u, ns_old = w->side[w->cur].nslot, moved = 0, mlo, mhi, hfirst;
+    int slot = O->base[o + 1] - O->base[o], end = O->base[nop];
+    int64_t later = 0, cost; /* the tasks after o */
     int refill = 0;
     /* (every moved number stays below the new end of the slots) */
     if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, need) - slot))
         return 0;
-    grow = left = end - O->base[nop];
-    for (k = 0; k <= o; k++) nbase[k] = O->base[k];
-    for (k = o + 1; k < nop; k++) {
-        int take = O->base[k + 1] - O->bend[k], n = O->bend[k] - O->base[k];
-        nbase[k] = O->base[k] + left;
-        later += n;
-        if (left == 0) continue;
-        b = k;
-        reach += n;
-        left -= take < left ? take : left;
-    }
-    nbase[nop] = O->base[nop] + left;
-    if (left > 0 || reach > later / 2) {
+    for (k = o + 1; k < nop; k++) later += kt__plan_sim_live_of(O, k);
+    cost = kt__plan_sim_window(w, o, end - O->base[nop], &a, &b);
+    if (cost >= 0 && cost <= later / 2) {
+        kt__plan_sim_window_bases(w, o, end - O->base[nop], a, b, nbase,
+                                  &first);
+        hfirst = a;
+    } else {
         /* The holes ran out (the slots grow at the end), or reaching them
            moves most later tasks: then every later block moves, and each
            gets back the room of the first layout (kt__plan_sim_slot)
@@ -6084,15 +6244,18 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
            use it up, as a growable array's doubling is: this move costs
            at most twice the one it replaces. */
         int e = O->base[o + 1];
-        if (!kt__plan_sim_extend(w, &e, grow)) return 0;
+        if (!kt__plan_sim_extend(w, &e, end - O->base[nop])) return 0;
+        for (k = 0; k <= o; k++) nbase[k] = O->base[k];
         for (k = o + 1; k < nop; k++) {
             int have = O->base[k + 1] - O->base[k];
-            int64_t want = kt__plan_sim_slot(w, O->bend[k] - O->base[k]);
+            int64_t want = kt__plan_sim_slot(w, kt__plan_sim_live_of(O, k));
             nbase[k] = e;
             if (!kt__plan_sim_extend(w, &e, want > have ? want : have))
                 return 0;
         }
         nbase[nop] = e;
+        first = o + 1;
+        hfirst = o;
         b = nop - 1;
         refill = 1;
         for (x = 0; x < 2; x++) {
@@ -6106,43 +6269,47 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     }
     /* who names a moved task: readers (rmark) and read ops (gmark) */
     w->nrops = w->ngops = 0;
-    for (k = o + 1; k <= b; k++) {
+    for (k = first; k <= b; k++) {
         const kt_op *op = &g->op[k];
         if (O->bend[k] == O->base[k]) continue; /* moves no task */
         for (j = w->dep_first[k]; j < w->dep_first[k + 1]; j++) {
-            int a = w->dep_op[j];
-            if (!w->rmark[a]) {
-                w->rmark[a] = 1;
-                w->rops[w->nrops++] = a;
+            int d = w->dep_op[j];
+            if (!w->rmark[d]) {
+                w->rmark[d] = 1;
+                w->rops[w->nrops++] = d;
             }
         }
         kt__plan_sim_gadd(w, k);
         for (j = 0; j < op->ninputs; j++)
             kt__plan_sim_gadd(w, g->tensor[op->input[j]].producer);
     }
-    mlo = O->base[o + 1];
+    mlo = O->base[first];
     mhi = O->bend[b];
     for (x = 0; x < 2; x++) { /* the references, in the old numbering */
         kt__tg *X = &w->tg[x];
         kt__ps_side *sd = &w->side[x];
-        for (k = 0; k < w->nrops; k++)
-            for (j = X->seg[w->rops[k]]; j < X->send[w->rops[k]]; j++)
-                X->sim.pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
-                                                    X->sim.pred[j]);
+        int *pred = X->sim.pred, *se = sd->se;
+        for (k = 0; k < w->nrops; k++) {
+            int j2 = X->send[w->rops[k]];
+            for (j = X->seg[w->rops[k]]; j < j2; j++)
+                pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi, pred[j]);
+        }
         for (k = 0; k < w->ngops; k++)
             for (r = 0; r < 2; r++) {
                 kt__plan_sim_range(w, X, w->gops[k], r, &lo, &hi);
-                for (u = lo; u < hi; u++)
-                    for (j = sd->sfirst[u]; j < sd->sfirst[u] + sd->sn[u]; j++)
-                        sd->se[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
-                                                       sd->se[j]);
+                for (u = lo; u < hi; u++) {
+                    int j2 = sd->sfirst[u] + sd->sn[u];
+                    for (j = sd->sfirst[u]; j < j2; j++)
+                        se[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
+                                                   se[j]);
+                }
             }
         if (w->crit_last[x] >= 0)
             w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
                                                  w->crit_last[x]);
     }
     /* the timeline names the moved tasks (kt__tl: one for both graphs) */
-    for (k = o + 1; k <= b; k++)
+    for (k = first; k <= b; k++)
         for (u = O->base[k]; u < O->bend[k]; u++)
             if (w->tl.sp[u] >= 0)
                 w->tl.ord[w->tl.sp[u]] = kt__plan_sim_moved(w, O, nbase, mlo,
@@ -6150,45 +6317,30 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
     for (k = 0; k < w->ngops; k++) w->gmark[w->gops[k]] = 0;
     w->nrops = w->ngops = 0;
-    for (x = 0; x < 2; x++) { /* the moved tasks' data, the last op first */
+    for (x = 0; x < 2; x++) {
         kt__tg *X = &w->tg[x];
         kt__ps_side *sd = &w->side[x];
-        struct kt__sim_work *xw = X->sim.work;
-        for (k = b; k > o; k--) {
-            int from = X->base[k], to = nbase[k], n = X->bend[k] - from;
-            size_t m = (size_t)n;
-            if (to != from && n > 0) {
-                memmove(X->sim.task + to, X->sim.task + from,
-                        sizeof(kt_sim_task) * m);
-                memmove(X->role + to, X->role + from, sizeof(int) * m);
-                memmove(X->kind + to, X->kind + from, sizeof(int) * m);
-                memmove(xw->dev + to, xw->dev + from, sizeof(int) * m);
-                memmove(xw->npred + to, xw->npred + from, sizeof(int) * m);
-                memmove(xw->pred_first + to, xw->pred_first + from,
-                        sizeof(int) * m);
-                memmove(xw->compute + to, xw->compute + from, m);
-                memmove(xw->sec + to, xw->sec + from, sizeof(double) * m);
-                memmove(xw->start + to, xw->start + from, sizeof(double) * m);
-                memmove(xw->end + to, xw->end + from, sizeof(double) * m);
-                memmove(xw->pos + to, xw->pos + from, sizeof(int) * m);
-                memmove(xw->devprev + to, xw->devprev + from, sizeof(int) * m);
-                memmove(w->qpos[x] + to, w->qpos[x] + from, sizeof(int) * m);
-                memmove(sd->sfirst + to, sd->sfirst + from, sizeof(int) * m);
-                memmove(sd->sn + to, sd->sn + from, sizeof(int) * m);
-                if (x == 0)
-                    memmove(w->tl.sp + to, w->tl.sp + from, sizeof(int) * m);
-            }
+        /* the moved tasks' data: the blocks moving down lowest first, those
+           moving up last first (memmove: each over the holes it takes) */
+        for (j = first; j <= b; j++) {
+            int from, to, n;
+            k = j <= o ? j : b - (j - (o + 1));
+            from = X->base[k];
+            to = nbase[k];
+            n = X->bend[k] - from;
+            if (to != from && n > 0)
+                kt__plan_sim_move_block(w, x, from, to, n);
             X->bend[k] = to + n;
             if (x == 0) moved += n;
         }
-        for (k = o + 1; k <= nop; k++) X->base[k] = nbase[k];
-        for (k = o; k <= b; k++) /* owners, and holes where none lives */
+        for (k = first; k <= nop; k++) X->base[k] = nbase[k];
+        for (k = hfirst; k <= b; k++) /* owners, and holes where none lives */
             for (u = X->bend[k]; u < X->base[k + 1]; u++) {
                 sd->owner[u] = k;
                 kt__plan_sim_hole(w, x, u);
                 w->tl.sp[u] = -1;
             }
-        for (k = o + 1; k <= b; k++)
+        for (k = first; k <= b; k++)
             for (u = X->base[k]; u < X->bend[k]; u++) sd->owner[u] = k;
     }
     w->relayouts++;
