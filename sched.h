@@ -4921,6 +4921,8 @@ struct kt__plan_sim_work {
     int *gops, ngops;      /*   name moved tasks                           */
     int *rops, nrops;      /* the ops of rmark                              */
     int *dirty, ndirty;    /* the ops the scratch graph may differ in      */
+    unsigned char *dlists; /*   per entry of dirty: in its tasks and lists
+                              (else only in its tasks' successor lists)   */
     int resync_all;        /* it may differ anywhere (after a failure, a
                               relayout or a full run)                      */
     int too_big;           /* a layout was refused: past KT__PS_MAX        */
@@ -5046,6 +5048,7 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->gops);
     KT_FREE(w->rops);
     KT_FREE(w->dirty);
+    KT_FREE(w->dlists);
     KT_FREE(w->lstart);
     KT_FREE(w->llen);
     KT_FREE(w->chg);
@@ -5638,6 +5641,56 @@ static int kt__plan_sim_pred_slot(struct kt__plan_sim_work *w, int x, int q,
     return 1;
 }
 
+/* Op q's successor slot in the scratch graph given room for `slen`
+   entries: one too small, or not inside its array (never, but a slot
+   past the end would be written out of bounds), is replaced by a new
+   one at the end.  0: out of memory or past KT__PS_MAX (nothing
+   changed). */
+static int kt__plan_sim_succ_room(struct kt__plan_sim_work *w, int q,
+                                  int slen) {
+    kt__ps_side *sn = &w->side[1 - w->cur];
+    void *np;
+    if (slen > sn->scap[q] - sn->sseg[q] ||
+        (size_t)sn->scap[q] > sn->cap_se) {
+        int end = sn->nsseg;
+        if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, slen)) ||
+            !(np = kt__sim_grow(sn->se, &sn->cap_se, (size_t)end + 1,
+                                sizeof(int))))
+            return 0;
+        sn->se = (int *)np;
+        sn->sseg[q] = sn->nsseg;
+        sn->nsseg = end;
+        sn->scap[q] = end;
+    }
+    return 1;
+}
+
+/* Op q's tasks' successor lists in the scratch graph made the current
+   graph's again, in the scratch graph's own successor slot: what a
+   proposal changes of an op whose successor lists it rebuilt but not
+   its tasks or predecessor lists (the producers and the op run before
+   an op whose lists were rebuilt), so that the re-sync copies no more of
+   it.  0: out of memory (nothing copied). */
+static int kt__plan_sim_copy_succ(struct kt__plan_sim_work *w, int q) {
+    const kt__tg *O = &w->tg[w->cur];
+    const kt__ps_side *so = &w->side[w->cur];
+    kt__ps_side *sn = &w->side[1 - w->cur];
+    int r, lo, hi, u, slen = so->suse[q], sshift;
+    if (!kt__plan_sim_succ_room(w, q, slen)) return 0;
+    sshift = sn->sseg[q] - so->sseg[q];
+    for (r = 0; r < 2; r++) {
+        kt__plan_sim_range(w, O, q, r, &lo, &hi); /* the holes' stay 0 */
+        for (u = lo; u < hi; u++) {
+            sn->sfirst[u] = so->sfirst[u] + sshift;
+            sn->sn[u] = so->sn[u];
+        }
+    }
+    sn->suse[q] = slen;
+    memcpy(sn->se + sn->sseg[q], so->se + so->sseg[q],
+           sizeof(int) * (size_t)slen);
+    return 1;
+}
+
 /* Op q's slots in the scratch graph made the current graph's again: its
    compute tasks and block slot (structs, roles and kinds, the
    simulator's per-task data, positions -- a hole's is -1 -- and
@@ -5656,25 +5709,13 @@ static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q,
     int r, lo, hi, u, plen = O->send[q] - O->seg[q], pshift, sshift;
     int slen = so->suse[q];
     size_t len;
-    void *np;
     /* a slot too small, or not inside its array (never, but a slot past
        the end would be written out of bounds), is replaced */
     if ((plen > sn->pcap[q] - N->seg[q] ||
          (size_t)sn->pcap[q] > N->cap_pred) &&
         !kt__plan_sim_pred_slot(w, 1 - w->cur, q, plen))
         return 0;
-    if (slen > sn->scap[q] - sn->sseg[q] ||
-        (size_t)sn->scap[q] > sn->cap_se) {
-        int end = sn->nsseg;
-        if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, slen)) ||
-            !(np = kt__sim_grow(sn->se, &sn->cap_se, (size_t)end + 1,
-                                sizeof(int))))
-            return 0;
-        sn->se = (int *)np;
-        sn->sseg[q] = sn->nsseg;
-        sn->nsseg = end;
-        sn->scap[q] = end;
-    }
+    if (!kt__plan_sim_succ_room(w, q, slen)) return 0;
     pshift = N->seg[q] - O->seg[q];
     sshift = sn->sseg[q] - so->sseg[q];
     for (r = 0; r < 2; r++) {
@@ -5745,8 +5786,11 @@ static int kt__plan_sim_resync(struct kt__plan_sim_work *w) {
         w->resync_all = 0;
     } else {
         for (k = w->ndirty; k > 0; k--) { /* the last first: a failure */
-            if (!kt__plan_sim_copy_slot(w, w->dirty[k - 1], 0)) return 0;
-            w->ndirty = k - 1;                /* keeps those still to do */
+            int q = w->dirty[k - 1];          /* keeps those still to do */
+            if (w->dlists[k - 1] ? !kt__plan_sim_copy_slot(w, q, 0)
+                                 : !kt__plan_sim_copy_succ(w, q))
+                return 0;
+            w->ndirty = k - 1;
         }
     }
     w->ndirty = 0;
@@ -5865,6 +5909,7 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     w->gops = (int *)kt__calloc(nop1, sizeof(int));
     w->rops = (int *)kt__calloc(nop1, sizeof(int));
     w->dirty = (int *)kt__calloc(nop1, sizeof(int));
+    w->dlists = (unsigned char *)kt__calloc(nop1, 1);
     w->lstart = (int *)kt__calloc(nop1, sizeof(int));
     w->llen = (int *)kt__calloc(nop1, sizeof(int));
     w->chg = (int *)kt__calloc(nop1, sizeof(int));
@@ -5872,6 +5917,7 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     w->stage.base = (int *)kt__calloc(nop1, sizeof(int));
     if (!w->spl || !w->blk || !w->lst || !w->sdirt || !w->rmark ||
         !w->sops || !w->gmark || !w->gops || !w->rops || !w->dirty ||
+        !w->dlists ||
         !w->lstart || !w->llen || !w->chg ||
         !w->stage_first || !w->stage.base)
         goto nomem;
@@ -6392,6 +6438,7 @@ static void kt__plan_sim_touch(struct kt__plan_sim_work *w) {
                 kt__plan_sim_sdirty(w, w->c.rd_op[k]);
     }
     memcpy(w->dirty, w->sops, sizeof(int) * (size_t)w->nsops);
+    for (k = 0; k < w->nsops; k++) w->dlists[k] = w->lst[w->sops[k]];
     w->ndirty = w->nsops;
 }
 
