@@ -66,8 +66,9 @@
      scattered reads per predecessor.  The graph's update and the
      re-lowering were made cheaper again: a slot grows into the window
      of holes below or above it that moves the fewest tasks and refills
-     the later slots sooner (a sixth to a third of the tasks moved over
-     200-600 proposals), only the lists that can name a moved block task
+     the later slots sooner (0.67 of the tasks moved over 60 proposals,
+     0.39 over 200, 0.21 on 8 devices over 400), only the lists that can
+     name a moved block task
      are renumbered, a changed op re-lowers only the conversions
      (roles) that change, a radix sort replaces qsort, and the re-sync
      copies only the successor lists of an op whose tasks did not
