@@ -68,9 +68,9 @@
      of holes below or above it that moves the fewest tasks and refills
      the later slots sooner (0.67 of the tasks moved over 60 proposals,
      0.39 over 200, 0.21 on 8 devices over 400), only the lists that can
-     name a moved block task
-     are renumbered, a changed op re-lowers only the conversions
-     (roles) that change, a radix sort replaces qsort, and the re-sync
+     name a moved block task are renumbered, a changed op re-lowers only
+     the conversions (roles) that change, a radix sort replaces qsort,
+     and the re-sync
      copies only the successor lists of an op whose tasks did not
      change: propose and accept take 0.78 of the instructions over 60
      proposals (callgrind), 0.75-0.93 of the CPU time at 60 proposals,
