@@ -28,63 +28,22 @@
      are those blocks moved (nothing written per task), and accepting
      splices in what its run simulated.
 
-     Speed on wresnet-152 over 64 devices (448k tasks, README
-     "Performance"): a full simulation takes 12-13 ms (best of runs) on a
-     shared 2-core Xeon when it is quiet, 15-23 ms when other jobs load
-     it (0.86-0.89 of the build before wait states were shared by equal
-     lists and successors queued as lists); a delta
-     simulation after a single-operator change about 0.3-0.6 ms, 40-130x
+     Speed on wresnet-152 over 64 devices (448k tasks; README
+     "Performance" has the figures, bench/HISTORY.md how each round got
+     them): a full simulation takes ~15 ms on a quiet shared 2-core Xeon,
+     up to 1.5-1.9x that when other jobs load it (each run reads the
+     caller's task structs and predecessor lists to see whether the graph
+     changed); a delta simulation after a single-operator change 35-50x
      less, because it resumes from a checkpoint and stops where the
-     timeline rejoins the previous one moved by a constant.  Not yet: a
-     full simulation robustly in 20 ms (under load; what is left:
-     Algorithm 1's loop ~44%, the pass over the 56-byte task structs and
-     predecessor lists that checks the graph is unchanged ~34%, the queue
-     ~15%; other jobs on the machine slow it 1.5-1.9x), and MCMC at
-     10,000 proposals per second (a chain, 97% of its proposals
-     accepted: 60-79 per second in a loaded session, about 115 on a
-     quiet machine, 1.55-1.75x the build that still copied the kept
-     timeline, 8.6-16.7 ms a proposal against 13.6-27.1): a proposal
-     re-simulates only around its changes (91% of the timeline is kept,
-     as moved blocks), copies and renumbers nothing it keeps, and an
-     accept splices in what the run simulated (0.5-0.7 ms); of a
-     proposal's ~10 ms on a quiet machine the simulation of ~40,000
-     starts with its rejoin checks takes ~4.5, the graph's update ~2.6,
-     re-lowering its conversions ~1.1, and reading the devices' states
-     off the kept blocks after a jump ~0.4 (the one part still O(tasks),
-     in reads).  Even stored ideally, an exact delta
-     simulation re-simulates ~32,000 tasks a proposal there before it
-     rejoins (counted), so it cannot pass about 2,000 proposals per
-     second (README "Performance").  Long chains: a slot growth that
-     would move most later tasks to reach holes gives every later slot
-     its room back, so growths stop draining stretches of slots (over
-     600 proposals 19.5-23.8 ms a proposal against 34.5-34.7 in a loaded
-     session, 1.46-1.77x; the same at 60 proposals).  A wait state set
-     up when a predecessor starts counts that one as waiting without
-     looking it up: the resumed run takes 0.84 of the instructions
-     (callgrind) and 0.89 of the CPU time (5.3 ms a proposal against
-     6.5, alternating runs under load); what is left per start is ~4
-     scattered reads per predecessor.  The run compares its state with
-     the old one's every 32 starts, the last failure's witness first (a
-     failed full comparison holds the next full one off for a quarter of
-     its cost in starts), so it rejoins after ~27,700 starts a proposal
-     instead of ~40,600 (the bench chain's first 60 proposals); with the
-     wait stamp beside its count and no device predecessors written, the
-     resumed run takes 0.80-0.86 of the CPU time (medians of 7-9
-     alternating runs under load 2.5-4: 6.0 ms a proposal against 7.5,
-     5.9 against 6.8), a whole proposal 0.92-0.93.
-     The graph's update and the re-lowering were made cheaper again
-     (measured against the build before both of these rounds): a slot grows into the window
-     of holes below or above it that moves the fewest tasks and refills
-     the later slots sooner (0.67 of the tasks moved over 60 proposals,
-     0.39 over 200, 0.21 on 8 devices over 400), only the lists that can
-     name a moved block task are renumbered, a changed op re-lowers only
-     the conversions (roles) that change, a radix sort replaces qsort,
-     and the re-sync
-     copies only the successor lists of an op whose tasks did not
-     change: propose and accept take 0.78 of the instructions over 60
-     proposals (callgrind), 0.75-0.93 of the CPU time at 60 proposals,
-     0.79 at 200, 0.58-0.62 on 8 devices over 400 (alternating runs,
-     load 3-4.6 on the shared 2 cores).
+     timeline rejoins the previous one moved by a constant.  An MCMC
+     proposal with its accept takes ~8-11 ms there (~100 a second; the
+     issue's target is 10,000): the re-lowering of the roles it changes,
+     the task graph updated in place (slots grow into the nearest holes),
+     and ~27,700 task starts re-simulated before the rejoin, each setting
+     up its wait state from its predecessors in a timeline kept as moved
+     blocks.  An exact delta simulation cannot go much further at this
+     granularity: those starts alone, at a full run's ~16 ns a start, take
+     ~0.45 ms, about 2,000 proposals a second at most.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -383,7 +342,11 @@ typedef struct kt_sim {
 
 /* Builds the task graph of a lowered program on a topology: compute times
    from a roofline of the op's tile (or 0 flops ops: memory time), transfer
-   times latency + bytes / bandwidth of the devices' level. */
+   times latency + bytes / bandwidth of the devices' level.  A program
+   not shaped as kt_lower makes them (one task per op and device, in that
+   order; each op's transfers one of its roles' conversions, between
+   devices of the topology) is refused with KT_ERR_INVALID naming the
+   task or transfer. */
 kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
                        const kt_program *prog, const kt_topology *t,
                        kt_sim *out, kt_error *err);
@@ -2592,6 +2555,71 @@ nomem:
                     "graph");
 }
 
+/* Whether prog has the shape kt_lower gives a program of g over nd
+   devices, which the task graph relies on: op o's sub-operator on device
+   d is task o * nd + d, and op o's transfers x[xfer_first[o] ..
+   xfer_first[o + 1]) convert one of its roles -- an input index, or its
+   input count for the output -- of the right tensor, between two devices
+   of nd, as a copy or a reduction, of >= 0 bytes.  A hand-built program
+   that is not is refused, naming the task or transfer, instead of being
+   read out of bounds. */
+static kt_status kt__program_check(const kt_graph *g, const kt_program *prog,
+                                   int64_t nd, kt_error *err) {
+    int i, o, k;
+    if (prog->nops != g->nop || (int64_t)prog->ntask != (int64_t)g->nop * nd ||
+        (prog->ntask > 0 && !prog->task) || prog->nxfer < 0 ||
+        (prog->nxfer > 0 && !prog->xfer) || !prog->xfer_first)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: %d ops, %d tasks, "
+                        "%d transfers for a graph of %d ops on %lld devices "
+                        "(one task per op and device, and xfer_first, "
+                        "expected)", prog->nops, prog->ntask, prog->nxfer,
+                        g->nop, (long long)nd);
+    for (i = 0; i < prog->ntask; i++)
+        if (prog->task[i].op != (int)(i / nd) ||
+            prog->task[i].device != i % nd)
+            return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d is op "
+                            "%d on device %lld, expected op %d on device "
+                            "%lld", i, prog->task[i].op,
+                            (long long)prog->task[i].device, (int)(i / nd),
+                            (long long)(i % nd));
+    if (prog->xfer_first[0] != 0 || prog->xfer_first[g->nop] != prog->nxfer)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first runs "
+                        "from %d to %d, expected 0 to %d transfers",
+                        prog->xfer_first[0], prog->xfer_first[g->nop],
+                        prog->nxfer);
+    for (o = 0; o < g->nop; o++)
+        if (prog->xfer_first[o + 1] < prog->xfer_first[o])
+            return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first "
+                            "goes back at op %d (%d after %d)", o + 1,
+                            prog->xfer_first[o + 1], prog->xfer_first[o]);
+    for (o = 0; o < g->nop; o++) {
+        const kt_op *op = &g->op[o];
+        for (k = prog->xfer_first[o]; k < prog->xfer_first[o + 1]; k++) {
+            const kt_transfer *x = &prog->xfer[k];
+            int ok_role = x->op == o && x->role >= 0 &&
+                          x->role <= op->ninputs &&
+                          x->tensor == (x->role < op->ninputs
+                                            ? op->input[x->role]
+                                            : op->output);
+            if (!ok_role || x->src < 0 || x->src >= nd || x->dst < 0 ||
+                x->dst >= nd ||
+                (x->kind != KT_XFER_COPY && x->kind != KT_XFER_REDUCE) ||
+                x->bytes < 0)
+                return kt__fail(err, KT_ERR_INVALID, 0, "program: transfer "
+                                "%d (op %d %s, role %d, tensor %d, device "
+                                "%lld to %lld, kind %d, %lld bytes) is not "
+                                "one of op %d (%s)'s conversions between "
+                                "its %lld devices", k, x->op,
+                                x->op == o ? op->name : "?", x->role,
+                                x->tensor, (long long)x->src,
+                                (long long)x->dst, (int)x->kind,
+                                (long long)x->bytes, o, op->name,
+                                (long long)nd);
+        }
+    }
+    return KT_OK;
+}
+
 kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
                                const kt_program *prog, const kt_topology *t,
                                const int *order, kt_sim *out, kt_error *err) {
@@ -2607,6 +2635,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,
                         (long long)prog->ndev);
+    if ((s = kt__program_check(g, prog, t->ndev, err)) != KT_OK) return s;
     if (!kt__tgctx_init(&c, g, t, order)) {
         kt__tgctx_free(&c);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory building the "

@@ -1222,6 +1222,85 @@ static void test_errors(void) {
     kt_graph_destroy(b);
 }
 
+/* kt_sim_build on a hand-built program: one corrupted field at a time
+   (a transfer's devices, kind, role, tensor, op or bytes; a task's op or
+   device; xfer_first; the counts), each refused with KT_ERR_INVALID and
+   a message naming the task or transfer, never read out of bounds; the
+   program restored builds again. */
+static void test_bad_programs(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_search_options so;
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_transfer keep;
+    int k, at = -1;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DP;
+    CHECK(kt_zoo_build("mlp:layers=3,hidden=64,batch=16", &g, &err) == KT_OK);
+    CHECK(kt_factors_default(4, &f, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+    if (kt_test_failed || kt_plan_search(g, &f, &so, &p, &err) != KT_OK) {
+        CHECK(0);
+        kt_graph_destroy(g);
+        return;
+    }
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    for (k = 0; k < prog.nxfer; k++)
+        if (prog.xfer[k].role < g->op[prog.xfer[k].op].ninputs) at = k;
+    CHECKF(at >= 0, "no input transfer among %d", prog.nxfer);
+    if (at < 0) goto done;
+    keep = prog.xfer[at];
+#define KT__BAD(what, change, undo, word)                                 \
+    do {                                                                   \
+        kt_status s_;                                                      \
+        change;                                                            \
+        s_ = kt_sim_build(g, &p, &prog, &t, &sim, &err);                   \
+        CHECKF(s_ == KT_ERR_INVALID && strstr(err.message, word),          \
+               "%s: status %d, %s", what, (int)s_, err.message);           \
+        if (s_ == KT_OK) kt_sim_free(&sim);                                \
+        undo;                                                              \
+    } while (0)
+    KT__BAD("source device 4 of 4", prog.xfer[at].src = 4,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("destination device -1", prog.xfer[at].dst = -1,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("kind 7", prog.xfer[at].kind = (kt_xfer_kind)7,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("role 99", prog.xfer[at].role = 99, prog.xfer[at] = keep,
+            "transfer");
+    KT__BAD("role -1", prog.xfer[at].role = -1, prog.xfer[at] = keep,
+            "transfer");
+    KT__BAD("another op's transfer", prog.xfer[at].op ^= 1,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("another tensor", prog.xfer[at].tensor = g->ntensor + 3,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("negative bytes", prog.xfer[at].bytes = -1,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("a task on device 5", prog.task[1].device = 5,
+            prog.task[1].device = 1, "task 1");
+    KT__BAD("a task of another op", prog.task[0].op = 1, prog.task[0].op = 0,
+            "task 0");
+    KT__BAD("a task short", prog.ntask--, prog.ntask++, "tasks");
+    k = prog.xfer_first[1];
+    KT__BAD("xfer_first past the transfers", prog.xfer_first[1] =
+            prog.nxfer + 1, prog.xfer_first[1] = k, "xfer_first");
+    KT__BAD("xfer_first not from 0", prog.xfer_first[0] = 1,
+            prog.xfer_first[0] = 0, "xfer_first");
+#undef KT__BAD
+    /* restored, it builds */
+    CHECKF(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK, "%s",
+           err.message);
+    kt_sim_free(&sim);
+done:
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 /* Simulation: the step is the latest task end, no device is busy longer
    than the step, every task starts after its predecessors end and after
    the task before it on its device, the critical path ends the step, a
@@ -3268,11 +3347,12 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
            re-sync the proposal starts with, checked on its own */
         /* halfway, the run's stamps about to wrap (kt__plan_sim_epoch,
            and kt__plan_sim_requeue's restores): the stamps the first
-           half left, small numbers again after the wrap, must not count */
-        if (i == proposals / 2) {
-            ps.work->mark_base = UINT_MAX - 1;
+           half left, small numbers again after the wrap, must not count;
+           the wait stamps wrap again every fifth proposal after it, with
+           accepts between, so that both graphs' stamps must be cleared */
+        if (i == proposals / 2) ps.work->mark_base = UINT_MAX - 1;
+        if (i >= proposals / 2 && i % 5 == 0)
             ps.work->wait_base = UINT_MAX - 2;
-        }
         if (i % 3 == 0 && i > 0) {
             ok = scratch_in_sync(&ps, what, i);
             CHECKF(ok, "%s, proposal %d: re-sync", what, i);
@@ -3716,6 +3796,7 @@ int main(void) {
     clock_t t0 = clock();
     test_sync();
     test_errors();
+    test_bad_programs();
     test_known_answers();
     test_zoo();
     test_random();
