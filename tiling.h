@@ -807,25 +807,32 @@ kt_status kt_tiling_check(const kt_tiling *t, const char *name, int rank,
     if (rank < 0 || rank > KT_MAX_DIMS)
         return kt__fail(err, KT_ERR_INVALID, 0, "%s: rank %d is outside "
                         "0..%d", who, rank, KT_MAX_DIMS);
-    if (err) kt_tiling_format(t, text, sizeof text); /* only for messages */
-    if (t->ncuts != f->count)
+    /* the tiling's text only for a message: formatting it on every check
+       took a tenth of an MCMC proposal's instructions (a plan check) */
+    if (t->ncuts != f->count) {
+        kt_tiling_format(t, text, sizeof text);
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "%s: tiling %s has %d cut%s but there are %d factors",
                         who, text, t->ncuts, t->ncuts == 1 ? "" : "s",
                         f->count);
+    }
     for (i = 0; i < rank; i++) parts[i] = 1;
     for (i = 0; i < t->ncuts; i++) {
         int c = t->cut[i];
-        if (c == KT_CUT_P && !allow_partial)
+        if (c == KT_CUT_P && !allow_partial) {
+            kt_tiling_format(t, text, sizeof text);
             return kt__fail(err, KT_ERR_INVALID, 0,
                             "%s: tiling %s: P (partial sums) is only a "
                             "source, never a tensor's target tiling", who,
                             text);
+        }
         if (c >= 0) {
-            if (c >= rank)
+            if (c >= rank) {
+                kt_tiling_format(t, text, sizeof text);
                 return kt__fail(err, KT_ERR_INVALID, 0,
                                 "%s: tiling %s splits dim %d but the tensor "
                                 "has rank %d", who, text, c, rank);
+            }
             parts[c] *= f->k[i];
             if (shape && parts[c] > shape[c])
                 return kt__fail(err, KT_ERR_SHAPE, 0,

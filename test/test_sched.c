@@ -50,6 +50,7 @@
 #include "kt_test.h"
 #include "kt_testlib.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1221,6 +1222,84 @@ static void test_errors(void) {
     kt_graph_destroy(b);
 }
 
+/* kt_sim_build on a hand-built program: one corrupted field at a time
+   (a transfer's devices, kind, role, tensor, op or bytes; a task's op or
+   device; xfer_first; the counts), each refused with KT_ERR_INVALID and
+   a message naming the task or transfer, never read out of bounds; the
+   program restored builds again. */
+static void test_bad_programs(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_search_options so;
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_transfer keep;
+    int k, at;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DP;
+    CHECK(kt_zoo_build("mlp:layers=3,hidden=64,batch=16", &g, &err) == KT_OK);
+    CHECK(kt_factors_default(4, &f, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+    if (kt_test_failed || kt_plan_search(g, &f, &so, &p, &err) != KT_OK) {
+        CHECK(0);
+        kt_graph_destroy(g);
+        return;
+    }
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    at = prog.nxfer / 2; /* any transfer: the DP plan reduces partial sums */
+    CHECKF(prog.nxfer > 0, "no transfer in the DP plan");
+    if (prog.nxfer == 0) goto done;
+    keep = prog.xfer[at];
+#define KT__BAD(what, change, undo, word)                                 \
+    do {                                                                   \
+        kt_status s_;                                                      \
+        change;                                                            \
+        s_ = kt_sim_build(g, &p, &prog, &t, &sim, &err);                   \
+        CHECKF(s_ == KT_ERR_INVALID && strstr(err.message, word),          \
+               "%s: status %d, %s", what, (int)s_, err.message);           \
+        if (s_ == KT_OK) kt_sim_free(&sim);                                \
+        undo;                                                              \
+    } while (0)
+    KT__BAD("source device 4 of 4", prog.xfer[at].src = 4,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("destination device -1", prog.xfer[at].dst = -1,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("kind 7", prog.xfer[at].kind = (kt_xfer_kind)7,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("role 99", prog.xfer[at].role = 99, prog.xfer[at] = keep,
+            "transfer");
+    KT__BAD("role -1", prog.xfer[at].role = -1, prog.xfer[at] = keep,
+            "transfer");
+    KT__BAD("another op's transfer", prog.xfer[at].op ^= 1,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("another tensor", prog.xfer[at].tensor = g->ntensor + 3,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("negative bytes", prog.xfer[at].bytes = -1,
+            prog.xfer[at] = keep, "transfer");
+    KT__BAD("a task on device 5", prog.task[1].device = 5,
+            prog.task[1].device = 1, "task 1");
+    KT__BAD("a task of another op", prog.task[0].op = 1, prog.task[0].op = 0,
+            "task 0");
+    KT__BAD("a task short", prog.ntask--, prog.ntask++, "tasks");
+    k = prog.xfer_first[1];
+    KT__BAD("xfer_first past the transfers", prog.xfer_first[1] =
+            prog.nxfer + 1, prog.xfer_first[1] = k, "xfer_first");
+    KT__BAD("xfer_first not from 0", prog.xfer_first[0] = 1,
+            prog.xfer_first[0] = 0, "xfer_first");
+#undef KT__BAD
+    /* restored, it builds */
+    CHECKF(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK, "%s",
+           err.message);
+    kt_sim_free(&sim);
+done:
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 /* Simulation: the step is the latest task end, no device is busy longer
    than the step, every task starts after its predecessors end and after
    the task before it on its device, the critical path ends the step, a
@@ -2039,6 +2118,117 @@ static void test_sim_reference(void) {
     }
 }
 
+/* The transfer tasks of a built task graph against a naive aggregation
+   of the lowered transfers: each op's block has one task per (role, kind,
+   src, dst) its transfers use, in that order, moving all their bytes in
+   the latency of the link's level plus each transfer's bytes over its
+   bandwidth, added up in the order they were lowered (kt__tg_sort is a
+   stable radix sort: a sort that split a key's transfers apart, or
+   added them in another order, fails here).  Zoo models on 4 and 8
+   devices, with plans moved at random from the searched one. */
+static int xfer_key_less(const kt_transfer *a, const kt_transfer *b) {
+    if (a->role != b->role) return a->role < b->role;
+    if (a->kind != b->kind) return a->kind < b->kind;
+    if (a->src != b->src) return a->src < b->src;
+    return a->dst < b->dst;
+}
+static int same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
+    return !xfer_key_less(a, b) && !xfer_key_less(b, a);
+}
+static int check_transfer_tasks(const kt_program *prog, const kt_sim *s,
+                                const kt_topology *t, const char *what) {
+    int o, i, j, at = prog->ntask;
+    for (o = 0; o < prog->nops; o++) {
+        int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1];
+        const kt_transfer *last = NULL;
+        for (;;) { /* the keys in order: the least one above the last */
+            const kt_transfer *key = NULL;
+            int64_t bytes = 0;
+            double sec;
+            int lv;
+            for (i = lo; i < hi; i++)
+                if ((!last || xfer_key_less(last, &prog->xfer[i])) &&
+                    (!key || xfer_key_less(&prog->xfer[i], key)))
+                    key = &prog->xfer[i];
+            if (!key) break;
+            lv = kt_topology_level(t, key->src, key->dst);
+            sec = t->latency[lv];
+            for (j = lo; j < hi; j++)
+                if (same_xfer_key(&prog->xfer[j], key)) {
+                    bytes += prog->xfer[j].bytes;
+                    sec += (double)prog->xfer[j].bytes / t->bandwidth[lv];
+                }
+            if (at >= s->ntask || s->task[at].op != o ||
+                s->task[at].kind != KT_TASK_TRANSFER ||
+                s->task[at].src != key->src || s->task[at].dst != key->dst ||
+                s->task[at].bytes != bytes || s->task[at].seconds != sec) {
+                CHECKF(0, "%s: op %d's transfer task %d is not the "
+                       "aggregate of its transfers %lld -> %lld", what, o, at,
+                       (long long)key->src, (long long)key->dst);
+                return 0;
+            }
+            at++;
+            last = key;
+        }
+    }
+    CHECKF(at == s->ntask, "%s: %d tasks, %d expected", what, s->ntask, at);
+    return at == s->ntask;
+}
+
+static void test_transfer_tasks(void) {
+    static const struct {
+        const char *model, *topo;
+        int ndev;
+    } zoo[] = {
+        {"mlp:layers=3,hidden=64,batch=32", "nodes:2x2:300G:25G", 4},
+        {"transformer:layers=1,dmodel=64,heads=4,ffn=128,seq=16,batch=2",
+         "nodes:2x4:300G:25G", 8},
+        {"rnn:layers=2,hidden=64,steps=3,batch=8", "nodes:2x4:300G:25G", 8},
+    };
+    int quick = getenv("KT_WRAP") != NULL, m, plans = 0;
+    uint64_t seed = 77;
+    for (m = 0; m < (quick ? 1 : 3); m++) {
+        kt_graph *g = NULL;
+        kt_topology t;
+        kt_factors f;
+        kt_plan p;
+        kt_error err;
+        int step, ok = 1;
+        CHECKF(kt_zoo_build(zoo[m].model, &g, &err) == KT_OK, "%s",
+               err.message);
+        if (!g) continue;
+        CHECK(kt_topology_parse(zoo[m].topo, &t, &err) == KT_OK);
+        kt_factors_default(zoo[m].ndev, &f, &err);
+        CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+        for (step = 0; step < (quick ? 3 : 12) && ok; step++) {
+            kt_program prog;
+            kt_sim s;
+            char what[160];
+            int k;
+            for (k = 0; k < 3 && step > 0; k++) {
+                if (rnd(&seed, 0, 1))
+                    kt__propose(g, &p, (int)rnd(&seed, 0, g->nop - 1), &seed);
+                else
+                    kt__propose_tensor(g, &p,
+                                       (int)rnd(&seed, 0, g->ntensor - 1),
+                                       &seed);
+            }
+            snprintf(what, sizeof what, "%s on %d devices, plan %d",
+                     zoo[m].model, zoo[m].ndev, step);
+            CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+            CHECK(kt_sim_build(g, &p, &prog, &t, &s, &err) == KT_OK);
+            ok = check_transfer_tasks(&prog, &s, &t, what);
+            plans += ok;
+            kt_sim_free(&s);
+            kt_program_free(&prog);
+        }
+        kt_plan_free(&p);
+        kt_graph_destroy(g);
+    }
+    printf("transfer tasks equal to the lowered transfers aggregated in "
+           "order: %d plans\n", plans);
+}
+
 /* Full runs share one wait state among tasks that follow one another
    with equal predecessor lists (kt__sim_derive).  Random task graphs
    with many equal lists -- most of the previous task's, stored apart or
@@ -2835,7 +3025,7 @@ static int same_graph_state(const kt_plan_sim *ps, int x, const kt_sim *b,
     return ok;
 }
 
-static int64_t plan_sim_holes, plan_sim_relayouts;
+static int64_t plan_sim_holes, plan_sim_relayouts, plan_sim_downs;
 static int64_t resynced[2]; /* re-syncs checked after a reject, an accept */
 
 /* The proposal's graph (see same_graph_state). */
@@ -2950,6 +3140,36 @@ static void check_started(const struct kt__plan_sim_work *w) {
     }
 }
 
+/* A full comparison of the states (kt__plan_sim_rejoined), whatever
+   the run's last comparisons left: no witness, no comparison held off. */
+static int rejoined_fully(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                          int P, double tnew, double *d, int *R) {
+    st->wkind = KT__PS_WIT_NONE;
+    st->next_check = 0;
+    return kt__plan_sim_rejoined(w, st, P, tnew, d, R);
+}
+
+/* After a perturbed comparison failed, its witness must be what was
+   perturbed (the one thing differing), and say so again. */
+static int64_t witness_checked, witness_wrong;
+static void check_witness(struct kt__plan_sim_work *w, struct kt__ps_run *st,
+                          int P, double tnew, int kind, int id) {
+    double d, told = 0;
+    const kt__tg *O = &w->tg[w->cur];
+    witness_checked++;
+    if (P > 0) { /* the old run's present, as the comparison has it */
+        int t = kt__tl_task(&w->tl, P - 1), j;
+        for (j = 0; j < O->sim.work->npred[t]; j++) {
+            double e = kt__tl_end(&w->tl, O->sim.pred[O->sim.work->pred_first[t] + j]);
+            if (e > told) told = e;
+        }
+    }
+    d = tnew - told;
+    if (st->wkind != kind || st->wid != id ||
+        !kt__ps_witness_differs(w, st, tnew, told, d))
+        witness_wrong++;
+}
+
 static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
                         int P, double tnew) {
     struct kt__sim_work *wn = w->tg[1 - w->cur].sim.work;
@@ -2969,14 +3189,15 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
                                 sl % KT__DBLOCK != at))
             rejoin_wrong++, rejoin_wrong_at[4]++;
     }
-    if (!kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
+    if (!rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[4]++;
     /* a device or link busy after the present */
     for (r = 0; r < wn->nres; r++)
         if (wn->free_at[r] > tnew) {
             keep = wn->free_at[r];
             wn->free_at[r] += tick;
             rejoin_tried[0]++;
-            if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[0]++;
+            if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[0]++;
+            else check_witness(w, st, P, tnew, KT__PS_WIT_RES, (int)r);
             wn->free_at[r] = keep;
             break;
         }
@@ -2989,7 +3210,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
         if (wn->wait[u].ready == kt__plan_sim_old_ready(w, u, 1) + d)
             wn->wait[u].ready += tick;
         rejoin_tried[1]++;
-        if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[1]++;
+        if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[1]++;
         wn->wait[u].ready = keep;
         break;
     }
@@ -3000,7 +3221,7 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
         keep = st->emax_new;
         st->emax_new = st->emax_old = (tnew > tnew - d ? tnew : tnew - d) + tick;
         rejoin_tried[2]++;
-        if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[2]++;
+        if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[2]++;
         st->emax_new = keep;
         st->emax_old = keep_old;
     }
@@ -3014,7 +3235,8 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
             if (x == kt__plan_sim_old_ready(w, u, 0) + d) x += tick;
             kt__qpush(&wn->queue, x, u);
             rejoin_tried[3]++;
-            if (kt__plan_sim_rejoined(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[3]++;
+            if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[3]++;
+            else check_witness(w, st, P, tnew, KT__PS_WIT_QUEUED, u);
         }
     }
 }
@@ -3122,6 +3344,14 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
         int look = (i / 8) % 2 == 0;
         /* every few proposals (after an accept or a reject), the
            re-sync the proposal starts with, checked on its own */
+        /* halfway, the run's stamps about to wrap (kt__plan_sim_epoch,
+           and kt__plan_sim_requeue's restores): the stamps the first
+           half left, small numbers again after the wrap, must not count;
+           the wait stamps wrap again every fifth proposal after it, with
+           accepts between, so that both graphs' stamps must be cleared */
+        if (i == proposals / 2) ps.work->mark_base = UINT_MAX - 1;
+        if (i >= proposals / 2 && i % 5 == 0)
+            ps.work->wait_base = UINT_MAX - 2;
         if (i % 3 == 0 && i > 0) {
             ok = scratch_in_sync(&ps, what, i);
             CHECKF(ok, "%s, proposal %d: re-sync", what, i);
@@ -3205,9 +3435,11 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
           ps.kept == ps.current->ntask &&
           ps.proposed->step_seconds == cur_step);
     printf("%s: %d proposals (%d accepted) equal to lowering, building and "
-           "simulating from scratch; %d relayouts\n", what, i, accepted,
-           ps.work->relayouts);
+           "simulating from scratch; %d relayouts (%d taking holes below "
+           "the slot)\n", what, i, accepted, ps.work->relayouts,
+           ps.work->downs);
     plan_sim_relayouts += ps.work->relayouts;
+    plan_sim_downs += ps.work->downs;
     tl_repacks += ps.work->repacks;
     free(ages);
     kt_plan_sim_free(&ps);
@@ -3493,12 +3725,15 @@ static void test_plan_sim(void) {
                        "level 2 25G\nlevel 2 300G\n",
                        KT_STRATEGY_DP, n, 16, &kept, &total);
     printf("plan sim: the delta simulations kept %.1f%% of the previous "
-           "timelines; %lld relayouts; %lld holes checked inert\n",
+           "timelines; %lld relayouts (%lld taking holes below the slot, "
+           "moving the blocks there down); %lld holes checked inert\n",
            total ? 100.0 * (double)kept / (double)total : 0.0,
-           (long long)plan_sim_relayouts, (long long)plan_sim_holes);
+           (long long)plan_sim_relayouts, (long long)plan_sim_downs,
+           (long long)plan_sim_holes);
     /* blocks outgrew their slots (a block with room for none grows: the
-       first relayout comes early), and slots had room left */
-    CHECK(plan_sim_relayouts > 0 && plan_sim_holes > 0);
+       first relayout comes early), some into the holes below them, and
+       slots had room left */
+    CHECK(plan_sim_relayouts > 0 && plan_sim_downs > 0 && plan_sim_holes > 0);
     printf("plan sim: re-sync checked %lld times after a reject, %lld after "
            "an accept\n", (long long)resynced[0], (long long)resynced[1]);
     CHECK(resynced[0] > 0 && resynced[1] > 0);
@@ -3520,6 +3755,10 @@ static void test_plan_sim(void) {
     CHECKF(rejoin_wrong == 0, "%lld %lld %lld %lld %lld", (long long)rejoin_wrong_at[0], (long long)rejoin_wrong_at[1], (long long)rejoin_wrong_at[2], (long long)rejoin_wrong_at[3], (long long)rejoin_wrong_at[4]);
     CHECK(rejoin_tried[0] > 0 && rejoin_tried[1] > 0 && rejoin_tried[2] > 0 &&
           rejoin_tried[3] > 0);
+    printf("plan sim: %lld witnesses of a failed comparison checked (the "
+           "device or queued task perturbed); %lld wrong\n",
+           (long long)witness_checked, (long long)witness_wrong);
+    CHECK(witness_checked > 0 && witness_wrong == 0);
     printf("plan sim: the started test at every rejoin: %lld tasks, %lld of "
            "them in a piece; %lld wrong\n", (long long)started_checked,
            (long long)started_in_piece, (long long)started_wrong);
@@ -3556,11 +3795,13 @@ int main(void) {
     clock_t t0 = clock();
     test_sync();
     test_errors();
+    test_bad_programs();
     test_known_answers();
     test_zoo();
     test_random();
     test_simulation();
     test_sim_reference();
+    test_transfer_tasks();
     test_shared_waits();
     test_queue_order();
     test_delta();
