@@ -350,6 +350,25 @@ static long proposal_case(const fixture *fx, uint64_t seed,
     return n;
 }
 
+/* failing_proposal on a fresh kt_plan_sim of the fixture's plan, the
+   proposal `next` failing, `other` the different one; references built
+   here. */
+static long failing_from_plan(const fixture *fx, const kt_plan *next,
+                              const kt_plan *other) {
+    trio tr;
+    long n;
+    memset(&tr, 0, sizeof tr);
+    tr.cur = &fx->p;
+    tr.next = next;
+    tr.other = other;
+    reference(fx, tr.cur, &tr.ref_cur);
+    reference(fx, tr.next, &tr.ref_next);
+    reference(fx, tr.other, &tr.ref_other);
+    n = failing_proposal(fx, NULL, &tr);
+    trio_free(&tr);
+    return n;
+}
+
 /* A chain of nops elementwise ops (a_k = relu(a_(k-1))), data parallel
    on ndev devices: no op transfers anything, so every block's slot has
    only the room of an empty one, and a tensor tiled by columns instead
@@ -388,24 +407,15 @@ static int chain_init(fixture *fx, int nops, int ndev) {
 static long growth_case(const fixture *fx, int nops, int many) {
     kt_error err;
     kt_plan next, other;
-    trio tr;
     long n;
     int j;
-    memset(&tr, 0, sizeof tr);
     CHECK(kt__plan_copy(&next, &fx->p, fx->g, &err) == KT_OK);
     CHECK(kt__plan_copy(&other, &fx->p, fx->g, &err) == KT_OK);
     next.tiling[nops].cut[0] = 1;
     if (many)
         for (j = 2; j <= nops; j += 2) next.tiling[j].cut[0] = 1;
     other.tiling[nops - 1].cut[0] = 1;
-    tr.cur = &fx->p;
-    tr.next = &next;
-    tr.other = &other;
-    reference(fx, tr.cur, &tr.ref_cur);
-    reference(fx, tr.next, &tr.ref_next);
-    reference(fx, tr.other, &tr.ref_other);
-    n = failing_proposal(fx, NULL, &tr);
-    trio_free(&tr);
+    n = failing_from_plan(fx, &next, &other);
     kt_plan_free(&next);
     kt_plan_free(&other);
     return n;
@@ -563,10 +573,8 @@ static long links_case(const fixture *fx, int nops) {
     kt_error err;
     kt_plan_sim ps;
     kt_plan next, other;
-    trio tr;
     int64_t cap0;
     long n;
-    memset(&tr, 0, sizeof tr);
     CHECK(kt__plan_copy(&next, &fx->p, fx->g, &err) == KT_OK);
     CHECK(kt__plan_copy(&other, &fx->p, fx->g, &err) == KT_OK);
     next.tiling[nops].cut[0] = 1;         /* rows to columns: all to all */
@@ -580,14 +588,7 @@ static long links_case(const fixture *fx, int nops) {
            "before", (long long)ps.work->c.links.n,
            (long long)ps.work->c.links.cap, (long long)cap0);
     kt_plan_sim_free(&ps);
-    tr.cur = &fx->p;
-    tr.next = &next;
-    tr.other = &other;
-    reference(fx, tr.cur, &tr.ref_cur);
-    reference(fx, tr.next, &tr.ref_next);
-    reference(fx, tr.other, &tr.ref_other);
-    n = failing_proposal(fx, NULL, &tr);
-    trio_free(&tr);
+    n = failing_from_plan(fx, &next, &other);
     kt_plan_free(&next);
     kt_plan_free(&other);
     return n;
