@@ -77,6 +77,10 @@
                                lines of a topology file, so most ranges
                                in its device -> kind map (kept as ranges
                                so that a kt_topology stays a plain value)
+     KT_MCMC_BETA         2000 kt_plan_mcmc's default beta: a proposal
+                               slower by the fraction x is accepted with
+                               probability exp(-beta x) (README
+                               "Performance" has how it was chosen)
      KT_SIM_CHECKPOINT    1024 kt_sim_delta's spacing of checkpoints
                                (in task starts) and block of its shift
                                index: a delta re-simulates about half of
@@ -99,6 +103,9 @@
 #endif
 #if KT_SIM_CHECKPOINT < 1 || KT_SIM_CHECKPOINT > 65536
 #error "KT_SIM_CHECKPOINT must be from 1 to 65536"
+#endif
+#ifndef KT_MCMC_BETA
+#define KT_MCMC_BETA 2000.0
 #endif
 
 #ifdef __cplusplus
@@ -484,7 +491,9 @@ typedef struct kt_mcmc_options {
     double seconds;        /* CPU time budget; 0: none                      */
     int64_t proposals;     /* proposal budget; 0: none.  Both set: the
                               first to run out; neither: 1000 proposals    */
-    double beta;           /* Metropolis: accept worse with exp(-beta*dt/t) */
+    double beta;           /* Metropolis: a proposal slower by the fraction
+                              x is accepted with probability exp(-beta x);
+                              0: KT_MCMC_BETA (2000: 0.05% slower, e^-1)   */
     uint64_t seed;         /* same seed and proposal budget, same plan      */
     int restarts;          /* chains: the first from data parallelism (or
                               the DP plan when it does not apply), the rest
@@ -502,8 +511,14 @@ typedef struct kt_mcmc_options {
    kt_plan_sim per chain (the changed conversions re-lowered, delta
    simulation; the same step times as a full simulation, so the same
    plans as lowering every proposal afresh), and accepts it by the
-   Metropolis rule on the relative change of the step time.  *p is the best plan seen (initialised by the call); accepted and
-   tried count the proposals. */
+   Metropolis rule on the relative change of the step time.  Each chain
+   gets an equal share of the budget left; it ends early, as FlexFlow
+   6.2's search leaves an initial strategy, when its best plan has not
+   improved for the last half of its proposals (counted once it has had
+   as many as the graph has ops and tensors), and hands what it leaves to
+   the chains after it -- so a search can end before its budget.  *p is
+   the best plan seen (initialised by the call); accepted and tried
+   count the proposals. */
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
@@ -7717,24 +7732,147 @@ kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
     return KT_OK;
 }
 
+/* The Metropolis rule (FlexFlow 6.1, Eq. 2) on the relative change of the
+   step time: a proposal no slower is accepted, a slower one with
+   probability exp(-beta (next - cur) / cur).  Relative, so that one beta
+   suits steps of microseconds and of seconds. */
+static int kt__mcmc_accepts(double cur, double next, double beta,
+                            uint64_t *rng) {
+    return next <= cur || kt__rng_unit(rng) < exp(-beta * (next - cur) / cur);
+}
+
+/* FlexFlow 6.2's second reason to leave an initial strategy: its chain
+   "cannot further improve the best discovered strategy for half of the
+   search time" -- here counted in proposals (so that a seed and a
+   proposal budget still fix the plan): the chain's best was last
+   improved at least half of its `step` proposals ago.  Not before the
+   chain has had `least` proposals, about one per op and tensor, so that
+   a start is not left before most of the plan was proposed a change. */
+static int kt__mcmc_stalled(int64_t step, int64_t improved_at,
+                            int64_t least) {
+    return step >= least && step - improved_at >= step - step / 2;
+}
+
+/* The plan chain `chain` starts from (FlexFlow 6.2: "existing strategies
+   ... as well as randomly generated strategies"): the caller's start
+   plan or data parallelism (the DP plan where it does not apply) for the
+   first, a random plan -- every op proposed once from data parallelism
+   -- for the others. */
+static kt_status kt__mcmc_start(const kt_graph *g, const kt_factors *f,
+                                const kt_mcmc_options *o, const kt_machine *m,
+                                int chain, uint64_t *rng, kt_plan *cur,
+                                kt_error *err) {
+    kt_search_options so;
+    kt_status s;
+    int op;
+    if (chain == 0 && o->start) {
+        if ((s = kt__plan_check(g, o->start, err)) != KT_OK) return s;
+        if (!kt__same_factors(&o->start->f, f))
+            return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the start plan "
+                            "has other cut factors than the search");
+        return kt__plan_copy(cur, o->start, g, err);
+    }
+    memset(&so, 0, sizeof so);
+    so.machine = m;
+    so.strategy = KT_STRATEGY_DATA;
+    if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) {
+        so.strategy = KT_STRATEGY_DP;
+        if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) return s;
+    }
+    if (chain > 0)
+        for (op = 0; op < g->nop; op++) (void)kt__propose(g, cur, op, rng);
+    return KT_OK;
+}
+
+/* One proposal (FlexFlow 6.2) into `next`, a copy of the current plan:
+   half of the time a random op's random configuration, half of the time
+   a random tensor's random tiling.  0: the op drawn cannot take the
+   configuration drawn (nothing to price). */
+static int kt__mcmc_propose(const kt_graph *g, const kt_plan *cur,
+                            kt_plan *next, uint64_t *rng) {
+    int x;
+    memcpy(next->tiling, cur->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
+    memcpy(next->split, cur->split,
+           sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+    if (kt__rng(rng) & 1) {
+        x = (int)(kt__rng(rng) % (uint64_t)g->nop);
+        return kt__propose(g, next, x, rng);
+    }
+    x = (int)(kt__rng(rng) % (uint64_t)g->ntensor);
+    return kt__propose_tensor(g, next, x, rng);
+}
+
+/* The search's state across chains: the best plan seen and the counts. */
+typedef struct kt__mcmc_run {
+    const kt_graph *g;
+    kt_plan *best;
+    double best_time; /* < 0: none yet */
+    int64_t tried, accepted;
+} kt__mcmc_run;
+
+/* The plan priced last becomes the best when it is faster than the best
+   seen (strictly: among equals the first found stays). */
+static kt_status kt__mcmc_keep(kt__mcmc_run *r, const kt_plan *p,
+                               double seconds, kt_error *err) {
+    kt_status s;
+    if (r->best_time >= 0 && !(seconds < r->best_time)) return KT_OK;
+    kt_plan_free(r->best);
+    r->best_time = -1;
+    if ((s = kt__plan_copy(r->best, p, r->g, err)) == KT_OK)
+        r->best_time = seconds;
+    return s;
+}
+
+/* One chain (FlexFlow 6): from ps's plan, propose and accept by the
+   Metropolis rule until `budget` proposals (0: no limit) or the CPU
+   clock passes `deadline` (0: none) or the chain stalls.  `next` is a
+   plan of the graph's shape, scratch. */
+static kt_status kt__mcmc_chain(kt__mcmc_run *r, kt_plan_sim *ps,
+                                kt_plan *next, const kt_mcmc_options *o,
+                                int64_t budget, double deadline,
+                                uint64_t *rng, kt_error *err) {
+    const kt_graph *g = r->g;
+    double cur = ps->current->step_seconds, chain_best = cur, nt;
+    int64_t step, improved_at = 0, least = g->nop + g->ntensor;
+    kt_status s;
+    for (step = 0;; step++) {
+        if ((budget && step >= budget) || (deadline > 0 && kt__now() > deadline) ||
+            kt__mcmc_stalled(step, improved_at, least))
+            return KT_OK;
+        r->tried++;
+        if (!kt__mcmc_propose(g, ps->plan, next, rng)) continue;
+        if ((s = kt_plan_sim_propose(ps, next, err)) != KT_OK) return s;
+        nt = ps->proposed->step_seconds;
+        if (!kt__mcmc_accepts(cur, nt, o->beta, rng)) continue;
+        kt_plan_sim_accept(ps);
+        cur = nt;
+        r->accepted++;
+        if (cur < chain_best) {
+            chain_best = cur;
+            improved_at = step + 1;
+        }
+        if ((s = kt__mcmc_keep(r, ps->plan, cur, err)) != KT_OK) return s;
+    }
+}
+
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
                        int64_t *accepted, kt_error *err) {
     kt_mcmc_options o;
-    kt_search_options so;
     kt_machine m = kt_topology_machine(t);
     kt_plan cur, next;
     kt_plan_sim ps;
-    double start = kt__now(), cur_time, best_time = -1, next_time;
+    kt__mcmc_run r;
+    double start = kt__now();
     uint64_t rng;
-    int chain, o_idx;
+    int chain;
     kt_status s = KT_OK;
     memset(&o, 0, sizeof o);
     memset(&next, 0, sizeof next);
     if (opt) o = *opt;
     if (o.restarts <= 0) o.restarts = 2;
-    if (o.beta <= 0) o.beta = 20;
+    if (o.beta <= 0) o.beta = KT_MCMC_BETA;
     if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
     rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
     *tried = *accepted = 0;
@@ -7745,98 +7883,53 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                         (long long)kt_factors_devices(f));
     if (g->nop == 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the graph has no ops");
-    memset(&so, 0, sizeof so);
-    so.machine = &m;
-    for (chain = 0; chain < o.restarts; chain++) {
-        int64_t budget = o.proposals ? o.proposals / o.restarts : 0, step;
-        /* chain 0 from data parallelism (the DP plan where it does not
-           apply), the others from random plans: every op proposed once */
-        if (chain == 0 && o.start) {
-            s = kt__plan_check(g, o.start, err);
-            if (s == KT_OK && !kt__same_factors(&o.start->f, f))
-                s = kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the start plan "
-                             "has other cut factors than the search");
-            if (s == KT_OK) s = kt__plan_copy(&cur, o.start, g, err);
-        } else {
-            so.strategy = KT_STRATEGY_DATA;
-            s = kt_plan_search(g, f, &so, &cur, err);
-            if (s != KT_OK) {
-                so.strategy = KT_STRATEGY_DP;
-                s = kt_plan_search(g, f, &so, &cur, err);
-            }
+    r.g = g;
+    r.best = p;
+    r.best_time = -1;
+    r.tried = r.accepted = 0;
+    for (chain = 0; chain < o.restarts && s == KT_OK; chain++) {
+        /* each chain an equal share of what is left (what a stalled
+           chain leaves goes to the chains after it); the first chain
+           always runs, so that there is a best plan */
+        int left = o.restarts - chain;
+        int64_t budget = 0;
+        double deadline = 0, now = kt__now();
+        if (o.proposals) {
+            if (chain > 0 && r.tried >= o.proposals) break;
+            budget = (o.proposals - r.tried + left - 1) / left;
         }
-        if (s != KT_OK) break;
-        if (chain > 0)
-            for (o_idx = 0; o_idx < g->nop; o_idx++)
-                (void)kt__propose(g, &cur, o_idx, &rng);
+        if (o.seconds > 0) {
+            if (chain > 0 && now >= start + o.seconds) break;
+            deadline = now + (start + o.seconds - now) / left;
+        }
+        if ((s = kt__mcmc_start(g, f, &o, &m, chain, &rng, &cur, err)) != KT_OK)
+            break;
         /* the chain's task graph, updated by every proposal (delta
            simulation, FlexFlow 5.3) */
         s = kt_plan_sim_init(g, &cur, t, &ps, err);
         kt_plan_free(&cur);
         if (s != KT_OK) break;
-        if (!next.tiling && (s = kt__plan_copy(&next, ps.plan, g, err)) != KT_OK) {
-            kt_plan_sim_free(&ps);
-            break;
-        }
-        cur_time = ps.current->step_seconds;
-        if (best_time < 0 || cur_time < best_time) {
-            kt_plan_free(p);
-            if ((s = kt__plan_copy(p, ps.plan, g, err)) != KT_OK) {
-                kt_plan_sim_free(&ps);
-                break;
-            }
-            best_time = cur_time;
-        }
-        for (step = 0; s == KT_OK; step++) {
-            int op;
-            /* whichever budget ends first */
-            if (budget && step >= budget) break;
-            if (o.seconds > 0 && kt__now() - start >
-                                     o.seconds * (chain + 1) / o.restarts)
-                break;
-            memcpy(next.tiling, ps.plan->tiling,
-                   sizeof(kt_tiling) * (size_t)g->ntensor);
-            memcpy(next.split, ps.plan->split,
-                   sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
-            (*tried)++;
-            if (kt__rng(&rng) & 1) {
-                op = (int)(kt__rng(&rng) % (uint64_t)g->nop);
-                if (!kt__propose(g, &next, op, &rng)) op = -1;
-            } else {
-                op = (int)(kt__rng(&rng) % (uint64_t)g->ntensor);
-                kt__propose_tensor(g, &next, op, &rng);
-            }
-            if (op < 0) continue;
-            if ((s = kt_plan_sim_propose(&ps, &next, err)) != KT_OK) break;
-            next_time = ps.proposed->step_seconds;
-            /* Metropolis on the relative change (FlexFlow 6) */
-            if (next_time <= cur_time ||
-                kt__rng_unit(&rng) <
-                    exp(-o.beta * (next_time - cur_time) / cur_time)) {
-                kt_plan_sim_accept(&ps);
-                cur_time = next_time;
-                (*accepted)++;
-                if (cur_time < best_time) {
-                    kt_plan_free(p);
-                    if ((s = kt__plan_copy(p, ps.plan, g, err)) != KT_OK) break;
-                    best_time = cur_time;
-                }
-            }
-        }
+        if (!next.tiling) s = kt__plan_copy(&next, ps.plan, g, err);
+        if (s == KT_OK)
+            s = kt__mcmc_keep(&r, ps.plan, ps.current->step_seconds, err);
+        if (s == KT_OK)
+            s = kt__mcmc_chain(&r, &ps, &next, &o, budget, deadline, &rng, err);
         kt_plan_sim_free(&ps);
-        if (s != KT_OK) break; /* a failed chain ends the search: the next
-                                  chain's start would hide its error */
+        /* a failed chain ends the search: the next chain's start would
+           hide its error */
     }
     kt_plan_free(&next);
+    *tried = r.tried;
+    *accepted = r.accepted;
     if (s == KT_OK) s = kt_plan_eval(g, p, err);
     if (s != KT_OK) {
         kt_plan_free(p);
         return s;
     }
     p->memory_bytes = kt_plan_memory(g, p);
-    p->step_seconds = best_time;
+    p->step_seconds = r.best_time;
     p->search_seconds = kt__now() - start;
-    *step_seconds = best_time;
+    *step_seconds = r.best_time;
     kt__ok(err);
     return KT_OK;
 }

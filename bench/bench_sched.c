@@ -25,7 +25,7 @@
    share of the previous timeline the delta simulations kept.  (An
    accepted proposal's time includes kt_plan_sim_accept; a third are
    accepted, at random.)  Then one MCMC chain as kt_plan_mcmc runs it
-   (Metropolis acceptance, most proposals accepted): ms per proposal,
+   (Metropolis acceptance with the default beta): ms per proposal,
    propose and accept, without the chain's start -- the rate of the
    MCMC target.
 
@@ -181,22 +181,6 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     return 0;
 }
 
-/* One MCMC move from the current plan into *next (FlexFlow 6): a random
-   op's random configuration or a random tensor's random tiling, half
-   each.  0 when the op drawn has no other configuration. */
-static int random_move(const kt_graph *g, const kt_plan *cur, kt_plan *next,
-                       uint64_t *rng) {
-    memcpy(next->tiling, cur->tiling, sizeof(kt_tiling) * (size_t)g->ntensor);
-    memcpy(next->split, cur->split,
-           sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
-    if (kt__rng(rng) & 1)
-        return kt__propose(g, next, (int)(kt__rng(rng) % (uint64_t)g->nop),
-                           rng);
-    kt__propose_tensor(g, next, (int)(kt__rng(rng) % (uint64_t)g->ntensor),
-                       rng);
-    return 1;
-}
-
 /* MCMC proposals (FlexFlow 6) priced two ways on the same plans: lowered,
    built and simulated from scratch (what kt_plan_mcmc did before), and
    by the incremental task graph with delta simulation (kt_plan_sim, what
@@ -233,7 +217,7 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
     ntask0 = ps.current->ntask;
     if (kt__plan_copy(&next, &p, g, &err) != KT_OK) return die("copy", &err);
     for (i = 0; i < n;) { /* i: proposals priced so far */
-        if (!random_move(g, ps.plan, &next, &rng)) continue;
+        if (!kt__mcmc_propose(g, ps.plan, &next, &rng)) continue;
         t0 = cpu_now();
         if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
             return die("propose", &err);
@@ -282,12 +266,13 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
 }
 
 /* One MCMC chain as kt_plan_mcmc runs it (from data parallelism, the DP
-   plan where it does not apply; its proposals; Metropolis with beta 20,
-   the default), timing only what each proposal costs the chain --
-   kt_plan_sim_propose, and kt_plan_sim_accept when accepted -- not the
-   chain's start: the rate the MCMC target is about.  Accepting is not
-   rare here: most single moves change a big step time by well under a
-   percent, which the rule accepts with probability about 1 - beta * dt. */
+   plan where it does not apply; its proposals and its Metropolis rule
+   with the default beta, KT_MCMC_BETA), timing only what each proposal
+   costs the chain -- kt_plan_sim_propose, and kt_plan_sim_accept when
+   accepted -- not the chain's start: the rate the MCMC target is about.
+   Accepts cost time too: single moves change a big step time by well
+   under a percent, and the rule takes a move 0.05% slower one time in
+   e. */
 static int bench_chain(const char *model, int ndev, const char *topo,
                        int proposals) {
     kt_graph *g = NULL;
@@ -297,7 +282,7 @@ static int bench_chain(const char *model, int ndev, const char *topo,
     kt_topology t;
     kt_search_options so;
     kt_plan_sim ps;
-    double t0, spent = 0, cur, beta = 20;
+    double t0, spent = 0, cur;
     int i, accepted = 0;
     uint64_t rng = 1;
     memset(&so, 0, sizeof so);
@@ -316,12 +301,12 @@ static int bench_chain(const char *model, int ndev, const char *topo,
     cur = ps.current->step_seconds;
     for (i = 0; i < proposals;) {
         double nt;
-        if (!random_move(g, ps.plan, &next, &rng)) continue;
+        if (!kt__mcmc_propose(g, ps.plan, &next, &rng)) continue;
         t0 = cpu_now();
         if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
             return die("propose", &err);
         nt = ps.proposed->step_seconds;
-        if (nt <= cur || kt__rng_unit(&rng) < exp(-beta * (nt - cur) / cur)) {
+        if (kt__mcmc_accepts(cur, nt, KT_MCMC_BETA, &rng)) {
             kt_plan_sim_accept(&ps);
             cur = nt;
             accepted++;
@@ -438,7 +423,7 @@ int main(int argc, char **argv) {
         return 1;
     if (!quick && bench_proposals(m, 64, "nodes:8x8:450G:400Gb", 4, 40))
         return 1;
-    printf("\n| MCMC chain (from data parallelism, beta 20) | devices | "
+    printf("\n| MCMC chain (from data parallelism, default beta) | devices | "
            "proposals | accepted | ms per proposal (propose + accept) | "
            "proposals/s |\n|---|---|---|---|---|---|\n");
     if (bench_chain(m, 8, "flat:8:450G", 400) ||

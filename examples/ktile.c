@@ -1115,12 +1115,16 @@ typedef struct plan_report {
     kt_objective objective;
     const char *topology;  /* NULL: kt_machine_default()                 */
     int show_time;         /* --objective time or --topology: step time  */
+    int64_t tried;         /* --strategy mcmc: proposals tried and       */
+    int64_t accepted;      /*   accepted; -1 for the other searches      */
 } plan_report;
 
 /* DESIGN.md "The ktile command line": the keys of `plan --json`, in this
-   order; "step_seconds" follows "memory_bytes" when time is asked for. */
+   order; "step_seconds" follows "memory_bytes" when time is asked for,
+   and MCMC adds "proposals_tried" and "proposals_accepted" (its chains
+   can stall before the budget ends). */
 static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
-                            int show_time) {
+                            const plan_report *r) {
     int i, t, o, d;
     fprintf(out, "{\"devices\": %lld, \"factors\": [",
             (long long)kt_factors_devices(&p->f));
@@ -1133,10 +1137,13 @@ static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
     fputs("], \"search_seconds\": ", out);
     json_double(out, p->search_seconds);
     fprintf(out, ", \"memory_bytes\": %lld", (long long)p->memory_bytes);
-    if (show_time) {
+    if (r->show_time) {
         fputs(", \"step_seconds\": ", out);
         json_double(out, p->step_seconds);
     }
+    if (r->tried >= 0)
+        fprintf(out, ", \"proposals_tried\": %lld, \"proposals_accepted\": "
+                "%lld", (long long)r->tried, (long long)r->accepted);
     fputs(", \"tensors\": [", out);
     for (t = 0; t < kt_graph_tensor_count(g); t++) {
         const kt_tensor *x = kt_graph_tensor(g, t);
@@ -1191,7 +1198,12 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
     }
     if (r->strategy) {
         format_seconds(p->search_seconds, b1, sizeof b1);
-        fprintf(out, "search    %s\n", b1);
+        if (r->tried >= 0)
+            fprintf(out, "search    %s (%lld proposals tried, %lld "
+                    "accepted)\n", b1, (long long)r->tried,
+                    (long long)r->accepted);
+        else
+            fprintf(out, "search    %s\n", b1);
     }
     format_bytes(p->memory_bytes, b1, sizeof b1);
     fprintf(out, "memory    %s per device (each tensor's fullest device, "
@@ -1566,7 +1578,7 @@ static int finish_plan(const kt_graph *g, const kt_plan *p,
                        const plan_report *r, const char *svg, int json) {
     int rc;
     if (svg && (rc = write_svg(svg, g, p, r)) != 0) return rc;
-    if (json) print_plan_json(stdout, g, p, r->show_time);
+    if (json) print_plan_json(stdout, g, p, r);
     else print_plan_text(stdout, g, p, r);
     if (fflush(stdout) != 0 || ferror(stdout))
         return fail(EXIT_INTERNAL, "cannot write the result");
@@ -1755,9 +1767,12 @@ static const char plan_usage[] =
     "                      --strategy mcmc only: budget in CPU seconds or in\n"
     "                      proposals (both: whichever ends first; default\n"
     "                      1000 proposals), seed (default 1), Metropolis beta\n"
-    "                      (default 20: a proposal t%% slower is accepted with\n"
-    "                      probability exp(-beta t/100)), chains (default 2:\n"
-    "                      from data parallelism, then from random plans)\n"
+    "                      (default 2000: a proposal t%% slower is accepted\n"
+    "                      with probability exp(-beta t/100)), chains (default\n"
+    "                      2: from data parallelism, then from random plans;\n"
+    "                      each gets an equal share of the budget left and\n"
+    "                      ends early when its best has not improved for the\n"
+    "                      last half of its proposals, FlexFlow 6.2)\n"
     "  --start data|dp     --strategy mcmc: the first chain starts from data\n"
     "                      parallelism (default) or refines the level DP's plan\n"
     "  --json              print one JSON object:\n"
@@ -1853,6 +1868,7 @@ static int cmd_plan(int argc, char **argv) {
     plan_report r;
     char label[512];
     int rc, i, machine_set = 0, strategy = -2;
+    int64_t mc_tried = -1, mc_accepted = -1; /* --strategy mcmc's counts */
     int64_t cap = 0;
 
     rc = cli_parse("plan", argc, argv, o, O_N);
@@ -1951,6 +1967,8 @@ static int cmd_plan(int argc, char **argv) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
+        mc_tried = tried;
+        mc_accepted = accepted;
         p.step_seconds = step; /* simulated; shown as for the other
                                    searches, with --objective time or
                                    --topology (DESIGN.md) */
@@ -1971,6 +1989,8 @@ static int cmd_plan(int argc, char **argv) {
     r.topology = o[O_TOPOLOGY].value;
     r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
                   strategy == STRATEGY_MCMC; /* mcmc always simulates */
+    r.tried = mc_tried;
+    r.accepted = mc_accepted;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);
     kt_graph_destroy(g);
@@ -2366,6 +2386,7 @@ static int cmd_eval(int argc, char **argv) {
     r.objective = objective;
     r.topology = o[O_TOPOLOGY].value;
     r.show_time = objective == KT_OBJECTIVE_TIME || machine_set;
+    r.tried = r.accepted = -1;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);
 done:

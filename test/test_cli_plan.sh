@@ -66,9 +66,12 @@ EOF
 SHAPE='
 import json, sys
 d = json.load(open(sys.argv[1]))
-timed = len(sys.argv) > 2 and sys.argv[2] == "time"
+timed = len(sys.argv) > 2 and sys.argv[2] in ("time", "mcmc")
+mcmc = len(sys.argv) > 2 and sys.argv[2] == "mcmc"
 keys = ["devices", "factors", "total_bytes", "cut_bytes", "search_seconds",
-        "memory_bytes"] + (["step_seconds"] if timed else []) + ["tensors", "ops"]
+        "memory_bytes"] + (["step_seconds"] if timed else []) + \
+       (["proposals_tried", "proposals_accepted"] if mcmc else []) + \
+       ["tensors", "ops"]
 assert list(d) == keys, "keys %s, expected %s" % (list(d), keys)
 n = 1
 for k in d["factors"]:
@@ -433,9 +436,10 @@ for s in greedy spartan equalchop mcmc; do
         ok
     elif [ "$rc" -eq 0 ] && [ ! -s "$err" ]; then
         cp "$out" "$dir/s.json"
-        # mcmc simulates, so it always reports the step time
+        # mcmc simulates, so it always reports the step time, and its
+        # proposal counts
         if [ "$s" = mcmc ]; then
-            check "--strategy $s" "$SHAPE" "$dir/s.json" time
+            check "--strategy $s" "$SHAPE" "$dir/s.json" mcmc
         else
             check "--strategy $s" "$SHAPE" "$dir/s.json"
         fi
@@ -455,8 +459,19 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 assert a["tensors"] == b["tensors"] and a["ops"] == b["ops"]
 assert a["step_seconds"] == b["step_seconds"] and a["step_seconds"] > 0
+assert a["proposals_tried"] == b["proposals_tried"] <= 120
+assert 0 <= a["proposals_accepted"] <= a["proposals_tried"]
 PY
 then ok; else echo "mcmc: same seed, different plans"; bad plan mcmc; fi
+# a proposal budget below the chain count ends after that many (shares of
+# 0 once meant no limit; --seconds is only a safety net here)
+expect_json "$dir/mc4.json" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 1 --restarts 2 --seconds 30 --json
+if python3 - "$dir/mc4.json" <<'PY'
+import json, sys
+assert json.load(open(sys.argv[1]))["proposals_tried"] == 1
+PY
+then ok; else echo "mcmc: --proposals 1 --restarts 2 tried more"; bad plan mcmc; fi
 expect_json "$dir/mc3.json" plan --model-file "$M" --devices 4 \
     --strategy mcmc --seconds 0.2 --json
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \

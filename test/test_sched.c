@@ -1413,6 +1413,24 @@ static void test_simulation(void) {
     kt_graph_destroy(g);
 }
 
+/* The simulated step of plan p on t, lowered and simulated from scratch
+   (1; 0 when that fails). */
+static int simulated_seconds(const kt_graph *g, const kt_plan *p,
+                             const kt_topology *t, double *seconds) {
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    int ok;
+    memset(&sim, 0, sizeof sim);
+    if (kt_lower(g, p, &prog, &err) != KT_OK) return 0;
+    ok = kt_sim_build(g, p, &prog, t, &sim, &err) == KT_OK &&
+         kt_sim_run(&sim, &err) == KT_OK;
+    if (ok) *seconds = sim.step_seconds;
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    return ok;
+}
+
 /* MCMC (FlexFlow 6): the same seed and budget give the same plan; the plan
    prices as kt_plan_eval says; it is never slower than its starting point,
    data parallelism, under the same simulation. */
@@ -1425,9 +1443,7 @@ static void test_mcmc(void) {
     kt_mcmc_options mo;
     kt_search_options so;
     kt_machine m;
-    kt_program prog;
-    kt_sim sim;
-    double ta, tb;
+    double ta, tb, td = 0;
     int64_t tried, accepted, total;
     int t, same = 1;
     CHECK(kt_zoo_build("mlp:layers=3,hidden=64,batch=32", &g, &err) == KT_OK);
@@ -1438,7 +1454,8 @@ static void test_mcmc(void) {
     mo.seed = 7;
     CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
           KT_OK);
-    CHECK(tried == 200 && accepted > 0 && accepted <= tried);
+    /* (fewer when both chains stall first: test_mcmc_budget) */
+    CHECK(tried > 0 && tried <= 200 && accepted > 0 && accepted <= tried);
     CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &b, &tb, &tried, &accepted, &err) ==
           KT_OK);
     CHECK(ta == tb && a.total_bytes == b.total_bytes);
@@ -1453,21 +1470,143 @@ static void test_mcmc(void) {
     so.machine = &m;
     so.strategy = KT_STRATEGY_DATA;
     CHECK(kt_plan_search(g, &f, &so, &data, &err) == KT_OK);
-    CHECK(kt_lower(g, &data, &prog, &err) == KT_OK);
-    CHECK(kt_sim_build(g, &data, &prog, &topo, &sim, &err) == KT_OK);
-    CHECK(kt_sim_run(&sim, &err) == KT_OK);
-    CHECKF(ta <= sim.step_seconds, "mcmc %g, data parallelism %g", ta,
-           sim.step_seconds);
+    CHECK(simulated_seconds(g, &data, &topo, &td));
+    CHECKF(ta <= td, "mcmc %g, data parallelism %g", ta, td);
     printf("mcmc on mlp 3x64 (4 devices, 200 proposals): %.3g s simulated, "
-           "data parallelism %.3g s\n", ta, sim.step_seconds);
-    kt_sim_free(&sim);
-    kt_program_free(&prog);
+           "data parallelism %.3g s\n", ta, td);
     kt_plan_free(&data);
     kt_plan_free(&a);
     kt_plan_free(&b);
     kt_graph_destroy(g);
 }
 
+
+/* The Metropolis rule (FlexFlow 6.1, Eq. 2, on the relative change): a
+   proposal no slower is always accepted, one slower by a fraction x at
+   the rate exp(-beta x), counted over many draws (6 standard deviations
+   of slack: a rule off by a factor of 1.1 in the exponent fails). */
+static void test_mcmc_rule(void) {
+    const double beta = 2000, cur = 1.7e-3;
+    const double slower[3] = {0.0002, 0.001, 0.002};
+    uint64_t rng = 12345;
+    int i, k, n = 100000, yes, always = 1;
+    for (i = 0; i < 1000; i++)
+        always &= kt__mcmc_accepts(cur, cur, beta, &rng) &&
+                  kt__mcmc_accepts(cur, cur * 0.97, beta, &rng);
+    CHECK(always);
+    for (k = 0; k < 3; k++) {
+        double want = exp(-beta * slower[k]), rate;
+        for (yes = 0, i = 0; i < n; i++)
+            yes += kt__mcmc_accepts(cur, cur * (1 + slower[k]), beta, &rng);
+        rate = (double)yes / n;
+        CHECKF(fabs(rate - want) < 6 * sqrt(want * (1 - want) / n),
+               "%g slower: accepted %.4f of the time, exp(-beta x) = %.4f",
+               slower[k], rate, want);
+    }
+}
+
+/* FlexFlow 6.2's stopping rule: a chain is left when its best has not
+   improved for half of its proposals, and not before its `least`. */
+static void test_mcmc_stall_rule(void) {
+    CHECK(!kt__mcmc_stalled(9, 0, 10));   /* too soon */
+    CHECK(kt__mcmc_stalled(10, 0, 10));   /* never improved */
+    CHECK(kt__mcmc_stalled(100, 50, 10)); /* half without a gain */
+    CHECK(!kt__mcmc_stalled(100, 51, 10));
+    CHECK(kt__mcmc_stalled(101, 50, 10)); /* odd: 51 of 101 */
+    CHECK(!kt__mcmc_stalled(101, 51, 10));
+    CHECK(!kt__mcmc_stalled(1000, 999, 10));
+}
+
+/* The budget across chains: a proposal budget below the chain count ends
+   after exactly that many (each chain's share is rounded up; shares of 0
+   once read as "no limit" and never ended), a budget the chains use up
+   is tried to the last proposal, and a budget far beyond what the chains
+   take before they stall ends by itself (a chain that stalls hands what
+   it leaves to the next; the last one's stall ends the search). */
+static void test_mcmc_budget(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology topo;
+    kt_factors f;
+    kt_plan a;
+    kt_mcmc_options mo;
+    double ta;
+    int64_t tried, accepted;
+    static const int64_t budget[2] = {1, 10};
+    int i;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=64,batch=32", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &topo, &err) == KT_OK);
+    kt_factors_default(4, &f, &err);
+    for (i = 0; i < 2; i++) {
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = budget[i];
+        mo.restarts = 3;
+        mo.seconds = 5; /* (a safety net: shares of 0 ran on to it) */
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+                           &err) == KT_OK);
+        CHECKF(tried == budget[i], "budget %lld: %lld tried",
+               (long long)budget[i], (long long)tried);
+        CHECK(ta > 0 && a.step_seconds == ta);
+        kt_plan_free(&a);
+    }
+    memset(&mo, 0, sizeof mo);
+    mo.proposals = 200000;
+    mo.seconds = 60; /* (a safety net: the chains stall long before) */
+    CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
+          KT_OK);
+    CHECKF(tried < 20000, "%lld tried: the chains did not stall",
+           (long long)tried);
+    printf("mcmc on mlp 2x64 (4 devices), a budget of 200,000 proposals: "
+           "%lld tried before the chains stalled, %.3g s simulated\n",
+           (long long)tried, ta);
+    kt_plan_free(&a);
+    kt_graph_destroy(g);
+}
+
+/* With the default beta the chain from data parallelism leaves it: on a
+   one-layer transformer over 2 nodes of 4 devices, MCMC's best plan in
+   1000 proposals is strictly faster than data parallelism for every seed
+   tried.  (With beta 20, the default before, it returned data
+   parallelism itself: a chain accepting moves 1% slower 80% of the time
+   wanders away from the good plans it finds.) */
+static void test_mcmc_leaves_data(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology topo;
+    kt_factors f;
+    kt_plan a, data;
+    kt_mcmc_options mo;
+    kt_search_options so;
+    kt_machine m;
+    double ta, td;
+    int64_t tried, accepted;
+    uint64_t seed;
+    CHECK(kt_zoo_build("transformer:layers=1,dmodel=256,heads=8,ffn=1024,"
+                       "seq=64,batch=8", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &topo, &err) == KT_OK);
+    kt_factors_default(8, &f, &err);
+    memset(&so, 0, sizeof so);
+    m = kt_topology_machine(&topo);
+    so.machine = &m;
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(g, &f, &so, &data, &err) == KT_OK);
+    CHECK(simulated_seconds(g, &data, &topo, &td));
+    for (seed = 1; seed <= (getenv("KT_WRAP") ? 1u : 3u); seed++) {
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 1000;
+        mo.seed = seed;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+                           &err) == KT_OK);
+        CHECKF(ta < td, "seed %llu: mcmc %g s, data parallelism %g s",
+               (unsigned long long)seed, ta, td);
+        printf("mcmc on a transformer layer (8 devices, 1000 proposals, seed "
+               "%llu): %.3g s simulated, data parallelism %.3g s\n",
+               (unsigned long long)seed, ta, td);
+        kt_plan_free(&a);
+    }
+    kt_plan_free(&data);
+    kt_graph_destroy(g);
+}
 
 /* Do two simulations of the same task graph have the same timeline?
    Starts, ends, the step time, the critical path and busy times, all
@@ -3808,6 +3947,10 @@ int main(void) {
     test_profile();
     test_compute_model();
     test_mcmc();
+    test_mcmc_rule();
+    test_mcmc_stall_rule();
+    test_mcmc_budget();
+    test_mcmc_leaves_data();
     test_device_kinds();
     test_plan_sim();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
