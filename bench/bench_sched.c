@@ -440,6 +440,8 @@ int main(int argc, char **argv) {
         compare_mcmc("rnn:layers=2,hidden=512,steps=4,batch=32", 8,
                      "nodes:2x4:300G:25G", 500) ||
         compare_mcmc("alexnet:batch=32", 8, "nodes:2x4:300G:25G", 300) ||
+        compare_mcmc("wresnet:depth=50,widen=2,batch=32", 8,
+                     "nodes:2x4:300G:25G", 2000) ||
         compare_mcmc(m, quick ? 8 : 64, quick ? "flat:8:450G"
                                             : "nodes:8x8:450G:400Gb", 4))
         return 1;
