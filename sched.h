@@ -7836,7 +7836,8 @@ static kt_status kt__mcmc_chain(kt__mcmc_run *r, kt_plan_sim *ps,
     int64_t step, improved_at = 0, least = g->nop + g->ntensor;
     kt_status s;
     for (step = 0;; step++) {
-        if ((budget && step >= budget) || (deadline > 0 && kt__now() > deadline) ||
+        if ((budget && step >= budget) ||
+            (deadline > 0 && kt__now() > deadline) ||
             kt__mcmc_stalled(step, improved_at, least))
             return KT_OK;
         r->tried++;
@@ -7902,8 +7903,8 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
             if (chain > 0 && now >= start + o.seconds) break;
             deadline = now + (start + o.seconds - now) / left;
         }
-        if ((s = kt__mcmc_start(g, f, &o, &m, chain, &rng, &cur, err)) != KT_OK)
-            break;
+        s = kt__mcmc_start(g, f, &o, &m, chain, &rng, &cur, err);
+        if (s != KT_OK) break;
         /* the chain's task graph, updated by every proposal (delta
            simulation, FlexFlow 5.3) */
         s = kt_plan_sim_init(g, &cur, t, &ps, err);
@@ -7913,7 +7914,8 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
         if (s == KT_OK)
             s = kt__mcmc_keep(&r, ps.plan, ps.current->step_seconds, err);
         if (s == KT_OK)
-            s = kt__mcmc_chain(&r, &ps, &next, &o, budget, deadline, &rng, err);
+            s = kt__mcmc_chain(&r, &ps, &next, &o, budget, deadline, &rng,
+                               err);
         kt_plan_sim_free(&ps);
         /* a failed chain ends the search: the next chain's start would
            hide its error */
