@@ -7745,9 +7745,11 @@ static int kt__mcmc_accepts(double cur, double next, double beta,
    "cannot further improve the best discovered strategy for half of the
    search time" -- here counted in proposals (so that a seed and a
    proposal budget still fix the plan): the chain's best was last
-   improved at least half of its `step` proposals ago.  Not before the
-   chain has had `least` proposals, about one per op and tensor, so that
-   a start is not left before most of the plan was proposed a change. */
+   improved at least half of its `step` proposals ago.  The chain's own
+   best, not the search's: a chain from a random plan starts far behind
+   and would be left before it could catch up.  Not before the chain has
+   had `least` proposals, about one per op and tensor, so that a start
+   is not left before most of the plan was proposed a change. */
 static int kt__mcmc_stalled(int64_t step, int64_t improved_at,
                             int64_t least) {
     return step >= least && step - improved_at >= step - step / 2;
