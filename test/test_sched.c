@@ -3229,9 +3229,12 @@ static int scratch_in_sync(kt_plan_sim *ps, const char *what, int round) {
    compares must matter -- moved by one tick past what the shift allows,
    a device's free time, a queued task's ready time, a waiting task's
    partial ready time or the latest end before the restore point rules the
-   rejoin out.  (Random proposals alone seldom reach a state where only
-   one of them differs, so each is perturbed here.) */
+   rejoin out -- a device's free time also when the last failed
+   comparison left a witness after it.  (Random proposals alone seldom
+   reach a state where only one of them differs, so each is perturbed
+   here.) */
 static int64_t rejoin_seen, rejoin_tried[4], rejoin_wrong, rejoin_wrong_at[5];
+static int64_t rejoin_below_tried, rejoin_below_wrong;
 static int64_t started_checked, started_in_piece, started_wrong;
 
 /* White-box, the run's started test (kt__ps_started_at, kt__ps_started,
@@ -3338,6 +3341,32 @@ static void rejoin_hook(struct kt__plan_sim_work *w, struct kt__ps_run *st,
             if (rejoined_fully(w, st, P, tnew, &d, &R)) rejoin_wrong++, rejoin_wrong_at[0]++;
             else check_witness(w, st, P, tnew, KT__PS_WIT_RES, (int)r);
             wn->free_at[r] = keep;
+            break;
+        }
+    /* the same below the last failure's witness, another device or link
+       that agrees (the last one): the comparison looks at the witness
+       first, then at every device and link from the first on -- not only
+       from the witness's on */
+    for (r = 0; r + 1 < wn->nres; r++)
+        if (wn->free_at[r] > tnew) {
+            int wkind = st->wkind, wid = st->wid, next_check = st->next_check;
+            double wready = st->wready;
+            keep = wn->free_at[r];
+            wn->free_at[r] += tick;
+            st->wkind = KT__PS_WIT_RES;
+            st->wid = (int)(wn->nres - 1);
+            st->next_check = 0;
+            rejoin_below_tried++;
+            if (!kt__ps_res_agrees(w, wn, wn->nres - 1, tnew, tnew - d, d) ||
+                kt__plan_sim_rejoined(w, st, P, tnew, &d, &R))
+                rejoin_wrong++, rejoin_below_wrong++;
+            else
+                check_witness(w, st, P, tnew, KT__PS_WIT_RES, (int)r);
+            wn->free_at[r] = keep;
+            st->wkind = wkind;
+            st->wid = wid;
+            st->wready = wready;
+            st->next_check = next_check;
             break;
         }
     /* a task waiting for some predecessors */
@@ -3750,6 +3779,116 @@ static void test_plan_sim_grow(void) {
     kt_graph_destroy(g);
 }
 
+/* Growing a slot past blocks of one task (kt__plan_sim_grow_slot).  On
+   2 devices a sliding maximum of 2 rows, split by rows, needs one input
+   row across the devices' boundary one way only (m3: 15 output rows from
+   16, device 0 computes rows 0-7 and needs input row 8 of device 1's
+   8-15; device 1 needs nothing): a block of one task, which the chains
+   of element-wise ops never have (their exchanges go both ways).  Each
+   step splits one op by columns (4 tasks in a slot of 2), and its growth
+   moves a one-task block: op 0's takes the holes of ops 1-3 above it,
+   moving op 2's block up (its compute tasks name it, and this proposal
+   does not rebuild their lists); op 1's takes holes on both sides, op 2's
+   moved again; op 4's window would cost more than an eighth of the tasks
+   after it, so every later slot is refilled, op 6's block with them (its
+   readers far from the change); op 7's takes the holes below it, moving
+   op 6's block down -- its task ran before the change, so the proposal
+   keeps it from the old timeline, by its new number.  Ops 8 and 9, split
+   by columns from the start, are the tasks after the first growths.
+   Each proposal is accepted, so the next reads the renumbered graphs and
+   timeline, and each must price exactly as from scratch. */
+static void test_plan_sim_grow_one(void) {
+    static const char text[] =
+        "input a0[16,64]\n"
+        "a1[i,j] = relu(a0[i,j])\n"
+        "a2[i,j] = relu(a1[i,j])\n"
+        "m3[h,j] = max(dh:2) a2[h+dh,j]\n"
+        "a4[i,j] = relu(m3[i,j])\n"
+        "a5[i,j] = relu(a4[i,j])\n"
+        "a6[i,j] = relu(a5[i,j])\n"
+        "m7[h,j] = max(dh:2) a6[h+dh,j]\n"
+        "a8[i,j] = relu(m7[i,j])\n"
+        "a9[i,j] = relu(a8[i,j])\n"
+        "a10[i,j] = relu(a9[i,j])\n";
+    /* the op split by columns in each proposal, and its growth's path */
+    const int grown[4] = {0, 1, 4, 7};
+    const int refill[4] = {0, 0, 1, 0}, down[4] = {0, 1, 0, 1};
+    kt_graph *g;
+    kt_error err;
+    kt_topology t;
+    kt_factors f;
+    kt_search_options so;
+    kt_plan p, next;
+    kt_plan_sim ps;
+    int step, ok, moved_one = 0;
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    CHECKF(kt_graph_parse(g, text, sizeof text - 1, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(kt_topology_parse("flat:2:100G", &t, &err) == KT_OK);
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 2;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    if (kt_test_failed) return;
+    p.split[8 * KT_MAX_CUTS] = p.split[9 * KT_MAX_CUTS] = 1; /* j */
+    CHECKF(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_OK, "%s",
+           err.message);
+    CHECK(kt__plan_copy(&next, &p, g, &err) == KT_OK);
+    {
+        const kt__tg *X = &ps.work->tg[ps.work->cur];
+        CHECKF(X->bend[2] - X->base[2] == 1 && X->bend[6] - X->base[6] == 1,
+               "one-task blocks: op 2 has %d tasks, op 6 %d",
+               X->bend[2] - X->base[2], X->bend[6] - X->base[6]);
+    }
+    for (step = 0; step < 4 && !kt_test_failed; step++) {
+        kt_program prog;
+        kt_sim ref;
+        const kt__tg *X = &ps.work->tg[ps.work->cur];
+        int before = ps.work->relayouts, refills = ps.work->refills;
+        int downs = ps.work->downs, base2 = X->base[2], base6 = X->base[6];
+        memcpy(next.split, ps.plan->split,
+               sizeof(int) * (size_t)g->nop * KT_MAX_CUTS);
+        next.split[grown[step] * KT_MAX_CUTS] = 1; /* j */
+        if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK) {
+            CHECKF(0, "grow one, step %d: %s", step, err.message);
+            break;
+        }
+        CHECK(kt_lower(g, &next, &prog, &err) == KT_OK);
+        CHECK(kt_sim_build(g, &next, &prog, &t, &ref, &err) == KT_OK);
+        CHECK(kt_sim_run(&ref, &err) == KT_OK);
+        /* (both graphs are laid out alike: the current one's bases) */
+        X = &ps.work->tg[ps.work->cur];
+        CHECKF(ps.work->relayouts == before + 1 &&
+                   ps.work->refills - refills == refill[step] &&
+                   ps.work->downs - downs == down[step],
+               "grow one, step %d: %d slots grown, %d refills, %d down",
+               step, ps.work->relayouts - before, ps.work->refills - refills,
+               ps.work->downs - downs);
+        moved_one += (X->base[2] != base2) + (X->base[6] != base6);
+        CHECK(X->bend[2] - X->base[2] == 1 && X->bend[6] - X->base[6] == 1);
+        CHECK(ps.proposed->step_seconds == ref.step_seconds);
+        ok = same_proposal_state(&ps, &ref, "grow one", step);
+        kt_plan_sim_timeline(&ps);
+        ok = ok && same_task_graph(ps.proposed, &ref, "grow one", step);
+        CHECKF(ok, "grow one, step %d", step);
+        kt_plan_sim_accept(&ps); /* the next reads its graphs, timeline */
+        CHECK(scratch_in_sync(&ps, "grow one", step));
+        kt_sim_free(&ref);
+        kt_program_free(&prog);
+    }
+    /* op 2's block moved by the first two growths, op 6's by the others */
+    CHECKF(moved_one == 4, "one-task blocks moved %d times", moved_one);
+    printf("plan sim: slots grown past one-task blocks: %d growths, %d "
+           "refills, one-task blocks moved %d times\n", ps.work->relayouts,
+           ps.work->refills, moved_one);
+    kt_plan_sim_free(&ps);
+    kt_plan_free(&next);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 /* Shifts composed over many accepts: on a chain of 120 element-wise ops
    (data parallel, two tensors in the middle tiled by columns, so their
    transfers fix the tick), one early tensor's tiling toggled and every
@@ -3840,6 +3979,7 @@ static void test_plan_sim(void) {
     kt_search_options so;
     test_plan_sim_sink();
     test_plan_sim_grow();
+    test_plan_sim_grow_one();
     test_plan_sim_shifts();
     test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
                        "nodes:2x2:300G:25G", KT_STRATEGY_DATA, n, 11, &kept,
@@ -3894,6 +4034,10 @@ static void test_plan_sim(void) {
     CHECKF(rejoin_wrong == 0, "%lld %lld %lld %lld %lld", (long long)rejoin_wrong_at[0], (long long)rejoin_wrong_at[1], (long long)rejoin_wrong_at[2], (long long)rejoin_wrong_at[3], (long long)rejoin_wrong_at[4]);
     CHECK(rejoin_tried[0] > 0 && rejoin_tried[1] > 0 && rejoin_tried[2] > 0 &&
           rejoin_tried[3] > 0);
+    printf("plan sim: free times perturbed below another device's witness "
+           "%lld times; wrongly accepted %lld\n",
+           (long long)rejoin_below_tried, (long long)rejoin_below_wrong);
+    CHECK(rejoin_below_tried > 0 && rejoin_below_wrong == 0);
     printf("plan sim: %lld witnesses of a failed comparison checked (the "
            "device or queued task perturbed); %lld wrong\n",
            (long long)witness_checked, (long long)witness_wrong);
