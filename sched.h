@@ -77,10 +77,13 @@
                                lines of a topology file, so most ranges
                                in its device -> kind map (kept as ranges
                                so that a kt_topology stays a plain value)
-     KT_MCMC_BETA         2000 kt_plan_mcmc's default beta: a proposal
-                               slower by the fraction x is accepted with
-                               probability exp(-beta x) (README
-                               "Performance" has how it was chosen)
+     KT_MCMC_BETA_PER_OP  40   kt_plan_mcmc's default beta, per op of
+                               the graph: a proposal slower by the
+                               fraction x is accepted with probability
+                               exp(-beta x), and one move changes a step
+                               by about 1/ops of it, so a bigger graph
+                               needs a bigger beta (README "Performance"
+                               has how it was chosen)
      KT_SIM_CHECKPOINT    1024 kt_sim_delta's spacing of checkpoints
                                (in task starts) and block of its shift
                                index: a delta re-simulates about half of
@@ -104,8 +107,8 @@
 #if KT_SIM_CHECKPOINT < 1 || KT_SIM_CHECKPOINT > 65536
 #error "KT_SIM_CHECKPOINT must be from 1 to 65536"
 #endif
-#ifndef KT_MCMC_BETA
-#define KT_MCMC_BETA 2000.0
+#ifndef KT_MCMC_BETA_PER_OP
+#define KT_MCMC_BETA_PER_OP 40.0
 #endif
 
 #ifdef __cplusplus
@@ -493,7 +496,9 @@ typedef struct kt_mcmc_options {
                               first to run out; neither: 1000 proposals    */
     double beta;           /* Metropolis: a proposal slower by the fraction
                               x is accepted with probability exp(-beta x);
-                              0: KT_MCMC_BETA (2000: 0.05% slower, e^-1)   */
+                              0: KT_MCMC_BETA_PER_OP (40) times the op
+                              count (a 1000-op graph: 40,000, a move
+                              0.0025% slower accepted one time in e)      */
     uint64_t seed;         /* same seed and proposal budget, same plan      */
     int restarts;          /* chains: the first from data parallelism (or
                               the DP plan when it does not apply), the rest
@@ -7741,6 +7746,15 @@ static int kt__mcmc_accepts(double cur, double next, double beta,
     return next <= cur || kt__rng_unit(rng) < exp(-beta * (next - cur) / cur);
 }
 
+/* The default beta: KT_MCMC_BETA_PER_OP per op.  A single move changes
+   one op's conversions, about 1/ops of a step, so a beta fixed for all
+   graphs makes the chain on a big graph a random walk (it accepts
+   nearly every move, worse or not) and on a small one a greedy descent;
+   per op, a typical move is accepted as often on any graph. */
+static double kt__mcmc_default_beta(const kt_graph *g) {
+    return KT_MCMC_BETA_PER_OP * (double)g->nop;
+}
+
 /* FlexFlow 6.2's second reason to leave an initial strategy: its chain
    "cannot further improve the best discovered strategy for half of the
    search time" -- here counted in proposals (so that a seed and a
@@ -7875,7 +7889,7 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     memset(&next, 0, sizeof next);
     if (opt) o = *opt;
     if (o.restarts <= 0) o.restarts = 2;
-    if (o.beta <= 0) o.beta = KT_MCMC_BETA;
+    if (o.beta <= 0) o.beta = kt__mcmc_default_beta(g);
     if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
     rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
     *tried = *accepted = 0;

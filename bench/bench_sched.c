@@ -267,12 +267,11 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
 
 /* One MCMC chain as kt_plan_mcmc runs it (from data parallelism, the DP
    plan where it does not apply; its proposals and its Metropolis rule
-   with the default beta, KT_MCMC_BETA), timing only what each proposal
-   costs the chain -- kt_plan_sim_propose, and kt_plan_sim_accept when
-   accepted -- not the chain's start: the rate the MCMC target is about.
-   Accepts cost time too: single moves change a big step time by well
-   under a percent, and the rule takes a move 0.05% slower one time in
-   e. */
+   with the default beta, kt__mcmc_default_beta), timing only what each
+   proposal costs the chain -- kt_plan_sim_propose, and
+   kt_plan_sim_accept when accepted -- not the chain's start: the rate
+   the MCMC target is about.  Accepts cost time too: on wresnet-152 (beta
+   41,240) a move 0.0025% slower is taken one time in e. */
 static int bench_chain(const char *model, int ndev, const char *topo,
                        int proposals) {
     kt_graph *g = NULL;
@@ -306,7 +305,7 @@ static int bench_chain(const char *model, int ndev, const char *topo,
         if (kt_plan_sim_propose(&ps, &next, &err) != KT_OK)
             return die("propose", &err);
         nt = ps.proposed->step_seconds;
-        if (kt__mcmc_accepts(cur, nt, KT_MCMC_BETA, &rng)) {
+        if (kt__mcmc_accepts(cur, nt, kt__mcmc_default_beta(g), &rng)) {
             kt_plan_sim_accept(&ps);
             cur = nt;
             accepted++;

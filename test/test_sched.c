@@ -1563,12 +1563,12 @@ static void test_mcmc_budget(void) {
     kt_graph_destroy(g);
 }
 
-/* With the default beta the chain from data parallelism leaves it: on a
-   one-layer transformer over 2 nodes of 4 devices, MCMC's best plan in
-   1000 proposals is strictly faster than data parallelism for every seed
-   tried.  (With beta 20, the default before, it returned data
-   parallelism itself: a chain accepting moves 1% slower 80% of the time
-   wanders away from the good plans it finds.) */
+/* With the default beta (40 per op: 1,880 here) the chain from data
+   parallelism leaves it: on a one-layer transformer over 2 nodes of 4
+   devices, MCMC's best plan in 1000 proposals is strictly faster than
+   data parallelism for every seed tried.  (With beta 20, the default
+   before, it returned data parallelism itself: a chain accepting moves 1%
+   slower 80% of the time wanders away from the good plans it finds.) */
 static void test_mcmc_leaves_data(void) {
     kt_graph *g;
     kt_error err;
