@@ -36,10 +36,11 @@
      changed); a delta simulation after a single-operator change 35-50x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  An MCMC
-     proposal with its accept takes ~10-15 ms there under load (66-100
-     a second; the issue's target is 10,000): the re-lowering of the roles it changes,
-     the task graph updated in place (slots grow into the nearest holes),
-     and ~27,700 task starts re-simulated before the rejoin, each setting
+     proposal with its accept takes ~6 ms there (about 170 a second in
+     kt_plan_mcmc's chain; the issue's target is 10,000): the
+     re-lowering of the roles it changes, the task graph updated in
+     place (slots grow into the nearest holes), and ~27,700 task starts
+     re-simulated before the rejoin, each setting
      up its wait state from its predecessors in a timeline kept as moved
      blocks.  An exact delta simulation cannot go much further at this
      granularity: those starts alone, at a full run's ~16 ns a start, take
