@@ -447,7 +447,12 @@ typedef struct kt_plan_sim {
     struct kt__plan_sim_work *work;
 } kt_plan_sim;
 
-/* Lowers, builds and simulates plan p on topology t. */
+/* Lowers, builds and simulates plan p on topology t, and copies the task
+   graph into the second one that proposals are built in (so the first
+   proposal costs what later ones do).  The graphs' per-task arrays get
+   room for four times the task slots (KT__PS_ROOM) so that a chain's
+   growing graph seldom moves them: address space, whose pages are
+   touched only as the graph grows into them. */
 kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, kt_plan_sim *ps,
                            kt_error *err);
@@ -5254,13 +5259,15 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
 
 /* The capacity in task slots that the slots' arrays get when they grow:
    KT__PS_ROOM times what is asked.  A proposal's chain grows the graph
-   (on wresnet-152 over 64 devices from 450k tasks to 700k in 200
-   proposals, 1.05M in 600): growing by doubling moved some 40 per-slot
-   arrays of both graphs at once at every power of two, and each move
-   copied them into fresh pages (one proposal of 0.8 s in 600).  Room
-   that is never written costs address space, not memory: the arrays
-   are copied only as far as they are used (kt__grow_to) and initialised
-   only as far as there are slots (nt_init, kt__sim_work's set_init). */
+   (on wresnet-152 over 64 devices from 450k tasks, 705k slots, to 1.05M
+   tasks, 1.35M slots, in 600 proposals, 1.62M slots in 1000): growing
+   by doubling moved some 40 per-slot arrays of both graphs at once at
+   every power of two, copying them into fresh pages (one proposal of
+   0.9-1.1 s in 600).  Room never written costs address space, not
+   memory: the arrays are copied only as far as they are used
+   (kt__grow_to) and initialised only as far as there are slots
+   (nt_init, kt__sim_work's set_init).  (Where address space is short --
+   a 32-bit build, ulimit -v -- define KT__PS_ROOM 2 or 1.) */
 #ifndef KT__PS_ROOM
 #define KT__PS_ROOM 4
 #endif
