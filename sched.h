@@ -6489,18 +6489,25 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     }
     mlo = O->base[first];
     mhi = O->bend[b];
-    for (x = 0; x < 2; x++) { /* the references, in the old numbering */
-        kt__tg *X = &w->tg[x];
-        kt__ps_side *sd = &w->side[x];
+    { /* the references, in the old numbering: renumbered in the current
+         graph and copied into the scratch one, whose lists are the same
+         (right after the re-sync), in slots of their own */
+        const kt__tg *X = O;
+        kt__tg *Y = &w->tg[1 - w->cur];
+        const kt__ps_side *sd = &w->side[w->cur];
+        kt__ps_side *sy = &w->side[1 - w->cur];
         int *pred = X->sim.pred, *se = sd->se;
         for (k = 0; k < w->nrops; k++) {
-            int j2 = X->send[w->rops[k]];
-            for (j = X->seg[w->rops[k]]; j < j2; j++)
+            int q = w->rops[k], j2 = X->send[q];
+            for (j = X->seg[q]; j < j2; j++)
                 pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi, pred[j]);
+            memcpy(Y->sim.pred + Y->seg[q], pred + X->seg[q],
+                   sizeof(int) * (size_t)(j2 - X->seg[q]));
         }
-        for (k = 0; k < w->ngops; k++)
+        for (k = 0; k < w->ngops; k++) {
+            int q = w->gops[k];
             for (r = 0; r < 2; r++) {
-                kt__plan_sim_range(w, X, w->gops[k], r, &lo, &hi);
+                kt__plan_sim_range(w, X, q, r, &lo, &hi);
                 for (u = lo; u < hi; u++) {
                     int j2 = sd->sfirst[u] + sd->sn[u];
                     for (j = sd->sfirst[u]; j < j2; j++)
@@ -6508,9 +6515,13 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                                    se[j]);
                 }
             }
-        if (w->crit_last[x] >= 0)
-            w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
-                                                 w->crit_last[x]);
+            memcpy(sy->se + sy->sseg[q], se + sd->sseg[q],
+                   sizeof(int) * (size_t)sd->suse[q]);
+        }
+        for (x = 0; x < 2; x++)
+            if (w->crit_last[x] >= 0)
+                w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
+                                                     w->crit_last[x]);
     }
     /* the timeline names the moved tasks (kt__tl: one for both graphs) */
     for (k = first; k <= b; k++)
