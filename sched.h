@@ -458,7 +458,12 @@ typedef struct kt_plan_sim {
     struct kt__plan_sim_work *work;
 } kt_plan_sim;
 
-/* Lowers, builds and simulates plan p on topology t. */
+/* Lowers, builds and simulates plan p on topology t, and copies the task
+   graph into the second one that proposals are built in (so the first
+   proposal costs what later ones do).  The graphs' per-task arrays get
+   room for four times the task slots (KT__PS_ROOM) so that a chain's
+   growing graph seldom moves them: address space, whose pages are
+   touched only as the graph grows into them. */
 kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
                            const kt_topology *t, kt_plan_sim *ps,
                            kt_error *err);
@@ -2089,16 +2094,37 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
     return s;
 }
 
-/* Grows *p to hold `need` elements (capacity only ever grows, so a caller
-   that refills one kt_sim for many task graphs allocates rarely). */
-static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
+/* Grows *p to hold `need` elements: to `want` of them when want >= need,
+   else to the next doubling of its capacity.  Only its first `used`
+   elements are kept: an array whose tail, or whole, is to be rewritten
+   before it is read is allocated anew and only what it holds is copied
+   (a realloc copies every element, and the copy touches -- faults in --
+   a fresh page for each 4 KB of it: on wresnet-152 over 64 devices
+   those page faults were a fifth of the time of an MCMC chain).  Every
+   element kept: a realloc, which may move no page at all.  NULL: out of
+   memory, and *p is as it was.  (Capacity only ever grows, so a caller
+   that refills one kt_sim for many task graphs allocates rarely.) */
+static void *kt__grow_to(void *p, size_t *cap, size_t need, size_t want,
+                         size_t used, size_t elem) {
     size_t nc;
+    void *q;
     if (need <= *cap && p) return p;
-    nc = *cap ? *cap : 64;
-    while (nc < need) nc *= 2;
-    p = KT_REALLOC(p, nc * elem);
-    if (p) *cap = nc;
-    return p;
+    nc = want;
+    if (nc < need)
+        for (nc = *cap ? *cap : 64; nc < need;) nc *= 2;
+    if (used >= *cap || !p) {
+        q = KT_REALLOC(p, nc * elem);
+    } else {
+        if (!(q = KT_MALLOC(nc * elem))) return NULL;
+        if (used) memcpy(q, p, used * elem);
+        KT_FREE(p);
+    }
+    if (q) *cap = nc;
+    return q;
+}
+
+static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
+    return kt__grow_to(p, cap, need, 0, (size_t)-1, elem);
 }
 
 /* ----------------------------------------------- the task graph, op by op */
@@ -2216,19 +2242,24 @@ static int kt__tgctx_init(kt__tgctx *c, const kt_graph *g,
     return 1;
 }
 
-/* Room for n tasks and p predecessor entries. */
-static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
+/* Room for n tasks and p predecessor entries (a growth of the tasks'
+   arrays as kt__grow_to's `want` and `used` say). */
+static int kt__tg_reserve_to(kt__tg *tg, size_t n, size_t p, size_t want,
+                             size_t used) {
     void *np;
     if (n > tg->cap_task || !tg->sim.task) {
         size_t c = tg->cap_task;
-        if (!(np = kt__sim_grow(tg->sim.task, &c, n, sizeof(kt_sim_task))))
+        if (!(np = kt__grow_to(tg->sim.task, &c, n, want, used,
+                               sizeof(kt_sim_task))))
             return 0;
         tg->sim.task = (kt_sim_task *)np;
         c = tg->cap_task;
-        if (!(np = kt__sim_grow(tg->role, &c, n, sizeof(int)))) return 0;
+        if (!(np = kt__grow_to(tg->role, &c, n, want, used, sizeof(int))))
+            return 0;
         tg->role = (int *)np;
         c = tg->cap_task;
-        if (!(np = kt__sim_grow(tg->kind, &c, n, sizeof(int)))) return 0;
+        if (!(np = kt__grow_to(tg->kind, &c, n, want, used, sizeof(int))))
+            return 0;
         tg->kind = (int *)np;
         tg->cap_task = c;
     }
@@ -2238,6 +2269,10 @@ static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
         tg->sim.pred = (int *)np;
     }
     return 1;
+}
+
+static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
+    return kt__tg_reserve_to(tg, n, p, 0, (size_t)-1);
 }
 
 /* One pass of kt__tg_sort: the indices in[0..n) into out, stably by
@@ -2802,6 +2837,7 @@ struct kt__sim_work {
     int *pos;            /* pos[order[k]] == k                             */
     int *devprev;        /* the task before it on its device, -1: none     */
     kt__wait *wait;      /* scratch of one run                              */
+    size_t set_init;     /* wait[0 .. set_init) have their `set` stamps     */
     int *pend;           /* scratch of deriving the successor lists        */
     kt__queue queue;
     double *free_at;     /* per resource: when it is free,                 */
@@ -3050,12 +3086,15 @@ static int kt__sim_take_preds(struct kt__sim_work *w, const int *src,
 }
 
 /* Allocates s's workspace when it has none and sizes its arrays for
-   s->ntask tasks on s->ndev + s->nlink resources (capacities only grow).
-   0: out of memory -- and then nothing is lost: every array keeps its
-   contents (one that grew before the failure is merely larger), so the
-   incremental task graph, which keeps its timeline in these arrays
-   between proposals, can grow a graph and fail without losing it. */
-static int kt__sim_grow_work(kt_sim *s) {
+   s->ntask tasks on s->ndev + s->nlink resources (capacities only grow;
+   a growth gives `want` task entries when that is enough, else doubles,
+   and keeps the first `used` entries of every per-task array -- all of
+   them: (size_t)-1).  0: out of memory -- and then nothing is lost: every
+   array keeps its contents (one that grew before the failure is merely
+   larger), so the incremental task graph, which keeps its timeline in
+   these arrays between proposals, can grow a graph and fail without
+   losing it. */
+static int kt__sim_grow_work_to(kt_sim *s, size_t want, size_t used) {
     struct kt__sim_work *w = s->work;
     size_t n1 = (size_t)s->ntask + 1, nr = (size_t)(s->ndev + s->nlink) + 1;
     if (!w) {
@@ -3068,9 +3107,11 @@ static int kt__sim_grow_work(kt_sim *s) {
         uint64_t *bits;
         void *np;
         s->start = s->end = NULL; /* the arrays move */
+        if (used < w->set_init) w->set_init = used; /* (the rest is lost) */
 #define KT__GROW(field, type)                                               \
     (c = w->cap_n,                                                          \
-     (np = kt__sim_grow(w->field, &c, need, sizeof(type))) != NULL          \
+     (np = kt__grow_to(w->field, &c, need, want, used, sizeof(type))) !=    \
+             NULL                                                           \
          ? (w->field = (type *)np, 1) : 0)
         if (!KT__GROW(pred_first, int) || !KT__GROW(npred, int) ||
             !KT__GROW(succ_first, int) || !KT__GROW(succ_sole, int) ||
@@ -3085,10 +3126,6 @@ static int kt__sim_grow_work(kt_sim *s) {
             !KT__GROW(queue.words, int))
             return 0;
 #undef KT__GROW
-        { /* (the new wait states' stamps: never set up) */
-            size_t i;
-            for (i = w->cap_n; i < c; i++) w->wait[i].set = 0;
-        }
         /* (a bit per task; zeroed: a sort leaves it as it found it; the
            old one is freed only once the new one is there) */
         bits = (uint64_t *)kt__calloc(c / 64 + 1, sizeof(uint64_t));
@@ -3096,6 +3133,13 @@ static int kt__sim_grow_work(kt_sim *s) {
         KT_FREE(w->queue.bits);
         w->queue.bits = bits;
         w->cap_n = c;
+    }
+    if (n1 > w->set_init) { /* the new wait states' stamps: never set up
+                               (up to the tasks, not the capacity: its
+                               pages are touched only when used) */
+        size_t i;
+        for (i = w->set_init; i < n1; i++) w->wait[i].set = 0;
+        w->set_init = n1;
     }
     if (nr > w->cap_res) {
         size_t c = w->cap_res;
@@ -3111,6 +3155,10 @@ static int kt__sim_grow_work(kt_sim *s) {
         w->cap_res = c;
     }
     return 1;
+}
+
+static int kt__sim_grow_work(kt_sim *s) {
+    return kt__sim_grow_work_to(s, 0, (size_t)-1);
 }
 
 /* kt__sim_grow_work for a run (kt__sim_prepare starts with it), the
@@ -5044,6 +5092,8 @@ struct kt__plan_sim_work {
                               between proposals)                          */
     int *s2c, *c2s;        /* slot -> compact task number and back         */
     size_t cap_nt, cap_c2s;
+    size_t nt_init;        /* the per-slot arrays' slots 0 .. nt_init are
+                              in use, or initialised (kt__plan_sim_size)  */
     int crit_last[2];      /* per task graph: the task its critical path is
                               walked back from                            */
     /* the public views (kt__plan_sim_publish) */
@@ -5228,31 +5278,54 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
     return 1;
 }
 
+/* The capacity in task slots that the slots' arrays get when they grow:
+   KT__PS_ROOM times what is asked.  A proposal's chain grows the graph
+   (on wresnet-152 over 64 devices from 450k tasks, 705k slots, to 1.05M
+   tasks, 1.35M slots, in 600 proposals, 1.62M slots in 1000): growing
+   by doubling moved some 40 per-slot arrays of both graphs at once at
+   every power of two, copying them into fresh pages (one proposal of
+   0.9-1.1 s in 600).  Room never written costs address space, not
+   memory: the arrays are copied only as far as they are used
+   (kt__grow_to) and initialised only as far as there are slots
+   (nt_init, kt__sim_work's set_init).  (Where address space is short --
+   a 32-bit build, ulimit -v -- define KT__PS_ROOM 2 or 1.) */
+#ifndef KT__PS_ROOM
+#define KT__PS_ROOM 4
+#endif
+static size_t kt__plan_sim_want(size_t n) {
+    return n <= (size_t)-1 / KT__PS_ROOM / 64 ? n * KT__PS_ROOM : n;
+}
+
 /* Sizes the per-slot arrays for n task slots (capacities only grow; mark,
-   cmark, ecnt and fresh start at 0, and ecnt is left at 0 by every
-   proposal).  0: out of memory. */
+   cmark, ecnt and fresh start at 0 -- up to nt_init, the slots sized so
+   far -- and ecnt is left at 0 by every proposal).  0: out of memory. */
 static int kt__plan_sim_size(struct kt__plan_sim_work *w, size_t n) {
-    size_t c = w->cap_nt;
+    size_t c = w->cap_nt, want = kt__plan_sim_want(n), used = w->nt_init;
     void *np;
-    if (n <= w->cap_nt) return 1;
+    if (n > w->cap_nt) {
 #define KT__PGROW(field, type)                                              \
     (c = w->cap_nt,                                                         \
-     (np = kt__sim_grow(w->field, &c, n, sizeof(type))) != NULL             \
+     (np = kt__grow_to(w->field, &c, n, want, used, sizeof(type))) != NULL  \
          ? (w->field = (type *)np, 1) : 0)
-    if (!KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
-        !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
-        !KT__PGROW(partial, int) ||
-        !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
-        !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int) ||
-        !KT__PGROW(tl.sp, int))
-        return 0;
+        if (!KT__PGROW(qpos[0], int) || !KT__PGROW(qpos[1], int) ||
+            !KT__PGROW(mark, unsigned) || !KT__PGROW(cmark, unsigned) ||
+            !KT__PGROW(partial, int) ||
+            !KT__PGROW(partial_at, int) || !KT__PGROW(ecnt, int) ||
+            !KT__PGROW(fresh, unsigned char) || !KT__PGROW(s2c, int) ||
+            !KT__PGROW(tl.sp, int))
+            return 0;
 #undef KT__PGROW
-    memset(w->tl.sp + w->cap_nt, 0xff, sizeof(int) * (c - w->cap_nt));
-    memset(w->mark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->cmark + w->cap_nt, 0, sizeof(unsigned) * (c - w->cap_nt));
-    memset(w->ecnt + w->cap_nt, 0, sizeof(int) * (c - w->cap_nt));
-    memset(w->fresh + w->cap_nt, 0, c - w->cap_nt);
-    w->cap_nt = c;
+        w->cap_nt = c;
+    }
+    if (n > w->nt_init) {
+        size_t m = n - used;
+        memset(w->tl.sp + used, 0xff, sizeof(int) * m);
+        memset(w->mark + used, 0, sizeof(unsigned) * m);
+        memset(w->cmark + used, 0, sizeof(unsigned) * m);
+        memset(w->ecnt + used, 0, sizeof(int) * m);
+        memset(w->fresh + used, 0, m);
+        w->nt_init = n;
+    }
     return 1;
 }
 
@@ -5266,19 +5339,21 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
                              size_t extra) {
     kt__tg *X = &w->tg[x];
     kt__ps_side *sd = &w->side[x];
-    size_t n = (size_t)sd->nslot + 1, c;
+    /* (a growth keeps the slots the graph had: X->sim.ntask, till set) */
+    size_t n = (size_t)sd->nslot + 1, c, want = kt__plan_sim_want(n);
+    size_t used = (size_t)X->sim.ntask + 1;
     void *np;
-    if (!kt__tg_reserve(X, n, (size_t)sd->nseg + extra + 1) ||
+    if (!kt__tg_reserve_to(X, n, (size_t)sd->nseg + extra + 1, want, used) ||
         !kt__plan_sim_size(w, n))
         return 0;
     X->sim.ntask = sd->nslot;
     X->sim.ndev = w->c.nd;
     X->sim.nlink = w->c.links.n;
     /* (not kt__sim_reserve: a failure must not free the timeline) */
-    if (!kt__sim_grow_work(&X->sim)) return 0;
+    if (!kt__sim_grow_work_to(&X->sim, want, used)) return 0;
     if (!X->sim.critical) X->sim.work->cap_crit = 0;
-    if (!(np = kt__sim_grow(X->sim.critical, &X->sim.work->cap_crit, n,
-                            sizeof(int))))
+    if (!(np = kt__grow_to(X->sim.critical, &X->sim.work->cap_crit, n, want,
+                           used, sizeof(int))))
         return 0;
     X->sim.critical = (int *)np;
     if (!(np = kt__sim_grow(sd->se, &sd->cap_se,
@@ -5286,13 +5361,16 @@ static int kt__plan_sim_room(struct kt__plan_sim_work *w, int x,
         return 0;
     sd->se = (int *)np;
     c = sd->cap_n;
-    if (!(np = kt__sim_grow(sd->sfirst, &c, n, sizeof(int)))) return 0;
+    if (!(np = kt__grow_to(sd->sfirst, &c, n, want, used, sizeof(int))))
+        return 0;
     sd->sfirst = (int *)np;
     c = sd->cap_n;
-    if (!(np = kt__sim_grow(sd->sn, &c, n, sizeof(int)))) return 0;
+    if (!(np = kt__grow_to(sd->sn, &c, n, want, used, sizeof(int))))
+        return 0;
     sd->sn = (int *)np;
     c = sd->cap_n;
-    if (!(np = kt__sim_grow(sd->owner, &c, n, sizeof(int)))) return 0;
+    if (!(np = kt__grow_to(sd->owner, &c, n, want, used, sizeof(int))))
+        return 0;
     sd->owner = (int *)np;
     sd->cap_n = c;
     return 1;
@@ -5553,25 +5631,33 @@ static kt_status kt__plan_sim_full(struct kt__plan_sim_work *w, int x,
     int np_, n = kt__plan_sim_live(w, x, &np_), u, k;
     void *np;
     kt_status s;
-    if (!(np = kt__sim_grow(w->c2s, &w->cap_c2s, (size_t)n + 1, sizeof(int))))
+    /* Every array of the flat graph, its simulator's too, is rewritten
+       whole by this run (another graph: derived afresh): one that grows
+       keeps nothing (no copy of what is overwritten anyway). */
+    if (!(np = kt__grow_to(w->c2s, &w->cap_c2s, (size_t)n + 1, 0, 0,
+                           sizeof(int))))
         goto nomem;
     w->c2s = (int *)np;
-    if (!(np = kt__sim_grow(f->task, &w->cap_ft, (size_t)n + 1,
-                            sizeof(kt_sim_task))))
+    if (!(np = kt__grow_to(f->task, &w->cap_ft, (size_t)n + 1, 0, 0,
+                           sizeof(kt_sim_task))))
         goto nomem;
     f->task = (kt_sim_task *)np;
-    if (!(np = kt__sim_grow(f->pred, &w->cap_fp, (size_t)np_ + 1,
-                            sizeof(int))))
+    if (!(np = kt__grow_to(f->pred, &w->cap_fp, (size_t)np_ + 1, 0, 0,
+                           sizeof(int))))
         goto nomem;
     f->pred = (int *)np;
     if (!f->busy &&
         !(f->busy = (double *)kt__calloc((size_t)w->c.nd + 1, sizeof(double))))
         goto nomem;
-    kt__plan_sim_compact_map(w, x, w->c2s);
-    kt__plan_sim_compact(w, x, f->task, f->pred);
     f->ntask = n;
     f->ndev = w->c.nd;
     f->nlink = w->c.links.n;
+    if (f->work && (size_t)n + 1 > f->work->cap_n) {
+        f->work->derived = 0; /* (what it derived is lost) */
+        if (!kt__sim_grow_work_to(f, 0, 0)) goto nomem;
+    }
+    kt__plan_sim_compact_map(w, x, w->c2s);
+    kt__plan_sim_compact(w, x, f->task, f->pred);
     if ((s = kt_sim_run(f, err)) != KT_OK) return s;
     fw = f->work;
     for (u = 0; u < w->side[x].nslot; u++) {
@@ -5698,7 +5784,7 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         w->qwait[j] = tw[j];
         w->crit_last[j] = tc[j];
     }
-    memset(w->fresh, 0, w->cap_nt);
+    memset(w->fresh, 0, w->nt_init);
     return KT_OK;
 }
 
@@ -5893,26 +5979,32 @@ static int kt__plan_sim_pub_room(struct kt__plan_sim_work *w, int x) {
     if (!P->busy &&
         !(P->busy = (double *)kt__calloc((size_t)w->c.nd + 1, sizeof(double))))
         return 0;
+    /* (nothing kept when they grow: kt__plan_sim_publish writes them
+       whole, and a chain that never asks for a timeline never touches
+       their pages) */
     c = w->cap_pt[x];
-    if (!(np = kt__sim_grow(w->ptask[x], &c, (size_t)n + 1,
-                            sizeof(kt_sim_task))))
+    if (!(np = kt__grow_to(w->ptask[x], &c, (size_t)n + 1, 0, 0,
+                           sizeof(kt_sim_task))))
         return 0;
     w->ptask[x] = (kt_sim_task *)np;
     c = w->cap_pt[x];
-    if (!(np = kt__sim_grow(w->pstart[x], &c, (size_t)n + 1, sizeof(double))))
+    if (!(np = kt__grow_to(w->pstart[x], &c, (size_t)n + 1, 0, 0,
+                           sizeof(double))))
         return 0;
     w->pstart[x] = (double *)np;
     c = w->cap_pt[x];
-    if (!(np = kt__sim_grow(w->pend[x], &c, (size_t)n + 1, sizeof(double))))
+    if (!(np = kt__grow_to(w->pend[x], &c, (size_t)n + 1, 0, 0,
+                           sizeof(double))))
         return 0;
     w->pend[x] = (double *)np;
     c = w->cap_pt[x];
-    if (!(np = kt__sim_grow(w->pcrit[x], &c, (size_t)n + 1, sizeof(int))))
+    if (!(np = kt__grow_to(w->pcrit[x], &c, (size_t)n + 1, 0, 0,
+                           sizeof(int))))
         return 0;
     w->pcrit[x] = (int *)np;
     w->cap_pt[x] = c;
-    if (!(np = kt__sim_grow(w->ppred[x], &w->cap_pp[x], (size_t)npr + 1,
-                            sizeof(int))))
+    if (!(np = kt__grow_to(w->ppred[x], &w->cap_pp[x], (size_t)npr + 1, 0, 0,
+                           sizeof(int))))
         return 0;
     w->ppred[x] = (int *)np;
     P->ntask = n;
@@ -6044,6 +6136,10 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
         kt_plan_sim_free(ps);
         return s;
     }
+    /* the scratch graph made the current one (the relayout left it the
+       compact graph): one-time work that would otherwise fall to the
+       first proposal (a copy of every slot, a tenth of the init) */
+    if (!kt__plan_sim_resync(w)) goto nomem_late;
     if (!kt__tl_reserve(&w->tl, w->side[w->cur].nslot / KT__DBLOCK + 1))
         goto nomem_late;
     kt__plan_sim_tl_build(w, w->cur);
@@ -6414,18 +6510,25 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
     }
     mlo = O->base[first];
     mhi = O->bend[b];
-    for (x = 0; x < 2; x++) { /* the references, in the old numbering */
-        kt__tg *X = &w->tg[x];
-        kt__ps_side *sd = &w->side[x];
+    { /* the references, in the old numbering: renumbered in the current
+         graph and copied into the scratch one, whose lists are the same
+         (right after the re-sync), in slots of their own */
+        const kt__tg *X = O;
+        kt__tg *Y = &w->tg[1 - w->cur];
+        const kt__ps_side *sd = &w->side[w->cur];
+        kt__ps_side *sy = &w->side[1 - w->cur];
         int *pred = X->sim.pred, *se = sd->se;
         for (k = 0; k < w->nrops; k++) {
-            int j2 = X->send[w->rops[k]];
-            for (j = X->seg[w->rops[k]]; j < j2; j++)
+            int q = w->rops[k], j2 = X->send[q];
+            for (j = X->seg[q]; j < j2; j++)
                 pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi, pred[j]);
+            memcpy(Y->sim.pred + Y->seg[q], pred + X->seg[q],
+                   sizeof(int) * (size_t)(j2 - X->seg[q]));
         }
-        for (k = 0; k < w->ngops; k++)
+        for (k = 0; k < w->ngops; k++) {
+            int q = w->gops[k];
             for (r = 0; r < 2; r++) {
-                kt__plan_sim_range(w, X, w->gops[k], r, &lo, &hi);
+                kt__plan_sim_range(w, X, q, r, &lo, &hi);
                 for (u = lo; u < hi; u++) {
                     int j2 = sd->sfirst[u] + sd->sn[u];
                     for (j = sd->sfirst[u]; j < j2; j++)
@@ -6433,9 +6536,13 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
                                                    se[j]);
                 }
             }
-        if (w->crit_last[x] >= 0)
-            w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
-                                                 w->crit_last[x]);
+            memcpy(sy->se + sy->sseg[q], se + sd->sseg[q],
+                   sizeof(int) * (size_t)sd->suse[q]);
+        }
+        for (x = 0; x < 2; x++)
+            if (w->crit_last[x] >= 0)
+                w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
+                                                     w->crit_last[x]);
     }
     /* the timeline names the moved tasks (kt__tl: one for both graphs) */
     for (k = first; k <= b; k++)
@@ -7266,7 +7373,7 @@ static void kt__plan_sim_tail(struct kt__plan_sim_work *w, kt__ps_run *st,
 static void kt__plan_sim_clear_stamps(kt_sim *s) {
     size_t i;
     if (!s->work) return;
-    for (i = 0; i < s->work->cap_n; i++) s->work->wait[i].set = 0;
+    for (i = 0; i < s->work->set_init; i++) s->work->wait[i].set = 0;
 }
 
 /* The queue at restore point R, with the old timeline copied up to it:
@@ -7625,8 +7732,8 @@ static void kt__plan_sim_write_timeline(struct kt__plan_sim_work *w, int x) {
    wraps). */
 static void kt__plan_sim_epoch(struct kt__plan_sim_work *w) {
     if (++w->mark_base == 0) {
-        memset(w->mark, 0, sizeof(unsigned) * w->cap_nt);
-        memset(w->cmark, 0, sizeof(unsigned) * w->cap_nt);
+        memset(w->mark, 0, sizeof(unsigned) * w->nt_init);
+        memset(w->cmark, 0, sizeof(unsigned) * w->nt_init);
         w->mark_base = 1;
     }
 }

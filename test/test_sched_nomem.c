@@ -37,6 +37,10 @@
    ones would be (default: twice as many), so that a walk reaches it */
 #define KT__TL_REPACK4 4
 #define KT__TL_SLACK 0
+/* the slots' arrays sized exactly to the slots (default: four times as
+   many), so that every slot grown past the end grows them -- and fails
+   there in turn */
+#define KT__PS_ROOM 1
 #define KT_IMPLEMENTATION
 #include "../sched.h"
 #include "kt_test.h"
