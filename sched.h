@@ -36,7 +36,7 @@
      changed); a delta simulation after a single-operator change 35-50x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  An MCMC
-     proposal with its accept takes ~6 ms there (about 170 a second in
+     proposal with its accept takes 5.5-6 ms there (160-180 a second in
      kt_plan_mcmc's chain; the issue's target is 10,000): the
      re-lowering of the roles it changes, the task graph updated in
      place (slots grow into the nearest holes), and ~27,700 task starts
