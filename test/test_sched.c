@@ -1431,6 +1431,23 @@ static int simulated_seconds(const kt_graph *g, const kt_plan *p,
     return ok;
 }
 
+/* The simulated step of data parallelism on t (1; 0 when it fails). */
+static int data_parallel_seconds(const kt_graph *g, const kt_factors *f,
+                                 const kt_topology *t, double *seconds) {
+    kt_search_options so;
+    kt_machine m = kt_topology_machine(t);
+    kt_plan data;
+    kt_error err;
+    int ok;
+    memset(&so, 0, sizeof so);
+    so.machine = &m;
+    so.strategy = KT_STRATEGY_DATA;
+    if (kt_plan_search(g, f, &so, &data, &err) != KT_OK) return 0;
+    ok = simulated_seconds(g, &data, t, seconds);
+    kt_plan_free(&data);
+    return ok;
+}
+
 /* MCMC (FlexFlow 6): the same seed and budget give the same plan; the plan
    prices as kt_plan_eval says; it is never slower than its starting point,
    data parallelism, under the same simulation. */
@@ -1439,10 +1456,8 @@ static void test_mcmc(void) {
     kt_error err;
     kt_topology topo;
     kt_factors f;
-    kt_plan a, b, data;
+    kt_plan a, b;
     kt_mcmc_options mo;
-    kt_search_options so;
-    kt_machine m;
     double ta, tb, td = 0;
     int64_t tried, accepted, total;
     int t, same = 1;
@@ -1465,16 +1480,10 @@ static void test_mcmc(void) {
     CHECK(same);
     total = a.total_bytes;
     CHECK(kt_plan_eval(g, &a, &err) == KT_OK && a.total_bytes == total);
-    memset(&so, 0, sizeof so);
-    m = kt_topology_machine(&topo);
-    so.machine = &m;
-    so.strategy = KT_STRATEGY_DATA;
-    CHECK(kt_plan_search(g, &f, &so, &data, &err) == KT_OK);
-    CHECK(simulated_seconds(g, &data, &topo, &td));
+    CHECK(data_parallel_seconds(g, &f, &topo, &td));
     CHECKF(ta <= td, "mcmc %g, data parallelism %g", ta, td);
     printf("mcmc on mlp 3x64 (4 devices, 200 proposals): %.3g s simulated, "
            "data parallelism %.3g s\n", ta, td);
-    kt_plan_free(&data);
     kt_plan_free(&a);
     kt_plan_free(&b);
     kt_graph_destroy(g);
@@ -1574,10 +1583,8 @@ static void test_mcmc_leaves_data(void) {
     kt_error err;
     kt_topology topo;
     kt_factors f;
-    kt_plan a, data;
+    kt_plan a;
     kt_mcmc_options mo;
-    kt_search_options so;
-    kt_machine m;
     double ta, td;
     int64_t tried, accepted;
     uint64_t seed;
@@ -1585,12 +1592,7 @@ static void test_mcmc_leaves_data(void) {
                        "seq=64,batch=8", &g, &err) == KT_OK);
     CHECK(kt_topology_parse("nodes:2x4:300G:25G", &topo, &err) == KT_OK);
     kt_factors_default(8, &f, &err);
-    memset(&so, 0, sizeof so);
-    m = kt_topology_machine(&topo);
-    so.machine = &m;
-    so.strategy = KT_STRATEGY_DATA;
-    CHECK(kt_plan_search(g, &f, &so, &data, &err) == KT_OK);
-    CHECK(simulated_seconds(g, &data, &topo, &td));
+    CHECK(data_parallel_seconds(g, &f, &topo, &td));
     for (seed = 1; seed <= (getenv("KT_WRAP") ? 1u : 3u); seed++) {
         memset(&mo, 0, sizeof mo);
         mo.proposals = 1000;
@@ -1604,7 +1606,6 @@ static void test_mcmc_leaves_data(void) {
                (unsigned long long)seed, ta, td);
         kt_plan_free(&a);
     }
-    kt_plan_free(&data);
     kt_graph_destroy(g);
 }
 
