@@ -2095,10 +2095,7 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
 }
 
 /* Grows *p to hold `need` elements: to `want` of them when want >= need,
-   else to the next doubling of its capacity -- and to just `need` when
-   the headroom of a `want` above it cannot be had (address space short:
-   a 32-bit build, ulimit -v, strict overcommit), so that asking for
-   room never fails a growth that could be made.  Only its first `used`
+   else to the next doubling of its capacity.  Only its first `used`
    elements are kept: an array whose tail, or whole, is to be rewritten
    before it is read is allocated anew and only what it holds is copied
    (a realloc copies every element, and the copy touches -- faults in --
@@ -2107,25 +2104,21 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
    element kept: a realloc, which may move no page at all.  NULL: out of
    memory, and *p is as it was.  (Capacity only ever grows, so a caller
    that refills one kt_sim for many task graphs allocates rarely.) */
-static void *kt__grow_alloc(void *p, size_t nc, size_t used, size_t cap,
-                            size_t elem) {
-    void *q;
-    if (used >= cap || !p) return KT_REALLOC(p, nc * elem);
-    if (!(q = KT_MALLOC(nc * elem))) return NULL;
-    if (used) memcpy(q, p, used * elem);
-    KT_FREE(p);
-    return q;
-}
-
 static void *kt__grow_to(void *p, size_t *cap, size_t need, size_t want,
                          size_t used, size_t elem) {
-    size_t nc = want;
+    size_t nc;
     void *q;
     if (need <= *cap && p) return p;
+    nc = want;
     if (nc < need)
         for (nc = *cap ? *cap : 64; nc < need;) nc *= 2;
-    q = kt__grow_alloc(p, nc, used, *cap, elem);
-    if (!q && want > need) q = kt__grow_alloc(p, nc = need, used, *cap, elem);
+    if (used >= *cap || !p) {
+        q = KT_REALLOC(p, nc * elem);
+    } else {
+        if (!(q = KT_MALLOC(nc * elem))) return NULL;
+        if (used) memcpy(q, p, used * elem);
+        KT_FREE(p);
+    }
     if (q) *cap = nc;
     return q;
 }
@@ -5294,10 +5287,8 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
    0.9-1.1 s in 600).  Room never written costs address space, not
    memory: the arrays are copied only as far as they are used
    (kt__grow_to) and initialised only as far as there are slots
-   (nt_init, kt__sim_work's set_init).  (Where that room cannot be had
-   -- a 32-bit build, ulimit -v, strict overcommit -- the arrays grow to
-   just what they need, kt__grow_to; KT__PS_ROOM 2 or 1 asks for less
-   from the start.) */
+   (nt_init, kt__sim_work's set_init).  (Where address space is short --
+   a 32-bit build, ulimit -v -- define KT__PS_ROOM 2 or 1.) */
 #ifndef KT__PS_ROOM
 #define KT__PS_ROOM 4
 #endif

@@ -645,44 +645,9 @@ static void limit_case(const fixture *fx, int nops, int step) {
     kt_plan_free(&other);
 }
 
-/* kt__grow_to's headroom (KT__PS_ROOM, 1 in this file, so the cases
-   above never ask for more than they need): when the room asked for
-   cannot be had, the array grows to just what it needs, the elements it
-   keeps intact -- by realloc when it keeps them all, by a fresh array
-   and a copy of the kept ones otherwise; without headroom a failure
-   leaves it as it was. */
-static void grow_headroom_case(void) {
-    size_t cap = 0, i, kept;
-    int *p, *q, ok;
-    for (kept = 64; kept >= 32; kept -= 32) {
-        cap = 0;
-        p = (int *)kt__grow_to(NULL, &cap, 10, 0, 0, sizeof(int));
-        CHECK(p && cap == 64);
-        if (!p) return;
-        for (i = 0; i < 64; i++) p[i] = (int)i;
-        arm(1); /* the room for 400 fails, 100 is had */
-        q = (int *)kt__grow_to(p, &cap, 100, 400, kept, sizeof(int));
-        CHECK(disarm());
-        CHECKF(q && cap == 100, "kept %zu: capacity %zu", kept, cap);
-        if (!q) {
-            free(p);
-            return;
-        }
-        for (ok = 1, i = 0; i < kept; i++) ok &= q[i] == (int)i;
-        CHECK(ok);
-        arm(1); /* no headroom asked: a failure is NULL, nothing lost */
-        p = (int *)kt__grow_to(q, &cap, 200, 200, kept, sizeof(int));
-        CHECK(disarm() && p == NULL && cap == 100);
-        for (ok = 1, i = 0; i < kept; i++) ok &= q[i] == (int)i;
-        CHECK(ok);
-        free(q);
-    }
-}
-
 int main(void) {
     fixture fx;
     long n;
-    grow_headroom_case();
     if (fixture_init(&fx, "mlp:layers=3,hidden=64,batch=16", 4,
                      "nodes:2x2:300G:25G")) {
         n = full_and_delta_case(&fx, 2);
