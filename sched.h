@@ -7900,6 +7900,7 @@ static kt_status kt__mcmc_start(const kt_graph *g, const kt_factors *f,
     so.machine = m;
     so.strategy = KT_STRATEGY_DATA;
     if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) {
+        if (s == KT_ERR_NOMEM) return s; /* not "does not apply" */
         so.strategy = KT_STRATEGY_DP;
         if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) return s;
     }
@@ -7998,6 +7999,7 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     if (opt) o = *opt;
     if (o.restarts <= 0) o.restarts = 2;
     if (o.beta <= 0) o.beta = kt__mcmc_default_beta(g);
+    if (o.proposals < 0) o.proposals = 0; /* (0: none, as documented) */
     if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
     rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
     *tried = *accepted = 0;
@@ -8020,8 +8022,10 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
         int64_t budget = 0;
         double deadline = 0, now = kt__now();
         if (o.proposals) {
-            if (chain > 0 && r.tried >= o.proposals) break;
-            budget = (o.proposals - r.tried + left - 1) / left;
+            int64_t rest = o.proposals - r.tried; /* (rounded up without
+                                                     overflowing) */
+            if (chain > 0 && rest <= 0) break;
+            budget = rest / left + (rest % left != 0);
         }
         if (o.seconds > 0) {
             if (chain > 0 && now >= start + o.seconds) break;

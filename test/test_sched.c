@@ -1569,6 +1569,19 @@ static void test_mcmc_budget(void) {
            "%lld tried before the chains stalled, %.3g s simulated\n",
            (long long)tried, ta);
     kt_plan_free(&a);
+    /* the largest budget (its shares rounded up without overflowing:
+       UBSan) and a negative one, "none" with a time budget (it once
+       ended every chain at once) */
+    for (i = 0; i < 2; i++) {
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = i ? -5 : INT64_MAX;
+        mo.seconds = 60;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+                           &err) == KT_OK);
+        CHECKF(tried > 0 && tried < 20000, "budget %lld: %lld tried",
+               (long long)mo.proposals, (long long)tried);
+        kt_plan_free(&a);
+    }
     kt_graph_destroy(g);
 }
 

@@ -645,6 +645,62 @@ static void limit_case(const fixture *fx, int nops, int step) {
     kt_plan_free(&other);
 }
 
+/* kt_plan_mcmc with every allocation failing in turn (the chains'
+   starts -- the data-parallel search among them, whose running out of
+   memory once read as "does not apply" and started from the DP plan --
+   their task graphs, proposals and accepts, and the best plan's copies):
+   each failure says KT_ERR_NOMEM with a message and returns no plan, or
+   (a cache that could not grow) finds what a run that never armed finds;
+   the run that does not fail finds that too.  Returns the failures
+   injected. */
+static long mcmc_case(const fixture *fx) {
+    kt_factors f;
+    kt_mcmc_options mo;
+    kt_plan ref, p;
+    kt_error err;
+    double tref, t;
+    int64_t tried_ref, acc_ref, tried, acc;
+    long at, injected = 0, nomem = 0;
+    kt_factors_default(fx->t.ndev, &f, &err);
+    memset(&mo, 0, sizeof mo);
+    mo.proposals = 24;
+    mo.restarts = 2;
+    mo.seed = 3;
+    CHECK(kt_plan_mcmc(fx->g, &f, &fx->t, &mo, &ref, &tref, &tried_ref,
+                       &acc_ref, &err) == KT_OK);
+    if (kt_test_failed) return 0;
+    /* (valgrind: every fifth allocation, ~800 searches) */
+    for (at = 1;; at += getenv("KT_WRAP") ? 5 : 1) {
+        kt_status r;
+        int hit;
+        arm(at);
+        r = kt_plan_mcmc(fx->g, &f, &fx->t, &mo, &p, &t, &tried, &acc, &err);
+        hit = disarm();
+        if (!hit) {
+            CHECKF(r == KT_OK && t == tref && tried == tried_ref &&
+                       acc == acc_ref && p.total_bytes == ref.total_bytes,
+                   "mcmc with memory: %s", err.message);
+            if (r == KT_OK) kt_plan_free(&p);
+            break;
+        }
+        injected++;
+        /* (a memo of the search's prices that cannot grow is only a
+           cache: then the same plan, found without it) */
+        CHECKF(r == KT_ERR_NOMEM ? err.message[0] && !p.tiling
+                                 : r == KT_OK && t == tref &&
+                                       tried == tried_ref,
+               "mcmc, allocation %ld: status %d, %s", at, (int)r,
+               err.message);
+        if (r == KT_OK) kt_plan_free(&p);
+        else nomem++;
+        if (kt_test_failed) break;
+    }
+    kt_plan_free(&ref);
+    CHECKF(nomem > injected / 2, "%ld of %ld failures reported", nomem,
+           injected);
+    return injected;
+}
+
 int main(void) {
     fixture fx;
     long n;
@@ -657,6 +713,9 @@ int main(void) {
         n = proposal_case(&fx, 7, 0);
         printf("incremental proposal: %ld allocation failures, each "
                "reported and recovered from\n", n);
+        CHECK(n > 10);
+        n = mcmc_case(&fx);
+        printf("mcmc search: %ld allocation failures, each reported\n", n);
         CHECK(n > 10);
         n = proposal_case(&fx, 11, 1);
         printf("incremental proposal after an accept: %ld allocation "
