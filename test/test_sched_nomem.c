@@ -11,7 +11,8 @@
    on a chain of ops where the proposal grows a slot past the end of the
    slots or moves successor slots to the end of their arrays or grows the
    table of links, and where
-   the scratch graph's re-sync fails part way after a walk of accepts).
+   the scratch graph's re-sync fails part way after a walk of accepts),
+   and a whole MCMC search (kt_plan_mcmc).
    Each failed call must
    say KT_ERR_NOMEM with a message, leave kt_sim.start / end NULL after a
    failed kt_sim_run (README: "NULL ... after a failed run"), and leave its
