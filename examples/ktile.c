@@ -1115,6 +1115,9 @@ typedef struct plan_report {
     kt_objective objective;
     const char *topology;  /* NULL: kt_machine_default()                 */
     int show_time;         /* --objective time or --topology: step time  */
+    int simulated;         /* the step time is the simulator's (mcmc),
+                              not kt_plan_step_seconds' model            */
+    const char *start;     /* mcmc: "data" or "dp" (--start)             */
     int64_t tried;         /* --strategy mcmc: proposals tried and       */
     int64_t accepted;      /*   accepted; -1 for the other searches      */
 } plan_report;
@@ -1182,7 +1185,17 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
     format_factors(&p->f, fa, sizeof fa);
     fprintf(out, "model     %s (%d tensors, %d operators)\n", r->model, nt,
             no);
-    if (r->strategy)
+    if (r->strategy && r->simulated)
+        /* MCMC prices every plan by simulation; the objective only
+           chooses the DP plan that --start dp refines */
+        fprintf(out, "strategy  %s, objective simulated time, from %s\n",
+                r->strategy,
+                r->start && strcmp(r->start, "dp") == 0
+                    ? (r->objective == KT_OBJECTIVE_TIME
+                           ? "the DP plan by time"
+                           : "the DP plan by bytes")
+                    : "data parallelism");
+    else if (r->strategy)
         fprintf(out, "strategy  %s, objective %s\n", r->strategy,
                 r->objective == KT_OBJECTIVE_TIME ? "time" : "bytes");
     else
@@ -1210,7 +1223,8 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
             "summed)\n", b1);
     if (r->show_time) {
         format_seconds(p->step_seconds, b1, sizeof b1);
-        fprintf(out, "step      %s modelled on %s\n", b1,
+        fprintf(out, "step      %s %s on %s\n", b1,
+                r->simulated ? "simulated" : "modelled",
                 r->topology ? r->topology : "the default machine (450 GB/s "
                                             "links)");
     }
@@ -1741,6 +1755,7 @@ static const char plan_usage[] =
     "  --strategy NAME     the search (default dp; list below)\n"
     "  --objective OBJ     bytes (default): bytes moved per step;\n"
     "                      time: modelled step time on the topology\n"
+    "                      (mcmc always searches the simulated step time)\n"
     "  --topology SPEC     flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW, "
     "bandwidths\n"
     "                      in bytes/s with K, M, G, T (powers of 1000) or "
@@ -1776,6 +1791,7 @@ static const char plan_usage[] =
     "                      last half of its proposals, FlexFlow 6.2)\n"
     "  --start data|dp     --strategy mcmc: the first chain starts from data\n"
     "                      parallelism (default) or refines the level DP's plan\n"
+    "                      (searched for --objective)\n"
     "  --json              print one JSON object:\n"
     "      {\"devices\", \"factors\", \"total_bytes\", \"cut_bytes\", "
     "\"search_seconds\",\n"
@@ -1867,7 +1883,7 @@ static int cmd_plan(int argc, char **argv) {
     kt_plan p;
     kt_error err;
     plan_report r;
-    char label[512];
+    char label[512], mc_spec[64]; /* mcmc's default topology */
     int rc, i, machine_set = 0, strategy = -2;
     int64_t mc_tried = -1, mc_accepted = -1; /* --strategy mcmc's counts */
     int64_t cap = 0;
@@ -1919,14 +1935,13 @@ static int cmd_plan(int argc, char **argv) {
         kt_topology topo;
         kt_mcmc_options mo;
         kt_plan start;
-        char spec[64];
         double step;
         int64_t tried, accepted;
         const char *tspec = o[O_TOPOLOGY].value;
         if (!tspec) {
-            snprintf(spec, sizeof spec, "flat:%lld:450G",
+            snprintf(mc_spec, sizeof mc_spec, "flat:%lld:450G",
                      (long long)kt_factors_devices(&f));
-            tspec = spec;
+            tspec = mc_spec;
         }
         if (cap) {
             kt_graph_destroy(g);
@@ -1987,9 +2002,13 @@ static int cmd_plan(int argc, char **argv) {
     r.model = label;
     r.strategy = sname;
     r.objective = opt.objective;
-    r.topology = o[O_TOPOLOGY].value;
+    r.topology = strategy == STRATEGY_MCMC && !o[O_TOPOLOGY].value
+                     ? mc_spec /* what it simulated on */
+                     : o[O_TOPOLOGY].value;
     r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
                   strategy == STRATEGY_MCMC; /* mcmc always simulates */
+    r.simulated = strategy == STRATEGY_MCMC;
+    r.start = o[O_START].value ? o[O_START].value : "data";
     r.tried = mc_tried;
     r.accepted = mc_accepted;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
@@ -2387,6 +2406,8 @@ static int cmd_eval(int argc, char **argv) {
     r.objective = objective;
     r.topology = o[O_TOPOLOGY].value;
     r.show_time = objective == KT_OBJECTIVE_TIME || machine_set;
+    r.simulated = 0;
+    r.start = NULL;
     r.tried = r.accepted = -1;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);

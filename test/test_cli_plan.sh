@@ -474,6 +474,17 @@ PY
 then ok; else echo "mcmc: --proposals 1 --restarts 2 tried more"; bad plan mcmc; fi
 expect_json "$dir/mc3.json" plan --model-file "$M" --devices 4 \
     --strategy mcmc --seconds 0.2 --json
+# the text says which step time it shows: mcmc's is simulated, on the
+# topology it used (flat:N:450G by default), and --objective only picks
+# the DP plan that --start dp refines; the other searches' is the model's
+expect_text 'objective simulated time, from data parallelism' plan \
+    --model-file "$M" --devices 4 --strategy mcmc --proposals 20
+expect_text 'simulated on flat:4:450G' plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 20
+expect_text 'from the DP plan by time' plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 20 --start dp --objective time
+expect_text 'modelled on nodes:2x2:300G:25G' plan --model-file "$M" \
+    --devices 4 --topology nodes:2x2:300G:25G
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
     --devices 4 --seed 3
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
