@@ -1480,6 +1480,11 @@ static void test_mcmc(void) {
     CHECK(same);
     total = a.total_bytes;
     CHECK(kt_plan_eval(g, &a, &err) == KT_OK && a.total_bytes == total);
+    /* the step reported is the returned plan's, simulated from scratch
+       (not the last proposal's, nor a chain's current plan's) */
+    CHECK(simulated_seconds(g, &a, &topo, &tb));
+    CHECKF(tb == ta, "mcmc reports %.17g s, its plan simulates to %.17g s",
+           ta, tb);
     CHECK(data_parallel_seconds(g, &f, &topo, &td));
     CHECKF(ta <= td, "mcmc %g, data parallelism %g", ta, td);
     printf("mcmc on mlp 3x64 (4 devices, 200 proposals): %.3g s simulated, "
@@ -1598,7 +1603,7 @@ static void test_mcmc_leaves_data(void) {
     kt_factors f;
     kt_plan a;
     kt_mcmc_options mo;
-    double ta, td;
+    double ta, td, sa;
     int64_t tried, accepted;
     uint64_t seed;
     CHECK(kt_zoo_build("transformer:layers=1,dmodel=256,heads=8,ffn=1024,"
@@ -1614,6 +1619,9 @@ static void test_mcmc_leaves_data(void) {
                            &err) == KT_OK);
         CHECKF(ta < td, "seed %llu: mcmc %g s, data parallelism %g s",
                (unsigned long long)seed, ta, td);
+        CHECK(simulated_seconds(g, &a, &topo, &sa));
+        CHECKF(sa == ta, "seed %llu: mcmc reports %.17g s, its plan "
+               "simulates to %.17g s", (unsigned long long)seed, ta, sa);
         printf("mcmc on a transformer layer (8 devices, 1000 proposals, seed "
                "%llu): %.3g s simulated, data parallelism %.3g s\n",
                (unsigned long long)seed, ta, td);
