@@ -529,7 +529,7 @@ typedef struct kt_mcmc_options {
    as many as the graph has ops and tensors), and hands what it leaves to
    the chains after it -- so a search can end before its budget.  *p is
    the best plan seen (initialised by the call); accepted and tried
-   count the proposals. */
+   count the proposals.  A NaN beta or seconds is KT_ERR_INVALID. */
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
@@ -7997,13 +7997,18 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     memset(&o, 0, sizeof o);
     memset(&next, 0, sizeof next);
     if (opt) o = *opt;
+    *tried = *accepted = 0;
+    memset(p, 0, sizeof *p);
+    /* a NaN passes every "<= 0" test below: as a budget it would end
+       only by stalling, as a beta it would accept no slower plan */
+    if (o.beta != o.beta || o.seconds != o.seconds)
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: %s is not a number",
+                        o.beta != o.beta ? "beta" : "the seconds budget");
     if (o.restarts <= 0) o.restarts = 2;
     if (o.beta <= 0) o.beta = kt__mcmc_default_beta(g);
     if (o.proposals < 0) o.proposals = 0; /* (0: none, as documented) */
     if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
     rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
-    *tried = *accepted = 0;
-    memset(p, 0, sizeof *p);
     if (kt_factors_devices(f) != t->ndev)
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the topology has %lld "
                         "devices, the factors %lld", (long long)t->ndev,

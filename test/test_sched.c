@@ -1587,6 +1587,19 @@ static void test_mcmc_budget(void) {
                (long long)mo.proposals, (long long)tried);
         kt_plan_free(&a);
     }
+    /* a NaN beta or time budget is refused, by name, with nothing to
+       free (it passed every "<= 0" test and ran on) */
+    for (i = 0; i < 2; i++) {
+        memset(&mo, 0, sizeof mo);
+        if (i) mo.seconds = nan("");
+        else mo.beta = nan("");
+        mo.proposals = 50;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+                           &err) == KT_ERR_INVALID);
+        CHECKF(strstr(err.message, i ? "seconds" : "beta") != NULL, "%s",
+               err.message);
+        CHECK(a.tiling == NULL && tried == 0 && accepted == 0);
+    }
     kt_graph_destroy(g);
 }
 
