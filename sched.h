@@ -4804,6 +4804,11 @@ typedef struct kt__tl {
     int *freeb, nfree;   /* blocks not in use                              */
     int nblk;            /* blocks allocated                               */
     int n;               /* tasks in the timeline                          */
+    int *snap;           /* snapshot j at snap + j * snap_w: every
+                            resource's last slot in the blocks seq[0 ..
+                            (j + 1) * KT__TL_SNAP), -1: none (kt__tl_snap) */
+    int snap_w, nsnap;   /*   resources in each; the first nsnap are valid */
+    size_t cap_snap;
 } kt__tl;
 
 /* Repack the timeline's blocks when there are more than KT__TL_REPACK4
@@ -4814,6 +4819,15 @@ typedef struct kt__tl {
 #endif
 #ifndef KT__TL_SLACK
 #define KT__TL_SLACK 2
+#endif
+
+/* A resource snapshot (kt__tl_snap) every KT__TL_SNAP blocks of the
+   timeline: taken only where a snapshot's resources are at most that
+   many blocks' slots, so a copy of one costs no more than the scan of
+   the blocks it stands for, and all of them take at most as much memory
+   as one per-slot array. */
+#ifndef KT__TL_SNAP
+#define KT__TL_SNAP 8
 #endif
 
 /* A stretch of the current timeline in a proposal's: its blocks
@@ -4841,6 +4855,7 @@ static void kt__tl_free(kt__tl *tl) {
     KT_FREE(tl->seq2);
     KT_FREE(tl->first);
     KT_FREE(tl->freeb);
+    KT_FREE(tl->snap);
     memset(tl, 0, sizeof *tl);
 }
 
@@ -4980,6 +4995,11 @@ static void kt__tl_keep(kt__tl *tl, kt__tl_writer *wr, int ilo, int ihi,
 static void kt__tl_finish(kt__tl *tl, kt__tl_writer *wr) {
     int i, *tmp;
     kt__tl_close(tl, wr);
+    /* the snapshots of the blocks kept in place stay (a block in use keeps
+       its slots; a new one is taken from the free ones) */
+    for (i = 0; i < tl->nseq && i < wr->n && tl->seq[i] == tl->seq2[i]; i++)
+        ;
+    if (tl->nsnap > i / KT__TL_SNAP) tl->nsnap = i / KT__TL_SNAP;
     for (i = 0; i < tl->nseq; i++) tl->at[tl->seq[i]] = -1;
     for (i = 0; i < wr->n; i++) tl->at[tl->seq2[i]] = i;
     for (i = 0; i < tl->nseq; i++)
@@ -5010,6 +5030,43 @@ static int kt__tl_repack(kt__tl *tl) {
     }
     kt__tl_finish(tl, &wr);
     return 1;
+}
+
+/* The snapshot of every resource's last slot in the blocks seq[0 .. *hi),
+   *hi the most whole multiples of KT__TL_SNAP blocks up to ib: taken
+   from the last valid one (or none), a scan of the blocks between --
+   once per accept that changed them, where a resumed run scanned every
+   block it copied, most of the timeline per proposal on wresnet-152
+   over 64 devices (kt__plan_sim_piece).  nres: the resources (the
+   timeline's lie below it).  NULL (*hi 0): none, too many resources for
+   one (see KT__TL_SNAP), or out of memory -- the caller scans. */
+static const int *kt__tl_snap(kt__tl *tl, int ib, int64_t nres, int *hi) {
+    int j = ib / KT__TL_SNAP, k, i, x;
+    void *np;
+    *hi = 0;
+    if (j == 0 || nres > (int64_t)KT__TL_SNAP * KT__DBLOCK) return NULL;
+    if (nres != tl->snap_w) { /* more links numbered: take them anew */
+        tl->snap_w = (int)nres;
+        tl->nsnap = 0;
+    }
+    if (!(np = kt__sim_grow(tl->snap, &tl->cap_snap, (size_t)j * nres,
+                            sizeof(int))))
+        return NULL;
+    tl->snap = (int *)np;
+    for (k = tl->nsnap; k < j; k++) {
+        int *sn = tl->snap + (size_t)k * nres;
+        if (k == 0)
+            for (x = 0; x < nres; x++) sn[x] = -1;
+        else
+            memcpy(sn, sn - nres, sizeof(int) * (size_t)nres);
+        for (i = k * KT__TL_SNAP; i < (k + 1) * KT__TL_SNAP; i++) {
+            int b = tl->seq[i], s0 = b * KT__DBLOCK;
+            for (x = 0; x < tl->cnt[b]; x++) sn[tl->dev[s0 + x]] = s0 + x;
+        }
+    }
+    if (j > tl->nsnap) tl->nsnap = j;
+    *hi = j * KT__TL_SNAP;
+    return tl->snap + (size_t)(j - 1) * nres;
 }
 
 struct kt__ps_run; /* the resumed run's bookkeeping (kt__plan_sim_run) */
@@ -7267,9 +7324,11 @@ static void kt__plan_sim_copy_each(struct kt__plan_sim_work *w,
    wait come from the blocks' summaries; the tasks the run had queued
    before the piece (ready by P: their queue position is the run's) are
    noted apart; with `scan`, the state of every device and link after
-   them is read off the blocks in order (the run goes on from there): a
-   pass that notes each resource's last slot (a read and a store a task),
-   then one over the resources whose last slot it noted. */
+   them is read off the blocks in order (the run goes on from there):
+   each resource's last slot in them noted -- from the snapshot of the
+   blocks up to the piece's last whole multiple of KT__TL_SNAP
+   (kt__tl_snap), the blocks after it scanned (a read and a store a
+   task) -- then a pass over the resources whose last slot it noted. */
 static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
                                int ia, int ib, int dk, double d, int scan) {
     const kt__tl *tl = &w->tl;
@@ -7286,7 +7345,7 @@ static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
     pc->ihi = ib;
     pc->d = d;
     for (i = ia; i < ib; i++) {
-        int bl = tl->seq[i], s0 = bl * KT__DBLOCK, at;
+        int bl = tl->seq[i], at;
         double off = tl->toff[bl], oe = tl->bmax[bl] + off;
         at = tl->first[i] + tl->bmax_at[bl] + dk;
         if (oe > st->old_acc) st->old_acc = oe;
@@ -7295,11 +7354,23 @@ static void kt__plan_sim_piece(struct kt__plan_sim_work *w, kt__ps_run *st,
             st->top_at = at;
         }
         if (tl->bwait[bl] > st->qwait) st->qwait = tl->bwait[bl];
-        if (scan)
-            for (j = 0; j < tl->cnt[bl]; j++) w->roslot[tl->dev[s0 + j]] = s0 + j;
     }
     if (scan) { /* (a slot noted before is of a block before the piece) */
         int64_t r;
+        int hi;
+        const int *sn = kt__tl_snap(&w->tl, ib, wn->nres, &hi);
+        if (sn && hi > ia) { /* the blocks ia .. hi from the snapshot */
+            for (r = 0; r < wn->nres; r++)
+                if (sn[r] >= 0 && tl->at[sn[r] / KT__DBLOCK] >= ia)
+                    w->roslot[r] = sn[r];
+        } else {
+            hi = ia;
+        }
+        for (i = hi; i < ib; i++) {
+            int bl = tl->seq[i], s0 = bl * KT__DBLOCK;
+            for (j = 0; j < tl->cnt[bl]; j++)
+                w->roslot[tl->dev[s0 + j]] = s0 + j;
+        }
         for (r = 0; r < wn->nres; r++) {
             int sl = w->roslot[r], bl, ix;
             if (sl < 0) continue;
