@@ -535,7 +535,9 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
 /* ---------------------------------------------------------------- model zoo */
 
 /* Builds a zoo model from a spec "name:key=value,...", e.g.
-   "mlp:layers=5,hidden=300,batch=400" (training graph unless infer=1). */
+   "mlp:layers=5,hidden=300,batch=400" (training graph unless infer=1).
+   At most KT_ZOO_MAX_BLOCKS (1024) layers, layers x steps for rnn:
+   KT_ERR_LIMIT beyond. */
 kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err);
 /* The model file text of a spec (what kt_zoo_build parses before
    autodiff); the caller frees it with KT_FREE. */
@@ -6888,13 +6890,32 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
     return KT_OK;
 }
 
+/* Most repeated blocks of statements a zoo model may have: its layers,
+   times an RNN's steps.  The builders write one block per layer (and
+   step), so without a bound layers=2^40 ran for minutes and then took
+   gigabytes before any error (found by fuzzing kt_zoo_build). */
+#ifndef KT_ZOO_MAX_BLOCKS
+#define KT_ZOO_MAX_BLOCKS 1024
+#endif
+
 static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
                                kt_error *err) {
+    int64_t layers = kt__zoo_get(a, "layers"), steps = kt__zoo_get(a, "steps");
     int i;
     for (i = 0; i < a->n; i++)
         if (a->p[i].value < 1 && strcmp(a->p[i].key, "infer") != 0)
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s must be at "
                             "least 1", model, a->p[i].key);
+    if (layers < 1) layers = 1; /* a model without layers (convnets) */
+    if (steps < 1) steps = 1;   /* or without steps (all but rnn) */
+    if (layers > KT_ZOO_MAX_BLOCKS || steps > KT_ZOO_MAX_BLOCKS / layers) {
+        char what[64];
+        snprintf(what, sizeof what, " x %lld steps", (long long)steps);
+        return kt__fail(err, KT_ERR_LIMIT, 0, "zoo %s: %lld layers%s, more "
+                        "than %d blocks (KT_ZOO_MAX_BLOCKS)", model,
+                        (long long)layers, steps > 1 ? what : "",
+                        KT_ZOO_MAX_BLOCKS);
+    }
     if (!strcmp(model, "wresnet")) {
         int64_t d = kt__zoo_get(a, "depth");
         int64_t width = kt__zoo_get(a, "width"), wf = kt__zoo_get(a, "widen");
