@@ -133,7 +133,7 @@ bench: $(BENCH_BINS)
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done
 
 # libFuzzer harnesses (test/fuzz/, one per parser; seeds in
-# test/fuzz/seeds/NAME/).  Each runs FUZZ_SECONDS on a working corpus in
+# test/fuzz/seeds/NAME/, tokens in test/fuzz/NAME.dict).  Each runs FUZZ_SECONDS on a working corpus in
 # build/fuzz/corpus/NAME, one at a time; a crash, leak, hang (over 5 s)
 # or a run past 2 GB stops `make fuzz` with the input in
 # build/fuzz/artifacts/.  Needs a clang with -fsanitize=fuzzer.
@@ -161,6 +161,7 @@ fuzz: $(FUZZ_BINS)
 	    if $$b -max_total_time=$(FUZZ_SECONDS) -timeout=5 \
 	        -rss_limit_mb=2048 -print_final_stats=1 \
 	        -artifact_prefix=build/fuzz/artifacts/$$n- \
+	        $$(test -f test/fuzz/$$n.dict && echo -dict=test/fuzz/$$n.dict) \
 	        build/fuzz/corpus/$$n test/fuzz/seeds/$$n \
 	        >build/fuzz/$$n.log 2>&1; then \
 	        grep -E '^#[0-9]+[[:space:]]+DONE' build/fuzz/$$n.log || true; \
