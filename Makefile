@@ -6,6 +6,8 @@
 #   make valgrind   the tests under valgrind (leaks and memory errors fail)
 #   make demo       conversion costs, zoo plans (an SVG of tiles), SOYBEAN 2.2
 #   make bench      run the benchmarks
+#   make fuzz       libFuzzer on the text parsers, FUZZ_SECONDS (60) each;
+#                   needs clang (FUZZ_CC), not part of all or test
 #   make install    PREFIX=/usr/local: headers to $(PREFIX)/include/ktile/,
 #                   the ktile tool to $(PREFIX)/bin/
 #   make clean
@@ -62,7 +64,8 @@ MAKE_PROG := $(MAKE)
 TEST_ENV = KT_CC="$(CC)" KT_CXX="$(CXX)" KT_MAKE="$(MAKE_PROG)"
 RUNNER   = sh test/run.sh
 
-.PHONY: all test sanitize valgrind cxx-check demo bench install uninstall clean
+.PHONY: all test sanitize valgrind cxx-check demo bench fuzz install uninstall \
+        clean
 
 all: $(KTILE) $(EXAMPLE_BINS) $(TEST_BINS) $(BENCH_BINS)
 
@@ -128,6 +131,44 @@ demo: all
 
 bench: $(BENCH_BINS)
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done
+
+# libFuzzer harnesses (test/fuzz/, one per parser; seeds in
+# test/fuzz/seeds/NAME/, tokens in test/fuzz/NAME.dict).  Each runs FUZZ_SECONDS on a working corpus in
+# build/fuzz/corpus/NAME, one at a time; a crash, leak, hang (over 5 s)
+# or a run past 2 GB stops `make fuzz` with the input in
+# build/fuzz/artifacts/.  Needs a clang with -fsanitize=fuzzer.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS    = -std=c99 -Wall -Wextra -O1 -g -fno-omit-frame-pointer \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_SRCS    := $(filter-out test/fuzz/fuzz_common.h,$(wildcard test/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+
+build/fuzz/fuzz_plan_json: test/fuzz/fuzz_plan_json.c test/fuzz/fuzz_common.h \
+                           examples/ktile.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Wno-unused-function -o $@ $< $(LDLIBS)
+
+build/fuzz/%: test/fuzz/%.c test/fuzz/fuzz_common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for b in $(FUZZ_BINS); do \
+	    n=$${b#build/fuzz/fuzz_}; \
+	    mkdir -p build/fuzz/corpus/$$n build/fuzz/artifacts; \
+	    echo "== $$b ($(FUZZ_SECONDS) s, log build/fuzz/$$n.log)"; \
+	    if $$b -max_total_time=$(FUZZ_SECONDS) -timeout=5 \
+	        -rss_limit_mb=2048 -print_final_stats=1 \
+	        -artifact_prefix=build/fuzz/artifacts/$$n- \
+	        $$(test -f test/fuzz/$$n.dict && echo -dict=test/fuzz/$$n.dict) \
+	        build/fuzz/corpus/$$n test/fuzz/seeds/$$n \
+	        >build/fuzz/$$n.log 2>&1; then \
+	        grep -E '^#[0-9]+[[:space:]]+DONE' build/fuzz/$$n.log || true; \
+	    else \
+	        tail -n 40 build/fuzz/$$n.log; exit 1; \
+	    fi; \
+	done
 
 install: $(KTILE)
 	install -d $(DESTDIR)$(PREFIX)/include/ktile $(DESTDIR)$(PREFIX)/bin

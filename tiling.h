@@ -535,7 +535,9 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
 /* ---------------------------------------------------------------- model zoo */
 
 /* Builds a zoo model from a spec "name:key=value,...", e.g.
-   "mlp:layers=5,hidden=300,batch=400" (training graph unless infer=1). */
+   "mlp:layers=5,hidden=300,batch=400" (training graph unless infer=1).
+   At most KT_ZOO_MAX_BLOCKS (1024) layers, layers x steps for rnn:
+   KT_ERR_LIMIT beyond. */
 kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err);
 /* The model file text of a spec (what kt_zoo_build parses before
    autodiff); the caller frees it with KT_FREE. */
@@ -2743,32 +2745,45 @@ static int kt__edge_add(kt__edges *e, int from, int to) {
 
 /* The dependencies between ops: producer -> reader, and for an in-place
    update of X, X's producer and every other reader of X -> the update (the
-   old value is read before it is overwritten). */
-static int kt__op_reads(const kt_op *op, int tensor) {
-    int j;
-    for (j = 0; j < op->ninputs; j++)
-        if (op->input[j] == tensor) return 1;
-    return 0;
-}
-
+   old value is read before it is overwritten).  The readers of each
+   tensor are listed first (rd[first[x] .. first[x + 1]), in op order), so
+   an update finds them without scanning every op: the scan made a model
+   of W weights updated in place cost O(W x ops) (4,000 layers 1.2 s,
+   64,000 minutes). */
 static int kt__collect_edges(const kt_graph *g, kt__edges *e) {
-    int i, j, r;
+    int *first = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
+    int *fill = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    int *rd = NULL, i, j, k, ok = 0;
+    if (!first || !fill) goto done;
+    for (i = 0; i < g->nop; i++) /* an op's inputs are distinct */
+        for (j = 0; j < g->op[i].ninputs; j++) first[g->op[i].input[j] + 1]++;
+    for (i = 0; i < g->ntensor; i++) first[i + 1] += first[i];
+    if (!(rd = (int *)kt__calloc((size_t)first[g->ntensor] + 1, sizeof(int))))
+        goto done;
+    for (i = 0; i < g->nop; i++)
+        for (j = 0; j < g->op[i].ninputs; j++) {
+            int x = g->op[i].input[j];
+            rd[first[x] + fill[x]++] = i;
+        }
     for (i = 0; i < g->nop; i++) {
         const kt_op *op = &g->op[i];
         for (j = 0; j < op->ninputs; j++) {
             int p = g->tensor[op->input[j]].producer;
-            if (p >= 0 && p != i && !kt__edge_add(e, p, i)) return 0;
+            if (p >= 0 && p != i && !kt__edge_add(e, p, i)) goto done;
         }
         if (op->in_place) {
             int x = op->output, p = g->tensor[x].producer;
-            if (p >= 0 && p != i && !kt__edge_add(e, p, i)) return 0;
-            for (r = 0; r < g->nop; r++)
-                if (r != i && kt__op_reads(&g->op[r], x) &&
-                    !kt__edge_add(e, r, i))
-                    return 0;
+            if (p >= 0 && p != i && !kt__edge_add(e, p, i)) goto done;
+            for (k = first[x]; k < first[x + 1]; k++)
+                if (rd[k] != i && !kt__edge_add(e, rd[k], i)) goto done;
         }
     }
-    return 1;
+    ok = 1;
+done:
+    KT_FREE(first);
+    KT_FREE(fill);
+    KT_FREE(rd);
+    return ok;
 }
 
 /* Names the tensors on one cycle among the ops Kahn's algorithm left. */
@@ -6173,19 +6188,46 @@ static void kt__fresh_name(const kt_graph *g, const char *prefix,
     }
 }
 
+/* The gradient names taken so far in a run of autodiff: a set of indices
+   into name[], open addressing (cap a power of two, at most half full).
+   A scan of every earlier name made autodiff quadratic in the tensors. */
+typedef struct kt__name_set {
+    char (*name)[KT_NAME_MAX];
+    int *slot; /* -1: empty */
+    size_t cap;
+} kt__name_set;
+
+static int kt__name_set_has(const kt__name_set *t, const char *s) {
+    size_t i;
+    for (i = kt__name_hash(s) & (t->cap - 1); t->slot[i] >= 0;
+         i = (i + 1) & (t->cap - 1))
+        if (strcmp(t->name[t->slot[i]], s) == 0) return 1;
+    return 0;
+}
+
+static void kt__name_set_add(kt__name_set *t, int k) {
+    size_t i;
+    for (i = kt__name_hash(t->name[k]) & (t->cap - 1); t->slot[i] >= 0;
+         i = (i + 1) & (t->cap - 1)) {}
+    t->slot[i] = k;
+}
+
 /* A gradient name no tensor and no earlier gradient of this run has:
    d<name>, else d<name>_1, d<name>_2, ...  ("__" is kept for partial
-   gradients, so no candidate adds one). */
+   gradients, so no candidate adds one).  Written to taken->name[k] and
+   added to the set. */
 static int kt__gradient_name(const kt_graph *g, const char *name,
-                             char (*taken)[KT_NAME_MAX], int ntaken,
-                             char *out) {
-    int n, k;
+                             kt__name_set *taken, int k) {
+    char *out = taken->name[k];
+    int n;
     for (n = 0; n < 1000; n++) {
         if (n == 0) snprintf(out, KT_NAME_MAX, "d%.40s", name);
         else snprintf(out, KT_NAME_MAX, "d%.40s_%d", name, n);
         if (kt_graph_find_tensor(g, out) >= 0) continue;
-        for (k = 0; k < ntaken && strcmp(taken[k], out) != 0; k++) {}
-        if (k == ntaken) return 1;
+        if (!kt__name_set_has(taken, out)) {
+            kt__name_set_add(taken, k);
+            return 1;
+        }
     }
     return 0;
 }
@@ -6294,9 +6336,11 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     int *need = NULL, *relevant = NULL, *parts = NULL, *done = NULL,
         *first_reader = NULL;
     char (*gname)[KT_NAME_MAX] = NULL;
+    kt__name_set taken;
     kt__str b;
     kt_status s = KT_OK;
     memset(&b, 0, sizeof b);
+    memset(&taken, 0, sizeof taken);
     memset(&o, 0, sizeof o);
     if (opt) o = *opt;
     if (o.learning_rate <= 0) o.learning_rate = 0.01;
@@ -6314,10 +6358,15 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     first_reader = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     relevant = (int *)kt__calloc((size_t)nfwd + 1, sizeof(int));
     gname = (char(*)[KT_NAME_MAX])kt__calloc((size_t)nt + 1, KT_NAME_MAX);
-    if (!need || !parts || !done || !first_reader || !relevant || !gname) {
+    for (taken.cap = 16; taken.cap < 2 * ((size_t)nt + 1); taken.cap *= 2) {}
+    taken.name = gname;
+    taken.slot = (int *)kt__calloc(taken.cap, sizeof(int));
+    if (!need || !parts || !done || !first_reader || !relevant || !gname ||
+        !taken.slot) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
         goto done;
     }
+    for (i = 0; i < (int)taken.cap; i++) taken.slot[i] = -1;
     /* What the loss depends on, walking back from it. */
     need[loss] = 1;
     for (i = nfwd - 1; i >= 0; i--) {
@@ -6329,8 +6378,7 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
         first_reader[i] = -1;
         if (g->tensor[i].kind == KT_INPUT || g->tensor[i].kind == KT_OPTSTATE)
             need[i] = 0; /* data and state get no gradient */
-        if (need[i] && !kt__gradient_name(g, g->tensor[i].name, gname, i,
-                                          gname[i])) {
+        if (need[i] && !kt__gradient_name(g, g->tensor[i].name, &taken, i)) {
             s = kt__fail(err, KT_ERR_LIMIT, 0, "autodiff: no free name for "
                          "the gradient of %s", g->tensor[i].name);
             goto done;
@@ -6426,6 +6474,7 @@ done:
     KT_FREE(first_reader);
     KT_FREE(relevant);
     KT_FREE(gname);
+    KT_FREE(taken.slot);
     KT_FREE(b.s);
     return s;
 }
@@ -6888,13 +6937,32 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
     return KT_OK;
 }
 
+/* Most repeated blocks of statements a zoo model may have: its layers,
+   times an RNN's steps.  The builders write one block per layer (and
+   step), so without a bound layers=2^40 ran for minutes and then took
+   gigabytes before any error (found by fuzzing kt_zoo_build). */
+#ifndef KT_ZOO_MAX_BLOCKS
+#define KT_ZOO_MAX_BLOCKS 1024
+#endif
+
 static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
                                kt_error *err) {
+    int64_t layers = kt__zoo_get(a, "layers"), steps = kt__zoo_get(a, "steps");
     int i;
     for (i = 0; i < a->n; i++)
         if (a->p[i].value < 1 && strcmp(a->p[i].key, "infer") != 0)
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s must be at "
                             "least 1", model, a->p[i].key);
+    if (layers < 1) layers = 1; /* a model without layers (convnets) */
+    if (steps < 1) steps = 1;   /* or without steps (all but rnn) */
+    if (layers > KT_ZOO_MAX_BLOCKS || steps > KT_ZOO_MAX_BLOCKS / layers) {
+        char what[64];
+        snprintf(what, sizeof what, " x %lld steps", (long long)steps);
+        return kt__fail(err, KT_ERR_LIMIT, 0, "zoo %s: %lld layers%s, more "
+                        "than %d blocks (KT_ZOO_MAX_BLOCKS)", model,
+                        (long long)layers, steps > 1 ? what : "",
+                        KT_ZOO_MAX_BLOCKS);
+    }
     if (!strcmp(model, "wresnet")) {
         int64_t d = kt__zoo_get(a, "depth");
         int64_t width = kt__zoo_get(a, "width"), wf = kt__zoo_get(a, "widen");

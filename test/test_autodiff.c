@@ -265,13 +265,17 @@ int main(void) {
                 "p[i,k] = log(1.5 + y[i,k] * y[i,k]) + sqrt(2 + y[i,k])\n"
                 "loss p\n",
                 1);
-    /* gradient names never collide: w, dw and _w all get gradients */
+    /* gradient names never collide: w, dw and _w all get gradients, and
+       w_1's dw_1 is taken by w's (dw being a tensor), so it gets dw_1_1:
+       the names taken in the run are checked too, not only the graph's */
     check_model("names that look like gradients",
                 "input x[3,2]\nweight w[2,2]\nweight dw[2,2]\nweight _w[2,2]\n"
+                "weight w_1[2,2]\n"
                 "a[i,k] = sum(j) x[i,j] * w[j,k]\n"
                 "b[i,k] = sum(j) a[i,j] * dw[j,k]\n"
                 "c[i,k] = sum(j) b[i,j] * _w[j,k]\n"
-                "loss c\n",
+                "e[i,k] = sum(j) c[i,j] * w_1[j,k]\n"
+                "loss e\n",
                 0);
     return KT_TEST_SUMMARY();
 }

@@ -555,6 +555,12 @@ badjson dot '{"factors": [2.]}'
 badjson exp '{"factors": [2e]}'
 badjson minus '{"factors": [-]}'
 badjson dup '{"factors": [2, 2], "factors": [2, 2]}'
+# a repeat among many keys (a hash of the keys, not a scan, finds it),
+# named at the second occurrence (key 91, k0 again, at column 892)
+python3 -c 'import sys; open(sys.argv[1], "w").write("{" + ", ".join(
+    "\"k%d\": 0" % (i % 90) for i in range(98)) + "}")' "$dir/dups.json"
+expect_bad_msg 'line 1, column 892: key "k0" appears twice' eval \
+    --model-file "$M" --plan "$dir/dups.json"
 badjson trailing '{"factors": [2, 2]} {}'
 badjson literal '{"factors": [2, 2], "x": tru}'
 badjson unterminated '{"factors": [2, 2], "x": "abc'

@@ -1,6 +1,7 @@
 /* test_zoo.c -- the model zoo, and properties of the search checked on it:
      a. every zoo model builds at a small size, training and inference, and
-        bad specs fail with a message that says what is wrong;
+        bad specs fail with a message that says what is wrong (too many
+        layers or steps included: KT_ZOO_MAX_BLOCKS);
      b. the recursion's total (SOYBEAN Algorithm 1: the sum of what each
         cut adds) equals the flattened cost over all devices (kt_plan_eval);
      c. SOYBEAN Theorem 3 / Tofu Theorem 1 (per-cut costs never decrease),
@@ -161,6 +162,16 @@ static void test_bad_specs(void) {
         {"alexnet:depth=8", "zoo alexnet: unknown parameter depth"},
         {"transformer:dmodel=100,heads=16", "dmodel 100 is not a multiple "
                                             "of heads 16"},
+        /* a statement block per layer (and step): bounded, where 2^40
+           layers ran for minutes, then took gigabytes (fuzzing) */
+        {"mlp:layers=1099511627776", "zoo mlp: 1099511627776 layers, more "
+                                     "than 1024 blocks (KT_ZOO_MAX_BLOCKS)"},
+        {"rnn:layers=2,hidden=2,steps=513,batch=1",
+         "zoo rnn: 2 layers x 513 steps, more than 1024 blocks"},
+        {"rnn:layers=1099511627776,steps=1099511627776", "x 1099511627776 "
+                                                         "steps, more than"},
+        {"transformer:layers=1025,dmodel=2,heads=1,ffn=2,seq=2,batch=1",
+         "zoo transformer: 1025 layers, more than 1024 blocks"},
     };
     size_t i;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -176,6 +187,14 @@ static void test_bad_specs(void) {
                bad[i].message);
         s = kt_zoo_text(bad[i].spec, &text, &training, &err);
         CHECKF(s != KT_OK && text == NULL, "'%s' gave a text", bad[i].spec);
+    }
+    /* the most blocks there may be still build */
+    {
+        kt_graph *g = NULL;
+        kt_error err;
+        CHECKF(kt_zoo_build("rnn:layers=2,hidden=2,steps=512,batch=1", &g,
+                            &err) == KT_OK, "%s", err.message);
+        kt_graph_destroy(g);
     }
 }
 

@@ -1,0 +1,49 @@
+/* fuzz_common.h -- what every libFuzzer harness under test/fuzz/ shares:
+   the input as a NUL-terminated string, and the contract of a kt_error
+   (README: bad input gets a kt_status error with a message; the library
+   never crashes, leaks or exits).  A broken invariant aborts, which
+   libFuzzer reports as a crash with the input that caused it.  Included
+   after the ktile header(s), by exactly one .c per fuzzer. */
+#ifndef KT_FUZZ_COMMON_H
+#define KT_FUZZ_COMMON_H
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FUZZ_REQUIRE(cond)                                                   \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "fuzz invariant broken at %s:%d: %s\n",          \
+                    __FILE__, __LINE__, #cond);                              \
+            abort();                                                         \
+        }                                                                    \
+    } while (0)
+
+/* A copy of data[0..size) with a NUL after it (the caller frees it); the
+   string parsers read up to the first NUL, as they would a C string. */
+static inline char *fuzz_cstr(const uint8_t *data, size_t size) {
+    char *s = (char *)malloc(size + 1);
+    FUZZ_REQUIRE(s != NULL);
+    if (size) memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+/* The status and the error agree: KT_OK with an empty message, a failure
+   with its own status recorded and a message saying what is wrong. */
+static inline void fuzz_check_status(kt_status s, const kt_error *err) {
+    if (s == KT_OK) {
+        FUZZ_REQUIRE(err->status == KT_OK);
+    } else {
+        FUZZ_REQUIRE(s > KT_OK && s <= KT_ERR_INTERNAL);
+        FUZZ_REQUIRE(s != KT_ERR_INTERNAL); /* bad input is not a bug */
+        FUZZ_REQUIRE(err->status == s);
+        FUZZ_REQUIRE(err->message[0] != '\0');
+        FUZZ_REQUIRE(memchr(err->message, '\0', sizeof err->message));
+    }
+}
+
+static inline int fuzz_finite_positive(double x) { return x > 0 && isfinite(x); }
+#endif
