@@ -5116,7 +5116,7 @@ struct kt__plan_sim_work {
     int64_t moved;         /*   and the tasks they renumbered              */
     int refills;           /*   and those that gave every later slot room  */
     int downs;             /*   and those that took holes below the slot  */
-    int *lstart, *llen;    /* per rebuilt op: its lists past the slots     */
+    int *lstart;           /* per rebuilt op: its lists past the slots     */
     int *chg, nchg;        /* the ops whose block changed, ascending       */
     kt__tg stage;          /* the changed ops' new blocks, back to back    */
     int *stage_first;      /* nchg + 1: where each one starts in stage     */
@@ -5237,7 +5237,6 @@ static void kt__plan_sim_work_free(struct kt__plan_sim_work *w) {
     KT_FREE(w->dirty);
     KT_FREE(w->dlists);
     KT_FREE(w->lstart);
-    KT_FREE(w->llen);
     KT_FREE(w->chg);
     KT_FREE(w->stage_first);
     KT_FREE(w->csec);
@@ -6138,14 +6137,13 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     w->dirty = (int *)kt__calloc(nop1, sizeof(int));
     w->dlists = (unsigned char *)kt__calloc(nop1, 1);
     w->lstart = (int *)kt__calloc(nop1, sizeof(int));
-    w->llen = (int *)kt__calloc(nop1, sizeof(int));
     w->chg = (int *)kt__calloc(nop1, sizeof(int));
     w->stage_first = (int *)kt__calloc(nop1 + 1, sizeof(int));
     w->stage.base = (int *)kt__calloc(nop1, sizeof(int));
     if (!w->spl || !w->blk || !w->lst || !w->sdirt || !w->rmark ||
         !w->sops || !w->gmark || !w->gops || !w->rops || !w->dirty ||
         !w->dlists ||
-        !w->lstart || !w->llen || !w->chg ||
+        !w->lstart || !w->chg ||
         !w->stage_first || !w->stage.base)
         goto nomem;
     for (i = 0; i < 2; i++) {
