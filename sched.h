@@ -529,7 +529,8 @@ typedef struct kt_mcmc_options {
    as many as the graph has ops and tensors), and hands what it leaves to
    the chains after it -- so a search can end before its budget.  *p is
    the best plan seen (initialised by the call); accepted and tried
-   count the proposals.  A NaN beta or seconds is KT_ERR_INVALID. */
+   count the proposals.  A NaN beta, or seconds NaN or infinite, is
+   KT_ERR_INVALID. */
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
@@ -8069,10 +8070,14 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     *tried = *accepted = 0;
     memset(p, 0, sizeof *p);
     /* a NaN passes every "<= 0" test below: as a budget it would end
-       only by stalling, as a beta it would accept no slower plan */
-    if (o.beta != o.beta || o.seconds != o.seconds)
-        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: %s is not a number",
-                        o.beta != o.beta ? "beta" : "the seconds budget");
+       only by stalling, as a beta it would accept no slower plan; an
+       infinite time budget is no budget either (an infinite beta is a
+       greedy chain, and allowed) */
+    if (o.beta != o.beta)
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: beta is not a number");
+    if (!(o.seconds < HUGE_VAL))
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the seconds budget "
+                        "%g is not a finite number", o.seconds);
     if (o.restarts <= 0) o.restarts = 2;
     if (o.beta <= 0) o.beta = kt__mcmc_default_beta(g);
     if (o.proposals < 0) o.proposals = 0; /* (0: none, as documented) */

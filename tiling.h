@@ -6366,7 +6366,7 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
         goto done;
     }
-    for (i = 0; i < (int)taken.cap; i++) taken.slot[i] = -1;
+    memset(taken.slot, 0xff, taken.cap * sizeof(int)); /* all -1: empty */
     /* What the loss depends on, walking back from it. */
     need[loss] = 1;
     for (i = nfwd - 1; i >= 0; i--) {
@@ -6958,10 +6958,10 @@ static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
     if (layers > KT_ZOO_MAX_BLOCKS || steps > KT_ZOO_MAX_BLOCKS / layers) {
         char what[64];
         snprintf(what, sizeof what, " x %lld steps", (long long)steps);
-        return kt__fail(err, KT_ERR_LIMIT, 0, "zoo %s: %lld layers%s, more "
-                        "than %d blocks (KT_ZOO_MAX_BLOCKS)", model,
-                        (long long)layers, steps > 1 ? what : "",
-                        KT_ZOO_MAX_BLOCKS);
+        return kt__fail(err, KT_ERR_LIMIT, 0, "zoo %s: %lld layer%s%s, "
+                        "more than %d blocks (KT_ZOO_MAX_BLOCKS)", model,
+                        (long long)layers, layers == 1 ? "" : "s",
+                        steps > 1 ? what : "", KT_ZOO_MAX_BLOCKS);
     }
     if (!strcmp(model, "wresnet")) {
         int64_t d = kt__zoo_get(a, "depth");

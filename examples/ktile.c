@@ -1165,7 +1165,7 @@ typedef struct plan_report {
     int show_time;         /* --objective time or --topology: step time  */
     int simulated;         /* the step time is the simulator's (mcmc),
                               not kt_plan_step_seconds' model            */
-    const char *start;     /* mcmc: "data" or "dp" (--start)             */
+    const char *start;     /* mcmc: what the first chain started from    */
     int64_t tried;         /* --strategy mcmc: proposals tried and       */
     int64_t accepted;      /*   accepted; -1 for the other searches      */
 } plan_report;
@@ -1237,12 +1237,7 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
         /* MCMC prices every plan by simulation; the objective only
            chooses the DP plan that --start dp refines */
         fprintf(out, "strategy  %s, objective simulated time, from %s\n",
-                r->strategy,
-                r->start && strcmp(r->start, "dp") == 0
-                    ? (r->objective == KT_OBJECTIVE_TIME
-                           ? "the DP plan by time"
-                           : "the DP plan by bytes")
-                    : "data parallelism");
+                r->strategy, r->start);
     else if (r->strategy)
         fprintf(out, "strategy  %s, objective %s\n", r->strategy,
                 r->objective == KT_OBJECTIVE_TIME ? "time" : "bytes");
@@ -1907,6 +1902,30 @@ static int parse_mcmc_options(const char *seconds, const char *proposals,
     return 0;
 }
 
+/* What kt_plan_mcmc's first chain started from, in words: the level
+   DP's plan with --start dp (searched for --objective), else data
+   parallelism -- or, where data parallelism does not apply (a batch
+   smaller than the devices), the DP plan by bytes, as kt_plan_mcmc
+   falls back to. */
+static const char *mcmc_start_name(const kt_graph *g, const kt_factors *f,
+                                   const kt_topology *t, const char *start,
+                                   kt_objective objective) {
+    kt_search_options so;
+    kt_machine m = kt_topology_machine(t);
+    kt_plan data;
+    kt_error err;
+    if (start && strcmp(start, "dp") == 0)
+        return objective == KT_OBJECTIVE_TIME ? "the DP plan by time"
+                                              : "the DP plan by bytes";
+    memset(&so, 0, sizeof so);
+    so.machine = &m;
+    so.strategy = KT_STRATEGY_DATA;
+    if (kt_plan_search(g, f, &so, &data, &err) != KT_OK)
+        return "the DP plan by bytes (data parallelism does not apply)";
+    kt_plan_free(&data);
+    return "data parallelism";
+}
+
 static int cmd_plan(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
@@ -1934,6 +1953,7 @@ static int cmd_plan(int argc, char **argv) {
     char label[512], mc_spec[64]; /* mcmc's default topology */
     int rc, i, machine_set = 0, strategy = -2;
     int64_t mc_tried = -1, mc_accepted = -1; /* --strategy mcmc's counts */
+    const char *mc_start = NULL;             /* and what it started from */
     int64_t cap = 0;
 
     rc = cli_parse("plan", argc, argv, o, O_N);
@@ -2033,6 +2053,8 @@ static int cmd_plan(int argc, char **argv) {
         }
         mc_tried = tried;
         mc_accepted = accepted;
+        mc_start = mcmc_start_name(g, &f, &topo, o[O_START].value,
+                                   opt.objective);
         p.step_seconds = step; /* simulated; shown as for the other
                                    searches, with --objective time or
                                    --topology (DESIGN.md) */
@@ -2056,7 +2078,7 @@ static int cmd_plan(int argc, char **argv) {
     r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
                   strategy == STRATEGY_MCMC; /* mcmc always simulates */
     r.simulated = strategy == STRATEGY_MCMC;
-    r.start = o[O_START].value ? o[O_START].value : "data";
+    r.start = mc_start;
     r.tried = mc_tried;
     r.accepted = mc_accepted;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);

@@ -485,6 +485,13 @@ expect_text 'from the DP plan by time' plan --model-file "$M" --devices 4 \
     --strategy mcmc --proposals 20 --start dp --objective time
 expect_text 'modelled on nodes:2x2:300G:25G' plan --model-file "$M" \
     --devices 4 --topology nodes:2x2:300G:25G
+# where data parallelism does not apply (3 rows over 4 devices) the chain
+# starts from the DP plan, and says so
+printf 'input x[3,64]\nweight W[64,64]\ny[i,k] = sum(j) x[i,j] * W[j,k]\n' \
+    >"$dir/rows3.txt"
+expect_text 'from the DP plan by bytes (data parallelism does not apply)' \
+    plan --model-file "$dir/rows3.txt" --devices 4 --strategy mcmc \
+    --proposals 20
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
     --devices 4 --seed 3
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \

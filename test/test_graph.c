@@ -1348,6 +1348,34 @@ static void test_order(void) {
     }
     kt_graph_destroy(g);
 
+    /* ... after every reader: two readers added before the update, each
+       waiting for an input produced after it (the update's edges come
+       from every reader of W, not only the first) */
+    kt_graph_create(&g, &err);
+    kt_graph_add_tensor(g, "W", 2, sq, 4, KT_WEIGHT, &err);
+    kt_graph_add_tensor(g, "dW", 2, sq, 4, KT_INPUT, &err);
+    kt_graph_add_tensor(g, "g", 2, sq, 4, KT_INPUT, &err);
+    kt_graph_add_tensor(g, "h", 2, sq, 4, KT_ACTIVATION, &err);
+    kt_graph_add_tensor(g, "h2", 2, sq, 4, KT_ACTIVATION, &err);
+    CHECK(kt_graph_add_op(g, "y[j,k] = W[j,k] * h[j,k]", 0, &err) == KT_OK);
+    CHECK(kt_graph_add_op(g, "y2[j,k] = W[j,k] * h2[j,k]", 0, &err) ==
+          KT_OK);
+    CHECK(kt_graph_add_op(g, "W[j,k] = W[j,k] - dW[j,k]", 0, &err) == KT_OK);
+    CHECK(kt_graph_add_op(g, "h[j,k] = relu(g[j,k])", 0, &err) == KT_OK);
+    CHECK(kt_graph_add_op(g, "h2[j,k] = relu(h[j,k])", 0, &err) == KT_OK);
+    s = kt_graph_finalize(g, &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    if (s == KT_OK) {
+        int ih2, iy2;
+        op_writing(g, "y", 0, &iy);
+        op_writing(g, "y2", 0, &iy2);
+        op_writing(g, "h2", 0, &ih2);
+        op_writing(g, "W", 1, &iu);
+        CHECKF(iu > iy && iu > iy2 && iy2 > ih2,
+               "order y %d y2 %d h2 %d W %d", iy, iy2, ih2, iu);
+    }
+    kt_graph_destroy(g);
+
     /* an in-place update of an activation follows its producer and readers */
     g = expect_ok("activation update", "input x[4]\nh[i] = relu(x[i])\n"
                                        "y[i] = h[i] * 3\nh[i] = h[i] * 2\n");

@@ -172,6 +172,8 @@ static void test_bad_specs(void) {
                                                          "steps, more than"},
         {"transformer:layers=1025,dmodel=2,heads=1,ffn=2,seq=2,batch=1",
          "zoo transformer: 1025 layers, more than 1024 blocks"},
+        {"rnn:layers=1,hidden=2,steps=2000,batch=1",
+         "zoo rnn: 1 layer x 2000 steps, more than 1024 blocks"},
     };
     size_t i;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
