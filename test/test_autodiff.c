@@ -225,6 +225,50 @@ done:
     kt_graph_destroy(g);
 }
 
+/* Many gradient names taken in one run, so that the run's table of
+   names sees collisions: weights a<i> and a<i>_1 and a tensor da<i> for
+   every i; a<i>'s gradient cannot be da<i> (a tensor) and becomes
+   da<i>_1, which a<i>_1's gradient then cannot have: da<i>_1_1.  A table
+   that looked at one slot only would miss some of the names it holds. */
+static void check_many_names(void) {
+    enum { N = 150 };
+    size_t cap = 64 * (size_t)N * 3 + 64, n = 0;
+    char *text = (char *)malloc(cap), want[64];
+    kt_graph *g = NULL;
+    kt_error err;
+    int i, t, u, distinct = 1, found = 0;
+    n += (size_t)snprintf(text + n, cap - n, "input x[2]\n");
+    for (i = 0; i < N; i++)
+        n += (size_t)snprintf(text + n, cap - n, "weight a%d[2]\nweight "
+                              "a%d_1[2]\nweight da%d[2]\n", i, i, i);
+    for (i = 0; i < N; i++) {
+        char prev[32];
+        if (i) snprintf(prev, sizeof prev, "y%d", i - 1);
+        else snprintf(prev, sizeof prev, "x");
+        n += (size_t)snprintf(text + n, cap - n, "y%d[k] = %s[k] * a%d[k] * "
+                              "a%d_1[k] * da%d[k]\n", i, prev, i, i, i);
+    }
+    n += (size_t)snprintf(text + n, cap - n, "loss y%d\n", N - 1);
+    CHECK(n < cap && kt_graph_create(&g, &err) == KT_OK);
+    CHECKF(kt_graph_parse(g, text, n, &err) == KT_OK &&
+               kt_graph_autodiff(g, NULL, &err) == KT_OK,
+           "%s", err.message);
+    for (t = 0; t < kt_graph_tensor_count(g); t++)
+        for (u = t + 1; u < kt_graph_tensor_count(g); u++)
+            if (strcmp(kt_graph_tensor(g, t)->name,
+                       kt_graph_tensor(g, u)->name) == 0)
+                distinct = 0;
+    CHECK(distinct);
+    for (i = 0; i < N; i++) {
+        snprintf(want, sizeof want, "da%d_1_1", i);
+        for (t = 0; t < kt_graph_tensor_count(g); t++)
+            found += strcmp(kt_graph_tensor(g, t)->name, want) == 0;
+    }
+    CHECKF(found == N, "%d of %d gradients named da<i>_1_1", found, N);
+    kt_graph_destroy(g);
+    free(text);
+}
+
 int main(void) {
     check_model("mlp with bias, relu, tanh",
                 "input x[5,4]\n"
@@ -277,5 +321,6 @@ int main(void) {
                 "e[i,k] = sum(j) c[i,j] * w_1[j,k]\n"
                 "loss e\n",
                 0);
+    check_many_names();
     return KT_TEST_SUMMARY();
 }
