@@ -46,4 +46,14 @@ static inline void fuzz_check_status(kt_status s, const kt_error *err) {
 }
 
 static inline int fuzz_finite_positive(double x) { return x > 0 && isfinite(x); }
+
+/* The zoo model `spec`, built on the first call and kept for the
+   process (a harness checks every input against one graph; one spec per
+   harness). */
+static inline kt_graph *fuzz_zoo_graph(const char *spec) {
+    static kt_graph *g;
+    kt_error err;
+    if (!g) FUZZ_REQUIRE(kt_zoo_build(spec, &g, &err) == KT_OK);
+    return g;
+}
 #endif

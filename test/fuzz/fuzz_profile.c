@@ -10,11 +10,7 @@
 #include "fuzz_common.h"
 
 static kt_graph *graph(void) {
-    static kt_graph *g;
-    kt_error err;
-    if (!g) FUZZ_REQUIRE(kt_zoo_build("mlp:layers=2,hidden=64,batch=8", &g,
-                                      &err) == KT_OK);
-    return g;
+    return fuzz_zoo_graph("mlp:layers=2,hidden=64,batch=8");
 }
 
 static void check_profile(const kt_graph *g, const kt_profile *p) {

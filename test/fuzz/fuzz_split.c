@@ -9,11 +9,7 @@
 #include "fuzz_common.h"
 
 static kt_graph *graph(void) {
-    static kt_graph *g;
-    kt_error err;
-    if (!g) FUZZ_REQUIRE(kt_zoo_build("mlp:layers=2,hidden=64,batch=8", &g,
-                                      &err) == KT_OK);
-    return g;
+    return fuzz_zoo_graph("mlp:layers=2,hidden=64,batch=8");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
