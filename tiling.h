@@ -1592,18 +1592,31 @@ static size_t kt__name_hash(const char *name) {
     return h;
 }
 
-int kt_graph_find_tensor(const kt_graph *g, const char *name) {
-    size_t i;
-    if (!g->cap_index) return -1;
-    for (i = kt__name_hash(name) % (size_t)g->cap_index; g->index[i] >= 0;
-         i = (i + 1) % (size_t)g->cap_index)
-        if (strcmp(g->tensor[g->index[i]].name, name) == 0) return g->index[i];
-    return -1;
+/* The slot of `name` in an open-addressing table of indices (slot[i] < 0:
+   empty; cap a power of two) whose entry k is the name at base + k *
+   stride: where it is, or the empty slot where it would go.  The graph's
+   tensor index and autodiff's set of names taken share it. */
+static size_t kt__name_slot(const int *slot, size_t cap, const char *base,
+                            size_t stride, const char *name) {
+    size_t i = kt__name_hash(name) & (cap - 1);
+    while (slot[i] >= 0 && strcmp(base + (size_t)slot[i] * stride, name) != 0)
+        i = (i + 1) & (cap - 1);
+    return i;
 }
 
-/* Keeps the name index at most half full; 0 when out of memory. */
+/* The slot of `name` in the graph's tensor index (cap_index > 0). */
+static size_t kt__tensor_slot(const kt_graph *g, const char *name) {
+    return kt__name_slot(g->index, (size_t)g->cap_index, g->tensor->name,
+                         sizeof(kt_tensor), name);
+}
+
+int kt_graph_find_tensor(const kt_graph *g, const char *name) {
+    return g->cap_index ? g->index[kt__tensor_slot(g, name)] : -1;
+}
+
+/* Keeps the name index at most half full (64 slots, doubled: a power of
+   two); 0 when out of memory. */
 static int kt__index_tensor(kt_graph *g, int t) {
-    size_t i;
     if (2 * (g->ntensor + 1) > g->cap_index) {
         int nc = g->cap_index ? 2 * g->cap_index : 64, k;
         int *ni = (int *)KT_MALLOC(sizeof(int) * (size_t)nc);
@@ -1613,15 +1626,9 @@ static int kt__index_tensor(kt_graph *g, int t) {
         g->index = ni;
         g->cap_index = nc;
         for (k = 0; k < g->ntensor; k++)
-            if (k != t) {
-                for (i = kt__name_hash(g->tensor[k].name) % (size_t)nc;
-                     ni[i] >= 0; i = (i + 1) % (size_t)nc) {}
-                ni[i] = k;
-            }
+            if (k != t) g->index[kt__tensor_slot(g, g->tensor[k].name)] = k;
     }
-    for (i = kt__name_hash(g->tensor[t].name) % (size_t)g->cap_index;
-         g->index[i] >= 0; i = (i + 1) % (size_t)g->cap_index) {}
-    g->index[i] = t;
+    g->index[kt__tensor_slot(g, g->tensor[t].name)] = t;
     return 1;
 }
 int kt_graph_tensor_count(const kt_graph *g) { return g->ntensor; }
@@ -6197,19 +6204,8 @@ typedef struct kt__name_set {
     size_t cap;
 } kt__name_set;
 
-static int kt__name_set_has(const kt__name_set *t, const char *s) {
-    size_t i;
-    for (i = kt__name_hash(s) & (t->cap - 1); t->slot[i] >= 0;
-         i = (i + 1) & (t->cap - 1))
-        if (strcmp(t->name[t->slot[i]], s) == 0) return 1;
-    return 0;
-}
-
-static void kt__name_set_add(kt__name_set *t, int k) {
-    size_t i;
-    for (i = kt__name_hash(t->name[k]) & (t->cap - 1); t->slot[i] >= 0;
-         i = (i + 1) & (t->cap - 1)) {}
-    t->slot[i] = k;
+static size_t kt__name_set_slot(const kt__name_set *t, const char *s) {
+    return kt__name_slot(t->slot, t->cap, t->name[0], KT_NAME_MAX, s);
 }
 
 /* A gradient name no tensor and no earlier gradient of this run has:
@@ -6219,13 +6215,14 @@ static void kt__name_set_add(kt__name_set *t, int k) {
 static int kt__gradient_name(const kt_graph *g, const char *name,
                              kt__name_set *taken, int k) {
     char *out = taken->name[k];
+    size_t slot;
     int n;
     for (n = 0; n < 1000; n++) {
         if (n == 0) snprintf(out, KT_NAME_MAX, "d%.40s", name);
         else snprintf(out, KT_NAME_MAX, "d%.40s_%d", name, n);
         if (kt_graph_find_tensor(g, out) >= 0) continue;
-        if (!kt__name_set_has(taken, out)) {
-            kt__name_set_add(taken, k);
+        if (taken->slot[slot = kt__name_set_slot(taken, out)] < 0) {
+            taken->slot[slot] = k;
             return 1;
         }
     }
