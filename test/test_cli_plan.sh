@@ -605,6 +605,24 @@ edit unknown_op 'd["ops"][0]["name"] = "nosuchop"'
 expect_bad_msg 'nosuchop' eval --model-file "$M" --plan "$dir/unknown_op.json"
 edit missing_op 'del d["ops"][1]'
 expect_bad_msg 'missing' eval --model-file "$M" --plan "$dir/missing_op.json"
+edit twice_op 'd["ops"].append(dict(d["ops"][1]))'
+expect_bad_msg "op listed more than once: $(python3 -c '
+import json, sys
+print(json.load(open(sys.argv[1]))["ops"][1]["name"])' "$P")" \
+    eval --model-file "$M" --plan "$dir/twice_op.json"
+# ops are found by name in any order (a sorted index): reversed, the same
+edit reversed_ops 'd["ops"].reverse(); d["tensors"].reverse()'
+if expect_json "$dir/reversed_ops.eval.json" eval --model-file "$M" \
+    --plan "$dir/reversed_ops.json" --json; then
+    check "ops and tensors reversed: the same plan" '
+import json, sys
+p = json.load(open(sys.argv[1]))
+e = json.load(open(sys.argv[2]))
+assert e["total_bytes"] == p["total_bytes"], (e["total_bytes"], p["total_bytes"])
+s = {o["name"]: o["strategy"] for o in e["ops"]}
+assert s == {o["name"]: o["strategy"] for o in p["ops"]}, s
+' "$P" "$dir/reversed_ops.eval.json"
+fi
 edit bad_tiling 'd["tensors"][1]["tiling"] = "S7.R"'
 expect_bad_msg 'W1' eval --model-file "$M" --plan "$dir/bad_tiling.json"
 edit partial_tiling 'd["tensors"][1]["tiling"] = "P.R"'
