@@ -505,7 +505,11 @@ kt_machine kt_machine_default(void);
 /* "flat:N:BW" or "nodes:MxG:INTRA_BW:INTER_BW" (BW in bytes/s with K, M,
    G suffixes, powers of 1000, or bits/s with a trailing b: 400Gb). */
 kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err);
-/* The interconnect level cut i (0-based) is mapped to. */
+/* The interconnect level cut i (0-based) is priced at: the slowest level
+   that two devices differing only in their cut-i coordinate talk over
+   (levels as sched.h's kt_topology_level has them), when the machine's
+   fanouts multiply to the plan's device count; else the levels are
+   taken in order, slowest first. */
 int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f, int cut);
 
 /* Writes op's strategy as variable names per cut ("i.j", "*" for a
@@ -3672,12 +3676,46 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
     return KT_OK;
 }
 
-/* SOYBEAN 5.1: cuts are laid on the levels in order, slowest first; a cut
-   belongs to the first level that still has groups to divide. */
+/* The machine's levels cover exactly the plan's devices: every fanout
+   known and their product the device count. */
+static int kt__machine_fits(const kt_machine *m, const kt_factors *f) {
+    int64_t n = 1;
+    int l;
+    for (l = 0; l < m->nlevels; l++) {
+        if (m->level_fanout[l] <= 0 || n > INT64_MAX / m->level_fanout[l])
+            return 0;
+        n *= m->level_fanout[l];
+    }
+    return n == kt_factors_devices(f);
+}
+
+/* SOYBEAN 5.1 maps cut 1 to the slowest level.  Cut i's bytes move
+   between devices that differ only in their cut-i coordinate, and such a
+   group is as slow as the slowest link inside it, so the cut's level is
+   the slowest that any such group crosses.  Devices are numbered cut 1
+   most significant (DESIGN.md), so a group is a stride-S_i comb inside a
+   block of B_i = k_i * S_i consecutive devices (S_i the product of the
+   later factors); level l's groups are blocks of `span` consecutive
+   devices (kt_topology_level's), and a comb crosses no boundary of them
+   exactly when span is a multiple of B_i.  So: the first level whose
+   span is not.  With factors that follow the fanouts (8x8 and 2^6) cuts
+   1-3 land on level 0 and 4-6 on level 1; with factors across a fanout
+   (nodes:2x3 and factors 3,2) both cuts cross nodes.  A machine that
+   does not describe the plan's devices (a fanout of 0, "any", or another
+   device count) has its levels taken in order instead, a cut on the
+   first level with groups left to divide. */
 int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f,
                             int cut) {
     int level = 0, i;
-    int64_t used = 1;
+    int64_t used = 1, block = 1, span = kt_factors_devices(f);
+    if (kt__machine_fits(m, f)) {
+        for (i = f->count - 1; i >= cut && i >= 0; i--) block *= f->k[i];
+        for (level = 0; level + 1 < m->nlevels; level++) {
+            span /= m->level_fanout[level];
+            if (span % block != 0) break;
+        }
+        return level;
+    }
     for (i = 0; i <= cut && i < f->count; i++) {
         while (level + 1 < m->nlevels && m->level_fanout[level] > 0 &&
                used >= m->level_fanout[level]) {

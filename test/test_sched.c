@@ -1304,6 +1304,108 @@ done:
    than the step, every task starts after its predecessors end and after
    the task before it on its device, the critical path ends the step, a
    slower network is never faster, and schedules are checked. */
+/* The level a cut is priced at (kt_machine_level_of_cut, for the time
+   objective) against the links its groups really use: for every order of
+   the prime factors of 2-3 level topologies of up to 36 devices, each
+   cut's level is the slowest kt_topology_level over pairs of devices
+   that differ only in that cut's coordinate (found by brute force). */
+static int brute_level_of_cut(const kt_topology *t, const kt_factors *f,
+                              int cut) {
+    int64_t a, n = kt_factors_devices(f);
+    int best = t->nlevels, c[KT_MAX_CUTS], v, i;
+    for (a = 0; a < n; a++) {
+        kt_device_coords(f, a, c);
+        for (v = 0; v < f->k[cut]; v++) {
+            int64_t b = 0;
+            int lv;
+            if (v == c[cut]) continue;
+            for (i = 0; i < f->count; i++)
+                b = b * f->k[i] + (i == cut ? v : c[i]);
+            lv = kt_topology_level(t, a, b);
+            if (lv < best) best = lv;
+        }
+    }
+    return best;
+}
+
+/* Every distinct order of the factors in k[0..n) from position at on,
+   each cut's level checked; returns the orders checked. */
+static int check_cut_orders(const kt_topology *t, const kt_machine *m,
+                            int *k, int n, int at, const char *what) {
+    int i, j, count = 0;
+    if (at == n) {
+        kt_factors f;
+        memset(&f, 0, sizeof f);
+        f.count = n;
+        for (i = 0; i < n; i++) f.k[i] = k[i];
+        for (i = 0; i < n; i++) {
+            int got = kt_machine_level_of_cut(m, &f, i);
+            int want = brute_level_of_cut(t, &f, i);
+            CHECKF(got == want, "%s, cut %d of factors %d,%d,%d,%d...: "
+                   "level %d, its groups cross level %d", what, i + 1,
+                   k[0], n > 1 ? k[1] : 0, n > 2 ? k[2] : 0,
+                   n > 3 ? k[3] : 0, got, want);
+        }
+        return 1;
+    }
+    for (i = at; i < n; i++) {
+        int x, dup = 0;
+        for (j = at; j < i; j++) dup |= k[j] == k[i];
+        if (dup) continue; /* each distinct order once */
+        x = k[at]; k[at] = k[i]; k[i] = x;
+        count += check_cut_orders(t, m, k, n, at + 1, what);
+        x = k[at]; k[at] = k[i]; k[i] = x;
+    }
+    return count;
+}
+
+static void test_level_of_cut(void) {
+    static const char *const files[] = {
+        "level 2 10G\nlevel 3 100G\nlevel 2 300G\n",
+        "level 3 10G\nlevel 2 100G\nlevel 3 300G\n",
+        "level 2 10G\nlevel 2 100G\nlevel 4 300G\n"};
+    int m_, g_, orders = 0;
+    unsigned fi;
+    for (m_ = 1; m_ <= 6; m_++)
+        for (g_ = 1; g_ <= 6; g_++) {
+            char spec[64];
+            kt_topology t;
+            kt_factors f;
+            kt_error err;
+            kt_machine mach;
+            int k[KT_MAX_CUTS], i;
+            if (m_ * g_ < 2) continue;
+            snprintf(spec, sizeof spec, "nodes:%dx%d:300G:25G", m_, g_);
+            CHECK(kt_topology_parse(spec, &t, &err) == KT_OK);
+            CHECK(kt_factors_default(m_ * g_, &f, &err) == KT_OK);
+            mach = kt_topology_machine(&t);
+            for (i = 0; i < f.count; i++) k[i] = f.k[i];
+            orders += check_cut_orders(&t, &mach, k, f.count, 0, spec);
+            /* and a composite factor: the whole node count as one cut */
+            if (m_ > 1 && g_ > 1) {
+                k[0] = m_;
+                k[1] = g_;
+                orders += check_cut_orders(&t, &mach, k, 2, 0, spec);
+            }
+        }
+    for (fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
+        kt_topology t;
+        kt_factors f;
+        kt_error err;
+        kt_machine mach;
+        char name[64];
+        int k[KT_MAX_CUTS], i;
+        CHECKF(kt_topology_parse_text(files[fi], "levels", &t, &err) == KT_OK,
+               "%s", err.message);
+        CHECK(kt_factors_default(t.ndev, &f, &err) == KT_OK);
+        mach = kt_topology_machine(&t);
+        for (i = 0; i < f.count; i++) k[i] = f.k[i];
+        snprintf(name, sizeof name, "three-level topology %u", fi + 1);
+        orders += check_cut_orders(&t, &mach, k, f.count, 0, name);
+    }
+    CHECKF(orders > 100, "%d factor orders checked", orders);
+}
+
 static void test_simulation(void) {
     kt_graph *g;
     kt_error err;
@@ -4190,6 +4292,7 @@ int main(void) {
     test_known_answers();
     test_zoo();
     test_random();
+    test_level_of_cut();
     test_simulation();
     test_sim_reference();
     test_transfer_tasks();

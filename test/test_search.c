@@ -1271,6 +1271,17 @@ static void test_time(void) {
         CHECK(kt_machine_level_of_cut(&m2, &f8, 0) == 0);
         CHECK(kt_machine_level_of_cut(&m2, &f8, 1) == 1);
         CHECK(kt_machine_level_of_cut(&m2, &f8, 2) == 1);
+        /* factors across the fanouts: 3,2 on 2 nodes of 3 puts devices 2
+           and 3 (other nodes) in one group of cut 2, so both cuts cross
+           nodes; 2,3 follows the nodes */
+        {
+            kt_factors f32 = factors("3,2"), f23 = factors("2,3");
+            CHECK(kt_machine_parse("nodes:2x3:300G:25G", &m2, &err) == KT_OK);
+            CHECK(kt_machine_level_of_cut(&m2, &f32, 0) == 0);
+            CHECK(kt_machine_level_of_cut(&m2, &f32, 1) == 0);
+            CHECK(kt_machine_level_of_cut(&m2, &f23, 0) == 0);
+            CHECK(kt_machine_level_of_cut(&m2, &f23, 1) == 1);
+        }
         CHECK(kt_machine_parse("flat:8:450G", &m2, &err) == KT_OK &&
               m2.nlevels == 1 && m2.level_bw[0] == 450e9);
         CHECK(kt_machine_level_of_cut(&m2, &f8, 2) == 0);
