@@ -1101,8 +1101,12 @@ static void kt__topology_one_kind(kt_topology *t) {
     t->kind_range[0].kind = 0;
 }
 
-static int kt__finite_positive(double x, double most) {
-    return x > 0 && x <= most; /* false for NaN too */
+/* A rate (flop/s, bytes/s) from 1 to `most`: below 1 a large op's or
+   transfer's time can overflow to infinity (1e10 bytes at 1e-310 bytes/s),
+   which the simulator refuses and a modelled step would print as nothing
+   finite. */
+static int kt__rate_ok(double x, double most) {
+    return x >= 1 && x <= most; /* false for NaN too */
 }
 
 /* The rooflines and the levels; sets ndev. */
@@ -1111,24 +1115,24 @@ static kt_status kt__topology_check(kt_topology *t, const char *what,
     int l, k;
     t->ndev = 1;
     for (k = 0; k < t->nkinds; k++)
-        if (!kt__finite_positive(t->kind[k].peak_flops, 1e30) ||
-            !kt__finite_positive(t->kind[k].mem_bw, 1e30))
+        if (!kt__rate_ok(t->kind[k].peak_flops, 1e30) ||
+            !kt__rate_ok(t->kind[k].mem_bw, 1e30))
             return t->kind[k].name[0]
                 ? kt__fail(err, KT_ERR_INVALID, 0, "topology %s: kind %s: "
-                           "flops and membw must be positive and finite",
-                           what, t->kind[k].name)
+                           "flops and membw must be from 1 to 1e30 (per "
+                           "second)", what, t->kind[k].name)
                 : kt__fail(err, KT_ERR_INVALID, 0, "topology %s: device "
-                           "flops and memory bandwidth must be positive and "
-                           "finite", what);
+                           "flops and memory bandwidth must be from 1 to "
+                           "1e30 (per second)", what);
     if (t->nlevels < 1)
         return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: no levels",
                         what);
     for (l = 0; l < t->nlevels; l++) {
-        if (t->fanout[l] < 1 || !(t->bandwidth[l] > 0) ||
-            t->bandwidth[l] > 1e18 || !(t->latency[l] >= 0) ||
-            t->latency[l] > 1e6)
+        if (t->fanout[l] < 1 || !kt__rate_ok(t->bandwidth[l], 1e18) ||
+            !(t->latency[l] >= 0) || t->latency[l] > 1e6)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: level %d "
-                            "needs a fan-out >= 1 and a positive bandwidth",
+                            "needs a fan-out >= 1, a bandwidth from 1 to "
+                            "1e18 bytes/s and a latency from 0 to 1e6 s",
                             what, l + 1);
         if (t->fanout[l] > KT_MAX_DEVICES / t->ndev)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: more than "
@@ -1258,7 +1262,8 @@ static kt_status kt__topo_kind_line(kt__topo_reader *r, kt_topology *t,
                             r->name);
         if (!kt__parse_bandwidth(w[i + 1], strlen(w[i + 1]), &v[which]))
             return kt__fail(err, KT_ERR_PARSE, line, "%s: kind %s: bad "
-                            "number '%s' (e.g. 989T, 4.8T)", r->name, w[1],
+                            "number '%s' (1 to 1e30 per second, e.g. 989T, "
+                            "4.8T)", r->name, w[1],
                             w[i + 1]);
         have[which] = 1;
     }
@@ -1370,7 +1375,9 @@ static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
         (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
                     lat > 1e6)))
         return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `level "
-                        "FANOUT BANDWIDTH [LATENCY]`", r->name);
+                        "FANOUT BANDWIDTH [LATENCY]` (a fan-out from 1, "
+                        "bandwidth from 1 to 1e18 bytes/s, latency from 0 "
+                        "to 1e6 s)", r->name);
     t->fanout[t->nlevels] = fan;
     t->latency[t->nlevels] = lat;
     t->nlevels++;
@@ -1392,8 +1399,8 @@ static kt_status kt__topo_device_line(kt__topo_reader *r, kt_topology *t,
                         "and membw on each kind line", r->name,
                         r->kind_line[0]);
     if (!kt__parse_bandwidth(w[2], strlen(w[2]), &v))
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: bad number '%s'",
-                        r->name, w[2]);
+        return kt__fail(err, KT_ERR_PARSE, line, "%s: bad number '%s' (1 "
+                        "to 1e30 per second, e.g. 67T)", r->name, w[2]);
     if (!strcmp(w[1], "flops")) t->kind[0].peak_flops = v;
     else t->kind[0].mem_bw = v;
     if (!r->device_line) r->device_line = line;

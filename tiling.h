@@ -3618,7 +3618,8 @@ static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     else if (*end == 'T') { scale = 1e12; end++; }
     if (*end == 'b') { scale /= 8; end++; }
     else if (*end == 'B') end++;
-    if (*end) return 0;
+    /* below 1 B/s a large transfer's time could overflow to infinity */
+    if (*end || v * scale < 1) return 0;
     *out = v * scale;
     return 1;
 }
@@ -3647,7 +3648,8 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
                             "count must be a positive integer", spec);
         if (!kt__parse_bandwidth(f[2], flen[2], &m->level_bw[0]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
-                            "bandwidth '%.*s' (e.g. 300G, 400Gb)", spec,
+                            "bandwidth '%.*s' (1 to 1e30 bytes/s, e.g. 300G, "
+                            "400Gb)", spec,
                             (int)flen[2], f[2]);
         m->nlevels = 1;
         m->level_fanout[0] = n;
@@ -3667,7 +3669,8 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
         if (!kt__parse_bandwidth(f[3], flen[3], &m->level_bw[0]) ||
             !kt__parse_bandwidth(f[2], flen[2], &m->level_bw[1]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
-                            "bandwidth (e.g. 450G, 400Gb)", spec);
+                            "bandwidth (1 to 1e30 bytes/s, e.g. 450G, "
+                            "400Gb)", spec);
     } else {
         return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "
                         "flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW", spec);

@@ -212,6 +212,9 @@ expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:8:abc
 expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:x:450G
 expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology torus:8:450G
 expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:8:infG
+# below 1 byte/s a step's time would be infinite: refused with the range
+expect_bad_msg '1 to 1e30' sim --model "$M" --devices 8 --topology flat:8:1e-320
+expect_bad_msg '1 to 1e30' plan --model "$M" --devices 8 --topology flat:8:0.5 --objective time
 printf 'level 8 fast\n' >"$dir/badtopo.txt"
 expect_bad_msg 'badtopo.txt' sim --model "$M" --devices 8 --topology-file "$dir/badtopo.txt"
 printf 'level 8 25G\ndevice membw nan\n' >"$dir/nantopo.txt"

@@ -1501,6 +1501,29 @@ static void test_simulation(void) {
     CHECK(kt_topology_parse("nodes:2x:1G:1G", &slow, &err) != KT_OK &&
           err.message[0]);
     CHECK(kt_topology_parse("ring:4", &slow, &err) != KT_OK && err.message[0]);
+    /* rates below 1 per second: a big transfer's or op's time would be
+       infinite (1e10 bytes at 1e-320 bytes/s), so they are refused, with
+       the range; 1 is taken */
+    {
+        static const char *const tiny[] = {
+            "flat:6:1e-320", "flat:6:0.5", "nodes:2x3:1e-310:1G",
+            "nodes:2x3:1G:7b", "level 6 0.5\n", "level 6 1G\ndevice membw "
+            "1e-310\n", "level 6 1G\ndevice flops 0.9\n",
+            "level 6 1G\nkind a flops 1e-300 membw 1T\ndevices all a\n"};
+        unsigned i;
+        for (i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+            kt_status s = strchr(tiny[i], '\n')
+                ? kt_topology_parse_text(tiny[i], "tiny", &slow, &err)
+                : kt_topology_parse(tiny[i], &slow, &err);
+            CHECKF(s != KT_OK && (strstr(err.message, "1 to 1e") ||
+                                  strstr(err.message, "from 1 to")),
+                   "'%s': %s %s", tiny[i], kt_status_string(s), err.message);
+        }
+        CHECK(kt_topology_parse("flat:6:1", &slow, &err) == KT_OK);
+        CHECK(kt_topology_parse_text("level 6 1\ndevice flops 1\ndevice "
+                                     "membw 1\n", "one", &slow, &err) ==
+              KT_OK);
+    }
     CHECK(kt_topology_load_file("/nonexistent/topo", &slow, &err) == KT_ERR_IO);
     {
         kt_topology one;
