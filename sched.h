@@ -8704,7 +8704,6 @@ static kt_status kt__sync_plan_check(const kt_graph *g, const kt_plan *p,
                                      const kt_topology *t,
                                      const kt_sync_plan_options *o,
                                      kt_error *err) {
-    int op, i;
     kt_status s = kt__plan_check(g, p, err);
     if (s != KT_OK) return s;
     if (t->ndev != kt_factors_devices(&p->f))
@@ -8719,14 +8718,6 @@ static kt_status kt__sync_plan_check(const kt_graph *g, const kt_plan *p,
     if (!kt__sync_nonneg(o->delta))
         return kt__fail(err, KT_ERR_INVALID, 0, "sync: delta %g s is not a "
                         "finite number >= 0", o->delta);
-    for (op = 0; op < g->nop; op++)
-        for (i = 0; i < p->f.count; i++)
-            if (p->split[op * KT_MAX_CUTS + i] >= g->op[op].nvars)
-                return kt__fail(err, KT_ERR_INVALID, 0, "sync: op %s splits "
-                                "variable %d at cut %d; it has %d",
-                                g->op[op].name,
-                                p->split[op * KT_MAX_CUTS + i], i + 1,
-                                g->op[op].nvars);
     return KT_OK;
 }
 

@@ -789,14 +789,18 @@ kt_status kt_tiling_parse(const char *text, kt_tiling *out, kt_error *err) {
 int kt_tiling_format(const kt_tiling *t, char *buf, size_t cap) {
     char tmp[8 * KT_MAX_CUTS + 8];
     size_t n = 0;
-    int i;
-    for (i = 0; i < t->ncuts; i++) {
+    /* a hand-filled count past the array prints what the array holds (the
+       checks that format it for a message refuse it) */
+    int i, ncuts = t->ncuts < 0 ? 0 : t->ncuts;
+    if (ncuts > KT_MAX_CUTS) ncuts = KT_MAX_CUTS;
+    for (i = 0; i < ncuts; i++) {
         if (i) tmp[n++] = '.';
         if (t->cut[i] == KT_CUT_R) tmp[n++] = 'R';
         else if (t->cut[i] == KT_CUT_P) tmp[n++] = 'P';
+        else if (t->cut[i] < 0) tmp[n++] = '?';
         else n += (size_t)snprintf(tmp + n, sizeof tmp - n, "S%d", t->cut[i]);
     }
-    if (t->ncuts == 0) tmp[n++] = '-'; /* one device: nothing is cut */
+    if (ncuts == 0) tmp[n++] = '-'; /* one device: nothing is cut */
     tmp[n] = '\0';
     if (cap) snprintf(buf, cap, "%s", tmp);
     return (int)n;
@@ -813,6 +817,9 @@ kt_status kt_tiling_check(const kt_tiling *t, const char *name, int rank,
     if (rank < 0 || rank > KT_MAX_DIMS)
         return kt__fail(err, KT_ERR_INVALID, 0, "%s: rank %d is outside "
                         "0..%d", who, rank, KT_MAX_DIMS);
+    if (f->count < 0 || f->count > KT_MAX_CUTS)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: %d cut factors, outside "
+                        "0..%d", who, f->count, KT_MAX_CUTS);
     /* the tiling's text only for a message: formatting it on every check
        took a tenth of an MCMC proposal's instructions (a plan check) */
     if (t->ncuts != f->count) {
@@ -825,6 +832,11 @@ kt_status kt_tiling_check(const kt_tiling *t, const char *name, int rank,
     for (i = 0; i < rank; i++) parts[i] = 1;
     for (i = 0; i < t->ncuts; i++) {
         int c = t->cut[i];
+        if (c < KT_CUT_P) {
+            kt_tiling_format(t, text, sizeof text);
+            return kt__fail(err, KT_ERR_INVALID, 0, "%s: tiling %s: cut %d "
+                            "is %d, not S<dim>, R or P", who, text, i + 1, c);
+        }
         if (c == KT_CUT_P && !allow_partial) {
             kt_tiling_format(t, text, sizeof text);
             return kt__fail(err, KT_ERR_INVALID, 0,
@@ -3478,9 +3490,13 @@ kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
                        bytes, err);
 }
 
+/* A plan of g's shape: every tiling valid, and every op's split at each
+   cut one of its variables or KT_SPLIT_REPLICATE -- what the consumers
+   index arrays with (whether the variable can take the split is
+   kt_op_placements' to say, with its reason). */
 static kt_status kt__plan_check(const kt_graph *g, const kt_plan *p,
                                 kt_error *err) {
-    int t;
+    int t, o, i;
     if (p->ntensors != g->ntensor || p->nops != g->nop)
         return kt__fail(err, KT_ERR_INVALID, 0, "the plan has %d tensors and "
                         "%d ops, the graph %d and %d", p->ntensors, p->nops,
@@ -3491,6 +3507,14 @@ static kt_status kt__plan_check(const kt_graph *g, const kt_plan *p,
                                       x->shape, &p->f, 0, err);
         if (s != KT_OK) return s;
     }
+    for (o = 0; o < g->nop; o++)
+        for (i = 0; i < p->f.count; i++) {
+            int v = p->split[o * KT_MAX_CUTS + i];
+            if (v != KT_SPLIT_REPLICATE && (v < 0 || v >= g->op[o].nvars))
+                return kt__fail(err, KT_ERR_INVALID, 0, "op %s: cut %d "
+                                "splits variable %d; it has %d",
+                                g->op[o].name, i + 1, v, g->op[o].nvars);
+        }
     return KT_OK;
 }
 

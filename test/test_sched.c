@@ -1190,7 +1190,35 @@ static void test_errors(void) {
         p.tiling[0].cut[0] = KT_CUT_R;
         p.split[0] = 9;
         expect_error("op splitting variable 9 of 3", a, &p);
+        /* past the arrays indexed by variable, and below replicate: both
+           refused before anything is written (a split of 40 wrote past a
+           box of KT_MAX_VARS), naming the op */
+        p.split[0] = 40; /* KT_MAX_VARS is 16 */
+        expect_error("op splitting variable 40", a, &p);
+        CHECKF(kt_plan_eval(a, &p, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "op y") && strstr(err.message, "40"),
+               "split 40: %s", err.message);
+        p.split[0] = -7;
+        expect_error("op splitting variable -7", a, &p);
         p.split[0] = KT_SPLIT_REPLICATE;
+        /* the last op's task box is the last written (sanitizers) */
+        p.split[(kt_graph_op_count(a) - 1) * KT_MAX_CUTS] = 40;
+        expect_error("last op splitting variable 40", a, &p);
+        p.split[(kt_graph_op_count(a) - 1) * KT_MAX_CUTS] = KT_SPLIT_REPLICATE;
+        /* tilings with more cuts than a tiling holds, fewer than none, or
+           a cut code below P: refused, not formatted past the array */
+        p.tiling[0].ncuts = 40;
+        expect_error("tiling with 40 cuts", a, &p);
+        p.tiling[0].ncuts = 200;
+        expect_error("tiling with 200 cuts", a, &p);
+        p.tiling[0].ncuts = -3;
+        expect_error("tiling with -3 cuts", a, &p);
+        p.tiling[0].ncuts = 1;
+        p.tiling[0].cut[0] = -100;
+        expect_error("tiling with cut code -100", a, &p);
+        CHECKF(kt_plan_eval(a, &p, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "-100"), "cut -100: %s", err.message);
+        p.tiling[0].cut[0] = KT_CUT_R;
         if (kt_plan_init(&q, a, &f, &err) == KT_OK) {
             q.nops = 1; /* claims fewer ops than the graph has */
             expect_error("plan with 1 op for 2", a, &q);
