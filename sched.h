@@ -530,7 +530,8 @@ typedef struct kt_mcmc_options {
    the chains after it -- so a search can end before its budget.  *p is
    the best plan seen (initialised by the call); accepted and tried
    count the proposals.  A NaN beta, or seconds NaN or infinite, is
-   KT_ERR_INVALID. */
+   KT_ERR_INVALID.  opt->start may be p itself (refining a plan in
+   place): on failure p is then left as it was. */
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, double *step_seconds, int64_t *tried,
@@ -1824,10 +1825,17 @@ static double kt__task_seconds(const kt_graph *g, const kt_op *op,
                                const kt_range *box, const kt_topology *t,
                                int64_t device);
 
+static kt_status kt__program_check(const kt_graph *g, const kt_program *prog,
+                                   int64_t nd, kt_error *err);
+
 kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
                            const kt_topology *t, FILE *f, kt_error *err) {
     kt_profile seen;
+    kt_status s;
     int i, v;
+    /* the program indexes g's ops and t's devices: another graph's or
+       another device count's is refused, not read out of bounds */
+    if ((s = kt__program_check(g, prog, t->ndev, err)) != KT_OK) return s;
     memset(&seen, 0, sizeof seen);
     seen.entry = (kt_profile_entry *)kt__calloc((size_t)prog->ntask + 1,
                                                 sizeof *seen.entry);
@@ -8058,10 +8066,11 @@ static kt_status kt__mcmc_chain(kt__mcmc_run *r, kt_plan_sim *ps,
     }
 }
 
-kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
-                       const kt_topology *t, const kt_mcmc_options *opt,
-                       kt_plan *p, double *step_seconds, int64_t *tried,
-                       int64_t *accepted, kt_error *err) {
+static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
+                               const kt_topology *t,
+                               const kt_mcmc_options *opt, kt_plan *p,
+                               double *step_seconds, int64_t *tried,
+                               int64_t *accepted, kt_error *err) {
     kt_mcmc_options o;
     kt_machine m = kt_topology_machine(t);
     kt_plan cur, next;
@@ -8082,7 +8091,7 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
        greedy chain, and allowed) */
     if (o.beta != o.beta)
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: beta is not a number");
-    if (!(o.seconds < HUGE_VAL))
+    if (!(o.seconds < HUGE_VAL && o.seconds > -HUGE_VAL))
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the seconds budget "
                         "%g is not a finite number", o.seconds);
     if (o.restarts <= 0) o.restarts = 2;
@@ -8150,6 +8159,28 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     return KT_OK;
 }
 
+/* Refining a plan in place (opt->start == p) is allowed: the search
+   starts from a copy of the caller's plan, which takes p's place only
+   when the search succeeds (p is cleared before anything is read). */
+kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
+                       const kt_topology *t, const kt_mcmc_options *opt,
+                       kt_plan *p, double *step_seconds, int64_t *tried,
+                       int64_t *accepted, kt_error *err) {
+    kt_mcmc_options o;
+    kt_plan start;
+    kt_status s;
+    if (!opt || opt->start != p)
+        return kt__plan_mcmc(g, f, t, opt, p, step_seconds, tried, accepted,
+                             err);
+    o = *opt;
+    start = *p; /* its arrays, moved out of p */
+    o.start = &start;
+    s = kt__plan_mcmc(g, f, t, &o, p, step_seconds, tried, accepted, err);
+    if (s == KT_OK) kt_plan_free(&start);
+    else *p = start; /* (the failed search left p freed) */
+    return s;
+}
+
 /* ---------------------------------------------- gradient synchronisation */
 
 double kt_sync_ps_worker(int64_t m, int64_t n) {
@@ -8161,11 +8192,12 @@ double kt_sync_ps_server(int64_t m, int64_t n, int64_t p1, int64_t p2) {
 }
 
 double kt_sync_ps_both(int64_t m, int64_t n, int64_t p1, int64_t p2) {
-    return 2.0 * (double)m * (double)n * (double)(p1 + p2 - 2) / (double)p2;
+    return 2.0 * (double)m * (double)n * ((double)p1 + (double)p2 - 2) /
+           (double)p2; /* (in doubles: int64 sums can overflow) */
 }
 
 double kt_sync_sfb(int64_t m, int64_t n, int64_t k, int64_t p1) {
-    return 2.0 * (double)k * (double)(p1 - 1) * (double)(m + n);
+    return 2.0 * (double)k * ((double)p1 - 1) * ((double)m + (double)n);
 }
 
 double kt_sync_collective(kt_collective c, double bytes, int64_t w,
@@ -8530,7 +8562,9 @@ kt_status kt_sync_schedule_buckets(const kt_sync_layer *layers, int n,
         int l = w.layer[i], b = bucket[l];
         int prev = i ? bucket[w.layer[i - 1]] : -1;
         w.group[i] = b;
-        if (b != prev && b != prev + 1)
+        /* (the first sender's bucket is 0: a -1 there is no "same bucket"
+           as a sender before it) */
+        if ((b != prev || i == 0) && b != prev + 1)
             s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: bucket %d "
                          "after bucket %d; buckets are contiguous and "
                          "numbered 0, 1, 2, ... in backward order", l, b,

@@ -1107,6 +1107,12 @@ static void test_sync(void) {
            kt_sync_ps_worker(100, 30));
     CHECKF(near(kt_sync_sfb(100, 30, 5, 3), 2.0 * 5 * 2 * 130), "%.17g",
            kt_sync_sfb(100, 30, 5, 3));
+    /* counts whose int64 sums overflow: the formulas in doubles (M + N
+       and P1 + P2 - 2 wrapped to negative figures) */
+    CHECKF(kt_sync_sfb(INT64_MAX, INT64_MAX, 1, 2) > 3.6e19, "%.17g",
+           kt_sync_sfb(INT64_MAX, INT64_MAX, 1, 2));
+    CHECKF(near(kt_sync_ps_both(1, 1, INT64_MAX, INT64_MAX), 4.0), "%.17g",
+           kt_sync_ps_both(1, 1, INT64_MAX, INT64_MAX));
     CHECKF(near(kt_sync_sfb(100, 30, 5, 1), 0.0), "%.17g",
            kt_sync_sfb(100, 30, 5, 1));
     /* Eq. 8.3 on a ring of 4 */
@@ -1742,9 +1748,10 @@ static void test_mcmc_budget(void) {
     }
     /* a NaN beta or a NaN or infinite time budget is refused, by name,
        with nothing to free (it passed every "<= 0" test and ran on) */
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 4; i++) {
         memset(&mo, 0, sizeof mo);
-        if (i == 2) mo.seconds = HUGE_VAL;
+        if (i == 3) mo.seconds = -HUGE_VAL;
+        else if (i == 2) mo.seconds = HUGE_VAL;
         else if (i) mo.seconds = nan("");
         else mo.beta = nan("");
         mo.proposals = 50;
@@ -1753,6 +1760,40 @@ static void test_mcmc_budget(void) {
         CHECKF(strstr(err.message, i ? "seconds" : "beta") != NULL, "%s",
                err.message);
         CHECK(a.tiling == NULL && tried == 0 && accepted == 0);
+    }
+    /* refining a plan in place (start == the result): the result is a
+       plan of the graph at least as fast as the start; a failed search
+       leaves the caller's plan as it was (it once cleared the start
+       before reading it, and leaked its arrays) */
+    {
+        kt_search_options so;
+        kt_plan same;
+        kt_tiling *tiling;
+        double before = 0, after = -1;
+        memset(&so, 0, sizeof so);
+        so.strategy = KT_STRATEGY_DP;
+        CHECK(kt_plan_search(g, &f, &so, &a, &err) == KT_OK);
+        CHECK(simulated_seconds(g, &a, &topo, &before));
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 40;
+        mo.start = &a;
+        CHECKF(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+                            &err) == KT_OK, "%s", err.message);
+        CHECK(a.tiling != NULL && simulated_seconds(g, &a, &topo, &after));
+        CHECKF(ta <= before && ta == after, "in place: %g from %g (its plan "
+               "simulates to %g)", ta, before, after);
+        tiling = a.tiling;
+        CHECK(kt__plan_copy(&same, &a, g, &err) == KT_OK);
+        mo.beta = nan("");
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+                           &err) == KT_ERR_INVALID);
+        CHECK(a.tiling == tiling && same.tiling &&
+              memcmp(a.tiling, same.tiling,
+                     sizeof *a.tiling * (size_t)g->ntensor) == 0 &&
+              memcmp(a.split, same.split, sizeof(int) * (size_t)g->nop *
+                                              KT_MAX_CUTS) == 0);
+        kt_plan_free(&same);
+        kt_plan_free(&a);
     }
     kt_graph_destroy(g);
 }
@@ -3067,6 +3108,24 @@ static void test_profile(void) {
     CHECK(tmp != NULL);
     if (!tmp) return;
     CHECK(kt_profile_write(g, &prog, &t, tmp, &err) == KT_OK);
+    /* a program of another graph (more ops) or device count: refused, not
+       read out of bounds, and nothing written */
+    {
+        kt_graph *small = NULL;
+        kt_topology t8;
+        long at = ftell(tmp);
+        CHECK(kt_zoo_build("mlp:layers=1,hidden=64,batch=16", &small, &err) ==
+              KT_OK);
+        if (small) {
+            CHECK(kt_profile_write(small, &prog, &t, tmp, &err) ==
+                  KT_ERR_INVALID);
+            kt_graph_destroy(small);
+        }
+        CHECK(kt_topology_parse("flat:8:100G", &t8, &err) == KT_OK);
+        CHECKF(kt_profile_write(g, &prog, &t8, tmp, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "8 devices"), "%s", err.message);
+        CHECK(ftell(tmp) == at);
+    }
     rewind(tmp);
     len = fread(text, 1, sizeof text - 1, tmp);
     fclose(tmp);

@@ -497,6 +497,14 @@ static void test_bad_input(void) {
     bucket[0] = 0;
     bucket[1] = 2;
     CHECK(kt_sync_schedule_buckets(ok, 2, bucket, &s, &err) == KT_ERR_INVALID);
+    /* the first sender in bucket -1: refused, not read as "the same
+       bucket as the sender before it" (there is none) */
+    bucket[0] = -1;
+    bucket[1] = -1;
+    CHECK(kt_sync_schedule_buckets(ok, 2, bucket, &s, &err) ==
+              KT_ERR_INVALID &&
+          strstr(err.message, "contiguous") != NULL);
+    bucket[0] = 0;
     memcpy(ls, ok, sizeof ls);
     ls[1].workers = 8;
     bucket[1] = 0;
