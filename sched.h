@@ -1110,11 +1110,15 @@ static int kt__rate_ok(double x, double most) {
     return x >= 1 && x <= most; /* false for NaN too */
 }
 
-/* The rooflines and the levels; sets ndev. */
-static kt_status kt__topology_check(kt_topology *t, const char *what,
-                                    kt_error *err) {
+/* The rooflines and the levels of t, its device count (the fanouts'
+   product) into *ndev; t is only read. */
+static kt_status kt__topology_levels(const kt_topology *t, const char *what,
+                                     int64_t *ndev, kt_error *err) {
     int l, k;
-    t->ndev = 1;
+    if (t->nkinds < 1 || t->nkinds > KT_MAX_DEVICE_KINDS)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: %d device "
+                        "kinds, outside 1..%d", what, t->nkinds,
+                        KT_MAX_DEVICE_KINDS);
     for (k = 0; k < t->nkinds; k++)
         if (!kt__rate_ok(t->kind[k].peak_flops, 1e30) ||
             !kt__rate_ok(t->kind[k].mem_bw, 1e30))
@@ -1125,9 +1129,10 @@ static kt_status kt__topology_check(kt_topology *t, const char *what,
                 : kt__fail(err, KT_ERR_INVALID, 0, "topology %s: device "
                            "flops and memory bandwidth must be from 1 to "
                            "1e30 (per second)", what);
-    if (t->nlevels < 1)
-        return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: no levels",
-                        what);
+    if (t->nlevels < 1 || t->nlevels > KT_MAX_CUTS)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: %d levels, "
+                        "outside 1..%d", what, t->nlevels, KT_MAX_CUTS);
+    *ndev = 1;
     for (l = 0; l < t->nlevels; l++) {
         if (t->fanout[l] < 1 || !kt__rate_ok(t->bandwidth[l], 1e18) ||
             !(t->latency[l] >= 0) || t->latency[l] > 1e6)
@@ -1135,15 +1140,50 @@ static kt_status kt__topology_check(kt_topology *t, const char *what,
                             "needs a fan-out >= 1, a bandwidth from 1 to "
                             "1e18 bytes/s and a latency from 0 to 1e6 s",
                             what, l + 1);
-        if (t->fanout[l] > KT_MAX_DEVICES / t->ndev)
+        if (t->fanout[l] > KT_MAX_DEVICES / *ndev)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: more than "
                             "%d devices", what, KT_MAX_DEVICES);
-        t->ndev *= t->fanout[l];
-        if (t->ndev > KT_MAX_DEVICES)
-            return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: more than "
-                            "%d devices", what, KT_MAX_DEVICES);
+        *ndev *= t->fanout[l];
     }
     kt__ok(err);
+    return KT_OK;
+}
+
+/* The same for a topology being read: sets its ndev. */
+static kt_status kt__topology_check(kt_topology *t, const char *what,
+                                    kt_error *err) {
+    return kt__topology_levels(t, what, &t->ndev, err);
+}
+
+/* A topology a caller hands in, perhaps filled by hand (the fields are
+   public): what the readers would have refused is refused here, before
+   the simulator divides by a fanout or indexes a level or a kind with
+   it -- and ndev must be the fanouts' product, the kind map's ranges
+   devices of it and its kinds ones the topology has. */
+static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
+    int64_t nd;
+    int i;
+    kt_status s = kt__topology_levels(t, "(as given)", &nd, err);
+    if (s != KT_OK) return s;
+    if (nd != t->ndev)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): ndev "
+                        "%lld, but its fanouts make %lld devices",
+                        (long long)t->ndev, (long long)nd);
+    if (t->nkind_ranges < 0 || t->nkind_ranges > KT_MAX_KIND_RANGES)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): %d "
+                        "kind ranges, outside 0..%d", t->nkind_ranges,
+                        KT_MAX_KIND_RANGES);
+    for (i = 0; i < t->nkind_ranges; i++) {
+        const kt_kind_range *r = &t->kind_range[i];
+        if (r->kind < 0 || r->kind >= t->nkinds || r->devices.lo < 0 ||
+            r->devices.lo > r->devices.hi || r->devices.hi > nd)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): "
+                            "kind range %d (devices %lld..%lld, kind %d) is "
+                            "not of its %lld devices and %d kinds", i + 1,
+                            (long long)r->devices.lo,
+                            (long long)r->devices.hi - 1, r->kind,
+                            (long long)nd, t->nkinds);
+    }
     return KT_OK;
 }
 
@@ -1548,13 +1588,15 @@ int kt_topology_level(const kt_topology *t, int64_t a, int64_t b) {
     int l;
     if (a == b) return -1;
     /* level l splits each group of `span` devices into fanout[l] groups */
-    for (l = 0; l < t->nlevels; l++) {
-        span /= t->fanout[l];
+    for (l = 0; l < t->nlevels && l < KT_MAX_CUTS; l++) {
+        /* (a fanout below 1 -- a topology filled by hand, which the
+           simulator refuses -- ends the walk rather than dividing by 0) */
+        if (t->fanout[l] < 1 || (span /= t->fanout[l]) < 1) return l;
         if (a / span != b / span) return l;
         a %= span;
         b %= span;
     }
-    return t->nlevels - 1;
+    return l > 0 ? l - 1 : 0; /* the last level (level 0 if none) */
 }
 
 int kt_topology_device_kind(const kt_topology *t, int64_t dev) {
@@ -1581,13 +1623,17 @@ kt_machine kt_topology_machine(const kt_topology *t) {
     kt_machine m;
     int l, i, used = 0;
     memset(&m, 0, sizeof m);
-    m.nlevels = t->nlevels;
-    for (l = 0; l < t->nlevels; l++) {
+    m.nlevels = t->nlevels < KT_MAX_CUTS ? t->nlevels : KT_MAX_CUTS;
+    for (l = 0; l < m.nlevels; l++) {
         m.level_bw[l] = t->bandwidth[l];
         m.level_fanout[l] = t->fanout[l];
     }
-    for (i = 0; i < t->nkind_ranges; i++) {
-        const kt_device_kind *k = &t->kind[t->kind_range[i].kind];
+    for (i = 0; i < t->nkind_ranges && i < KT_MAX_KIND_RANGES; i++) {
+        const kt_device_kind *k;
+        if (t->kind_range[i].kind < 0 ||
+            t->kind_range[i].kind >= KT_MAX_DEVICE_KINDS)
+            continue; /* (refused by every consumer: kt__topology_usable) */
+        k = &t->kind[t->kind_range[i].kind];
         if (!used || k->peak_flops < m.peak_flops) m.peak_flops = k->peak_flops;
         if (!used || k->mem_bw < m.mem_bw) m.mem_bw = k->mem_bw;
         used = 1;
@@ -1835,7 +1881,9 @@ kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
     int i, v;
     /* the program indexes g's ops and t's devices: another graph's or
        another device count's is refused, not read out of bounds */
-    if ((s = kt__program_check(g, prog, t->ndev, err)) != KT_OK) return s;
+    if ((s = kt__topology_usable(t, err)) != KT_OK ||
+        (s = kt__program_check(g, prog, t->ndev, err)) != KT_OK)
+        return s;
     memset(&seen, 0, sizeof seen);
     seen.entry = (kt_profile_entry *)kt__calloc((size_t)prog->ntask + 1,
                                                 sizeof *seen.entry);
@@ -2701,6 +2749,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
     (void)p;
     memset(out, 0, sizeof *out);
     memset(&tg, 0, sizeof tg);
+    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
     if (order && (s = kt_schedule_check(g, order, g->nop, err)) != KT_OK)
         return s;
     if (t->ndev != prog->ndev)
@@ -6130,6 +6179,7 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     int i, u;
     size_t nop1 = (size_t)g->nop + 1;
     memset(ps, 0, sizeof *ps);
+    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
     if (t->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,
@@ -8072,7 +8122,7 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
                                double *step_seconds, int64_t *tried,
                                int64_t *accepted, kt_error *err) {
     kt_mcmc_options o;
-    kt_machine m = kt_topology_machine(t);
+    kt_machine m;
     kt_plan cur, next;
     kt_plan_sim ps;
     kt__mcmc_run r;
@@ -8105,6 +8155,8 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
                         (long long)kt_factors_devices(f));
     if (g->nop == 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the graph has no ops");
+    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
+    m = kt_topology_machine(t);
     r.g = g;
     r.best = p;
     r.best_time = -1;
@@ -8739,7 +8791,7 @@ static kt_status kt__sync_plan_check(const kt_graph *g, const kt_plan *p,
                                      const kt_sync_plan_options *o,
                                      kt_error *err) {
     kt_status s = kt__plan_check(g, p, err);
-    if (s != KT_OK) return s;
+    if (s != KT_OK || (s = kt__topology_usable(t, err)) != KT_OK) return s;
     if (t->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "sync: the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,

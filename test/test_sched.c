@@ -1440,6 +1440,80 @@ static void test_level_of_cut(void) {
     CHECKF(orders > 100, "%d factor orders checked", orders);
 }
 
+/* Topologies filled by hand (the struct is public): each field a reader
+   would refuse -- a fanout of 0, no levels or too many, an ndev that is not
+   the fanouts' product, NaN or 0 flops (kt_topology_single), a kind range
+   naming a kind the topology lacks or devices it lacks, no kinds -- is
+   refused by every consumer with KT_ERR_INVALID naming the topology,
+   where it used to divide by 0, index level -1 or price ops at NaN. */
+static void test_hand_topologies(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_topology good, t;
+    int i;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=64,batch=16", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("nodes:2x2:100G:10G", &good, &err) == KT_OK);
+    kt_factors_default(4, &f, &err);
+    if (kt_test_failed || kt_plan_search(g, &f, NULL, &p, &err) != KT_OK) {
+        CHECK(0);
+        kt_graph_destroy(g);
+        return;
+    }
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    for (i = 0; i < 9; i++) {
+        kt_sim sim;
+        kt_plan_sim ps;
+        kt_mcmc_options mo;
+        kt_plan best;
+        kt_sync_layer *layers = NULL;
+        double secs;
+        int64_t tried, accepted;
+        int n;
+        FILE *out = tmpfile();
+        t = good;
+        switch (i) {
+        case 0: t.fanout[1] = 0; break;
+        case 1: t.nlevels = 0; break;
+        case 2: t.nlevels = 40; break;
+        case 3: t.ndev = 8; t.fanout[0] = 1; break; /* product 2, ndev 8 */
+        case 4: kt_topology_single(&t, nan(""), 1e12); t = good;
+                t.kind[0].peak_flops = nan(""); break;
+        case 5: t.kind[0].mem_bw = 0; break;
+        case 6: t.kind_range[0].kind = 99; break;
+        case 7: t.kind_range[0].devices.hi = 9; break;
+        case 8: t.nkinds = 0; break;
+        }
+        CHECKF(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_ERR_INVALID &&
+                   strstr(err.message, "topology"),
+               "case %d: kt_sim_build: %s", i, err.message);
+        CHECKF(kt_plan_sim_init(g, &p, &t, &ps, &err) == KT_ERR_INVALID,
+               "case %d: kt_plan_sim_init: %s", i, err.message);
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 5;
+        CHECKF(kt_plan_mcmc(g, &f, &t, &mo, &best, &secs, &tried, &accepted,
+                            &err) == KT_ERR_INVALID,
+               "case %d: kt_plan_mcmc: %s", i, err.message);
+        CHECKF(kt_sync_layers_from_plan(g, &p, &t, NULL, &layers, &n, &err) ==
+                   KT_ERR_INVALID && layers == NULL,
+               "case %d: kt_sync_layers_from_plan: %s", i, err.message);
+        if (out) {
+            CHECKF(kt_profile_write(g, &prog, &t, out, &err) ==
+                       KT_ERR_INVALID,
+                   "case %d: kt_profile_write: %s", i, err.message);
+            fclose(out);
+        }
+        /* the public helpers read it without faulting */
+        (void)kt_topology_level(&t, 0, 3);
+        (void)kt_topology_machine(&t);
+    }
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 static void test_simulation(void) {
     kt_graph *g;
     kt_error err;
@@ -4403,6 +4477,7 @@ int main(void) {
     test_zoo();
     test_random();
     test_level_of_cut();
+    test_hand_topologies();
     test_simulation();
     test_sim_reference();
     test_transfer_tasks();
