@@ -6409,6 +6409,14 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     if (loss < 0)
         return kt__fail(err, KT_ERR_GRAPH, 0, "autodiff: no loss tensor (add "
                         "a line `loss NAME`)");
+    /* data and state get no gradient, so the loss's own would have no
+       name (it was refused as "'' is not a name") */
+    if (g->tensor[loss].kind == KT_INPUT || g->tensor[loss].kind == KT_OPTSTATE)
+        return kt__fail(err, KT_ERR_GRAPH, 0, "autodiff: the loss %s is %s, "
+                        "which gets no gradient: name a tensor a statement "
+                        "computes", g->tensor[loss].name,
+                        g->tensor[loss].kind == KT_INPUT ? "an input"
+                                                         : "optimizer state");
     for (i = 0; i < nfwd; i++)
         if (g->op[i].in_place)
             return kt__fail(err, KT_ERR_GRAPH, g->op[i].line, "autodiff: the "

@@ -269,7 +269,23 @@ static void check_many_names(void) {
     free(text);
 }
 
+/* A loss that is data gets no gradient: refused naming it (its gradient
+   had no name, and the message named nothing). */
+static void check_loss_is_input(void) {
+    static const char text[] = "input x[4]\nweight w[4]\n"
+                               "y[i] = x[i] * w[i]\nloss x\n";
+    kt_graph *g = NULL;
+    kt_error err;
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    CHECK(kt_graph_parse(g, text, sizeof text - 1, &err) == KT_OK);
+    CHECKF(kt_graph_autodiff(g, NULL, &err) == KT_ERR_GRAPH &&
+               strstr(err.message, "loss x is an input"),
+           "%s", err.message);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
+    check_loss_is_input();
     check_model("mlp with bias, relu, tanh",
                 "input x[5,4]\n"
                 "weight W1[4,3]\nweight b1[3]\nweight W2[3,2]\n"
