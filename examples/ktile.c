@@ -127,7 +127,12 @@ static int cli_parse(const char *cmd, int argc, char **argv, cli_opt *opts,
         if (!value || !*value)
             return fail(EXIT_BAD_INPUT, "%s: --%s needs a value", cmd,
                         o->name);
-        o->value = value; /* the last one given wins */
+        /* a second value would silently win over the first: refused, as
+           a typo's most likely fruit (a flag given twice is harmless) */
+        if (o->value)
+            return fail(EXIT_BAD_INPUT, "%s: --%s given twice ('%s', then "
+                        "'%s')", cmd, o->name, o->value, value);
+        o->value = value;
     }
     return CLI_OK;
 }
