@@ -3708,6 +3708,7 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
 static int kt__machine_fits(const kt_machine *m, const kt_factors *f) {
     int64_t n = 1;
     int l;
+    if (m->nlevels < 1 || m->nlevels > KT_MAX_CUTS) return 0;
     for (l = 0; l < m->nlevels; l++) {
         if (m->level_fanout[l] <= 0 || n > INT64_MAX / m->level_fanout[l])
             return 0;
@@ -3744,7 +3745,8 @@ int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f,
         return level;
     }
     for (i = 0; i <= cut && i < f->count; i++) {
-        while (level + 1 < m->nlevels && m->level_fanout[level] > 0 &&
+        while (level + 1 < m->nlevels && level + 1 < KT_MAX_CUTS &&
+               m->level_fanout[level] > 0 &&
                used >= m->level_fanout[level]) {
             level++;
             used = 1;
