@@ -1102,14 +1102,6 @@ static void kt__topology_one_kind(kt_topology *t) {
     t->kind_range[0].kind = 0;
 }
 
-/* A rate (flop/s, bytes/s) from 1 to `most`: below 1 a large op's or
-   transfer's time can overflow to infinity (1e10 bytes at 1e-310 bytes/s),
-   which the simulator refuses and a modelled step would print as nothing
-   finite. */
-static int kt__rate_ok(double x, double most) {
-    return x >= 1 && x <= most; /* false for NaN too */
-}
-
 /* The rooflines and the levels of t, its device count (the fanouts'
    product) into *ndev; t is only read. */
 static kt_status kt__topology_levels(const kt_topology *t, const char *what,

@@ -3628,6 +3628,12 @@ kt_machine kt_machine_default(void) {
 }
 
 /* "300G" -> 3e11 bytes/s; "400Gb" -> 5e10 bytes/s (bits). */
+/* A rate (flop/s, bytes/s) from 1 to `most`: below 1 a large op's or
+   transfer's time can overflow to infinity (1e10 bytes at 1e-310 bytes/s),
+   which the simulator refuses and a modelled step would print as nothing
+   finite.  False for NaN too. */
+static int kt__rate_ok(double x, double most) { return x >= 1 && x <= most; }
+
 static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     char buf[64], *end;
     double v, scale = 1;
@@ -3635,15 +3641,14 @@ static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     memcpy(buf, text, len);
     buf[len] = '\0';
     v = strtod(buf, &end);
-    if (end == buf || !(v > 0) || v > 1e30) return 0; /* also NaN, inf */
+    if (end == buf) return 0;
     if (*end == 'K') { scale = 1e3; end++; }
     else if (*end == 'M') { scale = 1e6; end++; }
     else if (*end == 'G') { scale = 1e9; end++; }
     else if (*end == 'T') { scale = 1e12; end++; }
     if (*end == 'b') { scale /= 8; end++; }
     else if (*end == 'B') end++;
-    /* below 1 B/s a large transfer's time could overflow to infinity */
-    if (*end || v * scale < 1) return 0;
+    if (*end || !kt__rate_ok(v * scale, 1e30)) return 0; /* NaN, inf too */
     *out = v * scale;
     return 1;
 }

@@ -427,12 +427,15 @@ static void json_string(FILE *out, const char *s) {
     fputc('"', out);
 }
 
-/* JSON has no infinity or NaN: such a figure is printed as null (the
-   library's range checks keep every figure finite; a 0 would be a lie). */
-static void json_double(FILE *out, double v) {
-    if (isfinite(v)) fprintf(out, "%.9g", v);
+/* A figure to `digits` significant digits.  JSON has no infinity or
+   NaN: such a figure is printed as null (the library's range checks keep
+   every figure finite; a 0 would be a lie). */
+static void json_number(FILE *out, double v, int digits) {
+    if (isfinite(v)) fprintf(out, "%.*g", digits, v);
     else fputs("null", out);
 }
+
+static void json_double(FILE *out, double v) { json_number(out, v, 9); }
 
 /* --------------------------------------------------------------- JSON in */
 
@@ -2616,8 +2619,7 @@ static void sim_help(FILE *out) {
 /* %.17g: the figure reads back as the same double, so that the sums the
    contract promises (busy + idle = step) hold for the printed values. */
 static void json_double_exact(FILE *out, double v) {
-    if (isfinite(v)) fprintf(out, "%.17g", v);
-    else fputs("null", out); /* as json_double */
+    json_number(out, v, 17);
 }
 
 /* 450e9 -> "450 GB/s": powers of 1000, as topology specs write them. */
