@@ -52,7 +52,7 @@
      include path: this header's name would shadow POSIX <sched.h>.
 
    PUBLIC FUNCTIONS
-     lowering    kt_lower kt_program_free
+     lowering    kt_lower kt_program_bytes_between kt_program_free
      topology    kt_topology_parse kt_topology_parse_text
                  kt_topology_load_file kt_topology_single kt_topology_level
                  kt_topology_device_kind kt_topology_find_kind
@@ -143,6 +143,11 @@ typedef struct kt_task {
     kt_range box[KT_MAX_VARS];
 } kt_task;
 
+/* The bytes one ordered pair of devices exchanges in a program. */
+typedef struct kt_pair_bytes {
+    int64_t src, dst, bytes;
+} kt_pair_bytes;
+
 /* The per-device program.  Tasks are in operator order, so every device
    runs its sub-operators in the original order (the control dependencies
    of Tofu 6).  An op's transfers are xfer[xfer_first[op] ..
@@ -158,8 +163,12 @@ typedef struct kt_program {
     kt_transfer *xfer;
     int *xfer_first;       /* nops + 1 entries                            */
     int64_t total_bytes;   /* sum of all transfers' bytes                 */
-    int64_t *pair_bytes;   /* ndev * ndev: bytes sent from src to dst,
-                              pair_bytes[src * ndev + dst]                */
+    int64_t npairs;        /* ordered device pairs some transfer joins    */
+    kt_pair_bytes *pairs;  /* their bytes, sorted by (src, dst), each pair
+                              once (kt_program_bytes_between looks one
+                              up): linear in the transfers, where a
+                              dense ndev x ndev table would take 2 GB
+                              at 16k devices                              */
 } kt_program;
 
 /* Lowers plan p of graph g.  Every element a device needs and does not
@@ -171,6 +180,10 @@ typedef struct kt_program {
    needing it.  total_bytes equals kt_plan_eval's total. */
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err);
+/* Bytes prog's transfers send from device src to device dst (0 for a
+   pair they do not join, or a device out of range). */
+int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
+                                 int64_t dst);
 void kt_program_free(kt_program *prog);
 
 /* ------------------------------------------------------------ topology */
@@ -945,7 +958,7 @@ void kt_program_free(kt_program *prog) {
     KT_FREE(prog->task);
     KT_FREE(prog->xfer);
     KT_FREE(prog->xfer_first);
-    KT_FREE(prog->pair_bytes);
+    KT_FREE(prog->pairs);
     memset(prog, 0, sizeof *prog);
 }
 
@@ -1026,6 +1039,89 @@ static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
     return kt__lower_roles(g, p, o, 0, g->op[o].ninputs + 1, xs, err);
 }
 
+/* One stable counting sort of the transfer indices order[0..n) by
+   device (src or dst): counts has ndev + 1 entries; the result goes to
+   sorted. */
+static void kt__sort_xfers_by_device(const kt_transfer *x, const int *order,
+                                     int n, int by_src, int64_t ndev,
+                                     int64_t *counts, int *sorted) {
+    int64_t d;
+    int i;
+    memset(counts, 0, (size_t)(ndev + 1) * sizeof *counts);
+    for (i = 0; i < n; i++)
+        counts[(by_src ? x[order[i]].src : x[order[i]].dst) + 1]++;
+    for (d = 0; d < ndev; d++) counts[d + 1] += counts[d];
+    for (i = 0; i < n; i++) {
+        int64_t dev = by_src ? x[order[i]].src : x[order[i]].dst;
+        sorted[counts[dev]++] = order[i];
+    }
+}
+
+/* out->pairs from out->xfer: sorting the transfers by dst and then,
+   stably, by src puts each ordered pair's transfers side by side, and
+   adding up each run gives its bytes -- time and memory linear in
+   devices plus transfers. */
+static kt_status kt__program_pairs(kt_program *out, kt_error *err) {
+    int n = out->nxfer, i;
+    int *order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int *sorted = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int64_t *counts =
+        (int64_t *)kt__calloc((size_t)out->ndev + 1, sizeof(int64_t));
+    kt_status s = KT_OK;
+    if (!order || !sorted || !counts) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering");
+        goto done;
+    }
+    for (i = 0; i < n; i++) order[i] = i;
+    kt__sort_xfers_by_device(out->xfer, order, n, 0, out->ndev, counts,
+                             sorted);
+    kt__sort_xfers_by_device(out->xfer, sorted, n, 1, out->ndev, counts,
+                             order);
+    out->pairs = (kt_pair_bytes *)kt__calloc((size_t)n + 1,
+                                             sizeof(kt_pair_bytes));
+    if (!out->pairs) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering");
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        const kt_transfer *x = &out->xfer[order[i]];
+        kt_pair_bytes *last =
+            out->npairs ? &out->pairs[out->npairs - 1] : NULL;
+        if (last && last->src == x->src && last->dst == x->dst) {
+            last->bytes += x->bytes;
+        } else {
+            kt_pair_bytes *next = &out->pairs[out->npairs++];
+            next->src = x->src;
+            next->dst = x->dst;
+            next->bytes = x->bytes;
+        }
+    }
+done:
+    KT_FREE(order);
+    KT_FREE(sorted);
+    KT_FREE(counts);
+    return s;
+}
+
+int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
+                                 int64_t dst) {
+    int64_t lo = 0, hi;
+    if (!prog || !prog->pairs) return 0;
+    hi = prog->npairs;
+    while (lo < hi) { /* the first pair not before (src, dst) */
+        int64_t mid = lo + (hi - lo) / 2;
+        const kt_pair_bytes *q = &prog->pairs[mid];
+        if (q->src < src || (q->src == src && q->dst < dst))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < prog->npairs && prog->pairs[lo].src == src &&
+        prog->pairs[lo].dst == dst)
+        return prog->pairs[lo].bytes;
+    return 0;
+}
+
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err) {
     kt__xfers xs;
@@ -1038,9 +1134,7 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
     out->ndev = kt_factors_devices(&p->f);
     out->nops = g->nop;
     out->xfer_first = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    out->pair_bytes = (int64_t *)kt__calloc(
-        (size_t)(out->ndev * out->ndev), sizeof(int64_t));
-    if (!out->xfer_first || !out->pair_bytes) {
+    if (!out->xfer_first) {
         kt_program_free(out);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering");
     }
@@ -1060,10 +1154,10 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
     out->xfer_first[g->nop] = xs.n;
     out->xfer = xs.x;
     out->nxfer = xs.n;
-    for (i = 0; i < xs.n; i++) {
-        out->total_bytes += xs.x[i].bytes;
-        out->pair_bytes[xs.x[i].src * out->ndev + xs.x[i].dst] +=
-            xs.x[i].bytes;
+    for (i = 0; i < xs.n; i++) out->total_bytes += xs.x[i].bytes;
+    if ((s = kt__program_pairs(out, err)) != KT_OK) {
+        kt_program_free(out);
+        return s;
     }
     kt__ok(err);
     return KT_OK;

@@ -192,11 +192,66 @@ static void plan_task_box(const kt_graph *g, const kt_plan *p, int o,
     }
 }
 
+/* The program's per-pair bytes against pair, the ndev x ndev sums of
+   its transfers: sorted by (src, dst) and each pair once, no device
+   sending to itself, nothing missing, and kt_program_bytes_between
+   giving every entry of pair. */
+static void check_program_pairs(const kt_program *pr, const int64_t *pair,
+                                const char *what) {
+    int64_t ndev = pr->ndev, a, b, i, pairsum = 0, nonzero = 0;
+    int64_t bad_lookup = -1, bad_entry = -1, bad_order = -1;
+    CHECKF(pr->npairs == 0 || pr->pairs != NULL, "%s: %lld pairs, no array",
+           what, (long long)pr->npairs);
+    if (pr->npairs > 0 && !pr->pairs) return;
+    for (i = 0; i < pr->npairs; i++) {
+        const kt_pair_bytes *q = &pr->pairs[i];
+        int in = q->src >= 0 && q->src < ndev && q->dst >= 0 &&
+                 q->dst < ndev && q->src != q->dst;
+        if (i > 0 && bad_order < 0 &&
+            (q->src < pr->pairs[i - 1].src ||
+             (q->src == pr->pairs[i - 1].src && q->dst <= pr->pairs[i - 1].dst)))
+            bad_order = i;
+        if (bad_entry < 0 && (!in || q->bytes != pair[q->src * ndev + q->dst]))
+            bad_entry = i;
+        pairsum += q->bytes;
+    }
+    for (a = 0; a < ndev; a++)
+        for (b = 0; b < ndev; b++) {
+            nonzero += pair[a * ndev + b] != 0;
+            if (bad_lookup < 0 &&
+                kt_program_bytes_between(pr, a, b) != pair[a * ndev + b])
+                bad_lookup = a * ndev + b;
+        }
+    CHECKF(bad_order < 0, "%s: pair %lld is not after pair %lld in (src, "
+           "dst) order", what, (long long)bad_order, (long long)bad_order - 1);
+    CHECKF(bad_entry < 0, "%s: pair %lld (%lld -> %lld, %lld bytes) is not "
+           "what the transfers send", what, (long long)bad_entry,
+           (long long)(bad_entry >= 0 ? pr->pairs[bad_entry].src : 0),
+           (long long)(bad_entry >= 0 ? pr->pairs[bad_entry].dst : 0),
+           (long long)(bad_entry >= 0 ? pr->pairs[bad_entry].bytes : 0));
+    CHECKF(pr->npairs == nonzero, "%s: %lld pairs listed, the transfers "
+           "join %lld", what, (long long)pr->npairs, (long long)nonzero);
+    CHECKF(pairsum == pr->total_bytes, "%s: pairs add up to %lld, "
+           "total_bytes %lld", what, (long long)pairsum,
+           (long long)pr->total_bytes);
+    CHECKF(bad_lookup < 0, "%s: kt_program_bytes_between(%lld, %lld) is "
+           "%lld, the transfers send %lld", what,
+           (long long)(bad_lookup / (ndev ? ndev : 1)),
+           (long long)(bad_lookup % (ndev ? ndev : 1)),
+           (long long)(bad_lookup >= 0
+                           ? kt_program_bytes_between(pr, bad_lookup / ndev,
+                                                      bad_lookup % ndev)
+                           : 0),
+           (long long)(bad_lookup >= 0 ? pair[bad_lookup] : 0));
+    CHECK_EQ_I64(kt_program_bytes_between(pr, -1, 0), 0);
+    CHECK_EQ_I64(kt_program_bytes_between(pr, 0, ndev), 0);
+}
+
 /* Tests 1, 2 and 4.  Returns 1 when the program's shape (counts,
    xfer_first, transfer fields) is sound enough to replay. */
 static int check_structure(const char *what, const kt_graph *g,
                            const kt_plan *p, const kt_program *pr) {
-    int64_t ndev = kt_factors_devices(&p->f), sum = 0, pairsum = 0, *pair;
+    int64_t ndev = kt_factors_devices(&p->f), sum = 0, *pair;
     int nops = kt_graph_op_count(g), o, k, ok = 1;
     int *next;
     char first[1024];
@@ -394,25 +449,7 @@ static int check_structure(const char *what, const kt_graph *g,
     CHECKF(sum == pr->total_bytes, "%s: transfers add up to %lld bytes, "
            "total_bytes says %lld", what, (long long)sum,
            (long long)pr->total_bytes);
-    CHECKF(pr->pair_bytes != NULL, "%s: no pair_bytes", what);
-    if (pr->pair_bytes) {
-        int64_t a, bad = -1, diag = 0;
-        for (a = 0; a < ndev * ndev; a++) {
-            pairsum += pr->pair_bytes[a];
-            if (pr->pair_bytes[a] != pair[a] && bad < 0) bad = a;
-            if (a / ndev == a % ndev) diag += pr->pair_bytes[a] != 0;
-        }
-        CHECKF(pairsum == pr->total_bytes, "%s: pair_bytes add up to %lld, "
-               "total_bytes %lld", what, (long long)pairsum,
-               (long long)pr->total_bytes);
-        CHECKF(diag == 0, "%s: %lld non-zero diagonal entries of pair_bytes",
-               what, (long long)diag);
-        CHECKF(bad < 0, "%s: pair_bytes[%lld -> %lld] is %lld, the "
-               "transfers send %lld", what, (long long)(bad / ndev),
-               (long long)(bad % ndev),
-               (long long)(bad >= 0 ? pr->pair_bytes[bad] : 0),
-               (long long)(bad >= 0 ? pair[bad] : 0));
-    }
+    check_program_pairs(pr, pair, what);
     free(pair);
     return ok;
 }
@@ -1064,10 +1101,11 @@ static void test_known_answers(void) {
             CHECK_EQ_I64(red, 64);
             CHECK_EQ_I64(cp, rs == 0 ? 0 : 64);
             CHECK_EQ_I64(prog.total_bytes, rs == 0 ? 64 : 128);
-            if (prog.pair_bytes) {
-                CHECK_EQ_I64(prog.pair_bytes[1], rs == 0 ? 32 : 64);
-                CHECK_EQ_I64(prog.pair_bytes[2], rs == 0 ? 32 : 64);
-            }
+            CHECK_EQ_I64(kt_program_bytes_between(&prog, 0, 1),
+                         rs == 0 ? 32 : 64);
+            CHECK_EQ_I64(kt_program_bytes_between(&prog, 1, 0),
+                         rs == 0 ? 32 : 64);
+            CHECK_EQ_I64(prog.npairs, 2);
         }
         kt_program_free(&prog);
         kt_plan_free(&p);
@@ -1246,7 +1284,8 @@ static void test_errors(void) {
                 CHECK_EQ_I64(prog.ntask, kt_graph_op_count(a));
                 CHECK_EQ_I64(prog.nxfer, 0);
                 CHECK_EQ_I64(prog.total_bytes, 0);
-                if (prog.pair_bytes) CHECK_EQ_I64(prog.pair_bytes[0], 0);
+                CHECK_EQ_I64(prog.npairs, 0);
+                CHECK_EQ_I64(kt_program_bytes_between(&prog, 0, 0), 0);
             }
             kt_program_free(&prog);
             kt_plan_free(&p);
