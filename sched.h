@@ -556,7 +556,8 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
    fully-connected layer with P1 workers and P2 servers, batch K (Zhang
    thesis Table 3.4): a parameter-server worker 2MN, a server 2 P1 MN / P2,
    a node that is both 2 MN (P1 + P2 - 2) / P2, and sufficient-factor
-   broadcasting 2 K (P1 - 1)(M + N). */
+   broadcasting 2 K (P1 - 1)(M + N).  NaN outside the model: M, N or K
+   below 0, P1 or P2 below 1. */
 double kt_sync_ps_worker(int64_t m, int64_t n);
 double kt_sync_ps_server(int64_t m, int64_t n, int64_t p1, int64_t p2);
 double kt_sync_ps_both(int64_t m, int64_t n, int64_t p1, int64_t p2);
@@ -573,7 +574,8 @@ typedef enum kt_collective {
 /* Seconds of one collective over a ring of w workers for a message of
    `bytes` (Zhang thesis Eq. 8.3): 2(w-1)/w, (w-1)/w, (w-1)/w, 1 and 1
    times the message over the ring's slowest bandwidth, plus w * phi of
-   per-step latency and delta of fixed cost. */
+   per-step latency and delta of fixed cost.  NaN outside the model: w
+   below 1, a bandwidth not above 0, phi or delta below 0. */
 double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta);
 
@@ -8321,26 +8323,41 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
 
 /* ---------------------------------------------- gradient synchronisation */
 
+/* Table 3.4's counts are sizes and node counts: anything else has no
+   answer, which a double says as NaN. */
+static int kt__sync_counts_ok(int64_t m, int64_t n, int64_t k, int64_t p1,
+                              int64_t p2) {
+    return m >= 0 && n >= 0 && k >= 0 && p1 >= 1 && p2 >= 1;
+}
+
 double kt_sync_ps_worker(int64_t m, int64_t n) {
+    if (!kt__sync_counts_ok(m, n, 0, 1, 1)) return NAN;
     return 2.0 * (double)m * (double)n;
 }
 
 double kt_sync_ps_server(int64_t m, int64_t n, int64_t p1, int64_t p2) {
+    if (!kt__sync_counts_ok(m, n, 0, p1, p2)) return NAN;
     return 2.0 * (double)p1 * (double)m * (double)n / (double)p2;
 }
 
 double kt_sync_ps_both(int64_t m, int64_t n, int64_t p1, int64_t p2) {
+    if (!kt__sync_counts_ok(m, n, 0, p1, p2)) return NAN;
     return 2.0 * (double)m * (double)n * ((double)p1 + (double)p2 - 2) /
            (double)p2; /* (in doubles: int64 sums can overflow) */
 }
 
 double kt_sync_sfb(int64_t m, int64_t n, int64_t k, int64_t p1) {
+    if (!kt__sync_counts_ok(m, n, k, p1, 1)) return NAN;
     return 2.0 * (double)k * ((double)p1 - 1) * ((double)m + (double)n);
 }
 
 double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta) {
     double times;
+    /* (written so that NaN arguments fail too) */
+    if (w < 1 || !(bandwidth > 0) || !(bytes >= 0) || !(phi >= 0) ||
+        !(delta >= 0))
+        return NAN;
     switch (c) {
     case KT_ALLREDUCE: times = 2.0 * (double)(w - 1) / (double)w; break;
     case KT_REDUCESCATTER:
@@ -8442,6 +8459,17 @@ static void kt__sync_cost(const kt_sync_layer *l, kt_sync_method m,
     *overhead = peers * l->phi + l->delta;
 }
 
+/* Finite inputs can still give an infinite time (1e300 bytes at 1 byte
+   a second): refused, naming the layer, rather than summed into a
+   schedule whose times mean nothing. */
+static kt_status kt__sync_time_ok(const kt_sync_layer *l, int i, double wire,
+                                  double overhead, kt_error *err) {
+    if (kt__sync_finite(wire + overhead)) return KT_OK;
+    return kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: its sync time "
+                    "overflows (%g bytes at %g bytes/s, phi %g s)", i,
+                    l->bytes, l->bandwidth, l->phi);
+}
+
 kt_status kt_sync_layer_seconds(const kt_sync_layer *layer,
                                 kt_sync_method *used, double *wire,
                                 double *overhead, kt_error *err) {
@@ -8454,7 +8482,11 @@ kt_status kt_sync_layer_seconds(const kt_sync_layer *layer,
     m = layer->bytes > 0 ? kt__sync_resolve(layer) : layer->method;
     if (used) *used = m;
     *wire = *overhead = 0;
-    if (layer->bytes > 0) kt__sync_cost(layer, m, wire, overhead);
+    if (layer->bytes > 0) {
+        kt__sync_cost(layer, m, wire, overhead);
+        if ((s = kt__sync_time_ok(layer, 0, *wire, *overhead, err)) != KT_OK)
+            return s;
+    }
     kt__ok(err);
     return KT_OK;
 }
@@ -8503,7 +8535,7 @@ static kt_status kt__sync_begin(const kt_sync_layer *layers, int n,
                                 kt_sync_schedule *out, kt__sync_work *w,
                                 kt_error *err) {
     int i;
-    kt_status s;
+    kt_status s = KT_OK;
     double clock = 0;
     memset(w, 0, sizeof *w);
     if (!out) return kt__fail(err, KT_ERR_INVALID, 0, "sync: no schedule");
@@ -8531,16 +8563,25 @@ static kt_status kt__sync_begin(const kt_sync_layer *layers, int n,
         return kt__fail(err, KT_ERR_NOMEM, 0, "sync: out of memory for %d "
                         "layers", n);
     }
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && s == KT_OK; i++) {
         const kt_sync_layer *l = &layers[i];
         clock += l->backward_seconds;
         out->ready[i] = clock;
         out->method[i] = l->bytes > 0 ? kt__sync_resolve(l) : l->method;
-        if (l->bytes > 0) {
+        if (!kt__sync_finite(clock))
+            s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: the "
+                         "backward pass's time overflows there", i);
+        else if (l->bytes > 0) {
             int k = w->nsend++;
             w->layer[k] = i;
             kt__sync_cost(l, out->method[i], &w->wire[k], &w->overhead[k]);
+            s = kt__sync_time_ok(l, i, w->wire[k], w->overhead[k], err);
         }
+    }
+    if (s != KT_OK) {
+        kt_sync_schedule_free(out);
+        kt__sync_work_free(w);
+        return s;
     }
     out->backward_seconds = clock;
     return KT_OK;
@@ -8582,6 +8623,18 @@ static void kt__sync_serialise(const kt__sync_work *w, int after_backward,
     out->total_seconds = network_free > out->backward_seconds
                              ? network_free
                              : out->backward_seconds;
+}
+
+/* Each layer's times are finite, but the network's sum of them can
+   still overflow. */
+static kt_status kt__sync_total_ok(const kt_sync_schedule *out,
+                                   kt_error *err) {
+    if (kt__sync_finite(out->total_seconds) &&
+        kt__sync_finite(out->network_seconds))
+        return KT_OK;
+    return kt__fail(err, KT_ERR_INVALID, 0, "sync: the schedule's times "
+                    "overflow (network %g s, total %g s)",
+                    out->network_seconds, out->total_seconds);
 }
 
 /* Fixed-size fusion (Horovod's, AutoSync Table 7.1 and 7.6.3): walking
@@ -8676,7 +8729,10 @@ kt_status kt_sync_schedule_run(const kt_sync_layer *layers, int n,
         s = kt__sync_optimal(layers, out, &w, err);
     else
         for (i = 0; i < w.nsend; i++) w.group[i] = i; /* a sync per layer */
-    if (s == KT_OK) kt__sync_serialise(&w, mode == KT_SYNC_TRADITIONAL, out);
+    if (s == KT_OK) {
+        kt__sync_serialise(&w, mode == KT_SYNC_TRADITIONAL, out);
+        s = kt__sync_total_ok(out, err);
+    }
     kt__sync_work_free(&w);
     if (s != KT_OK) {
         kt_sync_schedule_free(out);
@@ -8714,7 +8770,10 @@ kt_status kt_sync_schedule_buckets(const kt_sync_layer *layers, int n,
             s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: its bucket "
                          "%d mixes methods, workers or links", l, b);
     }
-    if (s == KT_OK) kt__sync_serialise(&w, 0, out);
+    if (s == KT_OK) {
+        kt__sync_serialise(&w, 0, out);
+        s = kt__sync_total_ok(out, err);
+    }
     kt__sync_work_free(&w);
     if (s != KT_OK) {
         kt_sync_schedule_free(out);

@@ -1175,6 +1175,23 @@ static void test_sync(void) {
     /* no latency terms: the pure bandwidth factor */
     CHECKF(near(kt_sync_collective(KT_ALLREDUCE, 8e9, 8, 1e9, 0, 0), 14.0),
            "%.17g", kt_sync_collective(KT_ALLREDUCE, 8e9, 8, 1e9, 0, 0));
+    /* outside the model: NaN, never a figure (0 workers gave -inf, 0
+       servers +inf, negative sizes negative bytes) */
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, 0, bw, phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_BROADCAST, bytes, -3, bw, phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, 0, phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, NAN, phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, -1, w, bw, phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, bw, -phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, bw, phi, -delta)));
+    CHECK(near(kt_sync_collective(KT_ALLREDUCE, bytes, 1, bw, 0, 0), 0.0));
+    CHECK(isnan(kt_sync_ps_server(M, N, P1, 0)));
+    CHECK(isnan(kt_sync_ps_both(M, N, P1, 0)));
+    CHECK(isnan(kt_sync_ps_server(M, N, 0, P2)));
+    CHECK(isnan(kt_sync_ps_worker(-1, N)));
+    CHECK(isnan(kt_sync_sfb(M, N, -1, P1)));
+    CHECK(isnan(kt_sync_sfb(M, N, K, 0)));
+    CHECK(near(kt_sync_ps_worker(0, N), 0.0));
 }
 
 /* ------------------------------------------------------ 6. error paths */

@@ -23,7 +23,9 @@
      3. Bad input: negative sizes and times, NaN, infinities, zero workers,
         zero bandwidth, servers outside 1..workers, SFB without a shape,
         bad bucket caps, non-contiguous or mixed buckets, empty candidate
-        lists -- each a non-zero status and a message naming the layer.
+        lists, finite figures whose times overflow (one layer's, the
+        backward's sum, the network's sum) -- each a non-zero status and
+        a message naming the layer where there is one.
      4. Plans: the layers of a data-parallel MLP (one per weight, in
         backward order, whole weights over all devices, backward compute
         equal to the simulator's compute tasks of the backward ops, or of
@@ -523,6 +525,40 @@ static void test_bad_input(void) {
               KT_ERR_INVALID);
         CHECK(kt_sync_layer_seconds(&ok[0], &used, NULL, &over, &err) ==
               KT_ERR_INVALID);
+        /* finite fields whose time is not: refused, not KT_OK with inf */
+        ls[0] = ring_layer(1, 1e300, 4, 1e-10, 0, 0);
+        CHECK(kt_sync_layer_seconds(&ls[0], &used, &wire, &over, &err) ==
+                  KT_ERR_INVALID &&
+              strstr(err.message, "sync layer 0: its sync time overflows") !=
+                  NULL);
+    }
+    /* overflow: of one layer's sync time, of the backward pass's sum, of
+       the network's sum -- every mode, naming the layer where it can */
+    {
+        int mode;
+        for (mode = KT_SYNC_TRADITIONAL; mode <= KT_SYNC_BUCKET_OPTIMAL;
+             mode++) {
+            memcpy(ls, ok, sizeof ls);
+            ls[1].bytes = 1e300;
+            ls[1].bandwidth = 1e-10;
+            expect_fail(ls, 2, (kt_sync_mode)mode, 1e6,
+                        "sync layer 1: its sync time overflows");
+            memcpy(ls, ok, sizeof ls);
+            ls[0].backward_seconds = ls[1].backward_seconds = 1e308;
+            expect_fail(ls, 2, (kt_sync_mode)mode, 1e6,
+                        "sync layer 1: the backward pass's time overflows");
+            memcpy(ls, ok, sizeof ls); /* 1e308 s each: the sum is inf */
+            ls[0].bytes = ls[1].bytes = 1e308;
+            ls[0].bandwidth = ls[1].bandwidth = 1;
+            ls[0].workers = ls[1].workers = 2;
+            expect_fail(ls, 2, (kt_sync_mode)mode, 1e6,
+                        "sync: the schedule's times overflow");
+        }
+        bucket[0] = 0;
+        bucket[1] = 1;
+        CHECK(kt_sync_schedule_buckets(ls, 2, bucket, &s, &err) ==
+                  KT_ERR_INVALID &&
+              strstr(err.message, "overflow") != NULL && s.ready == NULL);
     }
 #undef BAD
 }
