@@ -2782,14 +2782,27 @@ static kt_status kt__program_check(const kt_graph *g, const kt_program *prog,
                         "(one task per op and device, and xfer_first, "
                         "expected)", prog->nops, prog->ntask, prog->nxfer,
                         g->nop, (long long)nd);
-    for (i = 0; i < prog->ntask; i++)
-        if (prog->task[i].op != (int)(i / nd) ||
-            prog->task[i].device != i % nd)
+    for (i = 0; i < prog->ntask; i++) {
+        const kt_task *tk = &prog->task[i];
+        const kt_op *op;
+        int v;
+        if (tk->op != (int)(i / nd) || tk->device != i % nd)
             return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d is op "
                             "%d on device %lld, expected op %d on device "
-                            "%lld", i, prog->task[i].op,
-                            (long long)prog->task[i].device, (int)(i / nd),
-                            (long long)(i % nd));
+                            "%lld", i, tk->op, (long long)tk->device,
+                            (int)(i / nd), (long long)(i % nd));
+        op = &g->op[tk->op];
+        for (v = 0; v < op->nvars; v++)
+            if (tk->box[v].lo < 0 || tk->box[v].lo > tk->box[v].hi ||
+                tk->box[v].hi > op->var[v].extent)
+                return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d "
+                                "(op %s on device %lld) runs variable %s "
+                                "over [%lld, %lld), not a range of 0..%lld",
+                                i, op->name, (long long)tk->device,
+                                op->var[v].name, (long long)tk->box[v].lo,
+                                (long long)tk->box[v].hi,
+                                (long long)op->var[v].extent);
+    }
     if (prog->xfer_first[0] != 0 || prog->xfer_first[g->nop] != prog->nxfer)
         return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first runs "
                         "from %d to %d, expected 0 to %d transfers",

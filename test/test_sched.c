@@ -1313,8 +1313,8 @@ static void test_errors(void) {
 }
 
 /* kt_sim_build on a hand-built program: one corrupted field at a time
-   (a transfer's devices, kind, role, tensor, op or bytes; a task's op or
-   device; xfer_first; the counts), each refused with KT_ERR_INVALID and
+   (a transfer's devices, kind, role, tensor, op or bytes; a task's op,
+   device or box; xfer_first; the counts), each refused with KT_ERR_INVALID and
    a message naming the task or transfer, never read out of bounds; the
    program restored builds again. */
 static void test_bad_programs(void) {
@@ -1374,6 +1374,21 @@ static void test_bad_programs(void) {
     KT__BAD("a task of another op", prog.task[0].op = 1, prog.task[0].op = 0,
             "task 0");
     KT__BAD("a task short", prog.ntask--, prog.ntask++, "tasks");
+    {   /* boxes: what the roofline loops over and the profile keys */
+        kt_range kb = prog.task[5].box[0];
+        int64_t ext = kt_graph_op(g, prog.task[5].op)->var[0].extent;
+        KT__BAD("a box past the extent", prog.task[5].box[0].hi = ext + 1,
+                prog.task[5].box[0] = kb, "task 5");
+        KT__BAD("a box below 0", prog.task[5].box[0].lo = -1,
+                prog.task[5].box[0] = kb, "task 5");
+        KT__BAD("a box backwards", (prog.task[5].box[0].lo = 3,
+                                    prog.task[5].box[0].hi = 2),
+                prog.task[5].box[0] = kb, "runs variable");
+        KT__BAD("a box at INT64_MIN..INT64_MAX",
+                (prog.task[5].box[0].lo = INT64_MIN,
+                 prog.task[5].box[0].hi = INT64_MAX),
+                prog.task[5].box[0] = kb, "not a range of 0..");
+    }
     k = prog.xfer_first[1];
     KT__BAD("xfer_first past the transfers", prog.xfer_first[1] =
             prog.nxfer + 1, prog.xfer_first[1] = k, "xfer_first");
