@@ -1222,7 +1222,8 @@ static kt_status kt__topology_levels(const kt_topology *t, const char *what,
                         "outside 1..%d", what, t->nlevels, KT_MAX_CUTS);
     *ndev = 1;
     for (l = 0; l < t->nlevels; l++) {
-        if (t->fanout[l] < 1 || !kt__rate_ok(t->bandwidth[l], 1e18) ||
+        if (t->fanout[l] < 1 ||
+            !kt__rate_ok(t->bandwidth[l], KT__MAX_BANDWIDTH) ||
             !(t->latency[l] >= 0) || t->latency[l] > 1e6)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology %s: level %d "
                             "needs a fan-out >= 1, a bandwidth from 1 to "

@@ -3634,6 +3634,11 @@ kt_machine kt_machine_default(void) {
    finite.  False for NaN too. */
 static int kt__rate_ok(double x, double most) { return x >= 1 && x <= most; }
 
+/* The fastest link a topology may have, bytes/s: an exabyte a second,
+   far past any interconnect, for the plan's cost model and the
+   simulator alike (a spec that one takes the other takes). */
+#define KT__MAX_BANDWIDTH 1e18
+
 static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     char buf[64], *end;
     double v, scale = 1;
@@ -3648,7 +3653,8 @@ static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     else if (*end == 'T') { scale = 1e12; end++; }
     if (*end == 'b') { scale /= 8; end++; }
     else if (*end == 'B') end++;
-    if (*end || !kt__rate_ok(v * scale, 1e30)) return 0; /* NaN, inf too */
+    if (*end || !kt__rate_ok(v * scale, KT__MAX_BANDWIDTH))
+        return 0; /* NaN, inf too */
     *out = v * scale;
     return 1;
 }
@@ -3677,7 +3683,7 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
                             "count must be a positive integer", spec);
         if (!kt__parse_bandwidth(f[2], flen[2], &m->level_bw[0]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
-                            "bandwidth '%.*s' (1 to 1e30 bytes/s, e.g. 300G, "
+                            "bandwidth '%.*s' (1 to 1e18 bytes/s, e.g. 300G, "
                             "400Gb)", spec,
                             (int)flen[2], f[2]);
         m->nlevels = 1;
@@ -3698,7 +3704,7 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
         if (!kt__parse_bandwidth(f[3], flen[3], &m->level_bw[0]) ||
             !kt__parse_bandwidth(f[2], flen[2], &m->level_bw[1]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
-                            "bandwidth (1 to 1e30 bytes/s, e.g. 450G, "
+                            "bandwidth (1 to 1e18 bytes/s, e.g. 450G, "
                             "400Gb)", spec);
     } else {
         return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "

@@ -213,8 +213,12 @@ expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:x:450G
 expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology torus:8:450G
 expect_bad_msg 'topology' sim --model "$M" --devices 8 --topology flat:8:infG
 # below 1 byte/s a step's time would be infinite: refused with the range
-expect_bad_msg '1 to 1e30' sim --model "$M" --devices 8 --topology flat:8:1e-320
-expect_bad_msg '1 to 1e30' plan --model "$M" --devices 8 --topology flat:8:0.5 --objective time
+expect_bad_msg '1 to 1e18' sim --model "$M" --devices 8 --topology flat:8:1e-320
+expect_bad_msg '1 to 1e18' plan --model "$M" --devices 8 --topology flat:8:0.5 --objective time
+# above 1e18 bytes/s: refused by plan as by sim (plan used to take 1e30)
+expect_bad_msg '1 to 1e18' plan --model "$M" --devices 4 --topology flat:4:1e30 --objective time
+expect_bad_msg '1 to 1e18' sim --model "$M" --devices 4 --topology flat:4:1e30
+expect_bad_msg '1 to 1e18' plan --model "$M" --devices 8 --topology nodes:2x4:2e18:25G
 printf 'level 8 fast\n' >"$dir/badtopo.txt"
 expect_bad_msg 'badtopo.txt' sim --model "$M" --devices 8 --topology-file "$dir/badtopo.txt"
 printf 'level 8 25G\ndevice membw nan\n' >"$dir/nantopo.txt"

@@ -1253,7 +1253,8 @@ static void test_time(void) {
         "", "nodes:2x2:300G", "nodes:2:300G:25G", "nodes:0x2:300G:25G",
         "nodes:2x2:300Q:25G", "nodes:2x2:300G:-5G", "flat:0:10G",
         "flat:4:fast", "flat:4", "mesh:4:1G", "nodes:2x:300G:25G",
-        "nodes:2x2:300G:25G:extra"};
+        "nodes:2x2:300G:25G:extra", "flat:4:1e30", "flat:4:1000001T",
+        "nodes:2x2:2e18:25G", "flat:4:0.5", "flat:4:7b"};
     unsigned i;
 
     s = kt_machine_parse("nodes:2x2:300G:25G", &m, &err);
@@ -1284,6 +1285,12 @@ static void test_time(void) {
         }
         CHECK(kt_machine_parse("flat:8:450G", &m2, &err) == KT_OK &&
               m2.nlevels == 1 && m2.level_bw[0] == 450e9);
+        /* the range's ends, which the simulator's topologies share */
+        CHECK(kt_machine_parse("flat:8:1e18", &m2, &err) == KT_OK &&
+              m2.level_bw[0] == 1e18);
+        CHECK(kt_machine_parse("flat:8:1000000T", &m2, &err) == KT_OK);
+        CHECK(kt_machine_parse("flat:8:8b", &m2, &err) == KT_OK &&
+              m2.level_bw[0] == 1);
         CHECK(kt_machine_level_of_cut(&m2, &f8, 2) == 0);
     }
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
