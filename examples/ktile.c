@@ -7,11 +7,12 @@
        ktile zoo [--print SPEC] [--json]
        ktile plan (--model SPEC | --model-file F) --devices N [--factors a,b]
                   [--strategy NAME] [--objective bytes|time]
-                  [--topology SPEC|FILE] [--memory-cap SIZE] [--svg FILE]
-                  [--json]
+                  [--topology SPEC|FILE | --topology-file F]
+                  [--memory-cap SIZE] [--svg FILE] [--json]
        ktile eval (--model SPEC | --model-file F) --plan PLAN.json
                   [--devices N] [--factors a,b] [--objective bytes|time]
-                  [--topology SPEC|FILE] [--svg FILE] [--json]
+                  [--topology SPEC|FILE | --topology-file F] [--svg FILE]
+                  [--json]
        ktile sim (--model SPEC | --model-file F) --devices N [--factors a,b]
                  [--plan PLAN.json] [--objective bytes|time]
                  [--topology SPEC|FILE | --topology-file F]
@@ -1072,17 +1073,39 @@ static int64_t machine_devices(const kt_machine *m) {
     return n;
 }
 
-/* A --topology value: a spec (flat:..., nodes:...; every spec has a
-   colon) or else a topology file, which may name device kinds. */
-static kt_status load_topology(const char *value, kt_topology *t,
-                               kt_error *err) {
-    if (strchr(value, ':')) return kt_topology_parse(value, t, err);
-    return kt_topology_load_file(value, t, err);
+/* The topology options of plan, eval and sim: --topology VALUE is a
+   spec (flat:..., nodes:...; every spec has a colon) or else a file;
+   --topology-file FILE is always a file, so a path with a colon can be
+   named.  At most one of the two. */
+typedef struct topology_arg {
+    const char *value; /* NULL: neither given                              */
+    int file;          /* 1: read value as a topology file                 */
+    const char *flag;  /* the option it came from, for messages            */
+} topology_arg;
+
+static int get_topology_arg(const char *cmd, const char *spec,
+                            const char *file, topology_arg *a) {
+    if (spec && file)
+        return fail(EXIT_BAD_INPUT, "%s: give --topology or "
+                    "--topology-file, not both", cmd);
+    a->value = file ? file : spec;
+    a->file = file != NULL || (spec && !strchr(spec, ':'));
+    a->flag = file ? "--topology-file" : "--topology";
+    return 0;
 }
 
-/* --objective and --topology (plan and eval).  *machine_set says whether
-   *m holds a parsed topology. */
-static int parse_time_options(const char *objective, const char *topology,
+/* Reads the topology a names (a->value set); a file may name device
+   kinds. */
+static kt_status load_topology(const topology_arg *a, kt_topology *t,
+                               kt_error *err) {
+    if (!a->file) return kt_topology_parse(a->value, t, err);
+    return kt_topology_load_file(a->value, t, err);
+}
+
+/* --objective and the topology (plan and eval).  *machine_set says
+   whether *m holds a parsed topology. */
+static int parse_time_options(const char *objective,
+                              const topology_arg *topology,
                               const kt_factors *f, kt_objective *obj,
                               kt_machine *m, int *machine_set) {
     kt_error err;
@@ -1095,26 +1118,26 @@ static int parse_time_options(const char *objective, const char *topology,
             return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
                         "time", objective);
     }
-    if (topology && !strchr(topology, ':')) {
+    if (topology->value && topology->file) {
         /* a file: its levels, and the slowest of its device kinds */
         kt_topology t;
         if (load_topology(topology, &t, &err) != KT_OK)
             return fail_kt(NULL, &err); /* it names the file */
         if (f && t.ndev != kt_factors_devices(f))
-            return fail(EXIT_BAD_INPUT, "--topology %s has %lld devices but "
-                        "the plan is for %lld", topology, (long long)t.ndev,
-                        (long long)kt_factors_devices(f));
+            return fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan "
+                        "is for %lld", topology->flag, topology->value,
+                        (long long)t.ndev, (long long)kt_factors_devices(f));
         *m = kt_topology_machine(&t);
         *machine_set = 1;
-    } else if (topology) {
+    } else if (topology->value) {
         int64_t n;
         /* (it refuses NaN, infinite and below-1 B/s bandwidths) */
-        if (kt_machine_parse(topology, m, &err) != KT_OK)
+        if (kt_machine_parse(topology->value, m, &err) != KT_OK)
             return fail_kt(NULL, &err); /* it names the spec */
         n = machine_devices(m);
         if (f && n > 0 && n != kt_factors_devices(f))
             return fail(EXIT_BAD_INPUT, "--topology '%s' has %lld devices but "
-                        "the plan is for %lld", topology, (long long)n,
+                        "the plan is for %lld", topology->value, (long long)n,
                         (long long)kt_factors_devices(f));
         *machine_set = 1;
     }
@@ -1785,9 +1808,10 @@ static const char plan_usage[] =
     "usage: ktile plan (--model SPEC | --model-file FILE)\n"
     "                  (--devices N [--factors K1,K2,...] | --factors "
     "K1,K2,...)\n"
-    "                  [--strategy NAME] [--objective bytes|time] "
-    "[--topology SPEC]\n"
-    "                  [--memory-cap SIZE] [--svg FILE] [--json]\n"
+    "                  [--strategy NAME] [--objective bytes|time]\n"
+    "                  [--topology SPEC | --topology-file FILE] "
+    "[--memory-cap SIZE]\n"
+    "                  [--svg FILE] [--json]\n"
     "\n"
     "Searches a tiling of every tensor and a strategy for every operator on\n"
     "N devices and prints what the plan costs (DESIGN.md \"Search\").\n"
@@ -1818,6 +1842,7 @@ static const char plan_usage[] =
     "kind.\n"
     "                      With --objective time or --topology\n"
     "                      the result includes step_seconds\n"
+    "  --topology-file F   a topology file, also one whose path has a ':'\n"
     "  --memory-cap SIZE   most tensor bytes per device (K, M, G: powers of "
     "1024);\n"
     "                      exit status 2 when no plan fits\n"
@@ -1932,19 +1957,21 @@ static const char *mcmc_start_name(const kt_graph *g, const kt_factors *f,
 static int cmd_plan(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
-        O_TOPOLOGY, O_MEMCAP, O_SVG, O_JSON, O_SECONDS, O_PROPOSALS,
-        O_SEED, O_BETA, O_RESTARTS, O_START, O_N
+        O_TOPOLOGY, O_TOPOLOGY_FILE, O_MEMCAP, O_SVG, O_JSON, O_SECONDS,
+        O_PROPOSALS, O_SEED, O_BETA, O_RESTARTS, O_START, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
         {"devices", 1, NULL},   {"factors", 1, NULL},
         {"strategy", 1, NULL},  {"objective", 1, NULL},
-        {"topology", 1, NULL},  {"memory-cap", 1, NULL},
+        {"topology", 1, NULL},  {"topology-file", 1, NULL},
+        {"memory-cap", 1, NULL},
         {"svg", 1, NULL},       {"json", 0, NULL},
         {"seconds", 1, NULL},   {"proposals", 1, NULL},
         {"seed", 1, NULL},      {"beta", 1, NULL},
         {"restarts", 1, NULL},  {"start", 1, NULL}};
     const char *sname;
+    topology_arg ta;
     model_args ma;
     kt_search_options opt;
     kt_machine machine;
@@ -1990,8 +2017,10 @@ static int cmd_plan(int argc, char **argv) {
     if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value, &f)) != 0)
         return rc;
     memset(&opt, 0, sizeof opt);
-    if ((rc = parse_time_options(o[O_OBJECTIVE].value, o[O_TOPOLOGY].value,
-                                 &f, &opt.objective, &machine,
+    if ((rc = get_topology_arg("plan", o[O_TOPOLOGY].value,
+                               o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
+        (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f,
+                                 &opt.objective, &machine,
                                  &machine_set)) != 0)
         return rc;
     ma.spec = o[O_MODEL].value;
@@ -2008,18 +2037,18 @@ static int cmd_plan(int argc, char **argv) {
         kt_plan start;
         double step;
         int64_t tried, accepted;
-        const char *tspec = o[O_TOPOLOGY].value;
-        if (!tspec) {
+        topology_arg mc_topology = ta;
+        if (!ta.value) {
             snprintf(mc_spec, sizeof mc_spec, "flat:%lld:450G",
                      (long long)kt_factors_devices(&f));
-            tspec = mc_spec;
+            mc_topology.value = mc_spec;
         }
         if (cap) {
             kt_graph_destroy(g);
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
-        if (load_topology(tspec, &topo, &err) != KT_OK) {
+        if (load_topology(&mc_topology, &topo, &err) != KT_OK) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
@@ -2075,9 +2104,9 @@ static int cmd_plan(int argc, char **argv) {
     r.model = label;
     r.strategy = sname;
     r.objective = opt.objective;
-    r.topology = strategy == STRATEGY_MCMC && !o[O_TOPOLOGY].value
+    r.topology = strategy == STRATEGY_MCMC && !ta.value
                      ? mc_spec /* what it simulated on */
-                     : o[O_TOPOLOGY].value;
+                     : ta.value;
     r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
                   strategy == STRATEGY_MCMC; /* mcmc always simulates */
     r.simulated = strategy == STRATEGY_MCMC;
@@ -2096,7 +2125,8 @@ static const char eval_usage[] =
     "usage: ktile eval (--model SPEC | --model-file FILE) --plan PLAN.json\n"
     "                  [--devices N] [--factors K1,K2,...] "
     "[--objective bytes|time]\n"
-    "                  [--topology SPEC] [--svg FILE] [--json]\n"
+    "                  [--topology SPEC | --topology-file FILE] [--svg "
+    "FILE] [--json]\n"
     "\n"
     "Prices a given plan exactly (DESIGN.md \"Conversion cost\") and prints "
     "the\n"
@@ -2122,6 +2152,7 @@ static const char eval_usage[] =
     "  --factors LIST      when given, must equal the plan's factors\n"
     "  --objective OBJ     time: also report step_seconds\n"
     "  --topology SPEC     as for plan; step_seconds on that machine\n"
+    "  --topology-file F   as for plan\n"
     "  --svg FILE          draw the plan's tiles (see 'ktile help plan')\n"
     "  --json              print one JSON object (see 'ktile help plan')\n"
     "\n"
@@ -2465,15 +2496,16 @@ static int load_model_and_plan(const char *cmd, const model_args *ma,
 static int cmd_eval(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
-        O_TOPOLOGY, O_SVG, O_JSON, O_N
+        O_TOPOLOGY, O_TOPOLOGY_FILE, O_SVG, O_JSON, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
         {"devices", 1, NULL},   {"factors", 1, NULL},
         {"plan", 1, NULL},      {"objective", 1, NULL},
-        {"topology", 1, NULL},  {"svg", 1, NULL},
-        {"json", 0, NULL}};
+        {"topology", 1, NULL},  {"topology-file", 1, NULL},
+        {"svg", 1, NULL},       {"json", 0, NULL}};
     const char *path;
+    topology_arg ta;
     model_args ma;
     kt_objective objective;
     kt_machine machine;
@@ -2502,9 +2534,10 @@ static int cmd_eval(int argc, char **argv) {
     if ((rc = plan_file_open(path, o[O_FACTORS].value, o[O_DEVICES].value,
                              &root, &f)) != 0)
         goto done;
-    if ((rc = parse_time_options(o[O_OBJECTIVE].value, o[O_TOPOLOGY].value,
-                                 &f, &objective, &machine,
-                                 &machine_set)) != 0)
+    if ((rc = get_topology_arg("eval", o[O_TOPOLOGY].value,
+                               o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
+        (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f, &objective,
+                                 &machine, &machine_set)) != 0)
         goto done;
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
@@ -2520,7 +2553,7 @@ static int cmd_eval(int argc, char **argv) {
     r.model = label;
     r.strategy = NULL;
     r.objective = objective;
-    r.topology = o[O_TOPOLOGY].value;
+    r.topology = ta.value;
     r.show_time = objective == KT_OBJECTIVE_TIME || machine_set;
     r.simulated = 0;
     r.start = NULL;
@@ -3078,7 +3111,8 @@ static int cmd_sim(int argc, char **argv) {
         {"timeline", 1, NULL},  {"json", 0, NULL},
         {"profile", 1, NULL},   {"write-profile", 1, NULL}};
     kt_profile prof;
-    const char *path, *tspec;
+    const char *path;
+    topology_arg ta;
     model_args ma;
     kt_objective objective = KT_OBJECTIVE_BYTES;
     kt_machine machine;
@@ -3115,9 +3149,9 @@ static int cmd_sim(int argc, char **argv) {
             return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
                         "time", o[O_OBJECTIVE].value);
     }
-    if (o[O_TOPOLOGY].value && o[O_TOPOLOGY_FILE].value)
-        return fail(EXIT_BAD_INPUT, "sim: give --topology or "
-                    "--topology-file, not both");
+    if ((rc = get_topology_arg("sim", o[O_TOPOLOGY].value,
+                               o[O_TOPOLOGY_FILE].value, &ta)) != 0)
+        return rc;
 
     /* the factors: from the plan file, or from --devices / --factors */
     if ((path = o[O_PLAN].value) != NULL) {
@@ -3142,29 +3176,18 @@ static int cmd_sim(int argc, char **argv) {
 
     /* the topology, with as many devices as the plan */
     memset(&topo, 0, sizeof topo);
-    if (o[O_TOPOLOGY_FILE].value) {
-        tspec = o[O_TOPOLOGY_FILE].value;
-        if (kt_topology_load_file(tspec, &topo, &err) != KT_OK) {
-            rc = fail_kt(NULL, &err); /* the message names the file */
-            goto done;
-        }
-    } else {
-        if (o[O_TOPOLOGY].value) {
-            tspec = o[O_TOPOLOGY].value;
-        } else {
-            snprintf(defspec, sizeof defspec, "flat:%lld:450G",
-                     (long long)ndev);
-            tspec = defspec;
-        }
-        if (load_topology(tspec, &topo, &err) != KT_OK) {
-            rc = fail_kt(NULL, &err); /* the message names the spec */
-            goto done;
-        }
+    if (!ta.value) {
+        snprintf(defspec, sizeof defspec, "flat:%lld:450G", (long long)ndev);
+        ta.value = defspec;
+    }
+    if (load_topology(&ta, &topo, &err) != KT_OK) {
+        rc = fail_kt(NULL, &err); /* the message names the spec or file */
+        goto done;
     }
     if (topo.ndev != ndev) {
         rc = fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan is for "
-                  "%lld", o[O_TOPOLOGY_FILE].value ? "--topology-file" :
-                  "--topology", tspec, (long long)topo.ndev, (long long)ndev);
+                  "%lld", ta.flag, ta.value, (long long)topo.ndev,
+                  (long long)ndev);
         goto done;
     }
 
@@ -3240,8 +3263,8 @@ static int cmd_sim(int argc, char **argv) {
         r.model = label;
         r.plan = path;
         r.objective = objective;
-        r.topology = tspec;
-        r.topology_default = !o[O_TOPOLOGY].value && !o[O_TOPOLOGY_FILE].value;
+        r.topology = ta.value;
+        r.topology_default = ta.value == defspec;
         print_sim_text(stdout, g, &p, &topo, &prog, &sim, &r);
     }
     if (fflush(stdout) != 0 || ferror(stdout))

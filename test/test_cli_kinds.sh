@@ -154,6 +154,50 @@ expect_bad_msg 'has 8 devices but the plan is for 4' plan --model "$M" \
 expect_bad_msg 'cannot open topology file .*nosuch' sim --model "$M" \
     --devices 8 --topology "$dir/nosuch"
 
+# --topology-file on plan and eval as on sim: the same results as
+# --topology FILE, and a path with a ':' (which --topology reads as a
+# spec) can be named
+cp "$dir/mixed.txt" "$dir/mixed:copy.txt"
+expect_json "$dir/plan-mixed-file.json" plan --model "$M" --devices 8 \
+    --objective time --topology-file "$dir/mixed:copy.txt" --json
+check "plan --topology-file (a path with ':') = --topology FILE" '
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+a.pop("search_seconds"); b.pop("search_seconds")
+assert a == b, (a, b)' "$dir/plan-mixed.json" "$dir/plan-mixed-file.json"
+expect_json "$dir/eval-file.json" eval --model "$M" \
+    --plan "$dir/plan-mixed.json" --topology-file "$dir/mixed:copy.txt" --json
+expect_json "$dir/eval-spec.json" eval --model "$M" \
+    --plan "$dir/plan-mixed.json" --topology "$dir/mixed.txt" --json
+check "eval --topology-file = eval --topology FILE; the plan's step" '
+import json, sys
+p, a, b = (json.load(open(x)) for x in sys.argv[1:4])
+assert a["step_seconds"] == b["step_seconds"] == p["step_seconds"], (
+    a["step_seconds"], b["step_seconds"], p["step_seconds"])' \
+    "$dir/plan-mixed.json" "$dir/eval-file.json" "$dir/eval-spec.json"
+expect_json "$dir/mcmc-file.json" plan --model "$P" --devices 8 \
+    --strategy mcmc --proposals 20 --topology-file "$dir/mixed:copy.txt" --json
+check "plan --strategy mcmc --topology-file = --topology FILE" '
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert a["step_seconds"] == b["step_seconds"] and a["ops"] == b["ops"]' \
+    "$dir/mcmc.json" "$dir/mcmc-file.json"
+expect_json "$dir/sim-colon.json" sim --model "$M" --devices 8 \
+    --topology-file "$dir/mixed:copy.txt" --json
+expect_bad_msg 'mixed:copy.txt' plan --model "$M" --devices 8 \
+    --objective time --topology "$dir/mixed:copy.txt"
+for c in plan eval sim; do
+    planopt="--plan $dir/plan-mixed.json"
+    [ $c = plan ] && planopt="--objective time" # (plan takes no --plan)
+    expect_bad_msg "$c: give --topology or --topology-file, not both" $c \
+        --model "$M" --devices 8 $planopt \
+        --topology flat:8:1G --topology-file "$dir/mixed.txt"
+done
+expect_bad_msg 'topology-file .*mixed.txt has 8 devices but the plan is for 4' \
+    plan --model "$M" --devices 4 --topology-file "$dir/mixed.txt"
+expect_bad_msg 'cannot open topology file .*nosuch' eval --model "$M" \
+    --plan "$dir/plan-mixed.json" --topology-file "$dir/nosuch"
+
 # bad topology files: the line and the problem
 bad_topo() {
     pattern=$1
