@@ -68,6 +68,14 @@ static int fail(int status, const char *fmt, ...) {
     return status;
 }
 
+/* Whether everything printed to stdout reached it: 0, or 1 after saying
+   so (a full disk or a closed pipe is not a success). */
+static int stdout_written(void) {
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return fail(EXIT_INTERNAL, "cannot write the result");
+    return 0;
+}
+
 /* Bad input is the caller's to fix (2); running out of memory or a bug in
    ktile is not (1). */
 static int status_exit(kt_status s) {
@@ -318,7 +326,7 @@ static int cmd_cost(int argc, char **argv) {
     rc = cli_parse("cost", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         fputs(cost_usage, stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     for (i = 0; i < 3; i++) {
@@ -399,9 +407,7 @@ static int cmd_cost(int argc, char **argv) {
             printf("  ... and %lld more devices\n", (long long)(ndev - shown));
     }
     free(received);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return fail(EXIT_INTERNAL, "cannot write the result");
-    return 0;
+    return stdout_written();
 }
 
 /* -------------------------------------------------------------- JSON out */
@@ -1663,9 +1669,7 @@ static int finish_plan(const kt_graph *g, const kt_plan *p,
     if (svg && (rc = write_svg(svg, g, p, r)) != 0) return rc;
     if (json) print_plan_json(stdout, g, p, r);
     else print_plan_text(stdout, g, p, r);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return fail(EXIT_INTERNAL, "cannot write the result");
-    return 0;
+    return stdout_written();
 }
 
 /* ------------------------------------------------------------ strategies */
@@ -1739,7 +1743,7 @@ static int cmd_zoo(int argc, char **argv) {
     rc = cli_parse("zoo", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         fputs(zoo_usage, stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     json = o[O_JSON].value != NULL;
@@ -1797,9 +1801,7 @@ static int cmd_zoo(int argc, char **argv) {
             puts("\nuse as --model name:key=value,... e.g. --model "
                  "mlp:layers=5,hidden=300,batch=400");
     }
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return fail(EXIT_INTERNAL, "cannot write the result");
-    return 0;
+    return stdout_written();
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -1989,7 +1991,7 @@ static int cmd_plan(int argc, char **argv) {
     rc = cli_parse("plan", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         plan_help(stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     sname = o[O_STRATEGY].value ? o[O_STRATEGY].value : "dp";
@@ -2521,7 +2523,7 @@ static int cmd_eval(int argc, char **argv) {
     rc = cli_parse("eval", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         eval_help(stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     if (!(path = o[O_PLAN].value))
@@ -3134,7 +3136,7 @@ static int cmd_sim(int argc, char **argv) {
     rc = cli_parse("sim", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         sim_help(stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     if (!o[O_MODEL].value && !o[O_MODEL_FILE].value)
@@ -3242,7 +3244,8 @@ static int cmd_sim(int argc, char **argv) {
         }
         ps = kt_profile_write(g, &prog, &topo, pf, &err);
         if ((ferror(pf) | fclose(pf)) != 0 && ps == KT_OK) {
-            rc = fail(EXIT_BAD_INPUT, "--write-profile: cannot write %s",
+            /* (opened but not written: like --svg's and stdout's) */
+            rc = fail(EXIT_INTERNAL, "--write-profile %s: write failed",
                       o[O_WRITE_PROFILE].value);
             goto done;
         }
@@ -3267,8 +3270,7 @@ static int cmd_sim(int argc, char **argv) {
         r.topology_default = ta.value == defspec;
         print_sim_text(stdout, g, &p, &topo, &prog, &sim, &r);
     }
-    if (fflush(stdout) != 0 || ferror(stdout))
-        rc = fail(EXIT_INTERNAL, "cannot write the result");
+    if (stdout_written() != 0) rc = EXIT_INTERNAL;
 done:
     if (have_sim) kt_sim_free(&sim);
     if (have_prog) kt_program_free(&prog);
@@ -3427,7 +3429,7 @@ static int cmd_swap(int argc, char **argv) {
     rc = cli_parse("swap", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         swap_help(stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     memset(&opt, 0, sizeof opt);
@@ -3594,8 +3596,7 @@ static int cmd_swap(int argc, char **argv) {
         if (fits) kt_swap_result_free(&r);
     }
     if (o[O_JSON].value) printf(nmem > 1 ? "]}\n" : "\n");
-    if (fflush(stdout) != 0 || ferror(stdout))
-        rc = fail(EXIT_INTERNAL, "cannot write the result");
+    if (stdout_written() != 0) rc = EXIT_INTERNAL;
 done:
     if (have_model) kt_swap_model_free(&m);
     if (g) kt_graph_destroy(g);
@@ -3952,7 +3953,7 @@ static int cmd_verify(int argc, char **argv) {
     rc = cli_parse("verify", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         verify_help(stdout);
-        return 0;
+        return stdout_written();
     }
     if (rc != CLI_OK) return rc;
     if (!o[O_MODEL].value && !o[O_MODEL_FILE].value)
@@ -4041,8 +4042,7 @@ static int cmd_verify(int argc, char **argv) {
     model_label(&ma, label, sizeof label);
     if (o[O_JSON].value) print_verify_json(stdout, g, &r, vp);
     else print_verify_text(stdout, g, &r, label, vo.tol, vo.eps, vp);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        rc = fail(EXIT_INTERNAL, "cannot write the result");
+    if (stdout_written() != 0) rc = EXIT_INTERNAL;
     else if (!r.ok)
         rc = EXIT_INTERNAL; /* the check failed: 1, unlike bad input (2) */
 done:
@@ -4103,22 +4103,82 @@ static const command *find_command(const char *name) {
     return NULL;
 }
 
-static int cmd_help(int argc, char **argv) {
-    const command *c;
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "-h") == 0) {
-        print_overview(stdout);
-        return 0;
+/* Command c's usage text, or the summary of one without any. */
+static void print_command_usage(FILE *out, const command *c) {
+    if (c->print_usage) c->print_usage(out);
+    else if (c->usage) fputs(c->usage, out);
+    else fprintf(out, "ktile %s: %s\n", c->name, c->summary);
+}
+
+/* `help --json` (DESIGN.md: every command takes --json): the commands
+   and their summaries, or one command's usage as a string. */
+static int print_help_json(FILE *out, const command *c) {
+    int i;
+    if (!c) {
+        fputs("{\"commands\": [", out);
+        for (i = 0; i < ncommands; i++) {
+            fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+            json_string(out, commands[i].name);
+            fputs(", \"summary\": ", out);
+            json_string(out, commands[i].summary);
+            fputc('}', out);
+        }
+        fputs("]}\n", out);
+    } else {
+        /* the usage goes through a temporary file: the printers write to
+           a FILE, and C99 has no memory stream */
+        FILE *tmp = tmpfile();
+        long n;
+        char *text;
+        if (!tmp) return fail(EXIT_INTERNAL, "help: no temporary file");
+        print_command_usage(tmp, c);
+        n = ftell(tmp);
+        text = n >= 0 ? (char *)malloc((size_t)n + 1) : NULL;
+        if (!text || ferror(tmp) || fseek(tmp, 0, SEEK_SET) != 0 ||
+            fread(text, 1, (size_t)n, tmp) != (size_t)n) {
+            free(text);
+            fclose(tmp);
+            return fail(EXIT_INTERNAL, "help: cannot hold the usage text");
+        }
+        fclose(tmp);
+        text[n] = '\0';
+        fputs("{\"name\": ", out);
+        json_string(out, c->name);
+        fputs(", \"summary\": ", out);
+        json_string(out, c->summary);
+        fputs(", \"usage\": ", out);
+        json_string(out, text);
+        fputs("}\n", out);
+        free(text);
     }
-    if (argc > 2)
-        return fail(EXIT_BAD_INPUT, "help: takes at most one command name");
-    if (!(c = find_command(argv[1])))
-        return fail(EXIT_BAD_INPUT, "help: unknown command '%s' (try 'ktile "
-                    "help')", argv[1]);
-    if (c->print_usage) c->print_usage(stdout);
-    else if (c->usage) fputs(c->usage, stdout);
-    else printf("ktile %s: %s\n", c->name, c->summary);
     return 0;
+}
+
+static int cmd_help(int argc, char **argv) {
+    const command *c = NULL;
+    int i, json = 0, rc;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            continue; /* help on help: the overview, or the command named */
+        else if (argv[i][0] == '-')
+            return fail(EXIT_BAD_INPUT, "help: unknown option '%s' (it takes "
+                        "a command name and --json)", argv[i]);
+        else if (c)
+            return fail(EXIT_BAD_INPUT, "help: takes at most one command "
+                        "name");
+        else if (!(c = find_command(argv[i])))
+            return fail(EXIT_BAD_INPUT, "help: unknown command '%s' (try "
+                        "'ktile help')", argv[i]);
+    }
+    if (json) {
+        if ((rc = print_help_json(stdout, c)) != 0) return rc;
+    } else if (c) {
+        print_command_usage(stdout, c);
+    } else {
+        print_overview(stdout);
+    }
+    return stdout_written();
 }
 
 int main(int argc, char **argv) {
@@ -4127,7 +4187,7 @@ int main(int argc, char **argv) {
         return fail(EXIT_BAD_INPUT, "no command given (try 'ktile help')");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_overview(stdout);
-        return 0;
+        return stdout_written();
     }
     if (!(c = find_command(argv[1])))
         return fail(EXIT_BAD_INPUT, "unknown command '%s' (try 'ktile help')",

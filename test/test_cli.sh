@@ -65,6 +65,35 @@ expect_text 'cost' help
 expect_text 'cost' --help
 expect_text '--shape' help cost
 expect_text '--shape' cost --help
+expect_text '--topology-file' help plan
+expect_text '--topology-file' help eval
+expect_text '--shape' help --help cost
+
+# help --json: one JSON object like every command's (it used to exit 2)
+expect_json '{"commands": [{"name": "cost", "summary": "bytes to convert a tensor between two tilings"}, {"name": "zoo", "summary": "list the built-in models, or print one'"'"'s model file"}, {"name": "plan", "summary": "search a plan for a model on N devices"}, {"name": "eval", "summary": "price a given plan (the JSON plan prints)"}, {"name": "sim", "summary": "simulate one step of a plan on a topology"}, {"name": "swap", "summary": "plan swapping to host memory when a step does not fit"}, {"name": "verify", "summary": "run a plan on the CPU backend and check it against the serial step"}, {"name": "help", "summary": "this text, or the usage of one command"}]}' help --json
+run help cost --json
+if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && "$KTILE" help cost >"$dir/usage.txt" &&
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert list(d) == ["name", "summary", "usage"], list(d)
+assert d["name"] == "cost", d["name"]
+assert d["usage"] == open(sys.argv[2]).read(), "usage differs from help cost"
+' "$out" "$dir/usage.txt"; then ok; else bad help cost --json; fi
+expect_bad_msg "unknown option '--bogus'" help --bogus
+expect_bad_msg 'at most one command name' help plan sim
+
+# Output that cannot be written is a failure (exit 1 and a message), for
+# help and --help as for results
+if [ -w /dev/full ]; then
+    for args in "help" "help plan" "--help" "sim --help" "help --json" \
+        "cost --shape 4x4 --factors 2 --from P --to R --json"; do
+        # shellcheck disable=SC2086
+        ${KT_WRAP:-} "$KTILE" $args >/dev/full 2>"$err"
+        rc=$?
+        if [ "$rc" -eq 1 ] && grep -q '^ktile: cannot write the result' "$err"
+        then ok; else bad "$args (into /dev/full)"; fi
+    done
+fi
 
 # Bad input: exit status 2 and a message.
 expect_bad

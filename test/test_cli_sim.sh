@@ -271,6 +271,19 @@ printf 'x2 16x64x99999 1\n' >"$dir/bad5.txt"
 expect_bad_msg 'extent 3' sim --model "$P" --devices 4 --profile "$dir/bad5.txt"
 expect_bad_msg 'missing-prof' sim --model "$P" --devices 4 --profile "$dir/missing-prof.txt"
 expect_bad_msg 'cannot write' sim --model "$P" --devices 4 --write-profile "$dir/no/such/p.txt"
+# opened but not written (a full disk): exit 1, as for --svg, --timeline
+# and stdout; a path that cannot be opened is the caller's (2, above)
+if [ -w /dev/full ]; then
+    for w in "--write-profile" "--timeline"; do
+        run sim --model "$P" --devices 4 $w /dev/full
+        if [ "$rc" -eq 1 ] && [ ! -s "$out" ] &&
+            grep -q "^ktile: $w /dev/full: write failed" "$err"
+        then ok; else bad sim $w /dev/full; fi
+    done
+    run plan --model "$P" --devices 4 --svg /dev/full
+    if [ "$rc" -eq 1 ] && grep -q "^ktile: --svg /dev/full: write failed" "$err"
+    then ok; else bad plan --svg /dev/full; fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
