@@ -186,6 +186,17 @@ static int parse_int(const char *text, int64_t min, int64_t max,
     return 0;
 }
 
+/* --seed N of plan (mcmc), swap and verify: any whole number from 0 (the
+   library maps 0 to a fixed non-zero state). */
+static int parse_seed(const char *text, uint64_t *seed) {
+    int64_t v;
+    if (parse_int(text, 0, INT64_MAX, &v) != 0)
+        return fail(EXIT_BAD_INPUT, "--seed '%s': expected a whole number "
+                    ">= 0", text);
+    *seed = (uint64_t)v;
+    return 0;
+}
+
 /* "8x6", "13x11x7x9", "1Kx512": one extent >= 1 per dimension. */
 static int parse_shape(const char *text, int *rank, int64_t *shape) {
     const char *p = text;
@@ -1911,12 +1922,7 @@ static int parse_mcmc_options(const char *seconds, const char *proposals,
         mo->proposals = v;
     }
     if (!seconds && !proposals) mo->proposals = 1000;
-    if (seed) {
-        if (parse_int(seed, 1, INT64_MAX, &v) != 0)
-            return fail(EXIT_BAD_INPUT, "--seed '%s': expected an integer of "
-                        "at least 1", seed);
-        mo->seed = (uint64_t)v;
-    }
+    if (seed && parse_seed(seed, &mo->seed) != 0) return EXIT_BAD_INPUT;
     if (beta) {
         mo->beta = strtod(beta, &end);
         if (end == beta || *end || !(mo->beta > 0) || mo->beta > 1e9)
@@ -3488,10 +3494,7 @@ static int cmd_swap(int argc, char **argv) {
         opt.seconds = 10;
     }
     if (o[O_SEED].value) {
-        if (parse_int(o[O_SEED].value, 0, INT64_MAX, &v) != 0)
-            return fail(EXIT_BAD_INPUT, "--seed '%s': expected a whole number",
-                        o[O_SEED].value);
-        opt.seed = (uint64_t)v;
+        if (parse_seed(o[O_SEED].value, &opt.seed) != 0) return EXIT_BAD_INPUT;
     } else {
         opt.seed = 1;
     }
@@ -3946,7 +3949,6 @@ static int cmd_verify(int argc, char **argv) {
     kt_error err;
     jv root;
     char label[512];
-    int64_t seed;
     int rc, have_plan = 0;
 
     memset(&root, 0, sizeof root);
@@ -3989,12 +3991,8 @@ static int cmd_verify(int argc, char **argv) {
         return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
                     "number from 1 to 1000000", o[O_GENERATIONS].value);
     kt_cpu_verify_defaults(&vo);
-    if (o[O_SEED].value) {
-        if ((rc = parse_int(o[O_SEED].value, 0, INT64_MAX, &seed)) != 0)
-            return fail(EXIT_BAD_INPUT, "--seed '%s': expected an integer "
-                        ">= 0", o[O_SEED].value);
-        vo.seed = (uint64_t)seed;
-    }
+    if (o[O_SEED].value && parse_seed(o[O_SEED].value, &vo.seed) != 0)
+        return EXIT_BAD_INPUT;
     if (o[O_TOL].value && (rc = parse_real("tol", o[O_TOL].value, &vo.tol)))
         return rc;
     if (o[O_EPS].value && (rc = parse_real("eps", o[O_EPS].value, &vo.eps)))

@@ -463,6 +463,22 @@ assert a["proposals_tried"] == b["proposals_tried"] <= 120
 assert 0 <= a["proposals_accepted"] <= a["proposals_tried"]
 PY
 then ok; else echo "mcmc: same seed, different plans"; bad plan mcmc; fi
+# seed 0 is a seed like any other (it was refused here, taken by verify
+# and swap): deterministic, and the same rule for all three commands
+expect_json "$dir/mc0a.json" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 60 --seed 0 --json
+expect_json "$dir/mc0b.json" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 60 --seed 0 --json
+check "mcmc --seed 0: the same plan twice" 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+a.pop("search_seconds"); b.pop("search_seconds")
+assert a == b' "$dir/mc0a.json" "$dir/mc0b.json"
+expect_bad_msg "seed '-1': expected a whole number >= 0" plan \
+    --model-file "$M" --devices 4 --strategy mcmc --seed -1
+expect_bad_msg "seed 'x': expected a whole number >= 0" verify \
+    --model-file "$M" --devices 4 --seed x
+expect_bad_msg "seed '1.5': expected a whole number >= 0" swap \
+    --model-file "$M" --memory 1G --seed 1.5
 # a proposal budget below the chain count ends after that many (shares of
 # 0 once meant no limit; --seconds is only a safety net here)
 expect_json "$dir/mc4.json" plan --model-file "$M" --devices 4 \
