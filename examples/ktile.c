@@ -2603,7 +2603,7 @@ static const char sim_usage[] =
     "                      read as 'ktile eval' reads it); without it the DP "
     "plan\n"
     "                      is searched\n"
-    "  --objective OBJ     what the DP minimises without --plan: bytes "
+    "  --objective OBJ     what the DP minimises (not with --plan): bytes "
     "(default) or\n"
     "                      time (modelled on the topology when one is given)\n"
     "  --topology SPEC     flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW, "
@@ -3160,6 +3160,10 @@ static int cmd_sim(int argc, char **argv) {
     if ((rc = get_topology_arg("sim", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0)
         return rc;
+    if (o[O_PLAN].value && o[O_OBJECTIVE].value)
+        return fail(EXIT_BAD_INPUT, "sim: --objective chooses what the DP "
+                    "plan minimises; with --plan nothing is searched, so it "
+                    "would be ignored (give one of them)");
 
     /* the factors: from the plan file, or from --devices / --factors */
     if ((path = o[O_PLAN].value) != NULL) {

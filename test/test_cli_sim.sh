@@ -234,6 +234,9 @@ expect_bad_msg 'missing-model.txt' sim --model-file "$dir/missing-model.txt" --d
 expect_bad_msg 'cannot write' sim --model "$M" --devices 8 --timeline "$dir/no/such/dir/t.svg"
 expect_bad_msg 'not 4' sim --model "$M" --plan "$dir/plan.json" --devices 4
 expect_bad_msg 'objective' sim --model "$M" --devices 8 --objective speed
+# --objective picks the DP plan; with --plan it would be ignored: refused
+expect_bad_msg 'with --plan nothing is searched' sim --model "$M" \
+    --plan "$dir/plan.json" --objective time
 expect_bad_msg 'model' sim --devices 8
 expect_bad_msg 'devices' sim --model "$M"
 expect_bad_msg 'devices' sim --model "$M" --devices 0
