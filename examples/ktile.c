@@ -950,14 +950,22 @@ static const jv *jv_get(const jv *obj, const char *key) {
     return NULL;
 }
 
-/* An integral number (no fraction or exponent) that fits int64. */
+/* A whole number that fits int64.  JSON does not tell 6 from 6.0 (a
+   Python float prints so), so a fraction or exponent is taken when the
+   value is whole and within 2^53, where a double holds it exactly. */
 static int jv_int64(const jv *v, int64_t *out) {
     const char *q;
     char *end;
     long long x;
     if (v->type != JV_NUMBER) return -1;
     for (q = v->text; *q; q++)
-        if (*q == '.' || *q == 'e' || *q == 'E') return -1;
+        if (*q == '.' || *q == 'e' || *q == 'E') {
+            double d = strtod(v->text, &end);
+            if (*end || !(fabs(d) <= 9007199254740992.0) || d != floor(d))
+                return -1;
+            *out = (int64_t)d;
+            return 0;
+        }
     errno = 0;
     x = strtoll(v->text, &end, 10);
     if (errno != 0 || *end) return -1;
@@ -2210,8 +2218,10 @@ static int plan_file_factors(const char *path, const jv *root, kt_factors *f) {
         ndev *= k;
     }
     if (dv && (jv_int64(dv, &n) != 0 || n != ndev))
-        return fail(EXIT_BAD_INPUT, "--plan %s: \"devices\" must be %lld, the "
-                    "product of its factors", path, (long long)ndev);
+        return fail(EXIT_BAD_INPUT, "--plan %s: \"devices\" is %s; it must "
+                    "be %lld, the product of its factors", path,
+                    dv->type == JV_NUMBER ? dv->text : jv_type_name(dv->type),
+                    (long long)ndev);
     return 0;
 }
 

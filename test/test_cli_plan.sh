@@ -657,8 +657,31 @@ edit devices 'd["devices"] = 8'
 expect_bad_msg 'devices' eval --model-file "$M" --plan "$dir/devices.json"
 edit factor1 'd["factors"] = [4, 1]'
 expect_bad eval --model-file "$M" --plan "$dir/factor1.json"
-edit factorf 'd["factors"] = [2.0, 2]'
-expect_bad eval --model-file "$M" --plan "$dir/factorf.json"
+# JSON does not tell 2 from 2.0 (a Python float prints so): whole values
+# are taken however written, a fraction is refused naming the value
+edit factorf 'd["factors"] = [2.0, 2]; d["devices"] = 4.0
+d["tensors"][0]["shape"] = [float(x) for x in d["tensors"][0]["shape"]]'
+if expect_json "$dir/factorf.eval.json" eval --model-file "$M" \
+    --plan "$dir/factorf.json" --json; then
+    check "factors 2.0, devices 4.0, a shape in floats: the same plan" '
+import json, sys
+p, e = (json.load(open(f)) for f in sys.argv[1:3])
+assert e["total_bytes"] == p["total_bytes"] and e["factors"] == [2, 2]
+assert e["devices"] == 4 and isinstance(e["devices"], int)
+' "$P" "$dir/factorf.eval.json"
+fi
+edit factorh 'd["factors"] = [2.5, 2]'
+expect_bad_msg 'factor 1 is not a whole number' eval --model-file "$M" \
+    --plan "$dir/factorh.json"
+edit devicesh 'd["devices"] = 4.5'
+expect_bad_msg '"devices" is 4.5; it must be 4' eval --model-file "$M" \
+    --plan "$dir/devicesh.json"
+edit devicess 'd["devices"] = "4"'
+expect_bad_msg '"devices" is a string' eval --model-file "$M" \
+    --plan "$dir/devicess.json"
+edit devicese 'd["devices"] = 4e100'
+expect_bad_msg '"devices" is 4e+100' eval --model-file "$M" \
+    --plan "$dir/devicese.json"
 edit nofactors 'del d["factors"]'
 expect_bad_msg 'factors' eval --model-file "$M" --plan "$dir/nofactors.json"
 edit notensors 'del d["tensors"]'
