@@ -1214,17 +1214,21 @@ typedef struct plan_report {
     kt_objective objective;
     const char *topology;  /* NULL: kt_machine_default()                 */
     int show_time;         /* --objective time or --topology: step time  */
-    int simulated;         /* the step time is the simulator's (mcmc),
-                              not kt_plan_step_seconds' model            */
+    int simulated;         /* mcmc: simulated_seconds holds the step the
+                              simulator gave the plan (what mcmc
+                              minimised), beside the modelled one         */
+    double simulated_seconds;
     const char *start;     /* mcmc: what the first chain started from    */
     int64_t tried;         /* --strategy mcmc: proposals tried and       */
     int64_t accepted;      /*   accepted; -1 for the other searches      */
 } plan_report;
 
 /* DESIGN.md "The ktile command line": the keys of `plan --json`, in this
-   order; "step_seconds" follows "memory_bytes" when time is asked for,
-   and MCMC adds "proposals_tried" and "proposals_accepted" (its chains
-   can stall before the budget ends). */
+   order; "step_seconds" (always kt_plan_step_seconds' model, so that a
+   plan and its eval agree) follows "memory_bytes" when time is asked
+   for, and MCMC adds "simulated_step_seconds" (what it minimised),
+   "proposals_tried" and "proposals_accepted" (its chains can stall
+   before the budget ends). */
 static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
                             const plan_report *r) {
     int i, t, o, d;
@@ -1242,6 +1246,10 @@ static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
     if (r->show_time) {
         fputs(", \"step_seconds\": ", out);
         json_double(out, p->step_seconds);
+    }
+    if (r->simulated) {
+        fputs(", \"simulated_step_seconds\": ", out);
+        json_double(out, r->simulated_seconds);
     }
     if (r->tried >= 0)
         fprintf(out, ", \"proposals_tried\": %lld, \"proposals_accepted\": "
@@ -1317,10 +1325,14 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
             "summed)\n", b1);
     if (r->show_time) {
         format_seconds(p->step_seconds, b1, sizeof b1);
-        fprintf(out, "step      %s %s on %s\n", b1,
-                r->simulated ? "simulated" : "modelled",
+        fprintf(out, "step      %s modelled on %s\n", b1,
                 r->topology ? r->topology : "the default machine (450 GB/s "
                                             "links)");
+    }
+    if (r->simulated) {
+        format_seconds(r->simulated_seconds, b1, sizeof b1);
+        fprintf(out, "          %s simulated there (what mcmc minimised)\n",
+                b1);
     }
 
     for (t = 0; t < nt; t++) {
@@ -1715,7 +1727,7 @@ static const struct strategy_name {
      "every tiling at every cut (small graphs only)"},
     {"mcmc", STRATEGY_MCMC,
      "FlexFlow MCMC: random op or tensor moves priced by simulation on the "
-     "topology (1000 proposals, seed 1); reports the simulated step"},
+     "topology (1000 proposals, seed 1); also reports the simulated step"},
 };
 
 static const int nstrategies =
@@ -1861,8 +1873,9 @@ static const char plan_usage[] =
     "the\n"
     "                      time objective prices compute on the slowest "
     "kind.\n"
-    "                      With --objective time or --topology\n"
-    "                      the result includes step_seconds\n"
+    "                      With --objective time or --topology (and with\n"
+    "                      mcmc) the result includes step_seconds, the\n"
+    "                      modelled step ('ktile eval' gives the same)\n"
     "  --topology-file F   a topology file, also one whose path has a ':'\n"
     "  --memory-cap SIZE   most tensor bytes per device (K, M, G: powers of "
     "1024);\n"
@@ -1887,8 +1900,10 @@ static const char plan_usage[] =
     "  --json              print one JSON object:\n"
     "      {\"devices\", \"factors\", \"total_bytes\", \"cut_bytes\", "
     "\"search_seconds\",\n"
-    "       \"memory_bytes\", [\"step_seconds\",] \"tensors\": [{\"name\", "
-    "\"shape\",\n"
+    "       \"memory_bytes\", [\"step_seconds\",] [mcmc: "
+    "\"simulated_step_seconds\",\n"
+    "       \"proposals_tried\", \"proposals_accepted\",] \"tensors\": "
+    "[{\"name\", \"shape\",\n"
     "       \"tiling\", \"bytes_per_device\"}], \"ops\": [{\"name\", "
     "\"strategy\"}]}\n"
     "      memory_bytes sums each tensor's bytes on its fullest device; an "
@@ -1999,6 +2014,7 @@ static int cmd_plan(int argc, char **argv) {
     char label[512], mc_spec[64]; /* mcmc's default topology */
     int rc, i, machine_set = 0, strategy = -2;
     int64_t mc_tried = -1, mc_accepted = -1; /* --strategy mcmc's counts */
+    double mc_simulated = 0;                 /* and its simulated step */
     const char *mc_start = NULL;             /* and what it started from */
     int64_t cap = 0;
 
@@ -2103,16 +2119,20 @@ static int cmd_plan(int argc, char **argv) {
         mc_accepted = accepted;
         mc_start = mcmc_start_name(g, &f, &topo, o[O_START].value,
                                    opt.objective);
-        p.step_seconds = step; /* simulated; shown as for the other
-                                   searches, with --objective time or
-                                   --topology (DESIGN.md) */
+        /* step_seconds means one thing for every search and for eval:
+           the model's, on the same machine; the simulated step that
+           mcmc minimised is reported beside it */
+        machine = kt_topology_machine(&topo);
+        machine_set = 1;
+        mc_simulated = step;
     } else {
         if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
-        p.step_seconds = kt_plan_step_seconds(g, &p, opt.machine);
     }
+    p.step_seconds =
+        kt_plan_step_seconds(g, &p, machine_set ? &machine : NULL);
     p.memory_bytes = kt_plan_memory(g, &p);
 
     model_label(&ma, label, sizeof label);
@@ -2126,6 +2146,7 @@ static int cmd_plan(int argc, char **argv) {
     r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
                   strategy == STRATEGY_MCMC; /* mcmc always simulates */
     r.simulated = strategy == STRATEGY_MCMC;
+    r.simulated_seconds = mc_simulated;
     r.start = mc_start;
     r.tried = mc_tried;
     r.accepted = mc_accepted;
@@ -2574,6 +2595,7 @@ static int cmd_eval(int argc, char **argv) {
     r.topology = ta.value;
     r.show_time = objective == KT_OBJECTIVE_TIME || machine_set;
     r.simulated = 0;
+    r.simulated_seconds = 0;
     r.start = NULL;
     r.tried = r.accepted = -1;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
