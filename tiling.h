@@ -41,7 +41,8 @@
      cost        kt_conversion_cost kt_tiling_conversion_cost
      graph       kt_graph_create kt_graph_destroy kt_graph_add_tensor
                  kt_graph_add_op kt_graph_finalize kt_graph_parse
-                 kt_graph_load_file kt_graph_find_tensor kt_graph_tensor_count
+                 kt_graph_load_file kt_graph_find_tensor kt_graph_find_op
+                 kt_graph_tensor_count
                  kt_graph_tensor kt_graph_op_count kt_graph_op kt_graph_loss
      analysis    kt_sym_interval_eval kt_op_strategies kt_op_var_box
                  kt_op_input_box kt_op_output_box kt_op_placements
@@ -374,6 +375,9 @@ kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
 kt_status kt_graph_load_file(kt_graph **out, const char *path, kt_error *err);
 
 int kt_graph_find_tensor(const kt_graph *g, const char *name); /* -1 if none */
+/* The op named `name`, or -1: an op is named after the tensor it writes,
+   or "T.update" when it updates tensor T in place. */
+int kt_graph_find_op(const kt_graph *g, const char *name);
 int kt_graph_tensor_count(const kt_graph *g);
 const kt_tensor *kt_graph_tensor(const kt_graph *g, int i);
 int kt_graph_op_count(const kt_graph *g);
@@ -1628,6 +1632,29 @@ static size_t kt__tensor_slot(const kt_graph *g, const char *name) {
 
 int kt_graph_find_tensor(const kt_graph *g, const char *name) {
     return g->cap_index ? g->index[kt__tensor_slot(g, name)] : -1;
+}
+
+/* Through the tensor index and the producer and updater every tensor
+   records, so no index of op names is needed; the final comparison keeps
+   a name that only looks like an op's ("x.update" of a tensor updated by
+   nothing) from matching. */
+int kt_graph_find_op(const kt_graph *g, const char *name) {
+    static const char suffix[] = ".update";
+    const char *dot = strchr(name, '.');
+    char base[KT_NAME_MAX];
+    int t, o;
+    if (!dot) {
+        t = kt_graph_find_tensor(g, name);
+        o = t >= 0 ? g->tensor[t].producer : -1;
+    } else {
+        size_t n = (size_t)(dot - name);
+        if (strcmp(dot, suffix) != 0 || n >= sizeof base) return -1;
+        memcpy(base, name, n);
+        base[n] = '\0';
+        t = kt_graph_find_tensor(g, base);
+        o = t >= 0 ? g->tensor[t].updater : -1;
+    }
+    return o >= 0 && strcmp(g->op[o].name, name) == 0 ? o : -1;
 }
 
 /* Keeps the name index at most half full (64 slots, doubled: a power of

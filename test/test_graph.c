@@ -1438,6 +1438,59 @@ static void test_kinds(void) {
     kt_graph_destroy(g);
 }
 
+/* kt_graph_find_op: every op of every zoo model at its defaults (training
+   steps, so ".update" ops too) found by its own name, and
+   names that are not ops' -- tensors no op writes, an update of a tensor
+   nothing updates, other suffixes, a name as long as the limit -- not
+   found. */
+static void test_find_op(void) {
+    int i, o, found = 0, updates = 0;
+    for (i = 0; kt_zoo_name(i); i++) {
+        kt_graph *g = NULL;
+        kt_error err;
+        char spec[64];
+        snprintf(spec, sizeof spec, "%s", kt_zoo_name(i));
+        if (kt_zoo_build(spec, &g, &err) != KT_OK) {
+            CHECKF(0, "%s: %s", spec, err.message);
+            continue;
+        }
+        for (o = 0; o < kt_graph_op_count(g); o++) {
+            const char *name = kt_graph_op(g, o)->name;
+            int got = kt_graph_find_op(g, name);
+            CHECKF(got == o, "%s: op %d '%s' found as %d", spec, o, name, got);
+            found++;
+            updates += kt_graph_op(g, o)->in_place;
+        }
+        kt_graph_destroy(g);
+    }
+    CHECKF(found > 1000 && updates > 50, "%d ops, %d updates", found,
+           updates);
+    {
+        kt_graph *g = expect_ok("find op",
+                                "input x[4,3]\nweight W[3,2]\nstate m[3,2]\n"
+                                "input dW[3,2]\n"
+                                "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                                "m[j,k] = m[j,k] * 0.9 + dW[j,k]\n");
+        char longname[KT_NAME_MAX + 16];
+        if (!g) return;
+        CHECK(kt_graph_find_op(g, "y") == 0);
+        CHECK(kt_graph_find_op(g, "m.update") == 1);
+        CHECK(kt_graph_find_op(g, "m") == -1);        /* a leaf, updated */
+        CHECK(kt_graph_find_op(g, "x") == -1);        /* an input */
+        CHECK(kt_graph_find_op(g, "W.update") == -1); /* never updated */
+        CHECK(kt_graph_find_op(g, "y.update") == -1);
+        CHECK(kt_graph_find_op(g, "m.updates") == -1);
+        CHECK(kt_graph_find_op(g, "m.update.update") == -1);
+        CHECK(kt_graph_find_op(g, ".update") == -1);
+        CHECK(kt_graph_find_op(g, "") == -1);
+        CHECK(kt_graph_find_op(g, "nothing") == -1);
+        memset(longname, 'm', sizeof longname);
+        strcpy(longname + KT_NAME_MAX, ".update");
+        CHECK(kt_graph_find_op(g, longname) == -1);
+        kt_graph_destroy(g);
+    }
+}
+
 /* Whitespace must not change the meaning of a statement: a reduction or
    an opaque call written with a space before '(' is still one. */
 static void test_whitespace(void) {
@@ -1502,6 +1555,7 @@ int main(void) {
     test_placements();
     test_order();
     test_kinds();
+    test_find_op();
     test_whitespace();
     test_affine_combined();
     /* last, after flushing what the others printed: see there */
