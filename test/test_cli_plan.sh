@@ -703,18 +703,14 @@ assert e["total_bytes"] == p["total_bytes"] and e["factors"] == [2, 2]
 assert e["devices"] == 4 and isinstance(e["devices"], int)
 ' "$P" "$dir/factorf.eval.json"
 fi
-edit factorh 'd["factors"] = [2.5, 2]'
-expect_bad_msg 'factor 1 is not a whole number' eval --model-file "$M" \
-    --plan "$dir/factorh.json"
-edit devicesh 'd["devices"] = 4.5'
-expect_bad_msg '"devices" is 4.5; it must be 4' eval --model-file "$M" \
-    --plan "$dir/devicesh.json"
-edit devicess 'd["devices"] = "4"'
-expect_bad_msg '"devices" is a string' eval --model-file "$M" \
-    --plan "$dir/devicess.json"
-edit devicese 'd["devices"] = 4e100'
-expect_bad_msg '"devices" is 4e+100' eval --model-file "$M" \
-    --plan "$dir/devicese.json"
+bad_edit() { # bad_edit NAME 'PYTHON on d' 'MESSAGE PATTERN'
+    edit "$1" "$2"
+    expect_bad_msg "$3" eval --model-file "$M" --plan "$dir/$1.json"
+}
+bad_edit factorh 'd["factors"] = [2.5, 2]' 'factor 1 is not a whole number'
+bad_edit devicesh 'd["devices"] = 4.5' '"devices" is 4.5; it must be 4'
+bad_edit devicess 'd["devices"] = "4"' '"devices" is a string'
+bad_edit devicese 'd["devices"] = 4e100' '"devices" is 4e+100'
 edit nofactors 'del d["factors"]'
 expect_bad_msg 'factors' eval --model-file "$M" --plan "$dir/nofactors.json"
 edit notensors 'del d["tensors"]'
