@@ -518,7 +518,9 @@ typedef struct kt_mcmc_options {
                               0: KT_MCMC_BETA_PER_OP (40) times the op
                               count (a 1000-op graph: 40,000, a move
                               0.0025% slower accepted one time in e)      */
-    uint64_t seed;         /* same seed and proposal budget, same plan      */
+    uint64_t seed;         /* same seed and proposal budget, same plan; 0
+                              is taken as 0x9e3779b97f4a7c15 (the xorshift
+                              generator's state must not be 0)             */
     int restarts;          /* chains: the first from data parallelism (or
                               the DP plan when it does not apply), the rest
                               from random plans; 0: 2                       */
@@ -575,7 +577,8 @@ typedef enum kt_collective {
    `bytes` (Zhang thesis Eq. 8.3): 2(w-1)/w, (w-1)/w, (w-1)/w, 1 and 1
    times the message over the ring's slowest bandwidth, plus w * phi of
    per-step latency and delta of fixed cost.  NaN outside the model: w
-   below 1, a bandwidth not above 0, phi or delta below 0. */
+   below 1, a bandwidth not above 0, bytes, phi or delta below 0, or
+   bytes infinite. */
 double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta);
 
@@ -1208,8 +1211,8 @@ static kt_status kt__topology_levels(const kt_topology *t, const char *what,
                         "kinds, outside 1..%d", what, t->nkinds,
                         KT_MAX_DEVICE_KINDS);
     for (k = 0; k < t->nkinds; k++)
-        if (!kt__rate_ok(t->kind[k].peak_flops, 1e30) ||
-            !kt__rate_ok(t->kind[k].mem_bw, 1e30))
+        if (!kt__rate_ok(t->kind[k].peak_flops, KT__MAX_RATE) ||
+            !kt__rate_ok(t->kind[k].mem_bw, KT__MAX_RATE))
             return t->kind[k].name[0]
                 ? kt__fail(err, KT_ERR_INVALID, 0, "topology %s: kind %s: "
                            "flops and membw must be from 1 to 1e30 (per "
@@ -1390,7 +1393,8 @@ static kt_status kt__topo_kind_line(kt__topo_reader *r, kt_topology *t,
             return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `kind "
                             "NAME flops PEAK_FLOPS membw BYTES_PER_S`",
                             r->name);
-        if (!kt__parse_bandwidth(w[i + 1], strlen(w[i + 1]), &v[which]))
+        if (!kt__parse_rate(w[i + 1], strlen(w[i + 1]), KT__MAX_RATE,
+                            &v[which]))
             return kt__fail(err, KT_ERR_PARSE, line, "%s: kind %s: bad "
                             "number '%s' (1 to 1e30 per second, e.g. 989T, "
                             "4.8T)", r->name, w[1],
@@ -1501,7 +1505,8 @@ static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
     double lat = 1e-6;
     if ((n != 3 && n != 4) || *end || fan < 1 ||
         t->nlevels == KT_MAX_CUTS ||
-        !kt__parse_bandwidth(w[2], strlen(w[2]), &t->bandwidth[t->nlevels]) ||
+        !kt__parse_rate(w[2], strlen(w[2]), KT__MAX_BANDWIDTH,
+                        &t->bandwidth[t->nlevels]) ||
         (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
                     lat > 1e6)))
         return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `level "
@@ -1528,7 +1533,7 @@ static kt_status kt__topo_device_line(kt__topo_reader *r, kt_topology *t,
                         "lines (line %d) has no `device` lines: give flops "
                         "and membw on each kind line", r->name,
                         r->kind_line[0]);
-    if (!kt__parse_bandwidth(w[2], strlen(w[2]), &v))
+    if (!kt__parse_rate(w[2], strlen(w[2]), KT__MAX_RATE, &v))
         return kt__fail(err, KT_ERR_PARSE, line, "%s: bad number '%s' (1 "
                         "to 1e30 per second, e.g. 67T)", r->name, w[2]);
     if (!strcmp(w[1], "flops")) t->kind[0].peak_flops = v;
@@ -8370,7 +8375,7 @@ double kt_sync_collective(kt_collective c, double bytes, int64_t w,
     double times;
     /* (written so that NaN arguments fail too) */
     if (w < 1 || !(bandwidth > 0) || !(bytes >= 0) || !(phi >= 0) ||
-        !(delta >= 0))
+        !(delta >= 0) || isinf(bytes))
         return NAN;
     switch (c) {
     case KT_ALLREDUCE: times = 2.0 * (double)(w - 1) / (double)w; break;
@@ -8489,18 +8494,20 @@ kt_status kt_sync_layer_seconds(const kt_sync_layer *layer,
                                 double *overhead, kt_error *err) {
     kt_sync_method m;
     kt_status s;
+    double w = 0, o = 0;
     if (!layer || !wire || !overhead)
         return kt__fail(err, KT_ERR_INVALID, 0, "sync: no layer or no place "
                         "for its times");
     if ((s = kt__sync_check(layer, 0, err)) != KT_OK) return s;
     m = layer->bytes > 0 ? kt__sync_resolve(layer) : layer->method;
-    if (used) *used = m;
-    *wire = *overhead = 0;
     if (layer->bytes > 0) {
-        kt__sync_cost(layer, m, wire, overhead);
-        if ((s = kt__sync_time_ok(layer, 0, *wire, *overhead, err)) != KT_OK)
-            return s;
+        kt__sync_cost(layer, m, &w, &o);
+        if ((s = kt__sync_time_ok(layer, 0, w, o, err)) != KT_OK)
+            return s; /* (the outputs untouched, as on every error) */
     }
+    if (used) *used = m;
+    *wire = w;
+    *overhead = o;
     kt__ok(err);
     return KT_OK;
 }

@@ -3654,7 +3654,6 @@ kt_machine kt_machine_default(void) {
     return m;
 }
 
-/* "300G" -> 3e11 bytes/s; "400Gb" -> 5e10 bytes/s (bits). */
 /* A rate (flop/s, bytes/s) from 1 to `most`: below 1 a large op's or
    transfer's time can overflow to infinity (1e10 bytes at 1e-310 bytes/s),
    which the simulator refuses and a modelled step would print as nothing
@@ -3663,10 +3662,15 @@ static int kt__rate_ok(double x, double most) { return x >= 1 && x <= most; }
 
 /* The fastest link a topology may have, bytes/s: an exabyte a second,
    far past any interconnect, for the plan's cost model and the
-   simulator alike (a spec that one takes the other takes). */
+   simulator alike (a spec that one takes the other takes); and the
+   largest device rate (flop/s, memory bytes/s). */
 #define KT__MAX_BANDWIDTH 1e18
+#define KT__MAX_RATE 1e30
 
-static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
+/* A rate with an optional K, M, G or T (powers of 1000) and b (bits) or
+   B: "300G" -> 3e11, "400Gb" -> 5e10; 0 unless from 1 to `most`. */
+static int kt__parse_rate(const char *text, size_t len, double most,
+                          double *out) {
     char buf[64], *end;
     double v, scale = 1;
     if (len == 0 || len >= sizeof buf) return 0;
@@ -3680,8 +3684,7 @@ static int kt__parse_bandwidth(const char *text, size_t len, double *out) {
     else if (*end == 'T') { scale = 1e12; end++; }
     if (*end == 'b') { scale /= 8; end++; }
     else if (*end == 'B') end++;
-    if (*end || !kt__rate_ok(v * scale, KT__MAX_BANDWIDTH))
-        return 0; /* NaN, inf too */
+    if (*end || !kt__rate_ok(v * scale, most)) return 0; /* NaN, inf too */
     *out = v * scale;
     return 1;
 }
@@ -3708,7 +3711,7 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
         if (end != f[1] + flen[1] || n < 1)
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': device "
                             "count must be a positive integer", spec);
-        if (!kt__parse_bandwidth(f[2], flen[2], &m->level_bw[0]))
+        if (!kt__parse_rate(f[2], flen[2], KT__MAX_BANDWIDTH, &m->level_bw[0]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
                             "bandwidth '%.*s' (1 to 1e18 bytes/s, e.g. 300G, "
                             "400Gb)", spec,
@@ -3728,8 +3731,10 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
         m->nlevels = 2;
         m->level_fanout[0] = nodes;
         m->level_fanout[1] = gpus;
-        if (!kt__parse_bandwidth(f[3], flen[3], &m->level_bw[0]) ||
-            !kt__parse_bandwidth(f[2], flen[2], &m->level_bw[1]))
+        if (!kt__parse_rate(f[3], flen[3], KT__MAX_BANDWIDTH,
+                            &m->level_bw[0]) ||
+            !kt__parse_rate(f[2], flen[2], KT__MAX_BANDWIDTH,
+                            &m->level_bw[1]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
                             "bandwidth (1 to 1e18 bytes/s, e.g. 450G, "
                             "400Gb)", spec);

@@ -186,13 +186,18 @@ static int parse_int(const char *text, int64_t min, int64_t max,
     return 0;
 }
 
-/* --seed N of plan (mcmc), swap and verify: any whole number from 0 (the
-   library maps 0 to a fixed non-zero state). */
+/* --seed N of plan (mcmc), swap and verify: the library's seeds are
+   uint64_t, so any whole number from 0 to 2^64 - 1. */
 static int parse_seed(const char *text, uint64_t *seed) {
-    int64_t v;
-    if (parse_int(text, 0, INT64_MAX, &v) != 0)
+    const char *p;
+    char *end;
+    unsigned long long v;
+    for (p = text; *p >= '0' && *p <= '9'; p++) continue;
+    errno = 0;
+    v = p > text && !*p ? strtoull(text, &end, 10) : 0;
+    if (p == text || *p || errno != 0 || v > UINT64_MAX)
         return fail(EXIT_BAD_INPUT, "--seed '%s': expected a whole number "
-                    ">= 0", text);
+                    "from 0 to %llu", text, (unsigned long long)UINT64_MAX);
     *seed = (uint64_t)v;
     return 0;
 }
@@ -950,9 +955,38 @@ static const jv *jv_get(const jv *obj, const char *key) {
     return NULL;
 }
 
+/* Whether a JSON number literal with a fraction or an exponent is a
+   whole number, read from its digits (a double would round 3.99...9 to
+   4): the fraction's digits that are not trailing zeros must be moved
+   left of the point by the exponent, or else all the digits be zeros. */
+static int json_literal_whole(const char *text) {
+    const char *p = text, *frac;
+    long frac_digits = 0, exponent = 0, int_zeros = 0;
+    int any_nonzero = 0;
+    if (*p == '-') p++;
+    for (; *p >= '0' && *p <= '9'; p++) { /* the integer part's last zeros */
+        any_nonzero |= *p != '0';
+        int_zeros = *p == '0' ? int_zeros + 1 : 0;
+    }
+    if (*p == '.') /* up to the fraction's last non-zero digit */
+        for (frac = ++p; *p >= '0' && *p <= '9'; p++)
+            if (*p != '0') {
+                any_nonzero = 1;
+                frac_digits = (long)(p - frac) + 1;
+            }
+    if (*p == 'e' || *p == 'E') {
+        exponent = strtol(p + 1, NULL, 10); /* saturates at LONG_MIN/MAX */
+        if (exponent < -100000) exponent = -100000;
+    }
+    if (!any_nonzero) return 1;
+    if (frac_digits > 0) return exponent >= frac_digits;
+    return exponent >= 0 || -exponent <= int_zeros;
+}
+
 /* A whole number that fits int64.  JSON does not tell 6 from 6.0 (a
    Python float prints so), so a fraction or exponent is taken when the
-   value is whole and within 2^53, where a double holds it exactly. */
+   literal is a whole number below 2^53 in size, where a double holds it
+   exactly (and strtod, correctly rounded, gives it). */
 static int jv_int64(const jv *v, int64_t *out) {
     const char *q;
     char *end;
@@ -961,7 +995,8 @@ static int jv_int64(const jv *v, int64_t *out) {
     for (q = v->text; *q; q++)
         if (*q == '.' || *q == 'e' || *q == 'E') {
             double d = strtod(v->text, &end);
-            if (*end || !(fabs(d) <= 9007199254740992.0) || d != floor(d))
+            if (*end || !json_literal_whole(v->text) ||
+                !(fabs(d) < 9007199254740992.0))
                 return -1;
             *out = (int64_t)d;
             return 0;

@@ -468,20 +468,26 @@ assert 0 <= a["proposals_accepted"] <= a["proposals_tried"]
 PY
 then ok; else echo "mcmc: same seed, different plans"; bad plan mcmc; fi
 # seed 0 is a seed like any other (it was refused here, taken by verify
-# and swap): deterministic, and the same rule for all three commands
+# and swap): the library takes it as 0x9e3779b97f4a7c15 (a generator
+# stuck at 0 would differ), and seeds run to 2^64 - 1 as the library's do
 expect_json "$dir/mc0a.json" plan --model-file "$M" --devices 4 \
     --strategy mcmc --proposals 60 --seed 0 --json
 expect_json "$dir/mc0b.json" plan --model-file "$M" --devices 4 \
-    --strategy mcmc --proposals 60 --seed 0 --json
-check "mcmc --seed 0: the same plan twice" 'import json, sys
+    --strategy mcmc --proposals 60 --seed 11400714819323198485 --json
+check "mcmc --seed 0 = --seed 0x9e3779b97f4a7c15" 'import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 a.pop("search_seconds"); b.pop("search_seconds")
 assert a == b' "$dir/mc0a.json" "$dir/mc0b.json"
-expect_bad_msg "seed '-1': expected a whole number >= 0" plan \
+expect_json "$dir/mcmax.json" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 20 --seed 18446744073709551615 --json
+expect_bad_msg "seed '18446744073709551616': expected a whole number from 0 to 18446744073709551615" \
+    plan --model-file "$M" --devices 4 --strategy mcmc \
+    --seed 18446744073709551616
+expect_bad_msg "seed '-1': expected a whole number from 0" plan \
     --model-file "$M" --devices 4 --strategy mcmc --seed -1
-expect_bad_msg "seed 'x': expected a whole number >= 0" verify \
+expect_bad_msg "seed 'x': expected a whole number from 0" verify \
     --model-file "$M" --devices 4 --seed x
-expect_bad_msg "seed '1.5': expected a whole number >= 0" swap \
+expect_bad_msg "seed '1.5': expected a whole number from 0" swap \
     --model-file "$M" --memory 1G --seed 1.5
 # a proposal budget below the chain count ends after that many (shares of
 # 0 once meant no limit; --seconds is only a safety net here)
@@ -711,6 +717,22 @@ bad_edit factorh 'd["factors"] = [2.5, 2]' 'factor 1 is not a whole number'
 bad_edit devicesh 'd["devices"] = 4.5' '"devices" is 4.5; it must be 4'
 bad_edit devicess 'd["devices"] = "4"' '"devices" is a string'
 bad_edit devicese 'd["devices"] = 4e100' '"devices" is 4e+100'
+# whole or not is read from the digits, not from a rounded double
+raw_devices() { # raw_devices NAME LITERAL: the plan with "devices": LITERAL
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["devices"] = "@@"
+open(sys.argv[2], "w").write(json.dumps(d).replace("\"@@\"", sys.argv[3]))
+' "$P" "$dir/$1.json" "$2"
+}
+raw_devices round 3.9999999999999999
+expect_bad_msg '"devices" is 3.9999999999999999;' eval --model-file "$M" \
+    --plan "$dir/round.json"
+raw_devices e40 40e-1
+expect_json "$dir/e40.eval.json" eval --model-file "$M" --plan "$dir/e40.json" --json
+raw_devices big 9007199254740993.0
+expect_bad_msg '"devices" is 9007199254740993.0;' eval --model-file "$M" \
+    --plan "$dir/big.json"
 edit nofactors 'del d["factors"]'
 expect_bad_msg 'factors' eval --model-file "$M" --plan "$dir/nofactors.json"
 edit notensors 'del d["tensors"]'

@@ -219,6 +219,21 @@ expect_bad_msg '1 to 1e18' plan --model "$M" --devices 8 --topology flat:8:0.5 -
 expect_bad_msg '1 to 1e18' plan --model "$M" --devices 4 --topology flat:4:1e30 --objective time
 expect_bad_msg '1 to 1e18' sim --model "$M" --devices 4 --topology flat:4:1e30
 expect_bad_msg '1 to 1e18' plan --model "$M" --devices 8 --topology nodes:2x4:2e18:25G
+# device rates go up to 1e30, in a file as through the API; a level's
+# bandwidth up to 1e18 there too
+printf 'level 4 25G\ndevice flops 1e20\ndevice membw 1e25\n' >"$dir/fastdev.txt"
+expect_json "$dir/fastdev.json" sim --model "$M" --devices 4 \
+    --topology-file "$dir/fastdev.txt" --json
+printf 'level 4 25G\nkind big flops 2000000T membw 1e30\ndevices all big\n' \
+    >"$dir/fastkind.txt"
+expect_json "$dir/fastkind.json" sim --model "$M" --devices 4 \
+    --topology-file "$dir/fastkind.txt" --json
+printf 'level 4 25G\ndevice flops 2e30\n' >"$dir/toofast.txt"
+expect_bad_msg "bad number '2e30' (1 to 1e30" sim --model "$M" --devices 4 \
+    --topology-file "$dir/toofast.txt"
+printf 'level 4 2e18\n' >"$dir/toofastlink.txt"
+expect_bad_msg 'bandwidth from 1 to 1e18' sim --model "$M" --devices 4 \
+    --topology-file "$dir/toofastlink.txt"
 printf 'level 8 fast\n' >"$dir/badtopo.txt"
 expect_bad_msg 'badtopo.txt' sim --model "$M" --devices 8 --topology-file "$dir/badtopo.txt"
 printf 'level 8 25G\ndevice membw nan\n' >"$dir/nantopo.txt"

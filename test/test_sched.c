@@ -1182,6 +1182,8 @@ static void test_sync(void) {
     CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, 0, phi, delta)));
     CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, NAN, phi, delta)));
     CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, -1, w, bw, phi, delta)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, INFINITY, 1, bw, 0, 0)));
+    CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, INFINITY, w, bw, 0, 0)));
     CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, bw, -phi, delta)));
     CHECK(isnan(kt_sync_collective(KT_ALLREDUCE, bytes, w, bw, phi, -delta)));
     CHECK(near(kt_sync_collective(KT_ALLREDUCE, bytes, 1, bw, 0, 0), 0.0));

@@ -527,10 +527,14 @@ static void test_bad_input(void) {
               KT_ERR_INVALID);
         /* finite fields whose time is not: refused, not KT_OK with inf */
         ls[0] = ring_layer(1, 1e300, 4, 1e-10, 0, 0);
+        used = KT_SYNC_SFB;
+        wire = over = -7;
         CHECK(kt_sync_layer_seconds(&ls[0], &used, &wire, &over, &err) ==
                   KT_ERR_INVALID &&
               strstr(err.message, "sync layer 0: its sync time overflows") !=
                   NULL);
+        /* outputs untouched on an error */
+        CHECK(used == KT_SYNC_SFB && wire == -7 && over == -7);
     }
     /* overflow: of one layer's sync time, of the backward pass's sum, of
        the network's sum -- every mode, naming the layer where it can */
