@@ -1101,6 +1101,11 @@ static kt_status kt__program_pairs(kt_program *out, kt_error *err) {
             next->bytes = x->bytes;
         }
     }
+    { /* the room of merged runs given back (a failed shrink keeps it) */
+        kt_pair_bytes *fit = (kt_pair_bytes *)KT_REALLOC(
+            out->pairs, (size_t)(out->npairs + 1) * sizeof *fit);
+        if (fit) out->pairs = fit;
+    }
 done:
     KT_FREE(order);
     KT_FREE(sorted);
