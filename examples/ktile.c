@@ -1120,19 +1120,6 @@ static void model_label(const model_args *a, char *buf, size_t cap) {
     else snprintf(buf, cap, "%s", a->file);
 }
 
-/* Devices a topology describes: the product of its levels' fan-outs, or
-   0 when a level joins "any" number. */
-static int64_t machine_devices(const kt_machine *m) {
-    int64_t n = 1;
-    int i;
-    for (i = 0; i < m->nlevels; i++) {
-        if (m->level_fanout[i] <= 0) return 0;
-        if (n > KTILE_MAX_DEVICES) return n;
-        n *= m->level_fanout[i];
-    }
-    return n;
-}
-
 /* The topology options of plan, eval and sim: --topology VALUE is a
    spec (flat:..., nodes:...; every spec has a colon) or else a file;
    --topology-file FILE is always a file, so a path with a colon can be
@@ -1178,27 +1165,17 @@ static int parse_time_options(const char *objective,
             return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
                         "time", objective);
     }
-    if (topology->value && topology->file) {
-        /* a file: its levels, and the slowest of its device kinds */
+    if (topology->value) {
+        /* spec or file, read as sim reads it: its levels, and the slowest
+           of its device kinds (a spec has one) */
         kt_topology t;
         if (load_topology(topology, &t, &err) != KT_OK)
-            return fail_kt(NULL, &err); /* it names the file */
+            return fail_kt(NULL, &err); /* it names the spec or file */
         if (f && t.ndev != kt_factors_devices(f))
             return fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan "
                         "is for %lld", topology->flag, topology->value,
                         (long long)t.ndev, (long long)kt_factors_devices(f));
         *m = kt_topology_machine(&t);
-        *machine_set = 1;
-    } else if (topology->value) {
-        int64_t n;
-        /* (it refuses NaN, infinite and below-1 B/s bandwidths) */
-        if (kt_machine_parse(topology->value, m, &err) != KT_OK)
-            return fail_kt(NULL, &err); /* it names the spec */
-        n = machine_devices(m);
-        if (f && n > 0 && n != kt_factors_devices(f))
-            return fail(EXIT_BAD_INPUT, "--topology '%s' has %lld devices but "
-                        "the plan is for %lld", topology->value, (long long)n,
-                        (long long)kt_factors_devices(f));
         *machine_set = 1;
     }
     return 0;
