@@ -52,7 +52,8 @@
      include path: this header's name would shadow POSIX <sched.h>.
 
    PUBLIC FUNCTIONS
-     lowering    kt_lower kt_program_bytes_between kt_program_free
+     lowering    kt_lower kt_program_count_pairs kt_program_bytes_between
+                 kt_program_free
      topology    kt_topology_parse kt_topology_parse_text
                  kt_topology_load_file kt_topology_single kt_topology_level
                  kt_topology_device_kind kt_topology_find_kind
@@ -165,10 +166,9 @@ typedef struct kt_program {
     int64_t total_bytes;   /* sum of all transfers' bytes                 */
     int64_t npairs;        /* ordered device pairs some transfer joins    */
     kt_pair_bytes *pairs;  /* their bytes, sorted by (src, dst), each pair
-                              once (kt_program_bytes_between looks one
-                              up): linear in the transfers, where a
-                              dense ndev x ndev table would take 2 GB
-                              at 16k devices                              */
+                              once; NULL until kt_program_count_pairs
+                              (a sort of the transfers, which lowering
+                              itself does not need)                       */
 } kt_program;
 
 /* Lowers plan p of graph g.  Every element a device needs and does not
@@ -180,8 +180,13 @@ typedef struct kt_program {
    needing it.  total_bytes equals kt_plan_eval's total. */
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err);
-/* Bytes prog's transfers send from device src to device dst (0 for a
-   pair they do not join, or a device out of range). */
+/* Fills prog->pairs and npairs (again, if already filled): linear in
+   devices plus transfers, where a dense ndev x ndev table would take
+   2 GB at 16k devices.  kt_program_free frees them. */
+kt_status kt_program_count_pairs(kt_program *prog, kt_error *err);
+/* Bytes prog's transfers send from device src to device dst, from
+   prog->pairs (0 for a pair they do not join, a device out of range, or
+   pairs not counted yet). */
 int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
                                  int64_t dst);
 void kt_program_free(kt_program *prog);
@@ -1062,19 +1067,34 @@ static void kt__sort_xfers_by_device(const kt_transfer *x, const int *order,
     }
 }
 
-/* out->pairs from out->xfer: sorting the transfers by dst and then,
-   stably, by src puts each ordered pair's transfers side by side, and
-   adding up each run gives its bytes -- time and memory linear in
-   devices plus transfers. */
-static kt_status kt__program_pairs(kt_program *out, kt_error *err) {
-    int n = out->nxfer, i;
-    int *order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *sorted = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int64_t *counts =
-        (int64_t *)kt__calloc((size_t)out->ndev + 1, sizeof(int64_t));
+/* Sorting the transfers by dst and then, stably, by src puts each
+   ordered pair's transfers side by side, and adding up each run gives
+   its bytes. */
+kt_status kt_program_count_pairs(kt_program *out, kt_error *err) {
+    int n, i;
+    int *order, *sorted;
+    int64_t *counts;
     kt_status s = KT_OK;
+    if (!out || out->ndev < 1 || out->nxfer < 0 ||
+        (out->nxfer > 0 && !out->xfer))
+        return kt__fail(err, KT_ERR_INVALID, 0, "count pairs: no program");
+    n = out->nxfer;
+    for (i = 0; i < n; i++) /* (the sort indexes by device) */
+        if (out->xfer[i].src < 0 || out->xfer[i].src >= out->ndev ||
+            out->xfer[i].dst < 0 || out->xfer[i].dst >= out->ndev)
+            return kt__fail(err, KT_ERR_INVALID, 0, "count pairs: transfer "
+                            "%d goes from device %lld to %lld, not between "
+                            "two of %lld", i, (long long)out->xfer[i].src,
+                            (long long)out->xfer[i].dst,
+                            (long long)out->ndev);
+    KT_FREE(out->pairs);
+    out->pairs = NULL;
+    out->npairs = 0;
+    order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    sorted = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    counts = (int64_t *)kt__calloc((size_t)out->ndev + 1, sizeof(int64_t));
     if (!order || !sorted || !counts) {
-        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering");
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory counting pairs");
         goto done;
     }
     for (i = 0; i < n; i++) order[i] = i;
@@ -1085,7 +1105,7 @@ static kt_status kt__program_pairs(kt_program *out, kt_error *err) {
     out->pairs = (kt_pair_bytes *)kt__calloc((size_t)n + 1,
                                              sizeof(kt_pair_bytes));
     if (!out->pairs) {
-        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering");
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory counting pairs");
         goto done;
     }
     for (i = 0; i < n; i++) {
@@ -1110,6 +1130,7 @@ done:
     KT_FREE(order);
     KT_FREE(sorted);
     KT_FREE(counts);
+    if (s == KT_OK) kt__ok(err);
     return s;
 }
 
@@ -1165,10 +1186,6 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
     out->xfer = xs.x;
     out->nxfer = xs.n;
     for (i = 0; i < xs.n; i++) out->total_bytes += xs.x[i].bytes;
-    if ((s = kt__program_pairs(out, err)) != KT_OK) {
-        kt_program_free(out);
-        return s;
-    }
     kt__ok(err);
     return KT_OK;
 }

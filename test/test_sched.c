@@ -192,14 +192,27 @@ static void plan_task_box(const kt_graph *g, const kt_plan *p, int o,
     }
 }
 
-/* The program's per-pair bytes against pair, the ndev x ndev sums of
-   its transfers: sorted by (src, dst) and each pair once, no device
-   sending to itself, nothing missing, and kt_program_bytes_between
-   giving every entry of pair. */
-static void check_program_pairs(const kt_program *pr, const int64_t *pair,
-                                const char *what) {
+/* The program's per-pair bytes (kt_program_count_pairs, on a shallow
+   copy: lowering leaves them uncounted) against pair, the ndev x ndev
+   sums of its transfers: sorted by (src, dst) and each pair once, no
+   device sending to itself, nothing missing, and
+   kt_program_bytes_between giving every entry of pair. */
+static void check_program_pairs(const kt_program *lowered,
+                                const int64_t *pair, const char *what) {
+    kt_program copy = *lowered;
+    const kt_program *pr = &copy;
     int64_t ndev = pr->ndev, a, b, i, pairsum = 0, nonzero = 0;
     int64_t bad_lookup = -1, bad_entry = -1, bad_order = -1;
+    kt_error err;
+    CHECKF(lowered->pairs == NULL && lowered->npairs == 0,
+           "%s: kt_lower counted pairs", what);
+    copy.pairs = NULL;
+    copy.npairs = 0;
+    CHECK_EQ_I64(kt_program_bytes_between(pr, 0, 1), 0); /* not counted */
+    if (kt_program_count_pairs(&copy, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return;
+    }
     CHECKF(pr->npairs == 0 || pr->pairs != NULL, "%s: %lld pairs, no array",
            what, (long long)pr->npairs);
     if (pr->npairs > 0 && !pr->pairs) return;
@@ -245,6 +258,7 @@ static void check_program_pairs(const kt_program *pr, const int64_t *pair,
            (long long)(bad_lookup >= 0 ? pair[bad_lookup] : 0));
     CHECK_EQ_I64(kt_program_bytes_between(pr, -1, 0), 0);
     CHECK_EQ_I64(kt_program_bytes_between(pr, 0, ndev), 0);
+    KT_FREE(copy.pairs); /* (the rest is the lowered program's) */
 }
 
 /* Tests 1, 2 and 4.  Returns 1 when the program's shape (counts,
@@ -1101,6 +1115,8 @@ static void test_known_answers(void) {
             CHECK_EQ_I64(red, 64);
             CHECK_EQ_I64(cp, rs == 0 ? 0 : 64);
             CHECK_EQ_I64(prog.total_bytes, rs == 0 ? 64 : 128);
+            CHECK(kt_program_count_pairs(&prog, &err) == KT_OK);
+            CHECK(kt_program_count_pairs(&prog, &err) == KT_OK); /* again */
             CHECK_EQ_I64(kt_program_bytes_between(&prog, 0, 1),
                          rs == 0 ? 32 : 64);
             CHECK_EQ_I64(kt_program_bytes_between(&prog, 1, 0),
@@ -1303,6 +1319,7 @@ static void test_errors(void) {
                 CHECK_EQ_I64(prog.ntask, kt_graph_op_count(a));
                 CHECK_EQ_I64(prog.nxfer, 0);
                 CHECK_EQ_I64(prog.total_bytes, 0);
+                CHECK(kt_program_count_pairs(&prog, &err) == KT_OK);
                 CHECK_EQ_I64(prog.npairs, 0);
                 CHECK_EQ_I64(kt_program_bytes_between(&prog, 0, 0), 0);
             }
@@ -1397,6 +1414,13 @@ static void test_bad_programs(void) {
     KT__BAD("xfer_first not from 0", prog.xfer_first[0] = 1,
             prog.xfer_first[0] = 0, "xfer_first");
 #undef KT__BAD
+    /* counting pairs indexes by device: a device out of range is refused */
+    prog.xfer[at].dst = 4;
+    CHECK(kt_program_count_pairs(&prog, &err) == KT_ERR_INVALID &&
+          strstr(err.message, "not between two of 4") != NULL &&
+          prog.pairs == NULL);
+    prog.xfer[at] = keep;
+    CHECK(kt_program_count_pairs(NULL, &err) == KT_ERR_INVALID);
     /* restored, it builds */
     CHECKF(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK, "%s",
            err.message);

@@ -702,11 +702,53 @@ static long mcmc_case(const fixture *fx) {
     return injected;
 }
 
+/* kt_program_count_pairs failing at each of its allocations: reported,
+   nothing left counted, and the count that then succeeds the same as
+   one that never failed. */
+static long count_pairs_case(fixture *fx) {
+    kt_error err;
+    kt_pair_bytes *want;
+    int64_t nwant;
+    long k, failures = 0;
+    kt_status s;
+    if (kt_program_count_pairs(&fx->prog, &err) != KT_OK) {
+        CHECKF(0, "%s", err.message);
+        return 0;
+    }
+    nwant = fx->prog.npairs;
+    want = fx->prog.pairs;
+    fx->prog.pairs = NULL;
+    fx->prog.npairs = 0;
+    for (k = 1; k < 100; k++) {
+        int hit;
+        arm(k);
+        s = kt_program_count_pairs(&fx->prog, &err);
+        hit = disarm();
+        failures += hit;
+        if (s == KT_OK) { /* (a failed shrink at the end keeps the room) */
+            CHECK(fx->prog.npairs == nwant && nwant > 0 &&
+                  memcmp(fx->prog.pairs, want,
+                         sizeof *want * (size_t)nwant) == 0);
+            if (!hit) break;
+            continue;
+        }
+        CHECKF(hit && s == KT_ERR_NOMEM && err.status == s, "failure %ld: "
+               "%d", k, (int)s);
+        CHECK(fx->prog.pairs == NULL && fx->prog.npairs == 0);
+    }
+    CHECK(s == KT_OK);
+    KT_FREE(want);
+    return failures;
+}
+
 int main(void) {
     fixture fx;
     long n;
     if (fixture_init(&fx, "mlp:layers=3,hidden=64,batch=16", 4,
                      "nodes:2x2:300G:25G")) {
+        n = count_pairs_case(&fx);
+        printf("counting pairs: %ld allocation failures, each reported\n", n);
+        CHECK(n >= 3);
         n = full_and_delta_case(&fx, 2);
         printf("full run, delta and timeline: %ld allocation failures, each "
                "reported and recovered from\n", n);
