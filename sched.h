@@ -548,14 +548,29 @@ typedef struct kt_mcmc_options {
    improved for the last half of its proposals (counted once it has had
    as many as the graph has ops and tensors), and hands what it leaves to
    the chains after it -- so a search can end before its budget.  *p is
-   the best plan seen (initialised by the call); accepted and tried
-   count the proposals.  A NaN beta, or seconds NaN or infinite, is
-   KT_ERR_INVALID.  opt->start may be p itself (refining a plan in
-   place): on failure p is then left as it was. */
+   the best plan seen (initialised by the call); *result (when not NULL)
+   its simulated step, the proposals tried and accepted, and what the
+   first chain started from, set only on success.  A NaN beta, or
+   seconds NaN or infinite, is KT_ERR_INVALID.  opt->start may be p
+   itself (refining a plan in place): on failure p is then left as it
+   was. */
+typedef enum kt_mcmc_origin {
+    KT_MCMC_FROM_START = 0, /* opt->start, the caller's plan               */
+    KT_MCMC_FROM_DATA,      /* data parallelism                            */
+    KT_MCMC_FROM_DP         /* the level DP's plan by bytes: data
+                               parallelism does not apply (e.g. a batch
+                               smaller than the devices)                   */
+} kt_mcmc_origin;
+
+typedef struct kt_mcmc_result {
+    double step_seconds;       /* the best plan's simulated step           */
+    int64_t tried, accepted;   /* proposals, over all chains               */
+    kt_mcmc_origin first_start; /* what the first chain started from       */
+} kt_mcmc_result;
+
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
-                       kt_plan *p, double *step_seconds, int64_t *tried,
-                       int64_t *accepted, kt_error *err);
+                       kt_plan *p, kt_mcmc_result *result, kt_error *err);
 
 /* ---------------------------------------------- gradient synchronisation */
 
@@ -8149,7 +8164,7 @@ static int kt__mcmc_stalled(int64_t step, int64_t improved_at,
 static kt_status kt__mcmc_start(const kt_graph *g, const kt_factors *f,
                                 const kt_mcmc_options *o, const kt_machine *m,
                                 int chain, uint64_t *rng, kt_plan *cur,
-                                kt_error *err) {
+                                kt_mcmc_origin *origin, kt_error *err) {
     kt_search_options so;
     kt_status s;
     int op;
@@ -8158,14 +8173,17 @@ static kt_status kt__mcmc_start(const kt_graph *g, const kt_factors *f,
         if (!kt__same_factors(&o->start->f, f))
             return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the start plan "
                             "has other cut factors than the search");
+        *origin = KT_MCMC_FROM_START;
         return kt__plan_copy(cur, o->start, g, err);
     }
     memset(&so, 0, sizeof so);
     so.machine = m;
     so.strategy = KT_STRATEGY_DATA;
+    *origin = KT_MCMC_FROM_DATA;
     if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) {
         if (s == KT_ERR_NOMEM) return s; /* not "does not apply" */
         so.strategy = KT_STRATEGY_DP;
+        *origin = KT_MCMC_FROM_DP;
         if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) return s;
     }
     if (chain > 0)
@@ -8248,9 +8266,9 @@ static kt_status kt__mcmc_chain(kt__mcmc_run *r, kt_plan_sim *ps,
 static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
                                const kt_topology *t,
                                const kt_mcmc_options *opt, kt_plan *p,
-                               double *step_seconds, int64_t *tried,
-                               int64_t *accepted, kt_error *err) {
+                               kt_mcmc_result *result, kt_error *err) {
     kt_mcmc_options o;
+    kt_mcmc_result res;
     kt_machine m;
     kt_plan cur, next;
     kt_plan_sim ps;
@@ -8258,11 +8276,13 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
     double start = kt__now();
     uint64_t rng;
     int chain;
+    kt_mcmc_origin origin; /* (a later chain's: always data parallelism
+                              or the DP plan, then randomised) */
     kt_status s = KT_OK;
     memset(&o, 0, sizeof o);
     memset(&next, 0, sizeof next);
     if (opt) o = *opt;
-    *tried = *accepted = 0;
+    memset(&res, 0, sizeof res);
     memset(p, 0, sizeof *p);
     /* a NaN passes every "<= 0" test below: as a budget it would end
        only by stalling, as a beta it would accept no slower plan; an
@@ -8307,7 +8327,8 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
             if (chain > 0 && now >= start + o.seconds) break;
             deadline = now + (start + o.seconds - now) / left;
         }
-        s = kt__mcmc_start(g, f, &o, &m, chain, &rng, &cur, err);
+        s = kt__mcmc_start(g, f, &o, &m, chain, &rng, &cur,
+                           chain == 0 ? &res.first_start : &origin, err);
         if (s != KT_OK) break;
         /* the chain's task graph, updated by every proposal (delta
            simulation, FlexFlow 5.3) */
@@ -8325,8 +8346,6 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
            hide its error */
     }
     kt_plan_free(&next);
-    *tried = r.tried;
-    *accepted = r.accepted;
     if (s == KT_OK) s = kt_plan_eval(g, p, err);
     if (s != KT_OK) {
         kt_plan_free(p);
@@ -8335,7 +8354,10 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
     p->memory_bytes = kt_plan_memory(g, p);
     p->step_seconds = r.best_time;
     p->search_seconds = kt__now() - start;
-    *step_seconds = r.best_time;
+    res.step_seconds = r.best_time;
+    res.tried = r.tried;
+    res.accepted = r.accepted;
+    if (result) *result = res;
     kt__ok(err);
     return KT_OK;
 }
@@ -8345,18 +8367,16 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
    when the search succeeds (p is cleared before anything is read). */
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
-                       kt_plan *p, double *step_seconds, int64_t *tried,
-                       int64_t *accepted, kt_error *err) {
+                       kt_plan *p, kt_mcmc_result *result, kt_error *err) {
     kt_mcmc_options o;
     kt_plan start;
     kt_status s;
     if (!opt || opt->start != p)
-        return kt__plan_mcmc(g, f, t, opt, p, step_seconds, tried, accepted,
-                             err);
+        return kt__plan_mcmc(g, f, t, opt, p, result, err);
     o = *opt;
     start = *p; /* its arrays, moved out of p */
     o.start = &start;
-    s = kt__plan_mcmc(g, f, t, &o, p, step_seconds, tried, accepted, err);
+    s = kt__plan_mcmc(g, f, t, &o, p, result, err);
     if (s == KT_OK) kt_plan_free(&start);
     else *p = start; /* (the failed search left p freed) */
     return s;

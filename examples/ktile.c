@@ -1150,11 +1150,12 @@ static kt_status load_topology(const topology_arg *a, kt_topology *t,
 }
 
 /* --objective and the topology (plan and eval).  *machine_set says
-   whether *m holds a parsed topology. */
+   whether *m (and *topo, when not NULL) hold a parsed topology. */
 static int parse_time_options(const char *objective,
                               const topology_arg *topology,
                               const kt_factors *f, kt_objective *obj,
-                              kt_machine *m, int *machine_set) {
+                              kt_machine *m, kt_topology *topo,
+                              int *machine_set) {
     kt_error err;
     *obj = KT_OBJECTIVE_BYTES;
     *machine_set = 0;
@@ -1176,6 +1177,7 @@ static int parse_time_options(const char *objective,
                         "is for %lld", topology->flag, topology->value,
                         (long long)t.ndev, (long long)kt_factors_devices(f));
         *m = kt_topology_machine(&t);
+        if (topo) *topo = t;
         *machine_set = 1;
     }
     return 0;
@@ -1974,27 +1976,19 @@ static int parse_mcmc_options(const char *seconds, const char *proposals,
 }
 
 /* What kt_plan_mcmc's first chain started from, in words: the level
-   DP's plan with --start dp (searched for --objective), else data
-   parallelism -- or, where data parallelism does not apply (a batch
-   smaller than the devices), the DP plan by bytes, as kt_plan_mcmc
-   falls back to. */
-static const char *mcmc_start_name(const kt_graph *g, const kt_factors *f,
-                                   const kt_topology *t, const char *start,
+   DP's plan given with --start dp (searched for --objective), else what
+   the library reports -- data parallelism, or the DP plan by bytes where
+   data parallelism does not apply (a batch smaller than the devices). */
+static const char *mcmc_start_name(const kt_mcmc_result *r,
                                    kt_objective objective) {
-    kt_search_options so;
-    kt_machine m = kt_topology_machine(t);
-    kt_plan data;
-    kt_error err;
-    if (start && strcmp(start, "dp") == 0)
+    switch (r->first_start) {
+    case KT_MCMC_FROM_START:
         return objective == KT_OBJECTIVE_TIME ? "the DP plan by time"
                                               : "the DP plan by bytes";
-    memset(&so, 0, sizeof so);
-    so.machine = &m;
-    so.strategy = KT_STRATEGY_DATA;
-    if (kt_plan_search(g, f, &so, &data, &err) != KT_OK)
-        return "the DP plan by bytes (data parallelism does not apply)";
-    kt_plan_free(&data);
-    return "data parallelism";
+    case KT_MCMC_FROM_DATA: return "data parallelism";
+    case KT_MCMC_FROM_DP: break;
+    }
+    return "the DP plan by bytes (data parallelism does not apply)";
 }
 
 static int cmd_plan(int argc, char **argv) {
@@ -2018,6 +2012,7 @@ static int cmd_plan(int argc, char **argv) {
     model_args ma;
     kt_search_options opt;
     kt_machine machine;
+    kt_topology topology; /* the one --topology names, when given */
     kt_factors f;
     kt_graph *g = NULL;
     kt_plan p;
@@ -2064,7 +2059,7 @@ static int cmd_plan(int argc, char **argv) {
     if ((rc = get_topology_arg("plan", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
         (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f,
-                                 &opt.objective, &machine,
+                                 &opt.objective, &machine, &topology,
                                  &machine_set)) != 0)
         return rc;
     ma.spec = o[O_MODEL].value;
@@ -2079,22 +2074,21 @@ static int cmd_plan(int argc, char **argv) {
         kt_topology topo;
         kt_mcmc_options mo;
         kt_plan start;
-        double step;
-        int64_t tried, accepted;
-        topology_arg mc_topology = ta;
-        if (!ta.value) {
-            snprintf(mc_spec, sizeof mc_spec, "flat:%lld:450G",
-                     (long long)kt_factors_devices(&f));
-            mc_topology.value = mc_spec;
-        }
+        kt_mcmc_result res;
         if (cap) {
             kt_graph_destroy(g);
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
-        if (load_topology(&mc_topology, &topo, &err) != KT_OK) {
-            kt_graph_destroy(g);
-            return fail_kt("plan", &err);
+        if (machine_set) {
+            topo = topology; /* read once, by parse_time_options */
+        } else {
+            snprintf(mc_spec, sizeof mc_spec, "flat:%lld:450G",
+                     (long long)kt_factors_devices(&f));
+            if (kt_topology_parse(mc_spec, &topo, &err) != KT_OK) {
+                kt_graph_destroy(g);
+                return fail_kt("plan", &err);
+            }
         }
         if (o[O_START].value && strcmp(o[O_START].value, "data") != 0 &&
             strcmp(o[O_START].value, "dp") != 0) {
@@ -2120,23 +2114,21 @@ static int cmd_plan(int argc, char **argv) {
             }
             mo.start = &start;
         }
-        rc = kt_plan_mcmc(g, &f, &topo, &mo, &p, &step, &tried, &accepted,
-                          &err) != KT_OK;
+        rc = kt_plan_mcmc(g, &f, &topo, &mo, &p, &res, &err) != KT_OK;
         if (mo.start) kt_plan_free(&start);
         if (rc) {
             kt_graph_destroy(g);
             return fail_kt("plan", &err);
         }
-        mc_tried = tried;
-        mc_accepted = accepted;
-        mc_start = mcmc_start_name(g, &f, &topo, o[O_START].value,
-                                   opt.objective);
+        mc_tried = res.tried;
+        mc_accepted = res.accepted;
+        mc_start = mcmc_start_name(&res, opt.objective);
         /* step_seconds means one thing for every search and for eval:
            the model's, on the same machine; the simulated step that
            mcmc minimised is reported beside it */
         machine = kt_topology_machine(&topo);
         machine_set = 1;
-        mc_simulated = step;
+        mc_simulated = res.step_seconds;
     } else {
         if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
             kt_graph_destroy(g);
@@ -2546,7 +2538,7 @@ static int cmd_eval(int argc, char **argv) {
     if ((rc = get_topology_arg("eval", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
         (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f, &objective,
-                                 &machine, &machine_set)) != 0)
+                                 &machine, NULL, &machine_set)) != 0)
         goto done;
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;

@@ -1566,8 +1566,7 @@ static void test_hand_topologies(void) {
         kt_mcmc_options mo;
         kt_plan best;
         kt_sync_layer *layers = NULL;
-        double secs;
-        int64_t tried, accepted;
+        kt_mcmc_result mr;
         int n;
         FILE *out = tmpfile();
         t = good;
@@ -1590,8 +1589,8 @@ static void test_hand_topologies(void) {
                "case %d: kt_plan_sim_init: %s", i, err.message);
         memset(&mo, 0, sizeof mo);
         mo.proposals = 5;
-        CHECKF(kt_plan_mcmc(g, &f, &t, &mo, &best, &secs, &tried, &accepted,
-                            &err) == KT_ERR_INVALID,
+        CHECKF(kt_plan_mcmc(g, &f, &t, &mo, &best, &mr, &err) ==
+                   KT_ERR_INVALID,
                "case %d: kt_plan_mcmc: %s", i, err.message);
         CHECKF(kt_sync_layers_from_plan(g, &p, &t, NULL, &layers, &n, &err) ==
                    KT_ERR_INVALID && layers == NULL,
@@ -1761,6 +1760,21 @@ static int simulated_seconds(const kt_graph *g, const kt_plan *p,
     return ok;
 }
 
+/* kt_plan_mcmc with its result unpacked (what most tests read).  The
+   outputs are left alone on failure, as kt_plan_mcmc leaves *result. */
+static kt_status run_mcmc(const kt_graph *g, const kt_factors *f,
+                          const kt_topology *t, const kt_mcmc_options *mo,
+                          kt_plan *p, double *step, int64_t *tried,
+                          int64_t *accepted, kt_error *err) {
+    kt_mcmc_result r;
+    kt_status s = kt_plan_mcmc(g, f, t, mo, p, &r, err);
+    if (s != KT_OK) return s;
+    *step = r.step_seconds;
+    *tried = r.tried;
+    *accepted = r.accepted;
+    return s;
+}
+
 /* The simulated step of data parallelism on t (1; 0 when it fails). */
 static int data_parallel_seconds(const kt_graph *g, const kt_factors *f,
                                  const kt_topology *t, double *seconds) {
@@ -1797,11 +1811,11 @@ static void test_mcmc(void) {
     memset(&mo, 0, sizeof mo);
     mo.proposals = 200;
     mo.seed = 7;
-    CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
+    CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
           KT_OK);
     /* (fewer when both chains stall first: test_mcmc_budget) */
     CHECK(tried > 0 && tried <= 200 && accepted > 0 && accepted <= tried);
-    CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &b, &tb, &tried, &accepted, &err) ==
+    CHECK(run_mcmc(g, &f, &topo, &mo, &b, &tb, &tried, &accepted, &err) ==
           KT_OK);
     CHECK(ta == tb && a.total_bytes == b.total_bytes);
     for (t = 0; t < kt_graph_tensor_count(g); t++)
@@ -1824,6 +1838,63 @@ static void test_mcmc(void) {
     kt_graph_destroy(g);
 }
 
+
+/* kt_plan_mcmc says what its first chain started from: data parallelism
+   where it applies, the DP plan by bytes where it does not (a batch of 2
+   over 4 devices), the caller's plan when one is given -- what the CLI
+   prints, without searching data parallelism again to guess it. */
+static void test_mcmc_origin(void) {
+    static const struct {
+        const char *model;
+        int given;
+        kt_mcmc_origin want;
+    } cases[] = {{"mlp:layers=2,hidden=64,batch=32", 0, KT_MCMC_FROM_DATA},
+                 {"mlp:layers=2,hidden=64,batch=2", 0, KT_MCMC_FROM_DP},
+                 {"mlp:layers=2,hidden=64,batch=32", 1, KT_MCMC_FROM_START}};
+    int i;
+    for (i = 0; i < 3; i++) {
+        kt_graph *g = NULL;
+        kt_error err;
+        kt_topology topo;
+        kt_factors f;
+        kt_plan p, start;
+        kt_search_options so;
+        kt_mcmc_options mo;
+        kt_mcmc_result r;
+        CHECK(kt_zoo_build(cases[i].model, &g, &err) == KT_OK);
+        CHECK(kt_topology_parse("flat:4:450G", &topo, &err) == KT_OK);
+        kt_factors_default(4, &f, &err);
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 20;
+        memset(&so, 0, sizeof so);
+        so.strategy = KT_STRATEGY_DP;
+        if (cases[i].given) {
+            CHECK(kt_plan_search(g, &f, &so, &start, &err) == KT_OK);
+            mo.start = &start;
+        }
+        memset(&r, 0x5a, sizeof r);
+        CHECKF(kt_plan_mcmc(g, &f, &topo, &mo, &p, &r, &err) == KT_OK, "%s",
+               err.message);
+        CHECKF(r.first_start == cases[i].want, "%s%s: started from %d, not %d",
+               cases[i].model, cases[i].given ? " (given a start)" : "",
+               (int)r.first_start, (int)cases[i].want);
+        CHECK(r.tried > 0 && r.tried <= 20 && r.accepted >= 0 &&
+              r.accepted <= r.tried && r.step_seconds == p.step_seconds);
+        /* the library's fallback is the CLI's documented one: data
+           parallelism fails exactly where the chain started elsewhere */
+        so.strategy = KT_STRATEGY_DATA;
+        if (!cases[i].given) {
+            kt_plan data;
+            kt_status s = kt_plan_search(g, &f, &so, &data, &err);
+            CHECK((s == KT_OK) == (cases[i].want == KT_MCMC_FROM_DATA));
+            if (s == KT_OK) kt_plan_free(&data);
+        } else {
+            kt_plan_free(&start);
+        }
+        kt_plan_free(&p);
+        kt_graph_destroy(g);
+    }
+}
 
 /* The Metropolis rule (FlexFlow 6.1, Eq. 2, on the relative change): a
    proposal no slower is always accepted, one slower by a fraction x at
@@ -1886,7 +1957,7 @@ static void test_mcmc_budget(void) {
         mo.proposals = budget[i];
         mo.restarts = 3;
         mo.seconds = 5; /* (a safety net: shares of 0 ran on to it) */
-        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+        CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
                            &err) == KT_OK);
         CHECKF(tried == budget[i], "budget %lld: %lld tried",
                (long long)budget[i], (long long)tried);
@@ -1896,7 +1967,7 @@ static void test_mcmc_budget(void) {
     memset(&mo, 0, sizeof mo);
     mo.proposals = 200000;
     mo.seconds = 60; /* (a safety net: the chains stall long before) */
-    CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
+    CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
           KT_OK);
     CHECKF(tried < 20000, "%lld tried: the chains did not stall",
            (long long)tried);
@@ -1911,7 +1982,7 @@ static void test_mcmc_budget(void) {
         memset(&mo, 0, sizeof mo);
         mo.proposals = i ? -5 : INT64_MAX;
         mo.seconds = 60;
-        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+        CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
                            &err) == KT_OK);
         CHECKF(tried > 0 && tried < 20000, "budget %lld: %lld tried",
                (long long)mo.proposals, (long long)tried);
@@ -1920,17 +1991,20 @@ static void test_mcmc_budget(void) {
     /* a NaN beta or a NaN or infinite time budget is refused, by name,
        with nothing to free (it passed every "<= 0" test and ran on) */
     for (i = 0; i < 4; i++) {
+        kt_mcmc_result untouched; /* (left so on failure) */
         memset(&mo, 0, sizeof mo);
         if (i == 3) mo.seconds = -HUGE_VAL;
         else if (i == 2) mo.seconds = HUGE_VAL;
         else if (i) mo.seconds = nan("");
         else mo.beta = nan("");
         mo.proposals = 50;
-        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
-                           &err) == KT_ERR_INVALID);
+        memset(&untouched, 0x5a, sizeof untouched);
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &untouched, &err) ==
+              KT_ERR_INVALID);
         CHECKF(strstr(err.message, i ? "seconds" : "beta") != NULL, "%s",
                err.message);
-        CHECK(a.tiling == NULL && tried == 0 && accepted == 0);
+        CHECK(a.tiling == NULL && untouched.tried == 0x5a5a5a5a5a5a5a5a &&
+              untouched.accepted == 0x5a5a5a5a5a5a5a5a);
     }
     /* refining a plan in place (start == the result): the result is a
        plan of the graph at least as fast as the start; a failed search
@@ -1948,7 +2022,7 @@ static void test_mcmc_budget(void) {
         memset(&mo, 0, sizeof mo);
         mo.proposals = 40;
         mo.start = &a;
-        CHECKF(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+        CHECKF(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
                             &err) == KT_OK, "%s", err.message);
         CHECK(a.tiling != NULL && simulated_seconds(g, &a, &topo, &after));
         CHECKF(ta <= before && ta == after, "in place: %g from %g (its plan "
@@ -1956,7 +2030,7 @@ static void test_mcmc_budget(void) {
         tiling = a.tiling;
         CHECK(kt__plan_copy(&same, &a, g, &err) == KT_OK);
         mo.beta = nan("");
-        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+        CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
                            &err) == KT_ERR_INVALID);
         CHECK(a.tiling == tiling && same.tiling &&
               memcmp(a.tiling, same.tiling,
@@ -1982,7 +2056,7 @@ static void test_mcmc_leaves_data(void) {
     kt_factors f;
     kt_plan a;
     kt_mcmc_options mo;
-    double ta, td, sa;
+    double ta = -1, td = 0, sa = 0;
     int64_t tried, accepted;
     uint64_t seed;
     CHECK(kt_zoo_build("transformer:layers=1,dmodel=256,heads=8,ffn=1024,"
@@ -1994,7 +2068,7 @@ static void test_mcmc_leaves_data(void) {
         memset(&mo, 0, sizeof mo);
         mo.proposals = 1000;
         mo.seed = seed;
-        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
+        CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
                            &err) == KT_OK);
         CHECKF(ta < td, "seed %llu: mcmc %g s, data parallelism %g s",
                (unsigned long long)seed, ta, td);
@@ -4584,6 +4658,7 @@ int main(void) {
     test_profile();
     test_compute_model();
     test_mcmc();
+    test_mcmc_origin();
     test_mcmc_rule();
     test_mcmc_stall_rule();
     test_mcmc_budget();

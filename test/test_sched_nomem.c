@@ -659,27 +659,28 @@ static long mcmc_case(const fixture *fx) {
     kt_mcmc_options mo;
     kt_plan ref, p;
     kt_error err;
-    double tref, t;
-    int64_t tried_ref, acc_ref, tried, acc;
+    kt_mcmc_result rref, res;
     long at, injected = 0, nomem = 0;
     kt_factors_default(fx->t.ndev, &f, &err);
     memset(&mo, 0, sizeof mo);
     mo.proposals = 24;
     mo.restarts = 2;
     mo.seed = 3;
-    CHECK(kt_plan_mcmc(fx->g, &f, &fx->t, &mo, &ref, &tref, &tried_ref,
-                       &acc_ref, &err) == KT_OK);
+    CHECK(kt_plan_mcmc(fx->g, &f, &fx->t, &mo, &ref, &rref, &err) == KT_OK);
     if (kt_test_failed) return 0;
     /* (valgrind: every fifth allocation, ~800 searches) */
     for (at = 1;; at += getenv("KT_WRAP") ? 5 : 1) {
         kt_status r;
         int hit;
         arm(at);
-        r = kt_plan_mcmc(fx->g, &f, &fx->t, &mo, &p, &t, &tried, &acc, &err);
+        r = kt_plan_mcmc(fx->g, &f, &fx->t, &mo, &p, &res, &err);
         hit = disarm();
         if (!hit) {
-            CHECKF(r == KT_OK && t == tref && tried == tried_ref &&
-                       acc == acc_ref && p.total_bytes == ref.total_bytes,
+            CHECKF(r == KT_OK && res.step_seconds == rref.step_seconds &&
+                       res.tried == rref.tried &&
+                       res.accepted == rref.accepted &&
+                       res.first_start == rref.first_start &&
+                       p.total_bytes == ref.total_bytes,
                    "mcmc with memory: %s", err.message);
             if (r == KT_OK) kt_plan_free(&p);
             break;
@@ -688,8 +689,9 @@ static long mcmc_case(const fixture *fx) {
         /* (a memo of the search's prices that cannot grow is only a
            cache: then the same plan, found without it) */
         CHECKF(r == KT_ERR_NOMEM ? err.message[0] && !p.tiling
-                                 : r == KT_OK && t == tref &&
-                                       tried == tried_ref,
+                                 : r == KT_OK &&
+                                       res.step_seconds == rref.step_seconds &&
+                                       res.tried == rref.tried,
                "mcmc, allocation %ld: status %d, %s", at, (int)r,
                err.message);
         if (r == KT_OK) kt_plan_free(&p);
