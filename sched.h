@@ -53,7 +53,7 @@
 
    PUBLIC FUNCTIONS
      lowering    kt_lower kt_program_count_pairs kt_program_bytes_between
-                 kt_program_free
+                 kt_pair_bytes_lookup kt_program_free
      topology    kt_topology_parse kt_topology_parse_text
                  kt_topology_load_file kt_topology_single kt_topology_level
                  kt_topology_device_kind kt_topology_find_kind
@@ -189,6 +189,11 @@ kt_status kt_program_count_pairs(kt_program *prog, kt_error *err);
    pairs not counted yet). */
 int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
                                  int64_t dst);
+/* The bytes of pair (src, dst) in any list sorted by (src, dst), as
+   kt_program_count_pairs and the CPU backend's executed counts
+   (kt_cpu_devices) keep them: 0 for a pair not listed. */
+int64_t kt_pair_bytes_lookup(const kt_pair_bytes *pairs, int64_t npairs,
+                             int64_t src, int64_t dst);
 void kt_program_free(kt_program *prog);
 
 /* ------------------------------------------------------------ topology */
@@ -1084,17 +1089,65 @@ static void kt__sort_xfers_by_device(const kt_transfer *x, const int *order,
 
 /* Sorting the transfers by dst and then, stably, by src puts each
    ordered pair's transfers side by side, and adding up each run gives
-   its bytes. */
-kt_status kt_program_count_pairs(kt_program *out, kt_error *err) {
-    int n, i;
+   its bytes: bytes[i] for transfer i, or its own bytes when bytes is
+   NULL (the CPU backend counts what it executed).  Every transfer's
+   devices must be below ndev.  *pairs, sorted by (src, dst), is the
+   caller's to free. */
+static kt_status kt__count_pairs(const kt_transfer *xfer, int n,
+                                 const int64_t *bytes, int64_t ndev,
+                                 kt_pair_bytes **pairs, int64_t *npairs,
+                                 kt_error *err) {
+    int i;
     int *order, *sorted;
-    int64_t *counts;
+    int64_t *counts, np = 0;
+    kt_pair_bytes *list;
     kt_status s = KT_OK;
+    order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    sorted = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    counts = (int64_t *)kt__calloc((size_t)ndev + 1, sizeof(int64_t));
+    list = (kt_pair_bytes *)kt__calloc((size_t)n + 1, sizeof(kt_pair_bytes));
+    if (!order || !sorted || !counts || !list) {
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory counting pairs");
+        KT_FREE(list);
+        list = NULL;
+        goto done;
+    }
+    for (i = 0; i < n; i++) order[i] = i;
+    kt__sort_xfers_by_device(xfer, order, n, 0, ndev, counts, sorted);
+    kt__sort_xfers_by_device(xfer, sorted, n, 1, ndev, counts, order);
+    for (i = 0; i < n; i++) {
+        const kt_transfer *x = &xfer[order[i]];
+        int64_t b = bytes ? bytes[order[i]] : x->bytes;
+        kt_pair_bytes *last = np ? &list[np - 1] : NULL;
+        if (last && last->src == x->src && last->dst == x->dst) {
+            last->bytes += b;
+        } else {
+            list[np].src = x->src;
+            list[np].dst = x->dst;
+            list[np++].bytes = b;
+        }
+    }
+    { /* the room of merged runs given back (a failed shrink keeps it) */
+        kt_pair_bytes *fit = (kt_pair_bytes *)KT_REALLOC(
+            list, (size_t)(np + 1) * sizeof *fit);
+        if (fit) list = fit;
+    }
+done:
+    KT_FREE(order);
+    KT_FREE(sorted);
+    KT_FREE(counts);
+    *pairs = list;
+    *npairs = np;
+    return s;
+}
+
+kt_status kt_program_count_pairs(kt_program *out, kt_error *err) {
+    int i;
+    kt_status s;
     if (!out || out->ndev < 1 || out->nxfer < 0 ||
         (out->nxfer > 0 && !out->xfer))
         return kt__fail(err, KT_ERR_INVALID, 0, "count pairs: no program");
-    n = out->nxfer;
-    for (i = 0; i < n; i++) /* (the sort indexes by device) */
+    for (i = 0; i < out->nxfer; i++) /* (the sort indexes by device) */
         if (out->xfer[i].src < 0 || out->xfer[i].src >= out->ndev ||
             out->xfer[i].dst < 0 || out->xfer[i].dst >= out->ndev)
             return kt__fail(err, KT_ERR_INVALID, 0, "count pairs: transfer "
@@ -1105,67 +1158,33 @@ kt_status kt_program_count_pairs(kt_program *out, kt_error *err) {
     KT_FREE(out->pairs);
     out->pairs = NULL;
     out->npairs = 0;
-    order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    sorted = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    counts = (int64_t *)kt__calloc((size_t)out->ndev + 1, sizeof(int64_t));
-    if (!order || !sorted || !counts) {
-        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory counting pairs");
-        goto done;
-    }
-    for (i = 0; i < n; i++) order[i] = i;
-    kt__sort_xfers_by_device(out->xfer, order, n, 0, out->ndev, counts,
-                             sorted);
-    kt__sort_xfers_by_device(out->xfer, sorted, n, 1, out->ndev, counts,
-                             order);
-    out->pairs = (kt_pair_bytes *)kt__calloc((size_t)n + 1,
-                                             sizeof(kt_pair_bytes));
-    if (!out->pairs) {
-        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory counting pairs");
-        goto done;
-    }
-    for (i = 0; i < n; i++) {
-        const kt_transfer *x = &out->xfer[order[i]];
-        kt_pair_bytes *last =
-            out->npairs ? &out->pairs[out->npairs - 1] : NULL;
-        if (last && last->src == x->src && last->dst == x->dst) {
-            last->bytes += x->bytes;
-        } else {
-            kt_pair_bytes *next = &out->pairs[out->npairs++];
-            next->src = x->src;
-            next->dst = x->dst;
-            next->bytes = x->bytes;
-        }
-    }
-    { /* the room of merged runs given back (a failed shrink keeps it) */
-        kt_pair_bytes *fit = (kt_pair_bytes *)KT_REALLOC(
-            out->pairs, (size_t)(out->npairs + 1) * sizeof *fit);
-        if (fit) out->pairs = fit;
-    }
-done:
-    KT_FREE(order);
-    KT_FREE(sorted);
-    KT_FREE(counts);
+    s = kt__count_pairs(out->xfer, out->nxfer, NULL, out->ndev, &out->pairs,
+                        &out->npairs, err);
     if (s == KT_OK) kt__ok(err);
     return s;
 }
 
-int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
-                                 int64_t dst) {
-    int64_t lo = 0, hi;
-    if (!prog || !prog->pairs) return 0;
-    hi = prog->npairs;
+int64_t kt_pair_bytes_lookup(const kt_pair_bytes *pairs, int64_t npairs,
+                             int64_t src, int64_t dst) {
+    int64_t lo = 0, hi = npairs;
+    if (!pairs) return 0;
     while (lo < hi) { /* the first pair not before (src, dst) */
         int64_t mid = lo + (hi - lo) / 2;
-        const kt_pair_bytes *q = &prog->pairs[mid];
+        const kt_pair_bytes *q = &pairs[mid];
         if (q->src < src || (q->src == src && q->dst < dst))
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < prog->npairs && prog->pairs[lo].src == src &&
-        prog->pairs[lo].dst == dst)
-        return prog->pairs[lo].bytes;
+    if (lo < npairs && pairs[lo].src == src && pairs[lo].dst == dst)
+        return pairs[lo].bytes;
     return 0;
+}
+
+int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
+                                 int64_t dst) {
+    if (!prog) return 0;
+    return kt_pair_bytes_lookup(prog->pairs, prog->npairs, src, dst);
 }
 
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
