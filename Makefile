@@ -42,7 +42,8 @@ DESTDIR ?=
 # Headers in dependency order; those that exist are installed.
 HEADERS         := $(wildcard *.h)
 INSTALL_HEADERS := $(wildcard tiling.h sched.h swap.h backend_cpu.h backend_cuda.h)
-TEST_DEPS       := $(HEADERS) test/kt_test.h test/kt_testlib.h test/kt_test_alloc.h
+TEST_DEPS       := $(HEADERS) test/kt_test.h test/kt_testlib.h test/kt_test_alloc.h \
+                   test/kt_test_pairs.h
 
 # New files are picked up by these wildcards.  GPU tests (test_cuda*) are
 # built and run by their own rules, not by `make test`.

@@ -538,6 +538,20 @@ typedef struct kt_mcmc_options {
                               (e.g. the level DP's plan, to refine it)      */
 } kt_mcmc_options;
 
+typedef enum kt_mcmc_origin {
+    KT_MCMC_FROM_START = 0, /* opt->start, the caller's plan               */
+    KT_MCMC_FROM_DATA,      /* data parallelism                            */
+    KT_MCMC_FROM_DP         /* the level DP's plan by bytes: data
+                               parallelism does not apply (e.g. a batch
+                               smaller than the devices)                   */
+} kt_mcmc_origin;
+
+typedef struct kt_mcmc_result {
+    double step_seconds;       /* the best plan's simulated step           */
+    int64_t tried, accepted;   /* proposals, over all chains               */
+    kt_mcmc_origin first_start; /* what the first chain started from       */
+} kt_mcmc_result;
+
 /* FlexFlow 6: a Markov chain over plans.  A proposal picks a random
    operator and gives it a random configuration -- a random variable to
    split at every cut, its output tensor tiled to match (split where the
@@ -559,20 +573,6 @@ typedef struct kt_mcmc_options {
    seconds NaN or infinite, is KT_ERR_INVALID.  opt->start may be p
    itself (refining a plan in place): on failure p is then left as it
    was. */
-typedef enum kt_mcmc_origin {
-    KT_MCMC_FROM_START = 0, /* opt->start, the caller's plan               */
-    KT_MCMC_FROM_DATA,      /* data parallelism                            */
-    KT_MCMC_FROM_DP         /* the level DP's plan by bytes: data
-                               parallelism does not apply (e.g. a batch
-                               smaller than the devices)                   */
-} kt_mcmc_origin;
-
-typedef struct kt_mcmc_result {
-    double step_seconds;       /* the best plan's simulated step           */
-    int64_t tried, accepted;   /* proposals, over all chains               */
-    kt_mcmc_origin first_start; /* what the first chain started from       */
-} kt_mcmc_result;
-
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
                        const kt_topology *t, const kt_mcmc_options *opt,
                        kt_plan *p, kt_mcmc_result *result, kt_error *err);

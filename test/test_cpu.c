@@ -19,6 +19,7 @@
 #include "../backend_cpu.h"
 #include "kt_test.h"
 #include "kt_testlib.h"
+#include "kt_test_pairs.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -403,46 +404,25 @@ static int random_plan(const kt_graph *g, const kt_factors *f, uint64_t *rng,
     return 1;
 }
 
-/* The executor's per-pair counts (what each receiver copied) equal the
-   lowered program's pairs (kt_program_count_pairs), pair by pair and in
-   order -- a stronger check than the totals verify compares: a transfer
-   done twice and another skipped can keep the total.  Returns 1 when
-   they agree. */
+/* Runs plan p's program on the CPU backend and compares the executed
+   per-pair counts with the program's (kt_test_pairs_match).  Returns 1
+   when they agree. */
 static int executed_pairs_match(const char *what, const kt_graph *g,
                                 const kt_plan *p) {
     kt_program prog;
     kt_cpu_state leaves;
     kt_cpu_devices dev;
     kt_error err;
-    int64_t i, total = 0;
     int ok = 0;
     if (kt_lower(g, p, &prog, &err) != KT_OK) {
         CHECKF(0, "%s: %s", what, err.message);
         return 0;
     }
-    if (kt_program_count_pairs(&prog, &err) == KT_OK &&
-        kt_cpu_state_init(&leaves, g, &err) == KT_OK) {
+    if (kt_cpu_state_init(&leaves, g, &err) == KT_OK) {
         kt_cpu_fill_inputs(g, &leaves, 1);
         if (kt_cpu_run_partitioned(g, p, &prog, &leaves, NULL, &dev, &err) ==
             KT_OK) {
-            ok = dev.npairs == prog.npairs;
-            for (i = 0; ok && i < dev.npairs; i++) {
-                ok = dev.pairs[i].src == prog.pairs[i].src &&
-                     dev.pairs[i].dst == prog.pairs[i].dst &&
-                     dev.pairs[i].bytes == prog.pairs[i].bytes &&
-                     kt_pair_bytes_lookup(dev.pairs, dev.npairs,
-                                          dev.pairs[i].src,
-                                          dev.pairs[i].dst) ==
-                         dev.pairs[i].bytes;
-                total += dev.pairs[i].bytes;
-            }
-            ok = ok && total == dev.bytes_moved &&
-                 total == prog.total_bytes;
-            CHECKF(ok, "%s: %lld pairs executed (%lld bytes), the program "
-                   "has %lld (%lld bytes); first difference at pair %lld",
-                   what, (long long)dev.npairs, (long long)dev.bytes_moved,
-                   (long long)prog.npairs, (long long)prog.total_bytes,
-                   (long long)(i - 1));
+            ok = kt_test_pairs_match(what, &dev, &prog);
             kt_cpu_devices_free(&dev);
         } else {
             CHECKF(0, "%s: %s", what, err.message);
@@ -453,6 +433,47 @@ static int executed_pairs_match(const char *what, const kt_graph *g,
     }
     kt_program_free(&prog);
     return ok;
+}
+
+/* kt__inbox_build's groups: every transfer once, in the group of its op
+   and receiver, and in program order within a group -- the order a
+   receiver adds partial sums in, which decides the float results bit for
+   bit (verify's tolerance would hide a change). */
+static void check_inbox(const char *what, const kt_graph *g,
+                        const kt_plan *p) {
+    kt_program prog;
+    kt__run r;
+    kt_error err;
+    int64_t k, wrong = 0, seen = 0;
+    if (kt_lower(g, p, &prog, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return;
+    }
+    memset(&r, 0, sizeof r);
+    r.g = g;
+    r.prog = &prog;
+    r.ndev = prog.ndev;
+    if (kt__inbox_build(&r, &err) == KT_OK) {
+        for (k = 0; k < prog.ntask; k++) {
+            int i, lo = r.inbox_first[k], hi = r.inbox_first[k + 1];
+            for (i = lo; i < hi; i++) {
+                const kt_transfer *t = &prog.xfer[r.inbox[i]];
+                seen++;
+                if ((int64_t)t->op * prog.ndev + t->dst != k ||
+                    (i > lo && r.inbox[i] <= r.inbox[i - 1]))
+                    wrong++;
+            }
+        }
+        CHECKF(wrong == 0 && seen == prog.nxfer &&
+                   r.inbox_first[prog.ntask] == prog.nxfer,
+               "%s: %lld transfers out of place in the receive index, %lld "
+               "of %d listed", what, (long long)wrong, (long long)seen,
+               prog.nxfer);
+    } else {
+        CHECKF(0, "%s: %s", what, err.message);
+    }
+    kt__inbox_free(&r);
+    kt_program_free(&prog);
 }
 
 static int npairs_matched = 0;
@@ -491,6 +512,7 @@ static void test_random_plans(void) {
                          models[m], devices[d], k);
                 verify_plan(label, g, &p, rng);
                 if (executed_pairs_match(label, g, &p)) npairs_matched++;
+                check_inbox(label, g, &p);
                 kt_plan_free(&p);
             }
         kt_graph_destroy(g);
@@ -526,6 +548,7 @@ static void test_many_devices(void) {
                  (int)so.strategy);
         verify_plan(label, g, &p, 5);
         CHECK(executed_pairs_match(label, g, &p));
+        check_inbox(label, g, &p);
         kt_plan_free(&p);
     }
     kt_graph_destroy(g);
@@ -613,6 +636,47 @@ static void test_model_files(void) {
     }
 }
 
+/* Executed pairs of a program with transfer `which` dropped: every pair
+   of the whole program counted as before, less the dropped transfer's
+   bytes at its own pair -- the counts are what ran, not the program's
+   own figures. */
+static void dropped_pair_counts(const kt_graph *g, const kt_plan *p,
+                                kt_program *whole, const kt_program *broken,
+                                int which) {
+    const kt_transfer *gone = &whole->xfer[which];
+    kt_cpu_state leaves;
+    kt_cpu_devices dev;
+    kt_error err;
+    int64_t i, wrong = 0;
+    if (kt_program_count_pairs(whole, &err) != KT_OK ||
+        kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
+        CHECKF(0, "dropped transfer %d: %s", which, err.message);
+        return;
+    }
+    kt_cpu_fill_inputs(g, &leaves, 1);
+    if (kt_cpu_run_partitioned(g, p, broken, &leaves, NULL, &dev, &err) !=
+        KT_OK) {
+        CHECKF(0, "dropped transfer %d: %s", which, err.message);
+        kt_cpu_state_free(&leaves);
+        return;
+    }
+    for (i = 0; i < whole->npairs; i++) {
+        const kt_pair_bytes *q = &whole->pairs[i];
+        int64_t want = q->bytes - (q->src == gone->src && q->dst == gone->dst
+                                       ? gone->bytes
+                                       : 0);
+        if (kt_pair_bytes_lookup(dev.pairs, dev.npairs, q->src, q->dst) !=
+            want)
+            wrong++;
+    }
+    CHECKF(wrong == 0 && dev.bytes_moved == whole->total_bytes - gone->bytes,
+           "dropped transfer %d (%lld -> %lld): %lld pairs counted wrong",
+           which, (long long)gone->src, (long long)gone->dst,
+           (long long)wrong);
+    kt_cpu_devices_free(&dev);
+    kt_cpu_state_free(&leaves);
+}
+
 /* One transfer dropped: the receiver keeps NaN poison (or a partial sum)
    where the values should be, so the comparison must fail, and the bytes
    moved fall short of the prediction. */
@@ -661,12 +725,36 @@ static void test_broken_program(void) {
         if (prog.xfer[which].kind == KT_XFER_REDUCE && !r.values_ok)
             reduce_caught++;
         CHECK_EQ_I64(r.bytes_moved, r.predicted_bytes - prog.xfer[which].bytes);
+        dropped_pair_counts(g, &p, &prog, &broken, which);
         free(x);
         free(first);
     }
     CHECKF(caught == tried && tried > 0, "%d of %d broken programs caught",
            caught, tried);
     if (!under_valgrind()) CHECK(reduce_caught > 0);
+    {   /* the counts are what the workers copied, not the program's own
+           figures: a transfer whose recorded bytes are wrong is counted by
+           the region it moves */
+        kt_program lying = prog;
+        kt_transfer *x = (kt_transfer *)malloc(sizeof *x * (size_t)prog.nxfer);
+        kt_cpu_state leaves;
+        kt_cpu_devices dev;
+        if (x && kt_cpu_state_init(&leaves, g, &err) == KT_OK) {
+            memcpy(x, prog.xfer, sizeof *x * (size_t)prog.nxfer);
+            x[prog.nxfer / 2].bytes += 1000;
+            lying.xfer = x;
+            lying.pairs = NULL;
+            lying.npairs = 0;
+            kt_cpu_fill_inputs(g, &leaves, 1);
+            CHECK(kt_cpu_run_partitioned(g, &p, &lying, &leaves, NULL, &dev,
+                                         &err) == KT_OK);
+            CHECK(kt_test_pairs_match("a transfer's bytes misrecorded", &dev,
+                                      &prog));
+            kt_cpu_devices_free(&dev);
+            kt_cpu_state_free(&leaves);
+        }
+        free(x);
+    }
     {   /* a transfer whose region the sender does not hold is refused */
         kt_cpu_report r;
         kt_program bad = prog;

@@ -1,0 +1,47 @@
+/* kt_test_pairs.h -- the CPU backend's executed per-pair counts
+   (kt_cpu_devices.pairs, what each receiver copied) against the lowered
+   program's (kt_program_count_pairs, from the transfers' own bytes),
+   included after "../backend_cpu.h" and "kt_test.h".  A stronger check
+   than the totals verify compares: a transfer done twice and another
+   skipped can keep the total. */
+#ifndef KT_TEST_PAIRS_H
+#define KT_TEST_PAIRS_H
+
+/* 1 when dev's pairs are prog's, pair by pair and in order, adding up to
+   dev->bytes_moved; else a failed check naming the first difference. */
+static int kt_test_pairs_match(const char *what, const kt_cpu_devices *dev,
+                               kt_program *prog) {
+    kt_error err;
+    int64_t i, total = 0;
+    if (kt_program_count_pairs(prog, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return 0;
+    }
+    for (i = 0; i < dev->npairs && i < prog->npairs; i++) {
+        const kt_pair_bytes *a = &dev->pairs[i], *b = &prog->pairs[i];
+        if (a->src != b->src || a->dst != b->dst || a->bytes != b->bytes) {
+            CHECKF(0, "%s: pair %lld executed %lld -> %lld, %lld bytes; the "
+                   "program has %lld -> %lld, %lld bytes", what, (long long)i,
+                   (long long)a->src, (long long)a->dst, (long long)a->bytes,
+                   (long long)b->src, (long long)b->dst, (long long)b->bytes);
+            return 0;
+        }
+        if (kt_pair_bytes_lookup(dev->pairs, dev->npairs, a->src, a->dst) !=
+            a->bytes) {
+            CHECKF(0, "%s: kt_pair_bytes_lookup misses pair %lld", what,
+                   (long long)i);
+            return 0;
+        }
+        total += a->bytes;
+    }
+    CHECKF(dev->npairs == prog->npairs && total == dev->bytes_moved &&
+               total == prog->total_bytes,
+           "%s: %lld pairs executed (%lld bytes moved), the program has %lld "
+           "(%lld bytes)", what, (long long)dev->npairs,
+           (long long)dev->bytes_moved, (long long)prog->npairs,
+           (long long)prog->total_bytes);
+    return dev->npairs == prog->npairs && total == dev->bytes_moved &&
+           total == prog->total_bytes;
+}
+
+#endif
