@@ -567,8 +567,11 @@ typedef struct kt_mcmc_result {
    improved for the last half of its proposals (counted once it has had
    as many as the graph has ops and tensors), and hands what it leaves to
    the chains after it -- so a search can end before its budget.  *p is
-   the best plan seen (initialised by the call); *result (when not NULL)
-   its simulated step, the proposals tried and accepted, and what the
+   the best plan seen (initialised by the call), evaluated as
+   kt_plan_search's plans are: its bytes, memory and, in step_seconds,
+   the modelled step (kt_plan_step_seconds on kt_topology_machine(t)).
+   *result (when not NULL) gets the best plan's simulated step (what the
+   search minimised), the proposals tried and accepted, and what the
    first chain started from, set only on success.  A NaN beta, or
    seconds NaN or infinite, is KT_ERR_INVALID.  opt->start may be p
    itself (refining a plan in place): on failure p is then left as it
@@ -8179,7 +8182,7 @@ static int kt__mcmc_stalled(int64_t step, int64_t improved_at,
    ... as well as randomly generated strategies"): the caller's start
    plan or data parallelism (the DP plan where it does not apply) for the
    first, a random plan -- every op proposed once from data parallelism
-   -- for the others. */
+   -- for the others.  *origin (when not NULL) says which. */
 static kt_status kt__mcmc_start(const kt_graph *g, const kt_factors *f,
                                 const kt_mcmc_options *o, const kt_machine *m,
                                 int chain, uint64_t *rng, kt_plan *cur,
@@ -8192,17 +8195,17 @@ static kt_status kt__mcmc_start(const kt_graph *g, const kt_factors *f,
         if (!kt__same_factors(&o->start->f, f))
             return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the start plan "
                             "has other cut factors than the search");
-        *origin = KT_MCMC_FROM_START;
+        if (origin) *origin = KT_MCMC_FROM_START;
         return kt__plan_copy(cur, o->start, g, err);
     }
     memset(&so, 0, sizeof so);
     so.machine = m;
     so.strategy = KT_STRATEGY_DATA;
-    *origin = KT_MCMC_FROM_DATA;
+    if (origin) *origin = KT_MCMC_FROM_DATA;
     if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) {
         if (s == KT_ERR_NOMEM) return s; /* not "does not apply" */
         so.strategy = KT_STRATEGY_DP;
-        *origin = KT_MCMC_FROM_DP;
+        if (origin) *origin = KT_MCMC_FROM_DP;
         if ((s = kt_plan_search(g, f, &so, cur, err)) != KT_OK) return s;
     }
     if (chain > 0)
@@ -8295,8 +8298,6 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
     double start = kt__now();
     uint64_t rng;
     int chain;
-    kt_mcmc_origin origin; /* (a later chain's: always data parallelism
-                              or the DP plan, then randomised) */
     kt_status s = KT_OK;
     memset(&o, 0, sizeof o);
     memset(&next, 0, sizeof next);
@@ -8346,8 +8347,10 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
             if (chain > 0 && now >= start + o.seconds) break;
             deadline = now + (start + o.seconds - now) / left;
         }
+        /* (a later chain starts from a randomised plan: only the first
+           chain's start is reported) */
         s = kt__mcmc_start(g, f, &o, &m, chain, &rng, &cur,
-                           chain == 0 ? &res.first_start : &origin, err);
+                           chain == 0 ? &res.first_start : NULL, err);
         if (s != KT_OK) break;
         /* the chain's task graph, updated by every proposal (delta
            simulation, FlexFlow 5.3) */
@@ -8371,7 +8374,10 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
         return s;
     }
     p->memory_bytes = kt_plan_memory(g, p);
-    p->step_seconds = r.best_time;
+    /* step_seconds is the modelled step, as kt_plan_search's plans have
+       it, so that plans of any search compare in one field; the
+       simulated step, what this search minimised, is the result's */
+    p->step_seconds = kt_plan_step_seconds(g, p, &m);
     p->search_seconds = kt__now() - start;
     res.step_seconds = r.best_time;
     res.tried = r.tried;
