@@ -845,11 +845,44 @@ static int kt__cover_build(kt__cover *c, const kt__grid *g,
     return 1;
 }
 
+/* The first position of dev[lo .. hi) (ascending) holding v or more. */
+static int64_t kt__lower_bound(const int64_t *dev, int64_t lo, int64_t hi,
+                               int64_t v) {
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (dev[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* A binary search: the lists are sorted, and a scan made lowering a
+   replicated tensor quadratic in the devices (every needing device looked
+   through every holder). */
 static int kt__covers(const kt__cover *c, int64_t cell, int64_t dev) {
-    int64_t i;
-    for (i = c->first[cell]; i < c->first[cell + 1]; i++)
-        if (c->dev[i] == dev) return 1;
-    return 0;
+    int64_t hi = c->first[cell + 1],
+            i = kt__lower_bound(c->dev, c->first[cell], hi, dev);
+    return i < hi && c->dev[i] == dev;
+}
+
+/* The holder of `cell` nearest to dst (sharing the longest prefix of cut
+   coordinates, SOYBEAN 5.1), the first in device order among equals.
+   Devices sharing dst's first L coordinates are the block of span[L]
+   device numbers around dst (cut 1 is the most significant digit), so
+   the nearest holder is the first holder in the smallest block that has
+   one: a binary search per cut, not a scan of every holder.
+   span[L] = k[L] * .. * k[count - 1]. */
+static int64_t kt__nearest_holder(const kt__cover *held, int64_t cell,
+                                  const int64_t *span, int ncuts,
+                                  int64_t dst) {
+    int64_t h1 = held->first[cell + 1];
+    int L;
+    for (L = ncuts; L >= 0; L--) {
+        int64_t lo = dst / span[L] * span[L];
+        int64_t i = kt__lower_bound(held->dev, held->first[cell], h1, lo);
+        if (i < h1 && held->dev[i] < lo + span[L]) return held->dev[i];
+    }
+    return -1; /* (no holder: the caller has checked there is one) */
 }
 
 static int64_t kt__box_volume(const kt_box *b, int rank) {
@@ -873,11 +906,14 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
     const kt_tensor *x = &g->tensor[tensor];
     kt__grid grid;
     kt__cover held, need;
-    int64_t cell, q = from->partials;
+    int64_t cell, q = from->partials, span[KT_MAX_CUTS + 1];
     int64_t *best = NULL, *roots = NULL;
     kt__xfers copies;
     kt_status s;
     kt_transfer t;
+    int L;
+    span[p->f.count] = 1;
+    for (L = p->f.count - 1; L >= 0; L--) span[L] = span[L + 1] * p->f.k[L];
     memset(&t, 0, sizeof t);
     memset(&copies, 0, sizeof copies);
     t.op = op;
@@ -909,17 +945,9 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
         kt__cell_box(&grid, cell, &box);
         if (q == 1) {
             for (i = n0; i < n1; i++) {
-                int64_t dst = need.dev[i], src = -1;
-                int near = -1;
+                int64_t dst = need.dev[i];
                 if (kt__covers(&held, cell, dst)) continue;
-                for (j = h0; j < h1; j++) {
-                    int nr = kt__nearness(&p->f, held.dev[j], dst);
-                    if (nr > near) {
-                        near = nr;
-                        src = held.dev[j];
-                    }
-                }
-                t.src = src;
+                t.src = kt__nearest_holder(&held, cell, span, p->f.count, dst);
                 t.dst = dst;
                 t.region = box;
                 t.bytes = kt__box_volume(&box, x->rank) * x->elem_bytes;
@@ -2220,6 +2248,18 @@ typedef struct kt__links {
     int oom;
 } kt__links;
 
+/* The slot a link key starts probing at: the key times 2^64 / golden
+   ratio, its high half folded onto the low (where every key bit has
+   reached), masked to the table.  Keys are src * ndev + dst, so
+   key % cap with a power-of-two cap kept only dst's low bits: the links
+   of a device crowded into one run of slots, and finding a link took a
+   probe per link already there (65% of a 16,384-device build). */
+static int64_t kt__link_slot(int64_t key, int64_t cap) {
+    uint64_t h = (uint64_t)key * UINT64_C(0x9e3779b97f4a7c15);
+    return (int64_t)((h ^ (h >> 32)) & (uint64_t)(cap - 1)); /* (cap: a
+                                                              power of 2) */
+}
+
 static int64_t kt__link_id(kt__links *l, int64_t key) {
     int64_t i;
     if (2 * (l->n + 1) > l->cap) {
@@ -2235,8 +2275,8 @@ static int64_t kt__link_id(kt__links *l, int64_t key) {
         for (j = 0; j < nc; j++) nk[j] = -1;
         for (j = 0; j < l->cap; j++)
             if (l->key[j] >= 0) {
-                int64_t k = l->key[j] % nc;
-                while (nk[k] >= 0) k = (k + 1) % nc;
+                int64_t k = kt__link_slot(l->key[j], nc);
+                while (nk[k] >= 0) k = (k + 1) & (nc - 1);
                 nk[k] = l->key[j];
                 ni[k] = l->id[j];
             }
@@ -2246,7 +2286,8 @@ static int64_t kt__link_id(kt__links *l, int64_t key) {
         l->id = ni;
         l->cap = nc;
     }
-    for (i = key % l->cap; l->key[i] >= 0; i = (i + 1) % l->cap)
+    for (i = kt__link_slot(key, l->cap); l->key[i] >= 0;
+         i = (i + 1) & (l->cap - 1))
         if (l->key[i] == key) return l->id[i];
     l->key[i] = key;
     l->id[i] = l->n;
@@ -6345,7 +6386,9 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     int i, u;
     size_t nop1 = (size_t)g->nop + 1;
     memset(ps, 0, sizeof *ps);
-    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
+    if ((s = kt__topology_usable(t, err)) != KT_OK ||
+        (s = kt__plan_check(g, p, err)) != KT_OK)
+        return s;
     if (t->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,
@@ -8318,6 +8361,7 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
     if (o.proposals < 0) o.proposals = 0; /* (0: none, as documented) */
     if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
     rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
+    if ((s = kt_factors_check(f, err)) != KT_OK) return s;
     if (kt_factors_devices(f) != t->ndev)
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the topology has %lld "
                         "devices, the factors %lld", (long long)t->ndev,

@@ -160,6 +160,10 @@ typedef struct kt_flat {
 kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err);
 /* Prime factors of n, largest first (Tofu 5.2); n == 1 gives no cuts. */
 kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err);
+/* Fails unless f is what kt_factors_parse could give: 0 .. KT_MAX_CUTS
+   cuts, every factor >= 2, product <= KT_MAX_DEVICES.  Every function
+   taking factors or a plan checks them with it. */
+kt_status kt_factors_check(const kt_factors *f, kt_error *err);
 int64_t kt_factors_devices(const kt_factors *f);
 void kt_device_coords(const kt_factors *f, int64_t device, int *coords);
 int64_t kt_device_index(const kt_factors *f, const int *coords);
@@ -689,6 +693,29 @@ kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err) {
             return kt__fail(err, KT_ERR_INVALID, 0,
                             "factors '%s': unexpected '%c'", text, *p);
         p++;
+    }
+    kt__ok(err);
+    return KT_OK;
+}
+
+/* Factors filled in by hand (or a plan's, read from anywhere) index
+   fixed arrays by their count and size tables by their product, so both
+   are bounded before anything reads them. */
+kt_status kt_factors_check(const kt_factors *f, kt_error *err) {
+    int64_t product = 1;
+    int i;
+    if (f->count < 0 || f->count > KT_MAX_CUTS)
+        return kt__fail(err, KT_ERR_INVALID, 0, "factors: %d cuts; from 0 "
+                        "to %d allowed", f->count, KT_MAX_CUTS);
+    for (i = 0; i < f->count; i++) {
+        if (f->k[i] < 2 || f->k[i] > KT_MAX_DEVICES)
+            return kt__fail(err, KT_ERR_INVALID, 0, "factors: cut %d's "
+                            "factor %d must be from 2 to %d", i + 1, f->k[i],
+                            KT_MAX_DEVICES);
+        product *= f->k[i];
+        if (product > KT_MAX_DEVICES)
+            return kt__fail(err, KT_ERR_INVALID, 0, "factors: more than %d "
+                            "devices by cut %d", KT_MAX_DEVICES, i + 1);
     }
     kt__ok(err);
     return KT_OK;
@@ -3404,7 +3431,9 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
 kt_status kt_plan_init(kt_plan *p, const kt_graph *g, const kt_factors *f,
                        kt_error *err) {
     int t, o, i;
+    kt_status s;
     memset(p, 0, sizeof *p);
+    if ((s = kt_factors_check(f, err)) != KT_OK) return s;
     p->f = *f;
     p->ntensors = g->ntensor;
     p->nops = g->nop;
@@ -3524,14 +3553,19 @@ kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
 static kt_status kt__plan_check(const kt_graph *g, const kt_plan *p,
                                 kt_error *err) {
     int t, o, i;
+    kt_status s = kt_factors_check(&p->f, err);
+    if (s != KT_OK) return s;
+    if (!p->tiling || !p->split)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the plan has no tilings or "
+                        "splits (freed, or never initialised)");
     if (p->ntensors != g->ntensor || p->nops != g->nop)
         return kt__fail(err, KT_ERR_INVALID, 0, "the plan has %d tensors and "
                         "%d ops, the graph %d and %d", p->ntensors, p->nops,
                         g->ntensor, g->nop);
     for (t = 0; t < g->ntensor; t++) {
         const kt_tensor *x = &g->tensor[t];
-        kt_status s = kt_tiling_check(&p->tiling[t], x->name, x->rank,
-                                      x->shape, &p->f, 0, err);
+        s = kt_tiling_check(&p->tiling[t], x->name, x->rank, x->shape, &p->f,
+                            0, err);
         if (s != KT_OK) return s;
     }
     for (o = 0; o < g->nop; o++)

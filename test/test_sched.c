@@ -4649,6 +4649,149 @@ static void test_plan_sim(void) {
     kt_graph_destroy(g);
 }
 
+/* ------------------------------------- lookups that must not be scans */
+
+/* The nearest holder by binary search per cut (kt__nearest_holder) is
+   the scan it replaced -- the first holder in device order with the
+   longest common prefix of cut coordinates -- and kt__covers is
+   membership, on random factors and random sorted holder lists. */
+static void test_nearest_holder(void) {
+    uint64_t rng = 77;
+    int trial, bad = 0, checked = 0;
+    for (trial = 0; trial < 400; trial++) {
+        kt_factors f;
+        kt__cover held;
+        int64_t first[2], dev[5 * 5 * 5 * 5], span[KT_MAX_CUTS + 1];
+        int64_t ndev, d, n = 0;
+        int i, L;
+        f.count = (int)(kt__rng(&rng) % 4) + 1;
+        for (i = 0; i < f.count; i++) f.k[i] = 2 + (int)(kt__rng(&rng) % 4);
+        ndev = kt_factors_devices(&f);
+        for (d = 0; d < ndev; d++) /* sparse to dense holder sets */
+            if (kt__rng(&rng) % 8 < (uint64_t)(trial % 8) + 1) dev[n++] = d;
+        if (n == 0) dev[n++] = ndev - 1;
+        first[0] = 0;
+        first[1] = n;
+        held.first = first;
+        held.dev = dev;
+        span[f.count] = 1;
+        for (L = f.count - 1; L >= 0; L--) span[L] = span[L + 1] * f.k[L];
+        for (d = 0; d < ndev; d++) {
+            int64_t j, want = -1;
+            int near = -1, in = 0;
+            for (j = 0; j < n; j++) {
+                int nr = kt__nearness(&f, dev[j], d);
+                if (nr > near) {
+                    near = nr;
+                    want = dev[j];
+                }
+                in |= dev[j] == d;
+            }
+            checked++;
+            if (kt__nearest_holder(&held, 0, span, f.count, d) != want ||
+                kt__covers(&held, 0, d) != in)
+                bad++;
+        }
+    }
+    CHECKF(bad == 0, "%d of %d devices differ from the scan", bad, checked);
+}
+
+/* Link ids are numbered in order of first use, one per key, through the
+   table's growth -- with keys src * ndev + dst of a power-of-two ndev
+   (the pattern whose low bits a plain key % cap kept) and random ones. */
+static void test_link_ids(void) {
+    kt__links l;
+    int64_t *seen = (int64_t *)calloc(20000, sizeof(int64_t));
+    int64_t nseen = 0, i, k;
+    uint64_t rng = 5;
+    int bad = 0;
+    memset(&l, 0, sizeof l);
+    if (!seen) {
+        CHECK(seen != NULL);
+        return;
+    }
+    for (i = 0; i < 40000; i++) {
+        int64_t key, id, want = -1;
+        if (i % 2)
+            key = (int64_t)(kt__rng(&rng) % 64) * 4096 +
+                  (int64_t)(kt__rng(&rng) % 4096);
+        else
+            key = (int64_t)(kt__rng(&rng) % 5000) * 1000003;
+        for (k = 0; k < nseen; k++)
+            if (seen[k] == key) want = k;
+        if (want < 0 && nseen < 20000) {
+            want = nseen;
+            seen[nseen++] = key;
+        }
+        if (want < 0) continue; /* (the reference is full) */
+        id = kt__link_id(&l, key);
+        if (id != want || l.oom) bad++;
+    }
+    CHECKF(bad == 0 && l.n == nseen, "%d ids differ; %lld links, %lld keys",
+           bad, (long long)l.n, (long long)nseen);
+    free(seen);
+    free(l.key);
+    free(l.id);
+}
+
+/* Factors filled in by hand are checked before anything indexes by them:
+   too many cuts, a factor below 2, too many devices -- in a plan given
+   to the evaluation, the lowering, the incremental simulation and MCMC,
+   and in factors given to kt_plan_init and kt_plan_mcmc. */
+static void test_bad_factors(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f, bad[4];
+    kt_topology topo;
+    kt_plan p, q;
+    kt_program prog;
+    kt_plan_sim ps;
+    kt_mcmc_options mo;
+    kt_search_options so;
+    int i;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=16,batch=8", &g, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:4:100G", &topo, &err) == KT_OK);
+    kt_factors_default(4, &f, &err);
+    CHECK(kt_factors_check(&f, &err) == KT_OK);
+    memset(&so, 0, sizeof so);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    memset(bad, 0, sizeof bad);
+    bad[0].count = KT_MAX_CUTS + 1;
+    bad[1].count = 2;
+    bad[1].k[0] = 4;
+    bad[1].k[1] = 1;
+    bad[2].count = 1;
+    bad[2].k[0] = -2;
+    bad[3].count = 2;
+    bad[3].k[0] = KT_MAX_DEVICES;
+    bad[3].k[1] = 2;
+    for (i = 0; i < 4; i++) {
+        kt_factors keep = p.f;
+        kt_mcmc_result r;
+        CHECKF(kt_factors_check(&bad[i], &err) == KT_ERR_INVALID &&
+                   strstr(err.message, "factor"),
+               "case %d: %s", i, err.message);
+        CHECK(kt_plan_init(&q, g, &bad[i], &err) == KT_ERR_INVALID &&
+              q.tiling == NULL);
+        p.f = bad[i];
+        CHECKF(kt_plan_eval(g, &p, &err) == KT_ERR_INVALID, "case %d", i);
+        CHECKF(kt_lower(g, &p, &prog, &err) == KT_ERR_INVALID, "case %d: %s",
+               i, err.message);
+        CHECK(kt_plan_sim_init(g, &p, &topo, &ps, &err) == KT_ERR_INVALID);
+        kt_plan_sim_free(&ps);
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 2;
+        CHECK(kt_plan_mcmc(g, &bad[i], &topo, &mo, &q, &r, &err) ==
+              KT_ERR_INVALID);
+        mo.start = &p; /* a start plan with broken factors */
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &q, &r, &err) ==
+              KT_ERR_INVALID);
+        p.f = keep;
+    }
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -4658,6 +4801,9 @@ int main(void) {
     test_zoo();
     test_random();
     test_level_of_cut();
+    test_nearest_holder();
+    test_link_ids();
+    test_bad_factors();
     test_hand_topologies();
     test_simulation();
     test_sim_reference();
