@@ -267,8 +267,15 @@ static int parse_factors(const char *factors, const char *devices,
     }
     if (!devices)
         return fail(EXIT_BAD_INPUT, "give --factors (e.g. 2,2) or --devices");
-    if (kt_factors_default(n, f, &err) != KT_OK)
+    if (kt_factors_default(n, f, &err) != KT_OK) {
+        if (err.status == KT_ERR_LIMIT) /* one cut per prime factor */
+            return fail(EXIT_BAD_INPUT, "--devices %lld: one cut per prime "
+                        "factor would make more than %d cuts; give fewer, "
+                        "larger factors with --factors (e.g. --factors "
+                        "1024,1024 for 1048576 devices)", (long long)n,
+                        KT_MAX_CUTS);
         return fail_kt("--devices", &err);
+    }
     return 0;
 }
 
@@ -489,6 +496,8 @@ typedef struct jparser {
     int depth;
     size_t err_pos;
     char msg[160];     /* the first fault; empty while there is none */
+    int nomem;         /* that fault is running out of memory (not the
+                          text's: exit status 1, not 2)                */
 } jparser;
 
 static int jfail(jparser *p, size_t at, const char *fmt, ...) {
@@ -499,6 +508,11 @@ static int jfail(jparser *p, size_t at, const char *fmt, ...) {
     vsnprintf(p->msg, sizeof p->msg, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+static int jnomem(jparser *p, size_t at) {
+    if (!p->msg[0]) p->nomem = 1;
+    return jfail(p, at, "out of memory");
 }
 
 static void jv_free(jv *v) {
@@ -676,7 +690,7 @@ static int jstring(jparser *p, char **out) {
     }
 nomem:
     free(b.b);
-    return jfail(p, start, "out of memory");
+    return jnomem(p, start);
 }
 
 static int jdigits(jparser *p) {
@@ -709,7 +723,7 @@ static int jnumber(jparser *p, jv *v) {
     }
     n = p->pos - start;
     if (!(v->text = (char *)malloc(n + 1)))
-        return jfail(p, start, "out of memory");
+        return jnomem(p, start);
     memcpy(v->text, p->s + start, n);
     v->text[n] = '\0';
     v->type = JV_NUMBER;
@@ -724,14 +738,14 @@ static jv *jgrow(jparser *p, jv *v, size_t *cap, int with_key) {
         size_t nc = *cap ? 2 * *cap : 8;
         jv *ni = (jv *)realloc(v->item, nc * sizeof *ni);
         if (!ni) {
-            jfail(p, p->pos, "out of memory");
+            jnomem(p, p->pos);
             return NULL;
         }
         v->item = ni;
         if (with_key) {
             char **nk = (char **)realloc(v->key, nc * sizeof *nk);
             if (!nk) {
-                jfail(p, p->pos, "out of memory");
+                jnomem(p, p->pos);
                 return NULL;
             }
             v->key = nk;
@@ -822,7 +836,7 @@ static int jobject_members(jparser *p, jv *v, jkeys *keys) {
         if (jstring(p, &key) != 0) return -1;
         if (jkeys_room(keys, v) != 0) {
             free(key);
-            return jfail(p, at, "out of memory");
+            return jnomem(p, at);
         }
         if (keys->slot[slot = jkeys_find(keys, v, key)]) {
             jfail(p, at, "key \"%.60s\" appears twice in one object", key);
@@ -916,7 +930,8 @@ static int jvalue(jparser *p, jv *v) {
 }
 
 /* Parses the whole text into *root.  On a fault writes "line L, column C:
-   what" to msg and returns -1 (root is then empty). */
+   what" to msg and returns -1 (root is then empty), -2 when the fault is
+   running out of memory. */
 static int json_parse(const char *text, size_t len, jv *root, char *msg,
                       size_t cap) {
     jparser p;
@@ -942,7 +957,7 @@ static int json_parse(const char *text, size_t len, jv *root, char *msg,
         snprintf(msg, cap, "line %lu, column %lu: %s", (unsigned long)line,
                  (unsigned long)col, p.msg);
         jv_free(root);
-        return -1;
+        return p.nomem ? -2 : -1;
     }
     return 0;
 }
@@ -1024,9 +1039,9 @@ static int read_text_file(const char *option, const char *path, char **text,
     size_t n = 0, cap = 0;
     *text = NULL;
     *len = 0;
-    if (!f)
-        return fail(EXIT_BAD_INPUT, "%s %s: cannot open: %s", option, path,
-                    strerror(errno));
+    if (!f) /* (a file the system had no memory to open is not bad input) */
+        return fail(errno == ENOMEM ? EXIT_INTERNAL : EXIT_BAD_INPUT,
+                    "%s %s: cannot open: %s", option, path, strerror(errno));
     for (;;) {
         size_t got;
         if (cap - n < 2) {
@@ -1407,6 +1422,14 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
    so neighbouring devices differ clearly for up to ~64 devices. */
 
 #define SVG_MAX_DEVICES 4096
+
+/* Fails (reported) past the devices a drawing shows: asked as soon as the
+   device count is known, before a search that could take a while. */
+static int svg_check_devices(int64_t ndev) {
+    if (ndev <= SVG_MAX_DEVICES) return 0;
+    return fail(EXIT_BAD_INPUT, "--svg: a drawing shows at most %d devices, "
+                "the plan has %lld", SVG_MAX_DEVICES, (long long)ndev);
+}
 #define SVG_COLS 6
 #define SVG_MARGIN 20
 #define SVG_PANEL_W 200
@@ -1617,10 +1640,7 @@ static int write_svg(const char *path, const kt_graph *g, const kt_plan *p,
     FILE *out;
     int bad;
 
-    if (ndev > SVG_MAX_DEVICES)
-        return fail(EXIT_BAD_INPUT, "--svg: a drawing shows at most %d "
-                    "devices, the plan has %lld", SVG_MAX_DEVICES,
-                    (long long)ndev);
+    if (svg_check_devices(ndev) != 0) return EXIT_BAD_INPUT;
     for (t = 0; t < nt; t++) drawn += svg_drawn(kt_graph_tensor(g, t));
     shown = ndev < SVG_LEGEND_MAX ? ndev : SVG_LEGEND_MAX;
     legend_rows = (int)((shown + SVG_LEGEND_PER_ROW - 1) / SVG_LEGEND_PER_ROW);
@@ -2055,6 +2075,8 @@ static int cmd_plan(int argc, char **argv) {
                     "K1,K2,...)");
     if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value, &f)) != 0)
         return rc;
+    if (o[O_SVG].value && svg_check_devices(kt_factors_devices(&f)) != 0)
+        return EXIT_BAD_INPUT;
     memset(&opt, 0, sizeof opt);
     if ((rc = get_topology_arg("plan", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
@@ -2411,8 +2433,11 @@ static int plan_file_open(const char *path, const char *factors,
     int rc;
     memset(root, 0, sizeof *root);
     if ((rc = read_text_file("--plan", path, &text, &len)) != 0) return rc;
-    if (json_parse(text, len, root, msg, sizeof msg) != 0) {
+    if ((rc = json_parse(text, len, root, msg, sizeof msg)) != 0) {
         free(text);
+        if (rc == -2)
+            return fail(EXIT_INTERNAL, "--plan %s: out of memory reading it",
+                        path);
         return fail(EXIT_BAD_INPUT, "--plan %s: not valid JSON: %s", path,
                     msg);
     }
@@ -3379,7 +3404,9 @@ static int parse_rate(const char *text, double *out) {
     case 'T': case 't': mult = 1e12; end++; break;
     default: break;
     }
-    if (end == text || *end != '\0' || !isfinite(v) || v <= 0 ||
+    /* at least 1 byte/s, as topology specs and files have it: a slower
+       link makes run times past what the simulator takes */
+    if (end == text || *end != '\0' || !isfinite(v) || v * mult < 1 ||
         v * mult > 1e18)
         return -1;
     *out = v * mult;
@@ -3404,6 +3431,46 @@ static void swap_row_json(FILE *out, const kt_swap_result *r, int fits,
             (long long)(fits ? r->evaluations : 0));
 }
 
+#define SWAP_MAX_SIZES 64 /* sizes one --memory list may give */
+
+/* The search at each memory size into res[i] (fits[i] 1) or, where the
+   step does not fit, fits[i] 0.  "Does not fit" is told from other
+   failures by the least pool the step needs (kt_swap_alloc_minimal), as
+   verify does: any other error -- a simulation's, say -- is reported as
+   itself, not as the memory's fault.  On failure nothing is left
+   allocated. */
+static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
+                           kt_swap_options *opt, const int64_t *mem,
+                           int nmem, kt_swap_result *res, int *fits) {
+    kt_swap_alloc least_pool;
+    kt_error err;
+    int64_t least = -1;
+    int i, j;
+    if (kt_swap_alloc_minimal(m, &least_pool, &least, &err) != KT_OK)
+        return fail_kt("swap", &err);
+    kt_swap_alloc_free(&least_pool);
+    for (i = 0; i < nmem; i++) {
+        kt_status st;
+        opt->memory = mem[i];
+        st = kt_swap_search(m, kind, opt, &res[i], &err);
+        fits[i] = st == KT_OK;
+        if (st == KT_OK) continue;
+        if (st == KT_ERR_INVALID && mem[i] < least && nmem > 1) continue;
+        for (j = 0; j < i; j++)
+            if (fits[j]) kt_swap_result_free(&res[j]);
+        if (st == KT_ERR_INVALID && mem[i] < least) {
+            char b[2][32];
+            format_bytes(mem[i], b[0], sizeof b[0]);
+            format_bytes(least, b[1], sizeof b[1]);
+            return fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s (the "
+                        "least memory that runs this step is %s)", b[0],
+                        err.message, b[1]);
+        }
+        return fail_kt("swap", &err);
+    }
+    return 0;
+}
+
 static int cmd_swap(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_MEMORY, O_SEARCH,
@@ -3424,8 +3491,10 @@ static int cmd_swap(int argc, char **argv) {
     kt_swap_options opt;
     kt_swap_search_kind kind = KT_SWAP_SEARCH_GA;
     kt_error err;
-    int64_t mem[64], devices = 1, v;
-    int nmem = 0, rc = 0, i, have_model = 0;
+    int64_t mem[SWAP_MAX_SIZES], devices = 1, v;
+    kt_swap_result res[SWAP_MAX_SIZES];
+    int fits[SWAP_MAX_SIZES];
+    int nmem = 0, rc = 0, i, have_model = 0, searched = 0;
     double host_bw = 0;
     char label[512];
 
@@ -3497,8 +3566,9 @@ static int cmd_swap(int argc, char **argv) {
         opt.seed = 1;
     }
     if (o[O_HOST_BW].value && parse_rate(o[O_HOST_BW].value, &host_bw) != 0)
-        return fail(EXIT_BAD_INPUT, "--host-bw '%s': expected a positive "
-                    "bandwidth in bytes/s such as 25G", o[O_HOST_BW].value);
+        return fail(EXIT_BAD_INPUT, "--host-bw '%s': expected a bandwidth "
+                    "from 1 byte/s to 1e18 bytes/s, such as 25G",
+                    o[O_HOST_BW].value);
     opt.cold = o[O_COLD].value != NULL;
     if (o[O_PROGRESS].value) opt.progress = swap_progress;
 
@@ -3535,6 +3605,11 @@ static int cmd_swap(int argc, char **argv) {
     }
 
     model_label(&ma, label, sizeof label);
+    if ((rc = swap_search_all(&m, kind, &opt, mem, nmem, res, fits)) != 0)
+        goto done;
+    searched = 1;
+    /* printed once every search has succeeded, so that an error leaves
+       no half-written table or JSON */
     if (o[O_JSON].value && nmem > 1) printf("{\"rows\": [");
     if (!o[O_JSON].value && nmem > 1) {
         printf("%s%s, %lld device%s, search %s, host link %.3g GB/s per "
@@ -3545,35 +3620,19 @@ static int cmd_swap(int argc, char **argv) {
                "ideal", "swapped", "peak");
     }
     for (i = 0; i < nmem; i++) {
-        kt_swap_result r;
-        kt_status st;
-        int fits;
-        opt.memory = mem[i];
-        st = kt_swap_search(&m, kind, &opt, &r, &err);
-        if (st != KT_OK && st != KT_ERR_INVALID) {
-            rc = fail_kt("swap", &err);
-            goto done;
-        }
-        fits = st == KT_OK;
-        if (!fits && nmem == 1) {
-            char b[32];
-            format_bytes(mem[i], b, sizeof b);
-            rc = fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s", b,
-                      err.message);
-            goto done;
-        }
+        const kt_swap_result *r = &res[i];
         if (o[O_JSON].value) {
             if (i > 0) printf(", ");
-            swap_row_json(stdout, &r, fits, mem[i], swap_search_names[kind],
+            swap_row_json(stdout, r, fits[i], mem[i], swap_search_names[kind],
                           devices, kt_swap_ideal_seconds(&m));
         } else {
             char b[5][32];
             format_bytes(mem[i], b[0], sizeof b[0]);
             format_seconds(kt_swap_ideal_seconds(&m), b[2], sizeof b[2]);
-            if (fits) {
-                format_seconds(r.step_seconds, b[1], sizeof b[1]);
-                format_bytes(r.swapped_bytes, b[3], sizeof b[3]);
-                format_bytes(r.peak_bytes, b[4], sizeof b[4]);
+            if (fits[i]) {
+                format_seconds(r->step_seconds, b[1], sizeof b[1]);
+                format_bytes(r->swapped_bytes, b[3], sizeof b[3]);
+                format_bytes(r->peak_bytes, b[4], sizeof b[4]);
             } else {
                 snprintf(b[1], sizeof b[1], "N/A");
                 snprintf(b[3], sizeof b[3], "-");
@@ -3589,16 +3648,18 @@ static int cmd_swap(int argc, char **argv) {
                 printf("memory %s: step %s (ideal %s), swapped %s, peak %s",
                        b[0], b[1], b[2], b[3], b[4]);
                 if (kind == KT_SWAP_SEARCH_GA)
-                    printf(", %lld plans in %.1f s", (long long)r.evaluations,
-                           r.search_seconds);
+                    printf(", %lld plans in %.1f s", (long long)r->evaluations,
+                           r->search_seconds);
                 printf("\n");
             }
         }
-        if (fits) kt_swap_result_free(&r);
     }
     if (o[O_JSON].value) printf(nmem > 1 ? "]}\n" : "\n");
     if (stdout_written() != 0) rc = EXIT_INTERNAL;
 done:
+    if (searched)
+        for (i = 0; i < nmem; i++)
+            if (fits[i]) kt_swap_result_free(&res[i]);
     if (have_model) kt_swap_model_free(&m);
     if (g) kt_graph_destroy(g);
     return rc;
@@ -4177,16 +4238,36 @@ static int cmd_help(int argc, char **argv) {
     return stdout_written();
 }
 
+/* Does the command line from argv[from] on ask for help as JSON (--help
+   or -h, and --json)?  "Every command takes --json and then prints one
+   JSON object", help included: such a line is `ktile help CMD --json`. */
+static int asks_json_help(int argc, char **argv, int from) {
+    int i, help = 0, json = 0;
+    for (i = from; i < argc; i++) {
+        help |= strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+        json |= strcmp(argv[i], "--json") == 0;
+    }
+    return help && json;
+}
+
 int main(int argc, char **argv) {
     const command *c;
     if (argc < 2)
         return fail(EXIT_BAD_INPUT, "no command given (try 'ktile help')");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        if (asks_json_help(argc, argv, 1)) {
+            int rc = print_help_json(stdout, NULL);
+            return rc != 0 ? rc : stdout_written();
+        }
         print_overview(stdout);
         return stdout_written();
     }
     if (!(c = find_command(argv[1])))
         return fail(EXIT_BAD_INPUT, "unknown command '%s' (try 'ktile help')",
                     argv[1]);
+    if (c->run != cmd_help && asks_json_help(argc, argv, 2)) {
+        int rc = print_help_json(stdout, c);
+        return rc != 0 ? rc : stdout_written();
+    }
     return c->run(argc - 1, argv + 1);
 }

@@ -80,12 +80,27 @@ assert d["name"] == "cost", d["name"]
 assert d["usage"] == open(sys.argv[2]).read(), "usage differs from help cost"
 ' "$out" "$dir/usage.txt"; then ok; else bad help cost --json; fi
 expect_bad_msg "unknown option '--bogus'" help --bogus
+# --help with --json, after a command or alone, is help --json: one JSON
+# object, not the usage text
+for args in "plan --help --json" "cost --json --help" "sim -h --json"; do
+    cmd=${args%% *}
+    # shellcheck disable=SC2086
+    run $args
+    "$KTILE" help "$cmd" --json >"$dir/want.json" 2>/dev/null
+    if [ "$rc" -eq 0 ] && [ ! -s "$err" ] && cmp -s "$out" "$dir/want.json"
+    then ok; else bad "$args: not help $cmd --json"; fi
+done
+run --help --json
+"$KTILE" help --json >"$dir/want.json" 2>/dev/null
+if [ "$rc" -eq 0 ] && cmp -s "$out" "$dir/want.json"; then ok
+else bad "--help --json: not help --json"; fi
 expect_bad_msg 'at most one command name' help plan sim
 
 # Output that cannot be written is a failure (exit 1 and a message), for
 # help and --help as for results
 if [ -w /dev/full ]; then
     for args in "help" "help plan" "--help" "sim --help" "help --json" \
+        "plan --help --json" \
         "cost --shape 4x4 --factors 2 --from P --to R --json"; do
         # shellcheck disable=SC2086
         ${KT_WRAP:-} "$KTILE" $args >/dev/full 2>"$err"

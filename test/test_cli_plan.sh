@@ -410,6 +410,12 @@ expect_json "$dir/svg64.json" plan --model-file "$dir/train.txt" \
     --factors 2,2,2,2,2,2 --json
 check "--svg on 64 devices: one rect per tile" "$TILES" "$dir/svg64.json" \
     "$dir/train64.svg"
+# too many devices to draw: refused before the search, which here would
+# take a while (a plan's drawing is checked as soon as its devices are
+# known), and nothing written
+expect_bad_msg 'a drawing shows at most 4096 devices' plan \
+    --model-file "$dir/train.txt" --factors 1024,1024 --svg "$dir/big.svg"
+if [ ! -e "$dir/big.svg" ]; then ok; else bad "--svg past 4096: file written"; fi
 
 # ---------------------------------------------------------- text and help
 
@@ -432,6 +438,9 @@ expect_text 'eval' --help
 M=$dir/mlp.txt
 P=$dir/mlp-dp.plan.json
 expect_bad_msg 'unknown' plan --model-file "$M" --devices 4 --strategy foo
+# 2^20 devices are allowed, but not as 20 cuts: the message says what to do
+expect_bad_msg 'give fewer, larger factors with --factors' plan \
+    --model-file "$M" --devices 1048576
 for s in greedy spartan equalchop mcmc; do
     # Refused until tiling.h offers the search; then it must plan.
     run plan --model-file "$M" --devices 4 --strategy "$s" --json

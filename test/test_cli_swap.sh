@@ -101,6 +101,13 @@ expect_bad_msg "expected ga, none" swap --model "$M" --memory 1G --search x
 expect_bad_msg "not both" swap --model "$M" --memory 1G --seconds 1 \
     --generations 2
 expect_bad_msg "host-bw" swap --model "$M" --memory 1G --host-bw -3
+# below 1 byte/s the simulation's times overflow: refused as the option it
+# is, not reported as the memory's fault
+expect_bad_msg "host-bw '0.5'" swap --model "$M" --memory 64K --host-bw 0.5 \
+    --generations 2
+# too little memory names the least that runs the step
+expect_bad_msg "least memory that runs this step is" swap --model "$M" \
+    --memory 1K --search geeps
 expect_bad_msg "devices" swap --model "$M" --memory 1G --devices 0
 expect_bad_msg "missing --model" swap --memory 1G
 
