@@ -67,6 +67,23 @@
      KT_SWAP_HOST_BW   50e9   default host link bytes/s per direction
                               (PCIe 5.0 x16, what is usable of it)
 
+   LIMITS
+     KT_SWAP_MAX_POPULATION  4096    the GA's largest population (its
+                                     selection is quadratic in it)
+     KT_SWAP_MAX_OBJECTS     1<<22   the most objects in one pool
+
+   CHECKS
+     Every function that takes a model refuses with KT_ERR_INVALID one
+     never finished or changed since (a tensor, op or use added; a size,
+     on_host or keep changed: the message says to call
+     kt_swap_model_finish), and one whose sizes, op times or host link are
+     not usable;
+     every one that takes an order, a pool or a plan checks it against the
+     model first (an order is a permutation of the ops, and where it is a
+     schedule also after the ops it depends on; a pool has the model's
+     sizes, a valid CLS and CNT; a plan the model's steps, and actions whose
+     fields are in range), naming the step, action, class or field.
+
    Deterministic: the same model, options and seed give the same plan when
    the search is bounded by generations; a time budget (CPU time of the
    process, clock()) stops it after a varying number of generations.
@@ -85,6 +102,8 @@
 #ifndef KT_SWAP_HOST_BW
 #define KT_SWAP_HOST_BW 50e9
 #endif
+#define KT_SWAP_MAX_POPULATION 4096
+#define KT_SWAP_MAX_OBJECTS (1 << 22)
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,8 +114,10 @@ extern "C" {
 /* One step as the swap planner sees it: tensors with sizes, operators in a
    valid order (their index order) that use tensors, and the host link.
    The fields above the line are the caller's (fill them through the
-   builder, or change bytes/seconds afterwards: a profile); those below are
-   derived by kt_swap_model_finish. */
+   builder; seconds and the host link may be changed afterwards, e.g. a
+   profile; after changing bytes, on_host or keep call
+   kt_swap_model_finish again); those below are derived by
+   kt_swap_model_finish. */
 typedef struct kt_swap_model {
     int ntensors, nops;
     int64_t *bytes;           /* per tensor                                  */
@@ -122,11 +143,17 @@ typedef struct kt_swap_model {
     unsigned char *updated;   /* a param written during the step             */
     int *dep_first, *dep;     /* ops an op must follow                       */
     int *succ_first, *succ;   /* the reverse                                 */
+    int finished;             /* 1: derived from the tensors, ops and uses
+                                 as they are; any add clears it            */
     int cap_tensors, cap_ops, cap_uses, nuses; /* builder storage           */
 } kt_swap_model;
 
 kt_status kt_swap_model_init(kt_swap_model *m, kt_error *err);
-/* Returns the new tensor's id, or -1 (err filled). */
+/* Adding after kt_swap_model_finish is allowed: the model is unfinished
+   again (m->finished = 0) until the next kt_swap_model_finish, and every
+   planner refuses it till then.
+   Returns the new tensor's id, or -1 (err filled).  bytes >= 0; a tensor
+   of 0 bytes takes no memory (it gets objects of 0 bytes). */
 int kt_swap_model_add_tensor(kt_swap_model *m, int64_t bytes, int on_host,
                              int keep, kt_error *err);
 /* Ops are added in a valid execution order; returns the op's id or -1. */
@@ -134,20 +161,24 @@ int kt_swap_model_add_op(kt_swap_model *m, double seconds, kt_error *err);
 /* How an op uses a tensor: reads it, writes it (an output: no need to
    fetch it), or both (an in-place update). */
 enum { KT_SWAP_READ = 1, KT_SWAP_WRITE = 2 };
-/* Adds a use (KT_SWAP_READ and/or KT_SWAP_WRITE) to the op added last. */
+/* Adds a use (KT_SWAP_READ and/or KT_SWAP_WRITE) to the op added last
+   (KT_ERR_INVALID for any other op, or when no op was added). */
 kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
                                 int mode, kt_error *err);
 /* Per-operator scratch space (thesis 4.1): a tensor the op writes and
    nobody reads, so it is allocated for the op and freed right after. */
 kt_status kt_swap_model_add_scratch(kt_swap_model *m, int op, int64_t bytes,
                                     kt_error *err);
-/* Checks the uses (every read of a tensor not in host memory follows a
-   write of it) and derives TS, dependencies and parameter flags. */
+/* Checks the sizes (>= 0), op times, host link and uses (every read of a
+   tensor not in host memory follows a write of it) and derives TS,
+   dependencies and parameter flags; sets m->finished.  May be called
+   again (after adds, or changed sizes): it derives everything afresh. */
 kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err);
 /* The whole graph on one device: tensor bytes from shapes, op times from
    sched.h's roofline on the topology's device (NULL: kt_machine_default),
    host link KT_SWAP_HOST_BW.  Weights, optimizer state and inputs are
-   parameters: in host memory at first, kept from step to step. */
+   parameters: in host memory at first, kept from step to step.  A
+   topology given is checked as sched.h's consumers check one. */
 kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
                                    kt_swap_model *m, kt_error *err);
 /* One device of a partitioned step: every tensor at its tile size on the
@@ -166,14 +197,20 @@ kt_status kt_swap_model_from_plan(const kt_graph *g, const kt_plan *p,
    updates its output in place, or its result is reduced or sent to other
    devices, or on some device the region it computes is not exactly the
    device's tile of the output; otherwise the op writes straight into the
-   tile.  One rule for every executor (backend_cpu.h follows it). */
+   tile.  One rule for every executor (backend_cpu.h follows it).
+   It cannot report an error: an op outside the graph, a plan or a
+   program not of g's shape (kt_swap_model_from_program checks them in
+   full) give all zeros. */
 void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
                         const kt_program *prog, int op, int64_t *buf);
 /* kt_swap_model_from_plan for an executor: the same tensors and times,
    plus kt_swap_op_buffers' buffers of every op as its scratch tensors
    (added per op in input order, the result buffer last), so the pool
    holds the transfers' receive buffers too.  With one device (a plan of
-   factors {1}) the only buffers are those of in-place updates. */
+   factors {1}) the only buffers are those of in-place updates.  The plan
+   is checked against the graph, the program against both (kt_lower's
+   shape: tasks, transfers and xfer_first in range) and the topology as
+   sched.h checks one; KT_ERR_INVALID names what is wrong. */
 kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
                                      const kt_program *prog,
                                      const kt_topology *t, kt_swap_model *m,
@@ -193,21 +230,28 @@ typedef struct kt_swap_alloc {
     int *cnt;      /* n entries, the first nclass used */
 } kt_swap_alloc;
 
+/* n >= 0 sizes (KT_ERR_INVALID otherwise); cls and cnt zeroed. */
 kt_status kt_swap_alloc_init(kt_swap_alloc *a, int n, kt_error *err);
 void kt_swap_alloc_free(kt_swap_alloc *a);
 /* The fewest objects each class needs: the most tensors of that class one
-   op uses at once. */
+   op uses at once.  cls: a valid class map of m's nsizes sizes (min_cnt
+   has cls[nsizes-1]+1 entries); it cannot report an error: uses of a
+   class outside the map are not counted, and an unfinished model counts
+   nothing (all 0). */
 void kt_swap_class_min(const kt_swap_model *m, const int *cls, int *min_cnt);
 /* A valid pool for the model within `capacity` bytes; the message names
-   the class or op that does not fit. */
+   the sizes, class or op that does not fit.  A pool whose size overflows
+   64 bits fits nothing. */
 kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
                               int64_t capacity, kt_error *err);
 /* Thesis 4.4.3 repairs.  cls: each element raised or lowered the least so
    the sequence starts at 0 and steps by 0 or 1.  cnt: raised to min_cnt
    (NULL: 1), then, while over capacity, every class above its minimum
    gives up an equal share of the excess in bytes (so counts fall in
-   inverse proportion to the class size).  Returns 0 when no pool of these
-   classes fits. */
+   inverse proportion to the class size; a class of 0-byte objects frees
+   nothing, so it keeps its count).  Returns 0 when no pool of these
+   classes fits, and when cls is not a valid class map or a size is
+   negative (cnt is then left alone). */
 void kt_swap_cls_repair(int *cls, int n);
 int kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls, int *cnt,
                        const int *min_cnt, int64_t capacity);
@@ -216,21 +260,25 @@ int kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls, int *cnt,
    their CNT come from the parents' extended CNT (objects per size)
    crossed the same way and averaged within each child class, rounded to
    nearest, then repaired against capacity.  Returns how many children fit
-   (they are written either way). */
+   (they are written either way); 0, writing nothing, when a pool is not
+   of n sizes or a parent's CLS is not a valid class map. */
 int kt_swap_alloc_crossover(const int64_t *ts, int n, const kt_swap_alloc *p1,
                             const kt_swap_alloc *p2, int cr,
                             const int *min_cnt1, const int *min_cnt2,
                             int64_t capacity, kt_swap_alloc *c1,
                             kt_swap_alloc *c2);
 /* The pool with the fewest bytes that can run every op (dynamic
-   programming over the monotone class maps); *bytes its size. */
+   programming over the monotone class maps); *bytes its size.
+   KT_ERR_INVALID when that size overflows 64 bits. */
 kt_status kt_swap_alloc_minimal(const kt_swap_model *m, kt_swap_alloc *a,
                                 int64_t *bytes, kt_error *err);
 /* The pool the planner uses without a search: one class per size with as
    many objects as that size has tensors alive at once under `order`
-   (NULL: op order) when that fits, else the minimal pool with the spare
+   (NULL: op order; else a schedule: every op once, after the ops it
+   depends on) when that fits, else the minimal pool with the spare
    bytes shared by the classes in proportion to their unmet demand.
-   KT_ERR_INVALID when nothing fits. */
+   KT_ERR_INVALID when nothing fits, when capacity is not positive, and
+   for an order that is not a schedule of m. */
 kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
                                 int steady, int64_t capacity,
                                 kt_swap_alloc *a, kt_error *err);
@@ -238,12 +286,16 @@ kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
 /* -------------------------------------------------------------- schedules */
 
 /* Thesis 4.4.2 (after Hou et al.): child1 = s2[0..cr) then the rest in s1's
-   order; child2 = s1[0..cr) then the rest in s2's order. */
-void kt_swap_schedule_crossover(int n, const int *s1, const int *s2, int cr,
-                                int *child1, int *child2);
+   order; child2 = s1[0..cr) then the rest in s2's order (cr clamped to
+   0..n).  KT_ERR_INVALID, writing nothing, when s1 or s2 is not a
+   permutation of 0..n-1 (two schedules give schedules). */
+kt_status kt_swap_schedule_crossover(int n, const int *s1, const int *s2,
+                                     int cr, int *child1, int *child2,
+                                     kt_error *err);
 /* Ready-set mutation: a list scheduler that, with probability p, runs a
-   random ready op, else the ready op earliest in `in`.  *rng is a
-   xorshift64 state (nonzero). */
+   random ready op, else the ready op earliest in `in` (NULL: op order;
+   else a permutation of the ops, in any order).  *rng is a xorshift64
+   state (nonzero). */
 kt_status kt_swap_schedule_mutate(const kt_swap_model *m, const int *in,
                                   double p, uint64_t *rng, int *out,
                                   kt_error *err);
@@ -260,8 +312,9 @@ typedef enum kt_swap_action_kind {
 
 /* One action, to be done before the op of `step` runs (step == nsteps: at
    the end of the step).  An executor with copy streams may start it as
-   soon as the op of `after_step` has finished (-1: at the start) and the
-   swap-outs wait_out and wait_self (action indices, -1 none) are done:
+   soon as the op of `after_step` has finished (negative: at the start)
+   and the swap-outs wait_out and wait_self (action indices, -1 none) are
+   done:
    wait_out empties the object (for the baselines, which evict several
    tensors for one, the previous eviction: a chain), wait_self is the
    tensor's own last copy to the host.  These are the control edges of
@@ -304,7 +357,8 @@ typedef struct kt_swap_options {
     double seconds;        /* GA CPU-time budget (0: generations only)     */
     int generations;       /* GA generation budget (0: seconds only; both
                               0: 50)                                        */
-    int population;        /* N_p (0: 32)                                   */
+    int population;        /* N_p (0 or 1: 32), at most
+                              KT_SWAP_MAX_POPULATION                       */
     double mutation;       /* P (0: 0.1)                                    */
     double pressure;       /* softmax scale on t_norm (0: 20; thesis: 1)    */
     uint64_t seed;
@@ -315,9 +369,11 @@ typedef struct kt_swap_options {
     void *progress_ctx;
 } kt_swap_options;
 
-/* The swap planner (thesis 4.3.2) for schedule `order` (NULL: op order)
-   and pool `a`.  KT_ERR_INVALID, naming the op, when the pool cannot run
-   some op. */
+/* The swap planner (thesis 4.3.2) for schedule `order` (NULL: op order;
+   else every op once, after the ops it depends on) and pool `a` (the
+   model's sizes, at most o->memory bytes).  KT_ERR_INVALID, naming the
+   op, when the pool cannot run some op; naming the step, class or field
+   when the order or the pool is not the model's. */
 kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
                              const kt_swap_alloc *a,
                              const kt_swap_options *o, kt_swap_plan *out,
@@ -326,7 +382,8 @@ kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
    dynamic allocator), on demand: an op's missing inputs are fetched when
    it is reached, least recently used tensors evicted; the next op's inputs
    are prefetched when they fit without evicting.  Steady mode reports the
-   second step, memory as the first left it. */
+   second step, memory as the first left it.  KT_ERR_INVALID when
+   o->memory is not positive or cannot hold some op's tensors. */
 kt_status kt_swap_plan_odswap(const kt_swap_model *m,
                               const kt_swap_options *o, kt_swap_plan *out,
                               kt_error *err);
@@ -344,7 +401,12 @@ void kt_swap_plan_free(kt_swap_plan *p);
 /* The augmented graph as sched.h tasks: compute tasks (device 0, one per
    step, chained in schedule order), swap-ins on link 0 (device 1) and
    swap-outs on link 1 (device 2), with the plan's control edges.  Tasks
-   0..nsteps-1 are the steps' ops; a copy's src or dst is -1 (host). */
+   0..nsteps-1 are the steps' ops; a copy's src or dst is -1 (host).
+   The plan is checked against the model first: as many steps as ops, an
+   order that is a schedule, step_first ascending from 0 to nactions, and
+   every action of a known kind, of its step, with its tensor, object,
+   after_step and waits (swap-outs' indices, or -1) in range;
+   KT_ERR_INVALID names the action and field. */
 kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
                             kt_sim *out, kt_error *err);
 kt_status kt_swap_simulate(const kt_swap_model *m, const kt_swap_plan *p,
@@ -392,6 +454,7 @@ void kt_swap_result_free(kt_swap_result *r);
    this a no-op otherwise. */
 #include "sched.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -400,6 +463,32 @@ void kt_swap_result_free(kt_swap_result *r);
 
 static kt_status kt__swap_nomem(kt_error *err) {
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory planning swaps");
+}
+
+/* Sums and products of byte counts >= 0 saturate at KT__SWAP_HUGE: int64
+   arithmetic would wrap a pool of huge tensors to a small or negative size
+   that seems to fit.  A saturated size fits no memory (kt__swap_fits). */
+#define KT__SWAP_HUGE INT64_MAX
+
+static int64_t kt__swap_add_sat(int64_t a, int64_t b) {
+    return a > KT__SWAP_HUGE - b ? KT__SWAP_HUGE : a + b;
+}
+
+static int64_t kt__swap_mul_sat(int64_t a, int64_t b) {
+    return a > 0 && b > KT__SWAP_HUGE / a ? KT__SWAP_HUGE : a * b;
+}
+
+static int kt__swap_fits(int64_t bytes, int64_t capacity) {
+    return bytes < KT__SWAP_HUGE && bytes <= capacity;
+}
+
+/* A count of objects grown by `more` (a share of spare bytes, perhaps
+   far beyond an int when the memory is huge): converted only once
+   clamped, the conversion of a double outside int being undefined.  The
+   caller clamps it to the class's tensors after. */
+static int kt__swap_cnt_plus(int cnt, double more) {
+    double v = (double)cnt + (more > 0 ? more : 0);
+    return v >= (double)KT_SWAP_MAX_OBJECTS ? KT_SWAP_MAX_OBJECTS : (int)v;
 }
 
 /* Grows *p (of *cap elements of `size` bytes) to hold `need`. */
@@ -453,6 +542,7 @@ int kt_swap_model_add_tensor(kt_swap_model *m, int64_t bytes, int on_host,
         kt__swap_nomem(err);
         return -1;
     }
+    m->finished = 0; /* the derived arrays no longer cover every tensor */
     m->bytes[t] = bytes;
     m->on_host[t] = (unsigned char)(on_host != 0);
     m->keep[t] = (unsigned char)(keep != 0);
@@ -481,6 +571,7 @@ int kt_swap_model_add_op(kt_swap_model *m, double seconds, kt_error *err) {
         return -1;
     }
     m->use_first = uf;
+    m->finished = 0;
     m->seconds[o] = seconds;
     m->graph_op[o] = -1;
     m->use_first[o + 1] = m->nuses;
@@ -492,6 +583,11 @@ int kt_swap_model_add_op(kt_swap_model *m, double seconds, kt_error *err) {
 kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
                                 int mode, kt_error *err) {
     int i, c1 = m->cap_uses, c2 = m->cap_uses;
+    /* use_first[op] is read below: op -1 on a model without ops is not
+       "the op added last" */
+    if (m->nops == 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no op added yet "
+                        "(kt_swap_model_add_op first)", op);
     if (op != m->nops - 1)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: uses are added to "
                         "the op added last (%d)", op, m->nops - 1);
@@ -501,6 +597,7 @@ kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
     if (mode < KT_SWAP_READ || mode > (KT_SWAP_READ | KT_SWAP_WRITE))
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: use mode %d is not "
                         "read, write or both", op, mode);
+    m->finished = 0; /* even a merged mode changes the dependencies */
     for (i = m->use_first[op]; i < m->nuses; i++)
         if (m->use[i] == tensor) {
             /* one entry per tensor: a read and a write is an update */
@@ -523,6 +620,13 @@ kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
 kt_status kt_swap_model_add_scratch(kt_swap_model *m, int op, int64_t bytes,
                                     kt_error *err) {
     int t;
+    /* the op is checked first, even when there is nothing to add */
+    if (m->nops == 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no op added yet "
+                        "(kt_swap_model_add_op first)", op);
+    if (op != m->nops - 1)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: scratch is added to "
+                        "the op added last (%d)", op, m->nops - 1);
     if (bytes <= 0) {
         kt__ok(err);
         return KT_OK;
@@ -682,13 +786,111 @@ out:
     return st;
 }
 
-kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err) {
-    int nt = m->ntensors, i, n = 0;
-    int64_t *sizes;
+/* What a caller may set directly (the fields are public): sizes >= 0, op
+   times as kt_swap_model_add_op takes them, a host link that moves data.
+   Checked by finish and again by every planner: seconds and the link may
+   change after finish. */
+static kt_status kt__swap_model_values(const kt_swap_model *m,
+                                       kt_error *err) {
+    int i;
     if (!(m->h2d_bw > 0) || !(m->d2h_bw > 0) || !(m->latency >= 0) ||
         m->h2d_bw > 1e18 || m->d2h_bw > 1e18 || m->latency > 1e6)
         return kt__fail(err, KT_ERR_INVALID, 0, "host link: bandwidths must "
                         "be positive and finite, latency >= 0");
+    for (i = 0; i < m->ntensors; i++)
+        if (m->bytes[i] < 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "tensor %d: negative "
+                            "size %lld", i, (long long)m->bytes[i]);
+    for (i = 0; i < m->nops; i++)
+        if (!(m->seconds[i] >= 0) || m->seconds[i] > 1e12)
+            return kt__fail(err, KT_ERR_INVALID, 0, "op %d: time %g is not a "
+                            "finite number of seconds >= 0", i,
+                            m->seconds[i]);
+    return KT_OK;
+}
+
+/* A model every planner can index: finished since its last add (the
+   derived arrays cover every tensor, op and use), nothing finish derived
+   from changed since (a size: the pool's objects come from TS; on_host or
+   keep: the parameters), and usable values. */
+static kt_status kt__swap_model_usable(const kt_swap_model *m,
+                                       kt_error *err) {
+    int t;
+    kt_status st;
+    if (!m || !m->finished || !m->size_of || !m->param || !m->dep_first ||
+        !m->succ_first)
+        return kt__fail(err, KT_ERR_INVALID, 0, "model: not finished: call "
+                        "kt_swap_model_finish after adding its tensors, ops "
+                        "and uses (and again after adding more)");
+    if ((st = kt__swap_model_values(m, err)) != KT_OK) return st;
+    for (t = 0; t < m->ntensors; t++) {
+        int z = m->size_of[t];
+        if (m->param[t] != (m->on_host[t] && m->keep[t]))
+            return kt__fail(err, KT_ERR_INVALID, 0, "tensor %d: on_host or "
+                            "keep changed since kt_swap_model_finish; call "
+                            "it again", t);
+        if (z >= 0 && (z >= m->nsizes || m->size[z] != m->bytes[t]))
+            return kt__fail(err, KT_ERR_INVALID, 0, "tensor %d: %lld bytes, "
+                            "kt_swap_model_finish saw %lld; call it again "
+                            "after changing sizes", t,
+                            (long long)m->bytes[t],
+                            (long long)(z < m->nsizes ? m->size[z] : -1));
+    }
+    return KT_OK;
+}
+
+/* order[0..nops) names every op of m once (the planners index their
+   arrays with it) and, when `deps`, is a schedule: every op after the ops
+   it depends on (m->dep: the last writer of each tensor it uses, and for
+   a write the readers since) -- the order constraints of the model.
+   `what` names the array in the messages. */
+static kt_status kt__swap_order_check(const kt_swap_model *m,
+                                      const int *order, int deps,
+                                      const char *what, kt_error *err) {
+    int n = m->nops, i, j;
+    int *pos = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    kt_status st = KT_OK;
+    if (!pos) return kt__swap_nomem(err);
+    for (i = 0; i < n; i++) pos[i] = -1;
+    for (i = 0; i < n && st == KT_OK; i++) {
+        int o = order[i];
+        if (o < 0 || o >= n)
+            st = kt__fail(err, KT_ERR_INVALID, 0, "%s: step %d is op %d, not "
+                          "one of the model's %d ops", what, i, o, n);
+        else if (pos[o] >= 0)
+            st = kt__fail(err, KT_ERR_INVALID, 0, "%s: op %d at steps %d and "
+                          "%d (every op once)", what, o, pos[o], i);
+        else
+            pos[o] = i;
+    }
+    for (i = 0; deps && i < n && st == KT_OK; i++)
+        for (j = m->dep_first[i]; j < m->dep_first[i + 1]; j++)
+            if (pos[m->dep[j]] > pos[i]) {
+                st = kt__fail(err, KT_ERR_INVALID, 0, "%s: op %d (step %d) "
+                              "runs before op %d (step %d), which it must "
+                              "follow: one writes a tensor the other uses",
+                              what, i, pos[i], m->dep[j], pos[m->dep[j]]);
+                break;
+            }
+    KT_FREE(pos);
+    return st;
+}
+
+/* The device memory of options o: a positive size (the pool, or the
+   baselines' budget, must fit in it). */
+static kt_status kt__swap_memory_check(int64_t memory, kt_error *err) {
+    if (memory <= 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes; give a "
+                        "positive size", (long long)memory);
+    return KT_OK;
+}
+
+kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err) {
+    int nt = m->ntensors, i, n = 0;
+    int64_t *sizes;
+    kt_status st;
+    m->finished = 0;
+    if ((st = kt__swap_model_values(m, err)) != KT_OK) return st;
     kt__swap_model_free_derived(m);
     m->size_of = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     m->param = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
@@ -721,6 +923,7 @@ kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err) {
             m->size_of[i] = kt__swap_size_index(sizes, m->nsizes, m->bytes[i]);
     if (kt__swap_derive_deps(m, err) != KT_OK)
         return err ? err->status : KT_ERR_GRAPH;
+    m->finished = 1;
     kt__ok(err);
     return KT_OK;
 }
@@ -794,11 +997,16 @@ static kt_status kt__swap_model_build(const kt_graph *g, const int64_t *bytes,
 kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
                                    kt_swap_model *m, kt_error *err) {
     int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g), i;
-    int64_t *bytes = (int64_t *)kt__calloc((size_t)nt + 1, sizeof(int64_t));
-    double *secs = (double *)kt__calloc((size_t)no + 1, sizeof(double));
-    kt_topology dev = kt__swap_one_device(t);
+    int64_t *bytes;
+    double *secs;
+    kt_topology dev;
     kt_status st;
     memset(m, 0, sizeof *m);
+    /* the roofline indexes the topology's kinds with its kind map */
+    if (t && (st = kt__topology_usable(t, err)) != KT_OK) return st;
+    dev = kt__swap_one_device(t);
+    bytes = (int64_t *)kt__calloc((size_t)nt + 1, sizeof(int64_t));
+    secs = (double *)kt__calloc((size_t)no + 1, sizeof(double));
     if (!bytes || !secs) {
         KT_FREE(bytes);
         KT_FREE(secs);
@@ -819,6 +1027,12 @@ kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
     if (st != KT_OK) kt_swap_model_free(m);
     return st;
 }
+
+/* kt_swap_op_buffers without its checks (the caller has checked the plan
+   and the program in full). */
+static void kt__swap_op_buffers(const kt_graph *g, const kt_plan *p,
+                                const kt_program *prog, int op,
+                                int64_t *buf);
 
 /* One device's share of a partitioned step under program prog: tile
    sizes of the fullest device, the slowest sub-operator's time, and with
@@ -851,9 +1065,9 @@ static kt_status kt__swap_model_program(const kt_graph *g, const kt_plan *p,
                                     tk->device);
         if (s > secs[tk->op]) secs[tk->op] = s;
     }
-    for (i = 0; buffers && i < no; i++)
-        kt_swap_op_buffers(g, p, prog, i,
-                           scratch + (size_t)i * (KT_MAX_VARS + 1));
+    for (i = 0; buffers && i < no; i++) /* checked by the caller */
+        kt__swap_op_buffers(g, p, prog, i,
+                            scratch + (size_t)i * (KT_MAX_VARS + 1));
     st = kt__swap_model_build(g, bytes, secs, scratch, m, err);
     KT_FREE(bytes);
     KT_FREE(secs);
@@ -869,7 +1083,8 @@ kt_status kt_swap_model_from_plan(const kt_graph *g, const kt_plan *p,
     kt_status st;
     memset(m, 0, sizeof *m);
     memset(&prog, 0, sizeof prog);
-    st = kt_lower(g, p, &prog, err);
+    if (t && (st = kt__topology_usable(t, err)) != KT_OK) return st;
+    st = kt_lower(g, p, &prog, err); /* checks the plan against g */
     if (st == KT_OK) st = kt__swap_model_program(g, p, &prog, t, 0, m, err);
     kt_program_free(&prog);
     return st;
@@ -892,8 +1107,9 @@ static int64_t kt__swap_box_numel(const kt_box *b, int rank) {
     return n;
 }
 
-void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
-                        const kt_program *prog, int op, int64_t *buf) {
+static void kt__swap_op_buffers(const kt_graph *g, const kt_plan *p,
+                                const kt_program *prog, int op,
+                                int64_t *buf) {
     const kt_op *o = kt_graph_op(g, op);
     const kt_tensor *y = kt_graph_tensor(g, o->output);
     int64_t d, ndev = prog->ndev;
@@ -939,19 +1155,69 @@ void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
     }
 }
 
+/* What kt__swap_op_buffers reads for op `op`, checked in time linear in
+   the op's part of the program (the public function is called once per
+   op): the plan's shape and the tilings of the op's tensors, the op's
+   tasks and its transfers' range. */
+static int kt__swap_op_buffers_ok(const kt_graph *g, const kt_plan *p,
+                                  const kt_program *prog, int op) {
+    const kt_op *o;
+    kt_error e;
+    int64_t d, nd = prog->ndev;
+    int j;
+    if (op < 0 || op >= kt_graph_op_count(g) || !p->tiling ||
+        p->ntensors != kt_graph_tensor_count(g) ||
+        p->nops != kt_graph_op_count(g) ||
+        kt_factors_check(&p->f, &e) != KT_OK ||
+        nd != kt_factors_devices(&p->f) || prog->nops != p->nops ||
+        (int64_t)prog->ntask != (int64_t)prog->nops * nd || !prog->task ||
+        !prog->xfer_first || prog->nxfer < 0 ||
+        prog->xfer_first[op] < 0 ||
+        prog->xfer_first[op] > prog->xfer_first[op + 1] ||
+        prog->xfer_first[op + 1] > prog->nxfer)
+        return 0;
+    o = kt_graph_op(g, op);
+    for (j = 0; j <= o->ninputs; j++) {
+        int tt = j < o->ninputs ? o->input[j] : o->output;
+        const kt_tensor *x = kt_graph_tensor(g, tt);
+        if (kt_tiling_check(&p->tiling[tt], x->name, x->rank, x->shape,
+                            &p->f, 0, &e) != KT_OK)
+            return 0;
+    }
+    for (d = 0; d < nd; d++)
+        if (prog->task[(int64_t)op * nd + d].op != op) return 0;
+    return prog->xfer_first[op + 1] == prog->xfer_first[op] || prog->xfer;
+}
+
+void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
+                        const kt_program *prog, int op, int64_t *buf) {
+    int j;
+    if (!kt__swap_op_buffers_ok(g, p, prog, op)) {
+        for (j = 0; j <= KT_MAX_VARS; j++) buf[j] = 0;
+        return;
+    }
+    kt__swap_op_buffers(g, p, prog, op, buf);
+}
+
 kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
                                      const kt_program *prog,
                                      const kt_topology *t, kt_swap_model *m,
                                      kt_error *err) {
+    kt_status st;
     memset(m, 0, sizeof *m);
-    if (prog->nops != kt_graph_op_count(g) ||
-        prog->ntask != prog->nops * prog->ndev ||
-        prog->ndev != kt_factors_devices(&p->f))
+    /* the plan, the program and the topology index the graph's tensors
+       and ops, one another's devices and the kinds: each is checked
+       before any is read */
+    if ((st = kt__plan_check(g, p, err)) != KT_OK) return st;
+    if (t && (st = kt__topology_usable(t, err)) != KT_OK) return st;
+    if (prog->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "swap model: the program "
                         "(%d ops on %lld devices) is not the plan's "
                         "(%d ops on %lld)", prog->nops,
                         (long long)prog->ndev, kt_graph_op_count(g),
                         (long long)kt_factors_devices(&p->f));
+    if ((st = kt__program_check(g, prog, prog->ndev, err)) != KT_OK)
+        return st;
     return kt__swap_model_program(g, p, prog, t, 1, m, err);
 }
 
@@ -959,6 +1225,9 @@ kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
 
 kt_status kt_swap_alloc_init(kt_swap_alloc *a, int n, kt_error *err) {
     memset(a, 0, sizeof *a);
+    if (n < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: %d sizes; give n >= 0 "
+                        "(the model's nsizes)", n);
     a->n = n;
     a->cls = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     a->cnt = (int *)kt__calloc((size_t)n + 1, sizeof(int));
@@ -996,20 +1265,88 @@ static int64_t kt__swap_class_bytes(const int64_t *ts, int n, const int *cls,
     return b;
 }
 
+/* Saturated (KT__SWAP_HUGE when it overflows). */
 static int64_t kt__swap_pool_bytes(const int64_t *ts, int n, const int *cls,
                                    const int *cnt) {
     int i;
     int64_t b = 0;
     for (i = 0; i < n; i++)
-        if (i == n - 1 || cls[i + 1] != cls[i]) b += ts[i] * cnt[cls[i]];
+        if (i == n - 1 || cls[i + 1] != cls[i])
+            b = kt__swap_add_sat(b, kt__swap_mul_sat(ts[i], cnt[cls[i]]));
     return b;
+}
+
+/* The first i where cls[0..n) does not start at 0 or step by 0 or 1, or
+   -1: a valid map's class indices are all below its nclass, so arrays of
+   nclass entries can be indexed with them. */
+static int kt__swap_cls_bad(const int *cls, int n) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (i == 0 ? cls[0] != 0
+                   : cls[i] < cls[i - 1] || cls[i] > cls[i - 1] + 1)
+            return i;
+    return -1;
+}
+
+static int kt__swap_cls_valid(const int *cls, int n) {
+    return kt__swap_cls_bad(cls, n) < 0;
+}
+
+/* The pool's shape against the model (what the planner indexes): the
+   model's sizes, a valid CLS, and counts whose total the planner's int
+   object numbers hold. */
+static kt_status kt__swap_pool_shape(const kt_swap_model *m,
+                                     const kt_swap_alloc *a, kt_error *err) {
+    int n = m->nsizes, i, nc;
+    int64_t objs = 0;
+    if (a->n != n)
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: %d sizes, the model "
+                        "has %d (kt_swap_alloc_init it with the model's "
+                        "nsizes)", a->n, n);
+    if (n > 0 && (!a->cls || !a->cnt))
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: no CLS or CNT (freed, "
+                        "or never initialised)");
+    if ((i = kt__swap_cls_bad(a->cls, n)) == 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: CLS[0] = %d, not 0",
+                        a->cls[0]);
+    if (i > 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: CLS[%d] = %d does not "
+                        "follow CLS[%d] by 0 or 1", i, a->cls[i], i - 1);
+    nc = kt__swap_nclass(a->cls, n);
+    for (i = 0; i < nc; i++) {
+        if (a->cnt[i] < 0 || a->cnt[i] > KT_SWAP_MAX_OBJECTS - objs)
+            return kt__fail(err, KT_ERR_INVALID, 0, "pool: class %d has %d "
+                            "objects; a pool has 0 to %d in all "
+                            "(KT_SWAP_MAX_OBJECTS)", i, a->cnt[i],
+                            KT_SWAP_MAX_OBJECTS);
+        objs += a->cnt[i];
+    }
+    return KT_OK;
+}
+
+static kt_status kt__swap_pool_within(const kt_swap_model *m,
+                                      const kt_swap_alloc *a,
+                                      int64_t capacity, kt_error *err) {
+    int64_t bytes = kt__swap_pool_bytes(m->size, m->nsizes, a->cls, a->cnt);
+    if (bytes == KT__SWAP_HUGE)
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: its size overflows 64 "
+                        "bits, more than the %lld bytes of memory",
+                        (long long)capacity);
+    if (bytes > capacity)
+        return kt__fail(err, KT_ERR_INVALID, 0, "pool: %lld bytes, more than "
+                        "the %lld of memory", (long long)bytes,
+                        (long long)capacity);
+    return KT_OK;
 }
 
 void kt_swap_class_min(const kt_swap_model *m, const int *cls, int *min_cnt) {
     int nc = kt__swap_nclass(cls, m->nsizes), o, i;
     int count[64], *cnt = count;
-    if (nc > 64) cnt = (int *)kt__calloc((size_t)nc, sizeof(int));
+    if (nc < 0) return; /* min_cnt has no entries */
     for (i = 0; i < nc; i++) min_cnt[i] = 0;
+    /* size_of and use_first are the derived arrays this walks */
+    if (!m->finished) return;
+    if (nc > 64) cnt = (int *)kt__calloc((size_t)nc, sizeof(int));
     if (!cnt) { /* out of memory: a safe answer, one op's worth each */
         for (i = 0; i < nc; i++) min_cnt[i] = KT_MAX_VARS + 1;
         return;
@@ -1018,10 +1355,13 @@ void kt_swap_class_min(const kt_swap_model *m, const int *cls, int *min_cnt) {
     for (o = 0; o < m->nops; o++) {
         for (i = m->use_first[o]; i < m->use_first[o + 1]; i++) {
             int c = cls[m->size_of[m->use[i]]];
-            if (++cnt[c] > min_cnt[c]) min_cnt[c] = cnt[c];
+            if (c >= 0 && c < nc && ++cnt[c] > min_cnt[c])
+                min_cnt[c] = cnt[c];
         }
-        for (i = m->use_first[o]; i < m->use_first[o + 1]; i++)
-            cnt[cls[m->size_of[m->use[i]]]] = 0;
+        for (i = m->use_first[o]; i < m->use_first[o + 1]; i++) {
+            int c = cls[m->size_of[m->use[i]]];
+            if (c >= 0 && c < nc) cnt[c] = 0;
+        }
     }
     if (cnt != count) KT_FREE(cnt);
 }
@@ -1039,39 +1379,54 @@ static int kt__swap_floor_of(const int *min_cnt, int c) {
     return min_cnt && min_cnt[c] > 1 ? min_cnt[c] : 1;
 }
 
+/* Can class c give up objects to save bytes?  Not below its floor, and
+   not when its objects are of 0 bytes: dropping them saves nothing (and
+   the share of bytes per object would divide by 0). */
+static int kt__swap_shrinkable(const int64_t *ob, const int *cnt,
+                               const int *min_cnt, int c) {
+    return ob[c] > 0 && cnt[c] > kt__swap_floor_of(min_cnt, c);
+}
+
 int kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls, int *cnt,
                        const int *min_cnt, int64_t capacity) {
     int nc = kt__swap_nclass(cls, n), c, i, guard;
     int64_t objbytes[64], *ob = objbytes, total = 0;
+    /* ob[] is indexed by class: only a valid map stays inside it */
+    if (!kt__swap_cls_valid(cls, n)) return 0;
+    for (i = 0; i < n; i++)
+        if (ts[i] < 0) return 0;
     if (nc > 64) ob = (int64_t *)kt__calloc((size_t)nc, sizeof(int64_t));
     if (!ob) return 0;
     for (i = 0; i < n; i++) ob[cls[i]] = ts[i];
     for (c = 0; c < nc; c++) {
         if (cnt[c] < kt__swap_floor_of(min_cnt, c))
             cnt[c] = kt__swap_floor_of(min_cnt, c);
-        total += ob[c] * cnt[c];
+        total = kt__swap_add_sat(total, kt__swap_mul_sat(ob[c], cnt[c]));
     }
     /* thesis 4.4.3: every class gives up the same bytes, i.e. counts fall
-       in inverse proportion to the object size, until the pool fits */
-    for (guard = 0; total > capacity && guard < 64; guard++) {
+       in inverse proportion to the object size, until the pool fits (a
+       negative capacity: nothing fits, not even an empty pool) */
+    for (guard = 0; capacity >= 0 && !kt__swap_fits(total, capacity) &&
+                    guard < 64;
+         guard++) {
         int shrinkable = 0;
-        int64_t share;
+        int64_t share, excess = total - capacity; /* > 0, no overflow */
         for (c = 0; c < nc; c++)
-            if (cnt[c] > kt__swap_floor_of(min_cnt, c)) shrinkable++;
+            shrinkable += kt__swap_shrinkable(ob, cnt, min_cnt, c);
         if (!shrinkable) break;
-        share = (total - capacity + shrinkable - 1) / shrinkable;
+        share = excess / shrinkable + (excess % shrinkable != 0);
         total = 0;
         for (c = 0; c < nc; c++) {
             int lo = kt__swap_floor_of(min_cnt, c);
-            if (cnt[c] > lo) {
-                int64_t drop = (share + ob[c] - 1) / ob[c];
+            if (kt__swap_shrinkable(ob, cnt, min_cnt, c)) {
+                int64_t drop = share / ob[c] + (share % ob[c] != 0);
                 cnt[c] = cnt[c] - drop < lo ? lo : (int)(cnt[c] - drop);
             }
-            total += ob[c] * cnt[c];
+            total = kt__swap_add_sat(total, kt__swap_mul_sat(ob[c], cnt[c]));
         }
     }
     if (ob != objbytes) KT_FREE(ob);
-    return total <= capacity;
+    return kt__swap_fits(total, capacity);
 }
 
 /* Objects per size (the thesis's extended CNT): cnt of each size's class. */
@@ -1103,6 +1458,11 @@ int kt_swap_alloc_crossover(const int64_t *ts, int n, const kt_swap_alloc *p1,
                             kt_swap_alloc *c2) {
     double buf[256], *e1 = buf, *e2, *x1, *x2;
     int i, fits = 0;
+    /* the parents' CNT are indexed by their CLS, the children written
+       over n sizes */
+    if (n < 0 || p1->n != n || p2->n != n || c1->n != n || c2->n != n ||
+        !kt__swap_cls_valid(p1->cls, n) || !kt__swap_cls_valid(p2->cls, n))
+        return 0;
     if (n > 64) {
         e1 = (double *)kt__calloc((size_t)n * 4, sizeof(double));
         if (!e1) return 0;
@@ -1130,20 +1490,14 @@ int kt_swap_alloc_crossover(const int64_t *ts, int n, const kt_swap_alloc *p1,
     return fits;
 }
 
-kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
-                              int64_t capacity, kt_error *err) {
+/* kt_swap_alloc_check on a model already checked (the search's every
+   evaluation). */
+static kt_status kt__swap_alloc_fit(const kt_swap_model *m,
+                                    const kt_swap_alloc *a, int64_t capacity,
+                                    kt_error *err) {
     int n = m->nsizes, i, nc, *mins;
-    int64_t bytes;
-    if (a->n != n)
-        return kt__fail(err, KT_ERR_INVALID, 0, "pool: %d sizes, the model "
-                        "has %d", a->n, n);
-    for (i = 0; i < n; i++)
-        if ((i == 0 && a->cls[0] != 0) ||
-            (i > 0 && (a->cls[i] < a->cls[i - 1] ||
-                       a->cls[i] > a->cls[i - 1] + 1)))
-            return kt__fail(err, KT_ERR_INVALID, 0, "pool: CLS[%d] = %d does "
-                            "not follow CLS[%d] by 0 or 1", i, a->cls[i],
-                            i - 1);
+    kt_status st = kt__swap_pool_shape(m, a, err);
+    if (st != KT_OK) return st;
     nc = kt__swap_nclass(a->cls, n);
     mins = (int *)kt__calloc((size_t)nc + 1, sizeof(int));
     if (!mins) return kt__swap_nomem(err);
@@ -1160,13 +1514,16 @@ kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
                             a->cnt[i], need);
         }
     KT_FREE(mins);
-    bytes = kt__swap_pool_bytes(m->size, n, a->cls, a->cnt);
-    if (bytes > capacity)
-        return kt__fail(err, KT_ERR_INVALID, 0, "pool: %lld bytes, more than "
-                        "the %lld of memory", (long long)bytes,
-                        (long long)capacity);
+    if ((st = kt__swap_pool_within(m, a, capacity, err)) != KT_OK) return st;
     kt__ok(err);
     return KT_OK;
+}
+
+kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
+                              int64_t capacity, kt_error *err) {
+    kt_status st = kt__swap_model_usable(m, err);
+    if (st != KT_OK) return st;
+    return kt__swap_alloc_fit(m, a, capacity, err);
 }
 
 kt_status kt_swap_alloc_minimal(const kt_swap_model *m, kt_swap_alloc *a,
@@ -1180,7 +1537,9 @@ kt_status kt_swap_alloc_minimal(const kt_swap_model *m, kt_swap_alloc *a,
     int *from = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *fromcnt = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *fill = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    kt_status st = kt_swap_alloc_init(a, n, err);
+    kt_status st = kt__swap_model_usable(m, err);
+    if (st == KT_OK) st = kt_swap_alloc_init(a, n, err);
+    else memset(a, 0, sizeof *a);
     if (st != KT_OK || !sfirst || !sop || !cnt || !best || !from ||
         !fromcnt || !fill) {
         if (st == KT_OK) st = kt__swap_nomem(err);
@@ -1207,7 +1566,8 @@ kt_status kt_swap_alloc_minimal(const kt_swap_model *m, kt_swap_alloc *a,
             int64_t c;
             for (k = sfirst[j]; k < sfirst[j + 1]; k++)
                 if (++cnt[sop[k]] > mx) mx = cnt[sop[k]];
-            c = best[i] + m->size[j] * (int64_t)mx;
+            c = kt__swap_add_sat(best[i],
+                                 kt__swap_mul_sat(m->size[j], (int64_t)mx));
             if (best[j + 1] < 0 || c < best[j + 1]) {
                 best[j + 1] = c;
                 from[j + 1] = i;
@@ -1227,6 +1587,12 @@ kt_status kt_swap_alloc_minimal(const kt_swap_model *m, kt_swap_alloc *a,
         }
     }
     *bytes = n > 0 ? best[n] : 0;
+    if (*bytes == KT__SWAP_HUGE) {
+        st = kt__fail(err, KT_ERR_INVALID, 0, "pool: the smallest that can "
+                      "run every op overflows 64 bits (tensor sizes too "
+                      "large)");
+        goto out;
+    }
     kt__ok(err);
 out:
     KT_FREE(sfirst);
@@ -1353,7 +1719,8 @@ static void kt__swap_fill(const kt_swap_model *m, kt_swap_alloc *a,
         for (c = 0; c < nc; c++) {
             int64_t ob = kt__swap_class_bytes(m->size, n, a->cls, c);
             double share = (double)spare * d[c] / demand_total;
-            if (ob > 0) a->cnt[c] += (int)(share / (double)ob);
+            if (ob > 0)
+                a->cnt[c] = kt__swap_cnt_plus(a->cnt[c], share / (double)ob);
         }
     if (d != demand) KT_FREE(d);
     kt__swap_alloc_clamp(m, a);
@@ -1362,12 +1729,18 @@ static void kt__swap_fill(const kt_swap_model *m, kt_swap_alloc *a,
 kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
                                 int steady, int64_t capacity,
                                 kt_swap_alloc *a, kt_error *err) {
-    int n = m->nsizes, i;
-    int *peak = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *mins = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int n, i, *peak, *mins;
     int64_t minbytes = 0;
     kt_status st;
     memset(a, 0, sizeof *a);
+    if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
+        (st = kt__swap_memory_check(capacity, err)) != KT_OK ||
+        (order && (st = kt__swap_order_check(m, order, 1, "order", err)) !=
+                      KT_OK))
+        return st;
+    n = m->nsizes;
+    peak = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    mins = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     if (!peak || !mins) {
         KT_FREE(peak);
         KT_FREE(mins);
@@ -1423,10 +1796,40 @@ static void kt__swap_cross_one(int n, const int *head, const int *tail,
     KT_FREE(taken);
 }
 
-void kt_swap_schedule_crossover(int n, const int *s1, const int *s2, int cr,
-                                int *child1, int *child2) {
+/* s[0..n) is a permutation of 0..n-1 (what cross_one indexes `taken`
+   with). */
+static kt_status kt__swap_perm_check(int n, const int *s, const char *what,
+                                     kt_error *err) {
+    unsigned char *seen = (unsigned char *)kt__calloc((size_t)n + 1, 1);
+    int i;
+    kt_status st = KT_OK;
+    if (!seen) return kt__swap_nomem(err);
+    for (i = 0; i < n && st == KT_OK; i++) {
+        if (s[i] < 0 || s[i] >= n)
+            st = kt__fail(err, KT_ERR_INVALID, 0, "%s: step %d is op %d, "
+                          "outside 0..%d", what, i, s[i], n - 1);
+        else if (seen[s[i]]++)
+            st = kt__fail(err, KT_ERR_INVALID, 0, "%s: op %d twice (step %d)",
+                          what, s[i], i);
+    }
+    KT_FREE(seen);
+    return st;
+}
+
+kt_status kt_swap_schedule_crossover(int n, const int *s1, const int *s2,
+                                     int cr, int *child1, int *child2,
+                                     kt_error *err) {
+    kt_status st;
+    if (n < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "crossover: %d ops", n);
+    if ((st = kt__swap_perm_check(n, s1, "crossover: s1", err)) != KT_OK ||
+        (st = kt__swap_perm_check(n, s2, "crossover: s2", err)) != KT_OK)
+        return st;
+    if (cr < 0) cr = 0;
     kt__swap_cross_one(n, s2, s1, cr, child1);
     kt__swap_cross_one(n, s1, s2, cr, child2);
+    kt__ok(err);
+    return KT_OK;
 }
 
 static uint64_t kt__swap_rng(uint64_t *s) { /* xorshift64 */
@@ -1446,9 +1849,11 @@ static int kt__swap_below(uint64_t *s, int n) {
     return n > 0 ? (int)(kt__swap_rng(s) % (uint64_t)n) : 0;
 }
 
-kt_status kt_swap_schedule_mutate(const kt_swap_model *m, const int *in,
-                                  double p, uint64_t *rng, int *out,
-                                  kt_error *err) {
+/* kt_swap_schedule_mutate on a model and `in` already checked (the
+   search's children). */
+static kt_status kt__swap_mutate(const kt_swap_model *m, const int *in,
+                                 double p, uint64_t *rng, int *out,
+                                 kt_error *err) {
     int n = m->nops, i, nready = 0, k;
     int *pos = (int *)kt__calloc((size_t)n + 1, sizeof(int));
     int *indeg = (int *)kt__calloc((size_t)n + 1, sizeof(int));
@@ -1487,6 +1892,20 @@ kt_status kt_swap_schedule_mutate(const kt_swap_model *m, const int *in,
                         "dependencies have a cycle");
     kt__ok(err);
     return KT_OK;
+}
+
+kt_status kt_swap_schedule_mutate(const kt_swap_model *m, const int *in,
+                                  double p, uint64_t *rng, int *out,
+                                  kt_error *err) {
+    kt_status st = kt__swap_model_usable(m, err);
+    if (st != KT_OK) return st;
+    if (!rng)
+        return kt__fail(err, KT_ERR_INVALID, 0, "mutate: no random state");
+    /* `in` is a priority order, not a schedule: any permutation will do */
+    if (in && (st = kt__swap_order_check(m, in, 0, "mutate: in", err)) !=
+                  KT_OK)
+        return st;
+    return kt__swap_mutate(m, in, p, rng, out, err);
 }
 
 /* --------------------------------------------------------------- planning */
@@ -1551,7 +1970,7 @@ static int kt__swap_act(kt__swap_ctx *c, kt_swap_action_kind kind, int t,
     a->wait_out = wait_out;
     a->wait_self = wait_self;
     if (kind == KT_SWAP_IN || kind == KT_SWAP_OUT)
-        c->swapped += c->m->bytes[t];
+        c->swapped = kt__swap_add_sat(c->swapped, c->m->bytes[t]);
     return c->nact++;
 }
 
@@ -1903,21 +2322,32 @@ static int kt__swap_emit(kt__swap_ctx *c, const int *start, kt_swap_plan *p) {
     return 1;
 }
 
+/* The op that found no room: in a pool, every object of the tensor's
+   class held one of the op's tensors; without a pool (ODSwap), the op's
+   tensors together did not fit in the memory. */
 static kt_status kt__swap_fail_op(const kt__swap_ctx *c, kt_error *err) {
     const kt_swap_model *m = c->m;
     int op = c->order[c->fail_step], t = c->fail_tensor;
+    int gop = m->graph_op[op] >= 0 ? m->graph_op[op] : op;
+    int gt = m->graph_tensor[t] >= 0 ? m->graph_tensor[t] : t;
+    if (!c->obj_bytes)
+        return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes are too "
+                        "few: op %d (step %d) cannot fit tensor %d (%lld "
+                        "bytes) beside the other tensors it uses",
+                        (long long)c->budget, gop, c->fail_step, gt,
+                        (long long)m->bytes[t]);
     return kt__fail(err, KT_ERR_INVALID, 0, "op %d (step %d) cannot get an "
                     "object for tensor %d (%lld bytes): every object of its "
-                    "class holds a tensor the op uses", m->graph_op[op] >= 0
-                    ? m->graph_op[op] : op, c->fail_step,
-                    m->graph_tensor[t] >= 0 ? m->graph_tensor[t] : t,
+                    "class holds a tensor the op uses", gop, c->fail_step, gt,
                     (long long)m->bytes[t]);
 }
 
-kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
-                             const kt_swap_alloc *a,
-                             const kt_swap_options *o, kt_swap_plan *out,
-                             kt_error *err) {
+/* kt_swap_plan_build with its inputs checked (the search builds a plan
+   per evaluation from orders and pools it made). */
+static kt_status kt__swap_plan_build(const kt_swap_model *m, const int *order,
+                                     const kt_swap_alloc *a,
+                                     const kt_swap_options *o,
+                                     kt_swap_plan *out, kt_error *err) {
     kt__swap_ctx c;
     int *ident = NULL, *start = NULL, r, i;
     kt_status st = KT_OK;
@@ -1966,6 +2396,24 @@ out:
     return st;
 }
 
+kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
+                             const kt_swap_alloc *a,
+                             const kt_swap_options *o, kt_swap_plan *out,
+                             kt_error *err) {
+    kt_status st;
+    memset(out, 0, sizeof *out);
+    /* the order indexes the ops, the pool's CLS the classes and its CNT
+       the objects: all are the model's before the planner reads them */
+    if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
+        (st = kt__swap_memory_check(o->memory, err)) != KT_OK ||
+        (order && (st = kt__swap_order_check(m, order, 1, "order", err)) !=
+                      KT_OK) ||
+        (st = kt__swap_pool_shape(m, a, err)) != KT_OK ||
+        (st = kt__swap_pool_within(m, a, o->memory, err)) != KT_OK)
+        return st;
+    return kt__swap_plan_build(m, order, a, o, out, err);
+}
+
 /* ------- baselines without a pool */
 
 /* A tensor resident under a byte budget (no objects). */
@@ -2001,7 +2449,7 @@ static int kt__swap_od_scan(kt__swap_ctx *c) {
             if (c->where[t] >= 0) continue;
             /* on demand: decided when the op is reached, i.e. after the
                previous op; LRU victims until the tensor fits */
-            while (c->used + m->bytes[t] > c->budget) {
+            while (m->bytes[t] > c->budget - c->used) { /* no overflow */
                 int v = kt__swap_lru(c, s), r;
                 if (v < 0) {
                     c->fail_step = s;
@@ -2024,7 +2472,7 @@ static int kt__swap_od_scan(kt__swap_ctx *c) {
             for (i = m->use_first[nx]; i < m->use_first[nx + 1]; i++) {
                 int t = m->use[i];
                 if (!(m->use_mode[i] & KT_SWAP_READ) || c->where[t] >= 0 ||
-                    c->used + m->bytes[t] > c->budget ||
+                    m->bytes[t] > c->budget - c->used ||
                     (!m->on_host[t] && c->host_out[t] < 0))
                     continue;
                 if (kt__swap_act(c, KT_SWAP_IN, t, -1, s + 1, s - 1, -1,
@@ -2097,10 +2545,14 @@ kt_status kt_swap_plan_odswap(const kt_swap_model *m,
                               const kt_swap_options *o, kt_swap_plan *out,
                               kt_error *err) {
     kt__swap_ctx c;
-    int *order = kt__swap_identity(m->nops), *start = NULL, nstart = 0, r;
+    int *order = NULL, *start = NULL, nstart = 0, r;
     kt_status st = KT_OK;
     memset(&c, 0, sizeof c);
     memset(out, 0, sizeof *out);
+    if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
+        (st = kt__swap_memory_check(o->memory, err)) != KT_OK)
+        return st;
+    order = kt__swap_identity(m->nops);
     if (!order || !kt__swap_ctx_tensors(&c, m, order, o)) {
         st = kt__swap_nomem(err);
         goto out;
@@ -2139,7 +2591,7 @@ static int64_t kt__swap_geeps_peak(const kt_swap_model *m,
     for (o = 0; o < m->nops; o++) {
         int64_t b = 0;
         for (i = m->use_first[o]; i < m->use_first[o + 1]; i++)
-            if (!pin[m->use[i]]) b += m->bytes[m->use[i]];
+            if (!pin[m->use[i]]) b = kt__swap_add_sat(b, m->bytes[m->use[i]]);
         if (b > peak || *at < 0) {
             peak = b;
             *at = o;
@@ -2155,9 +2607,9 @@ static int64_t kt__swap_geeps_place(const kt_swap_model *m, int64_t total,
                                     unsigned char *pin) {
     int at, t, i;
     int64_t peak = kt__swap_geeps_peak(m, pin, &at), avail, buffer;
-    buffer = 2 * peak;
+    buffer = kt__swap_mul_sat(2, peak);
+    if (!kt__swap_fits(buffer, total)) return -1;
     avail = total - buffer;
-    if (avail < 0) return -1;
     /* first the local data used at the peak: pinning it also shrinks the
        buffer, twice over */
     while (at >= 0) {
@@ -2195,12 +2647,17 @@ static int64_t kt__swap_geeps_place(const kt_swap_model *m, int64_t total,
 kt_status kt_swap_plan_geeps(const kt_swap_model *m, const kt_swap_options *o,
                              kt_swap_plan *out, kt_error *err) {
     kt__swap_ctx c;
-    int *order = kt__swap_identity(m->nops), *start = NULL, nstart = 0, s, i;
-    unsigned char *pin = (unsigned char *)kt__calloc((size_t)m->ntensors + 1, 1);
+    int *order = NULL, *start = NULL, nstart = 0, s, i;
+    unsigned char *pin = NULL;
     int64_t reserved;
     kt_status st = KT_OK;
     memset(&c, 0, sizeof c);
     memset(out, 0, sizeof *out);
+    if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
+        (st = kt__swap_memory_check(o->memory, err)) != KT_OK)
+        return st;
+    order = kt__swap_identity(m->nops);
+    pin = (unsigned char *)kt__calloc((size_t)m->ntensors + 1, 1);
     if (!order || !pin || !kt__swap_ctx_tensors(&c, m, order, o) ||
         !(c.last_out_at = (int *)kt__calloc((size_t)m->nops + 1, sizeof(int))) ||
         !(start = (int *)kt__calloc((size_t)m->ntensors + 1, sizeof(int)))) {
@@ -2372,11 +2829,106 @@ static kt_status kt__swap_sim_fill(const kt_swap_model *m,
     return KT_OK;
 }
 
+/* wait_out and wait_self name a swap-out (or -1): the simulator makes its
+   task a predecessor. */
+static int kt__swap_is_out(const kt_swap_plan *p, int w) {
+    return w == -1 ||
+           (w >= 0 && w < p->nactions && p->action[w].kind == KT_SWAP_OUT);
+}
+
+/* The action's first field out of range, or NULL. */
+static const char *kt__swap_action_bad(const kt_swap_model *m,
+                                       const kt_swap_plan *p,
+                                       const kt_swap_action *a, int s) {
+    if (a->step != s) return "step (not the step whose actions hold it)";
+    if ((int)a->kind < (int)KT_SWAP_IN || (int)a->kind > (int)KT_SWAP_ALLOC)
+        return "kind (not a kt_swap_action_kind)";
+    if (a->tensor < 0 || a->tensor >= m->ntensors)
+        return "tensor (not one of the model's)";
+    if (a->object < -1 || a->object >= p->nobjects)
+        return "object (not one of the plan's, or -1)";
+    /* negative: at the start (GeePS's s - 2 at step 0 is -2) */
+    if (a->after_step >= p->nsteps)
+        return "after_step (not a step, or negative)";
+    if (!kt__swap_is_out(p, a->wait_out))
+        return "wait_out (not a swap-out's action index, or -1)";
+    if (!kt__swap_is_out(p, a->wait_self))
+        return "wait_self (not a swap-out's action index, or -1)";
+    return NULL;
+}
+
+/* Plan p is one of model m: every index the simulator (or an executor)
+   takes from it -- order, step_first, the actions' tensors, objects,
+   steps and waits, the initial residents -- in range.  A plan of another
+   model, or one changed by hand, is refused naming the step, action and
+   field, instead of being read out of bounds. */
+static kt_status kt__swap_plan_check(const kt_swap_model *m,
+                                     const kt_swap_plan *p, kt_error *err) {
+    int n = m->nops, s, i;
+    kt_status st;
+    if (p->nsteps != n)
+        return kt__fail(err, KT_ERR_INVALID, 0, "plan: %d steps, the model "
+                        "has %d ops (a plan of another model?)", p->nsteps,
+                        n);
+    if (!p->order || !p->step_first || (p->nactions > 0 && !p->action))
+        return kt__fail(err, KT_ERR_INVALID, 0, "plan: no order, step_first "
+                        "or actions (freed, or never built)");
+    /* the simulator counts 5 task-graph entries per action in an int */
+    if (p->nactions < 0 || p->nactions > (INT_MAX - n - 1) / 5)
+        return kt__fail(err, KT_ERR_INVALID, 0, "plan: nactions %d, outside "
+                        "0..%d", p->nactions, (INT_MAX - n - 1) / 5);
+    if (p->nobjects < 0 || (p->nobjects > 0 && !p->object_bytes))
+        return kt__fail(err, KT_ERR_INVALID, 0, "plan: nobjects %d without "
+                        "their object_bytes", p->nobjects);
+    if (p->ninitial < 0 ||
+        (p->ninitial > 0 && (!p->initial_tensor || !p->initial_object)))
+        return kt__fail(err, KT_ERR_INVALID, 0, "plan: ninitial %d without "
+                        "their tensors and objects", p->ninitial);
+    if ((st = kt__swap_order_check(m, p->order, 1, "plan: order", err)) !=
+        KT_OK)
+        return st;
+    if (p->step_first[0] != 0 || p->step_first[n + 1] != p->nactions)
+        return kt__fail(err, KT_ERR_INVALID, 0, "plan: step_first runs from "
+                        "%d to %d, expected 0 to nactions (%d)",
+                        p->step_first[0], p->step_first[n + 1], p->nactions);
+    for (s = 0; s <= n; s++)
+        if (p->step_first[s + 1] < p->step_first[s])
+            return kt__fail(err, KT_ERR_INVALID, 0, "plan: step_first goes "
+                            "back at step %d (%d after %d)", s + 1,
+                            p->step_first[s + 1], p->step_first[s]);
+    for (s = 0; s <= n; s++)
+        for (i = p->step_first[s]; i < p->step_first[s + 1]; i++) {
+            const kt_swap_action *a = &p->action[i];
+            const char *bad = kt__swap_action_bad(m, p, a, s);
+            if (bad)
+                return kt__fail(err, KT_ERR_INVALID, 0, "plan: step %d, "
+                                "action %d (kind %d, tensor %d, object %d, "
+                                "step %d, after_step %d, wait_out %d, "
+                                "wait_self %d): bad %s", s, i, (int)a->kind,
+                                a->tensor, a->object, a->step, a->after_step,
+                                a->wait_out, a->wait_self, bad);
+        }
+    for (i = 0; i < p->ninitial; i++)
+        if (p->initial_tensor[i] < 0 || p->initial_tensor[i] >= m->ntensors ||
+            p->initial_object[i] < -1 ||
+            p->initial_object[i] >= p->nobjects)
+            return kt__fail(err, KT_ERR_INVALID, 0, "plan: initial resident "
+                            "%d is tensor %d in object %d, outside the "
+                            "model's %d tensors or the plan's %d objects", i,
+                            p->initial_tensor[i], p->initial_object[i],
+                            m->ntensors, p->nobjects);
+    return KT_OK;
+}
+
 kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
                             kt_sim *out, kt_error *err) {
     kt__swap_simbuf b;
     kt_status st;
     memset(&b, 0, sizeof b);
+    memset(out, 0, sizeof *out);
+    if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
+        (st = kt__swap_plan_check(m, p, err)) != KT_OK)
+        return st;
     st = kt__swap_sim_fill(m, p, &b, err);
     KT_FREE(b.tidx);
     if (st != KT_OK) {
@@ -2392,6 +2944,7 @@ kt_status kt_swap_simulate(const kt_swap_model *m, const kt_swap_plan *p,
                            double *step_seconds, kt_error *err) {
     kt_sim sim;
     kt_status st = kt_swap_sim_build(m, p, &sim, err);
+    *step_seconds = 0;
     if (st != KT_OK) return st;
     st = kt_sim_run(&sim, err);
     *step_seconds = sim.step_seconds;
@@ -2417,12 +2970,12 @@ static kt_status kt__swap_eval(const kt_swap_model *m, const int *order,
     kt_swap_plan p;
     kt_status st;
     *t = HUGE_VAL;
-    if (kt_swap_alloc_check(m, a, o->memory, err) != KT_OK) {
+    if (kt__swap_alloc_fit(m, a, o->memory, err) != KT_OK) {
         if (err && err->status == KT_ERR_NOMEM) return KT_ERR_NOMEM;
         kt__ok(err);
         return KT_OK;
     }
-    st = kt_swap_plan_build(m, order, a, o, &p, err);
+    st = kt__swap_plan_build(m, order, a, o, &p, err);
     if (st == KT_ERR_INVALID) {
         kt__ok(err);
         return KT_OK;
@@ -2452,7 +3005,9 @@ static void kt__swap_random_fill(const kt_swap_model *m, kt_swap_alloc *a,
     for (c = 0; c < nc; c++) sum += (wt[c] = kt__swap_unit(rng));
     for (c = 0; c < nc && sum > 0; c++) {
         int64_t ob = kt__swap_class_bytes(m->size, n, a->cls, c);
-        if (ob > 0) a->cnt[c] += (int)((double)spare * wt[c] / sum / (double)ob);
+        if (ob > 0)
+            a->cnt[c] = kt__swap_cnt_plus(
+                a->cnt[c], (double)spare * wt[c] / sum / (double)ob);
     }
     if (wt != w) KT_FREE(wt);
     kt__swap_alloc_clamp(m, a);
@@ -2638,7 +3193,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
         if (i < 2 || o->keep_schedule) {
             for (k = 0; k < n; k++) ord[k] = k;
         } else {
-            st = kt_swap_schedule_mutate(m, NULL, 1.0, &rng, ord, err);
+            st = kt__swap_mutate(m, NULL, 1.0, &rng, ord, err);
         }
         if (i >= 2)
             kt__swap_alloc_random(m, &g.alloc[i], &minimal, o->memory, mins,
@@ -2700,12 +3255,14 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
                 memcpy(ob, g.order + (size_t)b * n, (size_t)n * sizeof(int));
             } else {
                 int *tmp = g.order + (size_t)sc * n, *tmp2 = g.order + (size_t)sd * n;
-                kt_swap_schedule_crossover(n, g.order + (size_t)a * n,
-                                           g.order + (size_t)b * n, cr, tmp,
-                                           tmp2);
-                st = kt_swap_schedule_mutate(m, tmp, p, &rng, oa, err);
+                /* the parents are permutations: the search made them */
+                kt__swap_cross_one(n, g.order + (size_t)b * n,
+                                   g.order + (size_t)a * n, cr, tmp);
+                kt__swap_cross_one(n, g.order + (size_t)a * n,
+                                   g.order + (size_t)b * n, cr, tmp2);
+                st = kt__swap_mutate(m, tmp, p, &rng, oa, err);
                 if (st == KT_OK)
-                    st = kt_swap_schedule_mutate(m, tmp2, p, &rng, ob, err);
+                    st = kt__swap_mutate(m, tmp2, p, &rng, ob, err);
             }
             memcpy(g.order + (size_t)sc * n, oa, (size_t)n * sizeof(int));
             memcpy(g.order + (size_t)sd * n, ob, (size_t)n * sizeof(int));
@@ -2754,9 +3311,11 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
                 st = kt__swap_nomem(err);
                 goto out;
             }
+            /* t_norm divides by the best time: 1 when there is none, or
+               it is 0 (ops of no time, nothing swapped) */
             kt__swap_select(g.t, cand, np + nc, np,
-                            tbest < HUGE_VAL ? tbest : 1, pressure, &rng, sel,
-                            w);
+                            tbest < HUGE_VAL && tbest > 0 ? tbest : 1,
+                            pressure, &rng, sel, w);
             memcpy(pop, sel, (size_t)np * sizeof(int));
             KT_FREE(sel);
         }
@@ -2767,7 +3326,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
                       (long long)o->memory);
         goto out;
     }
-    st = kt_swap_plan_build(m, best_order, &best_alloc, o, &r->plan, err);
+    st = kt__swap_plan_build(m, best_order, &best_alloc, o, &r->plan, err);
     if (st == KT_OK) {
         r->alloc = best_alloc;
         memset(&best_alloc, 0, sizeof best_alloc);
@@ -2792,12 +3351,16 @@ kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                          kt_error *err) {
     kt_status st;
     memset(r, 0, sizeof *r);
-    if (o->memory <= 0)
-        return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes; give a "
-                        "positive size", (long long)o->memory);
-    if (!m->size_of)
-        return kt__fail(err, KT_ERR_INVALID, 0, "model: call "
-                        "kt_swap_model_finish first");
+    if ((st = kt__swap_memory_check(o->memory, err)) != KT_OK ||
+        (st = kt__swap_model_usable(m, err)) != KT_OK)
+        return st;
+    /* the GA's arrays are about 3 populations, its selection quadratic */
+    if (kind == KT_SWAP_SEARCH_GA &&
+        (o->population < 0 || o->population > KT_SWAP_MAX_POPULATION))
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: population %d; give "
+                        "0 (the default, 32) up to %d "
+                        "(KT_SWAP_MAX_POPULATION)",
+                        o->population, KT_SWAP_MAX_POPULATION);
     r->ideal_seconds = kt_swap_ideal_seconds(m);
     switch (kind) {
     case KT_SWAP_SEARCH_GA:

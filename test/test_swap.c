@@ -42,6 +42,16 @@
         tile sizes, op times no slower than whole; the baselines' copies
         start when their policies allow (ODSwap on demand or one op ahead,
         GeePS two ops ahead).
+    10. Bad input (after a review; each crashed, overflowed or was accepted
+        before): 0-byte tensors (the count repair divided by the object
+        size); a use for op -1 of a model without ops; a model never
+        finished, or changed since (an add, a size, keep), at every entry
+        point; plans not of the model (another model's, fields out of
+        range) at the simulator; orders, `in`, pools and crossover parents
+        that are not the model's; a plan, program or topology not of the
+        graph at the model builders; the GA's population, huge memories
+        (object counts past an int) and pools of huge tensors (int64
+        overflow); alloc_init with n < 0; ODSwap's memory messages.
 */
 #define KT_IMPLEMENTATION
 #include "../swap.h"
@@ -295,7 +305,7 @@ static void test_schedules(const kt_swap_model *m) {
     /* Figure 4.5's rule on five nodes (ids 0..4 for the figure's 1..5) */
     {
         int s1[5] = {0, 1, 2, 3, 4}, s2[5] = {1, 2, 3, 0, 4}, x[5], y[5];
-        kt_swap_schedule_crossover(5, s1, s2, 3, x, y);
+        CHECK(kt_swap_schedule_crossover(5, s1, s2, 3, x, y, &err) == KT_OK);
         CHECK(x[0] == 1 && x[1] == 2 && x[2] == 3 && x[3] == 0 && x[4] == 4);
         CHECK(y[0] == 0 && y[1] == 1 && y[2] == 2 && y[3] == 3 && y[4] == 4);
     }
@@ -310,9 +320,9 @@ static void test_schedules(const kt_swap_model *m) {
         CHECK(kt_swap_schedule_mutate(m, NULL, 1.0, &rng, a, &err) == KT_OK);
         CHECK(kt_swap_schedule_mutate(m, a, 0.3, &rng, b, &err) == KT_OK);
         CHECK(is_topological(m, a) && is_topological(m, b));
-        kt_swap_schedule_crossover(n, a, b, 1 + (int)(xorshift64(&rng) %
-                                                      (uint64_t)(n - 1)),
-                                   c, d);
+        CHECK(kt_swap_schedule_crossover(
+                  n, a, b, 1 + (int)(xorshift64(&rng) % (uint64_t)(n - 1)),
+                  c, d, &err) == KT_OK);
         CHECK(is_topological(m, c) && is_topological(m, d));
     }
     free(a);
@@ -713,6 +723,580 @@ static void test_from_plan(void) {
     kt_graph_destroy(g);
 }
 
+/* ------------------------------------------------------------ bad input */
+
+/* Three tensors (a 100-byte parameter, 100- and 50-byte activations) and
+   two ops: op 0 reads t0 and writes t1, op 1 reads t1 and writes t2.  Not
+   finished. */
+static void small_model(kt_swap_model *m) {
+    kt_error err;
+    kt_swap_model_init(m, &err);
+    kt_swap_model_add_tensor(m, 100, 1, 1, &err);
+    kt_swap_model_add_tensor(m, 100, 0, 0, &err);
+    kt_swap_model_add_tensor(m, 50, 0, 0, &err);
+    kt_swap_model_add_op(m, 1e-3, &err);
+    kt_swap_model_add_use(m, 0, 0, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(m, 0, 1, KT_SWAP_WRITE, &err);
+    kt_swap_model_add_op(m, 1e-3, &err);
+    kt_swap_model_add_use(m, 1, 1, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(m, 1, 2, KT_SWAP_WRITE, &err);
+}
+
+/* Call `expr` (a kt_status) and require KT_ERR_INVALID with `part` in the
+   message. */
+#define CHECK_INVALID(expr, part)                                            \
+    do {                                                                     \
+        kt_status st_ = (expr);                                              \
+        CHECKF(st_ == KT_ERR_INVALID && strstr(err.message, part) != NULL,   \
+               "%s: status %d, '%s' (want '%s')", #expr, (int)st_,           \
+               err.message, part);                                           \
+    } while (0)
+
+/* Zero-byte tensors take 0-byte objects; the count repair divided the
+   excess bytes by the object size (SIGFPE). */
+static void test_zero_bytes(void) {
+    static const kt_swap_search_kind kinds[3] = {
+        KT_SWAP_SEARCH_NONE, KT_SWAP_SEARCH_GA, KT_SWAP_SEARCH_ODSWAP};
+    int64_t zero[2] = {0, 0}, mixed[2] = {0, 100};
+    int cls[2] = {0, 1}, cnt[2] = {5, 5}, k, i;
+    kt_swap_model m;
+    kt_error err;
+    /* kt_swap_cnt_repair alone: a class of 0-byte objects frees nothing */
+    CHECK(kt_swap_cnt_repair(zero, 2, cls, cnt, NULL, -1) == 0);
+    CHECK(kt_swap_cnt_repair(zero, 2, cls, cnt, NULL, 0) == 1);
+    CHECK(cnt[0] == 5 && cnt[1] == 5);
+    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 150) == 1);
+    CHECKF(cnt[0] == 5 && cnt[1] == 1, "CNT [%d,%d]", cnt[0], cnt[1]);
+    /* an invalid class map or a negative size: no pool fits */
+    cls[1] = 3;
+    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000) == 0);
+    cls[1] = 1;
+    mixed[0] = -1;
+    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000) == 0);
+    /* t0, t1: 0 bytes; t2, t3: 100; W(t0,t2) W(t1,t3) R(t0,t2) R(t1,t3) in
+       150 bytes: t2 goes to the host and back */
+    kt_swap_model_init(&m, &err);
+    for (i = 0; i < 4; i++)
+        CHECK(kt_swap_model_add_tensor(&m, i < 2 ? 0 : 100, 0, 0, &err) == i);
+    for (i = 0; i < 4; i++) {
+        int mode = i < 2 ? KT_SWAP_WRITE : KT_SWAP_READ;
+        CHECK(kt_swap_model_add_op(&m, 1e-3, &err) == i);
+        CHECK(kt_swap_model_add_use(&m, i, i % 2, mode, &err) == KT_OK);
+        CHECK(kt_swap_model_add_use(&m, i, 2 + i % 2, mode, &err) == KT_OK);
+    }
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK_EQ_I64(m.nsizes, 2);
+    for (k = 0; k < 3; k++) {
+        kt_swap_options o;
+        kt_swap_result r;
+        memset(&o, 0, sizeof o);
+        o.memory = 150;
+        o.generations = 3;
+        o.population = 4;
+        if (kt_swap_search(&m, kinds[k], &o, &r, &err) != KT_OK) {
+            CHECKF(0, "zero bytes, kind %d: %s", (int)kinds[k], err.message);
+            continue;
+        }
+        CHECK(replay(&m, &r.plan, &o, "zero bytes"));
+        /* op order swaps the 100-byte tensors (the GA may find the order
+           that swaps nothing) */
+        CHECKF(r.swapped_bytes % 100 == 0 &&
+                   (kinds[k] == KT_SWAP_SEARCH_GA || r.swapped_bytes > 0),
+               "kind %d swaps %lld bytes", (int)kinds[k],
+               (long long)r.swapped_bytes);
+        kt_swap_result_free(&r);
+    }
+    kt_swap_model_free(&m);
+}
+
+/* A use or scratch for op -1 before any op read use_first[-1]. */
+static void test_add_without_op(void) {
+    kt_swap_model m;
+    kt_error err;
+    int t;
+    kt_swap_model_init(&m, &err);
+    t = kt_swap_model_add_tensor(&m, 10, 0, 0, &err);
+    CHECK_INVALID(kt_swap_model_add_use(&m, -1, t, KT_SWAP_WRITE, &err),
+                  "no op added");
+    CHECK_INVALID(kt_swap_model_add_scratch(&m, -1, 10, &err), "no op added");
+    CHECK_INVALID(kt_swap_model_add_scratch(&m, -1, 0, &err), "no op added");
+    CHECK(m.nuses == 0 && m.ntensors == 1);
+    CHECK(kt_swap_model_add_op(&m, 1.0, &err) == 0);
+    CHECK_INVALID(kt_swap_model_add_use(&m, -1, t, KT_SWAP_WRITE, &err),
+                  "op added last (0)");
+    CHECK_INVALID(kt_swap_model_add_scratch(&m, 1, 10, &err),
+                  "op added last (0)");
+    CHECK(kt_swap_model_add_use(&m, 0, t, KT_SWAP_WRITE, &err) == KT_OK);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    kt_swap_model_free(&m);
+}
+
+/* Every entry point refuses a model not finished since its last change. */
+static void test_unfinished(void) {
+    kt_swap_model m;
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_swap_plan p;
+    kt_swap_alloc a;
+    kt_error err;
+    int64_t bytes;
+    int out[3], k, t;
+    uint64_t rng = 1;
+    const char *fin = "kt_swap_model_finish";
+    small_model(&m);
+    memset(&o, 0, sizeof o);
+    o.memory = 1000;
+    CHECK(kt_swap_alloc_init(&a, 2, &err) == KT_OK);
+    a.cls[1] = 1;
+    a.cnt[0] = a.cnt[1] = 2;
+    CHECK(m.finished == 0);
+    CHECK_INVALID(kt_swap_plan_build(&m, NULL, &a, &o, &p, &err), fin);
+    CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &p, &err), fin);
+    CHECK_INVALID(kt_swap_plan_geeps(&m, &o, &p, &err), fin);
+    CHECK_INVALID(kt_swap_alloc_check(&m, &a, 1000, &err), fin);
+    kt_swap_alloc_free(&a);
+    CHECK_INVALID(kt_swap_alloc_default(&m, NULL, 1, 1000, &a, &err), fin);
+    CHECK_INVALID(kt_swap_alloc_minimal(&m, &a, &bytes, &err), fin);
+    CHECK_INVALID(kt_swap_schedule_mutate(&m, NULL, 0.5, &rng, out, &err),
+                  fin);
+    for (k = 0; k < 4; k++)
+        CHECK_INVALID(kt_swap_search(&m, (kt_swap_search_kind)k, &o, &r,
+                                     &err), fin);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK && m.finished);
+    CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
+    /* an add after finish: the derived arrays miss the new tensor */
+    t = kt_swap_model_add_tensor(&m, 100000, 0, 0, &err);
+    CHECK(m.finished == 0);
+    CHECK_INVALID(kt_swap_simulate(&m, &r.plan, &r.step_seconds, &err), fin);
+    kt_swap_result_free(&r);
+    CHECK(kt_swap_model_add_use(&m, 1, t, KT_SWAP_WRITE, &err) == KT_OK);
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err), fin);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
+                  "smallest pool"); /* 100000 bytes do not fit in 1000 */
+    o.memory = 200000;
+    CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
+    CHECK(replay(&m, &r.plan, &o, "refinished"));
+    kt_swap_result_free(&r);
+    /* sizes, on_host and keep changed after finish: TS and the parameters
+       are stale; a negative size is refused by name */
+    m.bytes[1] = 120;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
+                  "tensor 1: 120 bytes");
+    m.bytes[1] = -100;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                  "tensor 1: negative size");
+    CHECK_INVALID(kt_swap_model_finish(&m, &err), "tensor 1: negative size");
+    CHECK(m.finished == 0);
+    m.bytes[1] = 100;
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    m.keep[0] = 0;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
+                  "tensor 0: on_host or keep");
+    m.keep[0] = 1;
+    m.seconds[0] = -1; /* times may change after finish, but not to this */
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
+                  "op 0: time");
+    m.seconds[0] = 2e-3;
+    CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
+    kt_swap_result_free(&r);
+    kt_swap_model_free(&m);
+}
+
+/* A training step that swaps: n parameters (100 bytes each, updated in
+   place) and n activations; a forward op i updates parameter i and writes
+   activation i from activation i-1, a backward pass reads them in
+   reverse. */
+static void chain_model(kt_swap_model *m, int n) {
+    kt_error err;
+    int i;
+    kt_swap_model_init(m, &err);
+    for (i = 0; i < 2 * n; i++)
+        kt_swap_model_add_tensor(m, 100, i < n, i < n, &err);
+    for (i = 0; i < n; i++) {
+        kt_swap_model_add_op(m, 1e-3, &err);
+        kt_swap_model_add_use(m, i, i, KT_SWAP_READ | KT_SWAP_WRITE, &err);
+        kt_swap_model_add_use(m, i, n + i, KT_SWAP_WRITE, &err);
+        if (i) kt_swap_model_add_use(m, i, n + i - 1, KT_SWAP_READ, &err);
+    }
+    for (i = n - 1; i >= 0; i--) {
+        int o = kt_swap_model_add_op(m, 1e-3, &err);
+        kt_swap_model_add_use(m, o, n + i, KT_SWAP_READ, &err);
+        kt_swap_model_add_use(m, o, i, KT_SWAP_READ, &err);
+    }
+    CHECK(kt_swap_model_finish(m, &err) == KT_OK);
+}
+
+/* The simulator and kt_swap_sim_build refuse a plan not of the model. */
+static int plan_refused(const kt_swap_model *m, const kt_swap_plan *p,
+                        const char *part) {
+    kt_error err;
+    kt_sim sim;
+    double t = 1;
+    int ok = kt_swap_simulate(m, p, &t, &err) == KT_ERR_INVALID &&
+             strstr(err.message, part) != NULL && t == 0;
+    if (!ok) printf("    simulate: '%s' (want '%s')\n", err.message, part);
+    ok = ok && kt_swap_sim_build(m, p, &sim, &err) == KT_ERR_INVALID &&
+         sim.ntask == 0;
+    return ok;
+}
+
+static void test_plan_checks(void) {
+    kt_swap_model m, big;
+    kt_swap_options o;
+    kt_swap_result r, rb;
+    kt_swap_action keep;
+    kt_error err;
+    int i, in = -1, nsteps, sf, ninit;
+    chain_model(&m, 6);
+    chain_model(&big, 12);
+    memset(&o, 0, sizeof o);
+    o.memory = 350; /* 1200 bytes of tensors, ops of 300 */
+    CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
+    CHECK(kt_swap_search(&big, KT_SWAP_SEARCH_NONE, &o, &rb, &err) == KT_OK);
+    for (i = 0; i < r.plan.nactions && in < 0; i++)
+        if (r.plan.action[i].kind == KT_SWAP_IN && r.plan.action[i].step > 0)
+            in = i;
+    CHECKF(in >= 0, "no swap-in: %s", err.message);
+    if (in < 0 || rb.plan.nactions == 0) {
+        kt_swap_result_free(&r);
+        kt_swap_result_free(&rb);
+        kt_swap_model_free(&m);
+        kt_swap_model_free(&big);
+        return;
+    }
+    CHECK(plan_refused(&m, &rb.plan, "plan: 24 steps, the model has 12"));
+    keep = r.plan.action[in];
+    r.plan.action[in].tensor = 1000000;
+    CHECK(plan_refused(&m, &r.plan, "bad tensor"));
+    r.plan.action[in] = keep;
+    r.plan.action[in].wait_self = 1000000;
+    CHECK(plan_refused(&m, &r.plan, "bad wait_self"));
+    r.plan.action[in].wait_self = in; /* itself: not a swap-out */
+    CHECK(plan_refused(&m, &r.plan, "bad wait_self"));
+    r.plan.action[in] = keep;
+    r.plan.action[in].wait_out = -7;
+    CHECK(plan_refused(&m, &r.plan, "bad wait_out"));
+    r.plan.action[in] = keep;
+    r.plan.action[in].after_step = 1000000;
+    CHECK(plan_refused(&m, &r.plan, "bad after_step"));
+    r.plan.action[in] = keep;
+    r.plan.action[in].kind = (kt_swap_action_kind)77;
+    CHECK(plan_refused(&m, &r.plan, "bad kind"));
+    r.plan.action[in] = keep;
+    r.plan.action[in].object = r.plan.nobjects;
+    CHECK(plan_refused(&m, &r.plan, "bad object"));
+    r.plan.action[in] = keep;
+    r.plan.action[in].step = keep.step + 1;
+    CHECK(plan_refused(&m, &r.plan, "bad step"));
+    r.plan.action[in] = keep;
+    sf = r.plan.step_first[1];
+    r.plan.step_first[1] = r.plan.nactions + 50;
+    CHECK(plan_refused(&m, &r.plan, "step_first goes back"));
+    r.plan.step_first[1] = sf;
+    nsteps = r.plan.nsteps;
+    r.plan.nsteps = -3;
+    CHECK(plan_refused(&m, &r.plan, "plan: -3 steps"));
+    r.plan.nsteps = nsteps;
+    r.plan.nactions--;
+    CHECK(plan_refused(&m, &r.plan, "step_first runs from"));
+    r.plan.nactions++;
+    i = r.plan.order[0];
+    r.plan.order[0] = 99999;
+    CHECK(plan_refused(&m, &r.plan, "plan: order: step 0 is op 99999"));
+    r.plan.order[0] = r.plan.order[1];
+    r.plan.order[1] = i; /* op 1 reads what op 0 writes */
+    CHECK(plan_refused(&m, &r.plan, "runs before op 0"));
+    r.plan.order[1] = r.plan.order[0];
+    r.plan.order[0] = i;
+    /* (initial_tensor has ninitial + 1 entries) */
+    ninit = r.plan.ninitial;
+    r.plan.ninitial = 1;
+    i = r.plan.initial_tensor[0];
+    r.plan.initial_tensor[0] = -4;
+    CHECK(plan_refused(&m, &r.plan, "initial resident 0"));
+    r.plan.initial_tensor[0] = i;
+    r.plan.ninitial = ninit;
+    {
+        double t;
+        CHECK(kt_swap_simulate(&m, &r.plan, &t, &err) == KT_OK &&
+              t == r.step_seconds);
+    }
+    kt_swap_result_free(&r);
+    kt_swap_result_free(&rb);
+    kt_swap_model_free(&m);
+    kt_swap_model_free(&big);
+}
+
+/* Orders, `in` and pools are checked against the model. */
+static void test_order_pool_checks(void) {
+    kt_swap_model m;
+    kt_swap_options o;
+    kt_swap_plan p;
+    kt_swap_alloc a, a1;
+    kt_error err;
+    uint64_t rng = 3;
+    int out[3];
+    small_model(&m);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    memset(&o, 0, sizeof o);
+    o.memory = 10000;
+    CHECK(kt_swap_alloc_default(&m, NULL, 1, 10000, &a, &err) == KT_OK);
+    {
+        int bad[2] = {0, 5}, back[2] = {1, 0}, dup[2] = {0, 0};
+        int in[3] = {0, -1, 2};
+        CHECK_INVALID(kt_swap_plan_build(&m, bad, &a, &o, &p, &err),
+                      "order: step 1 is op 5");
+        CHECK_INVALID(kt_swap_plan_build(&m, back, &a, &o, &p, &err),
+                      "op 1 (step 0) runs before op 0 (step 1)");
+        CHECK_INVALID(kt_swap_plan_build(&m, dup, &a, &o, &p, &err),
+                      "op 0 at steps 0 and 1");
+        CHECK_INVALID(kt_swap_alloc_default(&m, bad, 1, 10000, &a1, &err),
+                      "order: step 1 is op 5");
+        CHECK_INVALID(kt_swap_alloc_default(&m, back, 1, 10000, &a1, &err),
+                      "runs before");
+        CHECK_INVALID(kt_swap_schedule_mutate(&m, in, 0.5, &rng, out, &err),
+                      "mutate: in: step 1 is op -1");
+        CHECK_INVALID(kt_swap_schedule_mutate(&m, dup, 0.5, &rng, out, &err),
+                      "op 0 at steps 0 and 1");
+        /* a priority order need not be a schedule; the result is one */
+        CHECK(kt_swap_schedule_mutate(&m, back, 0.0, &rng, out, &err) ==
+              KT_OK);
+        CHECK(out[0] == 0 && out[1] == 1);
+    }
+    /* pools */
+    CHECK(a.n == 2);
+    o.memory = 1;
+    CHECK_INVALID(kt_swap_plan_build(&m, NULL, &a, &o, &p, &err),
+                  "more than the 1 of memory");
+    o.memory = 10000;
+    a.cls[1] = 1000;
+    CHECK_INVALID(kt_swap_plan_build(&m, NULL, &a, &o, &p, &err), "CLS[1]");
+    CHECK_INVALID(kt_swap_alloc_check(&m, &a, 10000, &err), "CLS[1]");
+    a.cls[1] = 1;
+    a.cnt[1] = INT_MAX;
+    CHECK_INVALID(kt_swap_plan_build(&m, NULL, &a, &o, &p, &err),
+                  "class 1 has 2147483647 objects");
+    a.cnt[0] = a.cnt[1] = KT_SWAP_MAX_OBJECTS / 2 + 1; /* too many in all */
+    CHECK_INVALID(kt_swap_alloc_check(&m, &a, 10000, &err), "class 1 has");
+    a.cnt[0] = -5;
+    CHECK_INVALID(kt_swap_plan_build(&m, NULL, &a, &o, &p, &err),
+                  "class 0 has -5 objects");
+    kt_swap_alloc_free(&a);
+    CHECK(kt_swap_alloc_init(&a1, 1, &err) == KT_OK);
+    a1.cnt[0] = 1;
+    CHECK_INVALID(kt_swap_plan_build(&m, NULL, &a1, &o, &p, &err),
+                  "pool: 1 sizes, the model has 2");
+    kt_swap_alloc_free(&a1);
+    CHECK_INVALID(kt_swap_alloc_init(&a1, -1, &err), "-1 sizes");
+    CHECK(a1.n == 0 && a1.cls == NULL);
+    CHECK_INVALID(kt_swap_alloc_init(&a1, -100, &err), "-100 sizes");
+    /* schedule crossover: permutations only */
+    {
+        int s1[3] = {0, 1, 2}, s2[3] = {2, 1, 50}, s3[3] = {0, 0, 1};
+        int c1[3] = {7, 7, 7}, c2[3] = {7, 7, 7};
+        CHECK_INVALID(kt_swap_schedule_crossover(3, s1, s2, 3, c1, c2, &err),
+                      "crossover: s2: step 2 is op 50");
+        CHECK_INVALID(kt_swap_schedule_crossover(3, s3, s1, 1, c1, c2, &err),
+                      "crossover: s1: op 0 twice");
+        CHECK_INVALID(kt_swap_schedule_crossover(-1, s1, s1, 1, c1, c2, &err),
+                      "-1 ops");
+        CHECK(c1[0] == 7 && c2[0] == 7); /* nothing written */
+        s2[2] = 0;
+        CHECK(kt_swap_schedule_crossover(3, s1, s2, 1, c1, c2, &err) == KT_OK);
+        CHECK(c1[0] == 2 && c1[1] == 0 && c1[2] == 1);
+        CHECK(c2[0] == 0 && c2[1] == 2 && c2[2] == 1);
+    }
+    kt_swap_model_free(&m);
+}
+
+/* The model builders check the plan, the program and the topology. */
+static void test_program_checks(void) {
+    kt_graph *g = NULL, *b = NULL;
+    kt_factors f;
+    kt_search_options so;
+    kt_plan p, q;
+    kt_program prog;
+    kt_topology t;
+    kt_swap_model m;
+    kt_error err;
+    int64_t buf[KT_MAX_VARS + 1];
+    int j, save, zero;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=8,batch=8", &g, &err) == KT_OK);
+    CHECK(kt_zoo_build("mlp:layers=1,hidden=8,batch=8", &b, &err) == KT_OK);
+    if (!g || !b) {
+        kt_graph_destroy(g);
+        kt_graph_destroy(b);
+        return;
+    }
+    CHECK(kt_factors_default(4, &f, &err) == KT_OK);
+    memset(&so, 0, sizeof so);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_plan_init(&q, b, &f, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(prog.nxfer > 0);
+    CHECK(kt_swap_model_from_program(g, &p, &prog, NULL, &m, &err) == KT_OK);
+    kt_swap_model_free(&m);
+    CHECK_INVALID(kt_swap_model_from_program(g, &q, &prog, NULL, &m, &err),
+                  "the plan has");
+    CHECK(m.ntensors == 0 && m.bytes == NULL);
+    save = prog.task[2].op;
+    prog.task[2].op = 5000;
+    CHECK_INVALID(kt_swap_model_from_program(g, &p, &prog, NULL, &m, &err),
+                  "task 2 is op 5000");
+    prog.task[2].op = save;
+    save = prog.xfer_first[1];
+    prog.xfer_first[1] = 100000;
+    CHECK_INVALID(kt_swap_model_from_program(g, &p, &prog, NULL, &m, &err),
+                  "xfer_first");
+    prog.xfer_first[1] = save;
+    /* kt_swap_op_buffers cannot report: zeros */
+    for (j = 0; j <= KT_MAX_VARS; j++) buf[j] = 77;
+    kt_swap_op_buffers(g, &p, &prog, 5000, buf);
+    for (zero = 1, j = 0; j <= KT_MAX_VARS; j++) zero &= buf[j] == 0;
+    CHECK(zero);
+    for (j = 0; j <= KT_MAX_VARS; j++) buf[j] = 77;
+    kt_swap_op_buffers(g, &q, &prog, 0, buf);
+    for (zero = 1, j = 0; j <= KT_MAX_VARS; j++) zero &= buf[j] == 0;
+    CHECK(zero);
+    /* topologies filled by hand */
+    CHECK(kt_topology_parse("flat:4:1G", &t, &err) == KT_OK);
+    t.kind_range[0].kind = 99;
+    CHECK_INVALID(kt_swap_model_from_graph(g, &t, &m, &err), "kind range 1");
+    CHECK_INVALID(kt_swap_model_from_plan(g, &p, &t, &m, &err),
+                  "kind range 1");
+    CHECK_INVALID(kt_swap_model_from_program(g, &p, &prog, &t, &m, &err),
+                  "kind range 1");
+    t.kind_range[0].kind = 0;
+    t.nkind_ranges = 100000;
+    CHECK_INVALID(kt_swap_model_from_graph(g, &t, &m, &err), "kind ranges");
+    t.nkind_ranges = 1;
+    CHECK(kt_swap_model_from_program(g, &p, &prog, &t, &m, &err) == KT_OK);
+    kt_swap_model_free(&m);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_plan_free(&q);
+    kt_graph_destroy(g);
+    kt_graph_destroy(b);
+}
+
+/* Limits and overflow: the GA's population, huge memories and sizes. */
+static void test_limits(void) {
+    kt_swap_model m;
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_swap_alloc a;
+    kt_swap_plan p;
+    kt_error err;
+    int64_t bytes;
+    int i;
+    uint64_t rng = 5;
+    small_model(&m);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    memset(&o, 0, sizeof o);
+    o.memory = 10000;
+    o.generations = 1;
+    o.population = INT_MAX;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                  "population 2147483647");
+    o.population = KT_SWAP_MAX_POPULATION + 1;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                  "population");
+    o.population = -3;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                  "population -3");
+    /* ODSwap's memory: not positive, or too small for an op */
+    o.memory = 0;
+    CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &p, &err), "give a positive");
+    o.memory = -5;
+    CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &p, &err), "give a positive");
+    CHECK_INVALID(kt_swap_plan_geeps(&m, &o, &p, &err), "give a positive");
+    o.memory = 1;
+    CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &p, &err),
+                  "memory: 1 bytes are too few: op 0 (step 0)");
+    CHECK(strstr(err.message, "class") == NULL);
+    kt_swap_model_free(&m);
+    /* the spare bytes of a huge memory shared out as objects: the count
+       is clamped before it becomes an int (tensors of 8 bytes, 2^50 of
+       memory: 2^47 objects would not fit in one) */
+    kt_swap_model_init(&m, &err);
+    for (i = 0; i < 4; i++) kt_swap_model_add_tensor(&m, 8, 0, 0, &err);
+    kt_swap_model_add_tensor(&m, (int64_t)1 << 30, 0, 0, &err);
+    for (i = 0; i < 4; i++) {
+        kt_swap_model_add_op(&m, 1e-3, &err);
+        kt_swap_model_add_use(&m, i, i, KT_SWAP_WRITE, &err);
+        kt_swap_model_add_use(&m, i, 4, i ? KT_SWAP_READ : KT_SWAP_WRITE,
+                              &err);
+    }
+    kt_swap_model_add_op(&m, 1e-3, &err);
+    for (i = 0; i < 4; i++)
+        kt_swap_model_add_use(&m, 4, i, KT_SWAP_READ, &err);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK(kt_swap_alloc_init(&a, 2, &err) == KT_OK);
+    {
+        int peak[2] = {4, 1}, k;
+        a.cls[1] = 1;
+        for (k = 0; k < 8; k++) { /* random weights: a few draws */
+            a.cnt[0] = a.cnt[1] = 1;
+            kt__swap_random_fill(&m, &a, (int64_t)1 << 50, &rng);
+            CHECKF(a.cnt[0] >= 1 && a.cnt[0] <= 4 && a.cnt[1] == 1,
+                   "random fill: CNT [%d,%d]", a.cnt[0], a.cnt[1]);
+        }
+        a.cnt[0] = a.cnt[1] = 1;
+        kt__swap_fill(&m, &a, peak, (int64_t)1 << 50);
+        CHECKF(a.cnt[0] == 4 && a.cnt[1] == 1, "fill: CNT [%d,%d]", a.cnt[0],
+               a.cnt[1]);
+    }
+    kt_swap_alloc_free(&a);
+    o.memory = (int64_t)1 << 36;
+    o.generations = 2;
+    o.population = 8;
+    CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK);
+    CHECK(r.swapped_bytes == 0 && replay(&m, &r.plan, &o, "huge memory"));
+    kt_swap_result_free(&r);
+    kt_swap_model_free(&m);
+    /* pools of huge tensors: sizes in int64 overflow, and fit nothing */
+    kt_swap_model_init(&m, &err);
+    kt_swap_model_add_tensor(&m, INT64_MAX / 2 + 10, 0, 0, &err);
+    kt_swap_model_add_tensor(&m, INT64_MAX / 2 + 10, 0, 0, &err);
+    kt_swap_model_add_op(&m, 1e-3, &err);
+    kt_swap_model_add_use(&m, 0, 0, KT_SWAP_WRITE, &err);
+    kt_swap_model_add_use(&m, 0, 1, KT_SWAP_WRITE, &err);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK_INVALID(kt_swap_alloc_minimal(&m, &a, &bytes, &err),
+                  "overflows 64 bits");
+    CHECK(kt_swap_alloc_init(&a, 1, &err) == KT_OK);
+    a.cnt[0] = 2;
+    CHECK_INVALID(kt_swap_alloc_check(&m, &a, INT64_MAX, &err),
+                  "overflows 64 bits");
+    {
+        int zero[1] = {0}, two[1] = {2};
+        CHECK(kt_swap_cnt_repair(m.size, 1, zero, two, NULL, INT64_MAX) == 0);
+    }
+    kt_swap_alloc_free(&a);
+    memset(&o, 0, sizeof o);
+    o.memory = INT64_MAX;
+    for (i = 0; i < 4; i++) {
+        kt_status st = kt_swap_search(&m, (kt_swap_search_kind)i, &o, &r,
+                                      &err);
+        CHECKF(st == KT_ERR_INVALID, "huge tensors, kind %d: %d '%s'", i,
+               (int)st, err.message);
+    }
+    kt_swap_model_free(&m);
+    /* 2^62-byte tensors, four objects: 2^64 wraps to 0 */
+    kt_swap_model_init(&m, &err);
+    kt_swap_model_add_tensor(&m, (int64_t)1 << 62, 0, 0, &err);
+    kt_swap_model_add_op(&m, 1e-3, &err);
+    kt_swap_model_add_use(&m, 0, 0, KT_SWAP_WRITE, &err);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK(kt_swap_alloc_init(&a, 1, &err) == KT_OK);
+    a.cnt[0] = 4;
+    CHECK_INVALID(kt_swap_alloc_check(&m, &a, 1000, &err),
+                  "overflows 64 bits");
+    kt_swap_alloc_free(&a);
+    kt_swap_model_free(&m);
+}
+
 int main(void) {
     static const char *const specs[] = {
         "mlp:layers=3,hidden=64,batch=16",
@@ -724,6 +1308,13 @@ int main(void) {
     test_figure41();
     test_figure46();
     test_from_plan();
+    test_zero_bytes();
+    test_add_without_op();
+    test_unfinished();
+    test_plan_checks();
+    test_order_pool_checks();
+    test_program_checks();
+    test_limits();
     for (i = 0; i < (int)(sizeof specs / sizeof specs[0]); i++) {
         kt_swap_model m = zoo_model(specs[i]);
         if (!m.size_of) continue;
