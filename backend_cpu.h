@@ -58,8 +58,8 @@
                             &sr, &err);   -> r.ok, sr.swapped_in_bytes, ...
 
    PUBLIC FUNCTIONS
-     values      kt_cpu_state_init kt_cpu_state_free kt_cpu_fill_inputs
-                 kt_cpu_input_value
+     values      kt_cpu_state_init kt_cpu_state_free kt_cpu_state_check
+                 kt_cpu_fill_inputs kt_cpu_input_value
      serial      kt_cpu_check_graph kt_cpu_run_op kt_cpu_run_serial
      partitioned kt_cpu_run_partitioned kt_cpu_devices_free
      verify      kt_cpu_verify_defaults kt_cpu_verify kt_cpu_verify_program
@@ -166,16 +166,24 @@ typedef struct kt_cpu_verify_options {
 kt_status kt_cpu_state_init(kt_cpu_state *s, const kt_graph *g,
                             kt_error *err);
 void kt_cpu_state_free(kt_cpu_state *s);
+/* Whether s is a state of g (what kt_cpu_state_init(s, g) made): its
+   tensor count and every tensor's size are g's.  Every function taking a
+   graph and a state checks this first and refuses another graph's state
+   with KT_ERR_INVALID naming the tensor. */
+kt_status kt_cpu_state_check(const kt_graph *g, const kt_cpu_state *s,
+                             kt_error *err);
 /* The value verification gives element `index` (row-major) of leaf tensor
    t for a seed: magnitude in [0.25, 1) times a scale, random sign, never
    zero.  Weights are scaled by 1/sqrt(fan-in) (the extent of the
    reduction of the first product-sum reading them), so activations stay
    near 1 through deep models; optimizer states are positive (Adam takes
-   their square root). */
+   their square root).  NaN when g has no tensor t. */
 double kt_cpu_input_value(const kt_graph *g, int t, int64_t index,
                           uint64_t seed);
 /* Leaves (inputs, weights, optimizer states) get kt_cpu_input_value, every
-   other tensor NaN (a poison: an element nobody writes shows). */
+   other tensor NaN (a poison: an element nobody writes shows).  Does
+   nothing when s is not a state of g (kt_cpu_state_check says why; every
+   run refuses such a state anyway). */
 void kt_cpu_fill_inputs(const kt_graph *g, kt_cpu_state *s, uint64_t seed);
 
 /* ----- serial */
@@ -183,18 +191,26 @@ void kt_cpu_fill_inputs(const kt_graph *g, kt_cpu_state *s, uint64_t seed);
    the arguments they expect); names the op and line otherwise. */
 kt_status kt_cpu_check_graph(const kt_graph *g, kt_error *err);
 /* Runs op `op` over its whole index space on s (in place where the op
-   writes a tensor it reads). */
+   writes a tensor it reads).  KT_ERR_INVALID when g has no op `op` or s
+   does not hold its tensors at g's sizes. */
 kt_status kt_cpu_run_op(const kt_graph *g, int op, kt_cpu_state *s,
                         const kt_cpu_options *opt, kt_error *err);
-/* Every op in graph order (opt may be NULL). */
+/* Every op in graph order (opt may be NULL); s must be a state of g. */
 kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
                             const kt_cpu_options *opt, kt_error *err);
 
 /* ----- partitioned */
 /* Runs program prog (kt_lower of plan p; a test may alter it) with one
-   thread per device.  Leaf tiles are loaded from `leaves` (only its leaf
-   tensors are read), every other buffer starts as NaN.  Fails with
-   KT_ERR_INTERNAL when a transfer's region is not where the program says
+   thread per device.  Leaf tiles are loaded from `leaves` (a state of g;
+   only its leaf tensors are read), every other buffer starts as NaN.
+   Before anything is allocated, p, prog and leaves are checked against g
+   (linear in the program): KT_ERR_INVALID, naming the field, for a plan
+   or state of another graph, a program of other ops or devices, a task
+   box outside its op's index space or inverted, xfer_first not running
+   from 0 to nxfer without going back, a transfer of another op, role,
+   tensor or device pair, of an unknown kind or negative bytes, or over a
+   region outside its tensor or inverted.  KT_ERR_INTERNAL when a
+   transfer's region, inside its tensor, is not where the program says
    (not held by the sender or not wanted by the receiver). */
 kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                                  const kt_program *prog,
@@ -210,16 +226,21 @@ void kt_cpu_verify_defaults(kt_cpu_verify_options *o);
 kt_status kt_cpu_verify(const kt_graph *g, const kt_plan *p,
                         const kt_cpu_verify_options *o, kt_cpu_report *rep,
                         kt_error *err);
-/* The same with a given program (tests drop a transfer from one). */
+/* The same with a given program (tests drop a transfer from one); the
+   plan and the program are checked against g as kt_cpu_run_partitioned
+   does, before the serial run. */
 kt_status kt_cpu_verify_program(const kt_graph *g, const kt_plan *p,
                                 const kt_program *prog,
                                 const kt_cpu_verify_options *o,
                                 kt_cpu_report *rep, kt_error *err);
 /* Compares every device's tiles with the serial values: fills the value
-   fields of rep (ok, values_ok, max errors, mismatches). */
-void kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
-                    const kt_cpu_devices *dev, double tol, double eps,
-                    kt_cpu_report *rep);
+   fields of rep (ok, values_ok, max errors, mismatches).  KT_ERR_INVALID,
+   rep untouched, when ref is not a state of g or dev not a result of g's
+   tensors (another tensor count, a box outside its tensor, a missing
+   tile). */
+kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
+                         const kt_cpu_devices *dev, double tol, double eps,
+                         kt_cpu_report *rep, kt_error *err);
 
 /* ----- kernels */
 /* C[m x n] += A[m x k] * B[k x n], all row-major and contiguous: the
@@ -264,7 +285,9 @@ typedef struct kt_cpu_swap_report {
    tensor is not in device memory, two tensors in one object, an object
    outside the arena, a drop that would lose an update, a swap-in of a
    stale host copy -- is KT_ERR_INVALID naming the step, device, op and
-   tensor. */
+   tensor.  g, p, prog and leaves are checked as kt_cpu_run_partitioned
+   checks them, and sp's pool (a negative object count or size, sizes
+   summing past the capacity) before anything is allocated. */
 kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
                              const kt_program *prog, const kt_swap_model *m,
                              const kt_swap_plan *sp, int64_t capacity,
@@ -528,9 +551,13 @@ static double kt__fan_in(const kt_graph *g, int t) {
 double kt_cpu_input_value(const kt_graph *g, int t, int64_t index,
                           uint64_t seed) {
     const kt_tensor *x = kt_graph_tensor(g, t);
-    uint64_t h = kt__mix64(seed ^ kt__mix64((uint64_t)t * 0x100000001b3ULL ^
+    uint64_t h;
+    double u;
+    /* no status to return: NaN, the poison every comparison shows */
+    if (!x) return (double)NAN;
+    h = kt__mix64(seed ^ kt__mix64((uint64_t)t * 0x100000001b3ULL ^
                                             kt__mix64((uint64_t)index)));
-    double u = 0.25 + 0.75 * (double)(h >> 11) / 9007199254740992.0;
+    u = 0.25 + 0.75 * (double)(h >> 11) / 9007199254740992.0;
     if (x->kind == KT_OPTSTATE) return u;
     if (h & 1) u = -u;
     if (x->kind == KT_WEIGHT) u /= sqrt(kt__fan_in(g, t));
@@ -573,8 +600,62 @@ void kt_cpu_state_free(kt_cpu_state *s) {
     memset(s, 0, sizeof *s);
 }
 
+/* Elements of tensor x. */
+static int64_t kt__tensor_numel(const kt_tensor *x) {
+    kt_box b;
+    kt__full_box(x->rank, x->shape, &b);
+    return kt__box_numel(&b, x->rank);
+}
+
+/* Whether s holds tensor t of g: a value array of the tensor's size. */
+static kt_status kt__state_tensor(const kt_graph *g, const kt_cpu_state *s,
+                                  int t, const char *what, kt_error *err) {
+    const kt_tensor *x = kt_graph_tensor(g, t);
+    int64_t n = kt__tensor_numel(x);
+    if (s->numel[t] != n || (n > 0 && !s->val[t]))
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: tensor %s has %lld "
+                        "values%s, the graph gives it %lld (a state of "
+                        "another graph?)", what, x->name,
+                        (long long)s->numel[t], s->val[t] ? "" : " (none "
+                        "allocated)", (long long)n);
+    return KT_OK;
+}
+
+/* A state belongs to the graph it was made for (kt_cpu_state_init): it
+   records the tensor count and every tensor's size, and nothing else ties
+   them, so both are compared before any value is read or written -- a
+   state of a smaller graph would be indexed out of bounds.  leaves_only:
+   only the leaf tensors' sizes (what a partitioned run reads). */
+static kt_status kt__state_check(const kt_graph *g, const kt_cpu_state *s,
+                                 int leaves_only, const char *what,
+                                 kt_error *err) {
+    int t, nt = kt_graph_tensor_count(g);
+    kt_status st;
+    if (!s || !s->val || !s->numel || s->ntensors != nt)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: a state of %d tensors%s "
+                        "for a graph of %d (a state of another graph?)", what,
+                        s ? s->ntensors : 0,
+                        s && s->val && s->numel ? "" : " (not initialised)",
+                        nt);
+    for (t = 0; t < nt; t++) {
+        if (leaves_only && !kt__is_leaf(kt_graph_tensor(g, t))) continue;
+        if ((st = kt__state_tensor(g, s, t, what, err)) != KT_OK) return st;
+    }
+    return KT_OK;
+}
+
+kt_status kt_cpu_state_check(const kt_graph *g, const kt_cpu_state *s,
+                             kt_error *err) {
+    kt_status st = kt__state_check(g, s, 0, "state", err);
+    if (st == KT_OK) kt__ok(err);
+    return st;
+}
+
 void kt_cpu_fill_inputs(const kt_graph *g, kt_cpu_state *s, uint64_t seed) {
     int t;
+    /* void (callers outside this header use it so): a state of another
+       graph is left as it is, and the run it is given to refuses it */
+    if (kt__state_check(g, s, 0, "state", NULL) != KT_OK) return;
     for (t = 0; t < s->ntensors; t++) {
         const kt_tensor *x = kt_graph_tensor(g, t);
         int64_t i;
@@ -1542,31 +1623,62 @@ static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
 
 /* ------------------------------------------------------------ serial */
 
+/* One op of kt_cpu_check_graph: kt_cpu_run_op checks its own op (a whole
+   graph's check per op would make a serial run quadratic). */
+static kt_status kt__check_op(const kt_graph *g, const kt_op *op,
+                              kt_error *err) {
+    if (op->naccess > KT_MAX_VARS * 4)
+        return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s: more than %d "
+                        "reads", op->name, KT_MAX_VARS * 4);
+    if (op->opaque[0]) return kt__check_opaque(g, op, err);
+    return KT_OK;
+}
+
 kt_status kt_cpu_check_graph(const kt_graph *g, kt_error *err) {
     int o;
     kt_status s;
-    for (o = 0; o < kt_graph_op_count(g); o++) {
-        const kt_op *op = kt_graph_op(g, o);
-        if (op->naccess > KT_MAX_VARS * 4)
-            return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s: more than %d "
-                            "reads", op->name, KT_MAX_VARS * 4);
-        if (op->opaque[0] && (s = kt__check_opaque(g, op, err)) != KT_OK)
-            return s;
-    }
+    for (o = 0; o < kt_graph_op_count(g); o++)
+        if ((s = kt__check_op(g, kt_graph_op(g, o), err)) != KT_OK) return s;
     kt__ok(err);
     return KT_OK;
 }
 
+/* Op o of g exists and st holds the tensors it reads and writes (only
+   those: kt_cpu_run_serial checks the whole state once, and this stays
+   linear in the op). */
+static kt_status kt__run_op_check(const kt_graph *g, int o,
+                                  const kt_cpu_state *st, kt_error *err) {
+    const kt_op *op = kt_graph_op(g, o);
+    char what[KT_NAME_MAX + 16];
+    int j;
+    kt_status s;
+    if (!op)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: the graph has ops 0 "
+                        "to %d", o, kt_graph_op_count(g) - 1);
+    if ((s = kt__check_op(g, op, err)) != KT_OK) return s;
+    snprintf(what, sizeof what, "op %s", op->name);
+    if (!st || !st->val || !st->numel ||
+        st->ntensors != kt_graph_tensor_count(g))
+        return kt__state_check(g, st, 0, what, err);
+    for (j = 0; j < op->ninputs; j++)
+        if ((s = kt__state_tensor(g, st, op->input[j], what, err)) != KT_OK)
+            return s;
+    return kt__state_tensor(g, st, op->output, what, err);
+}
+
 kt_status kt_cpu_run_op(const kt_graph *g, int o, kt_cpu_state *st,
                         const kt_cpu_options *opt, kt_error *err) {
-    const kt_op *op = kt_graph_op(g, o);
-    const kt_tensor *y = kt_graph_tensor(g, op->output);
+    const kt_op *op;
+    const kt_tensor *y;
     kt__view in[KT_MAX_VARS], out;
     kt__opctx *cx;
     kt_real *tmp = NULL;
     kt_box b;
     int j, reads_output = 0;
     kt_status s;
+    if ((s = kt__run_op_check(g, o, st, err)) != KT_OK) return s;
+    op = kt_graph_op(g, o);
+    y = kt_graph_tensor(g, op->output);
     for (j = 0; j < op->ninputs; j++) {
         const kt_tensor *x = kt_graph_tensor(g, op->input[j]);
         kt__full_box(x->rank, x->shape, &b);
@@ -1607,7 +1719,9 @@ kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
                             const kt_cpu_options *opt, kt_error *err) {
     int o;
     kt_status st;
-    if ((st = kt_cpu_check_graph(g, err)) != KT_OK) return st;
+    if ((st = kt_cpu_check_graph(g, err)) != KT_OK ||
+        (st = kt__state_check(g, s, 0, "state", err)) != KT_OK)
+        return st;
     for (o = 0; o < kt_graph_op_count(g); o++)
         if ((st = kt_cpu_run_op(g, o, s, opt, err)) != KT_OK) return st;
     return KT_OK;
@@ -1907,49 +2021,148 @@ static void *kt__worker_main(void *arg) {
     return NULL;
 }
 
-/* Before any worker starts: every transfer moves a region its sender holds
-   into a buffer its receiver has, so the workers never read or write out
-   of bounds whatever program they are given. */
+/* Task x of prog runs its op over a box inside the op's index space, not
+   inverted: the worker allocates its input and result buffers from the
+   box, so a box reaching past the extents would be an allocation of any
+   size (a 2^40 box, 16 TB) before any read is checked. */
+static kt_status kt__check_task(const kt_graph *g, const kt_program *prog,
+                                int x, kt_error *err) {
+    const kt_task *tk = &prog->task[x];
+    const kt_op *op;
+    int v;
+    if (tk->op != x / prog->ndev || tk->device != x % prog->ndev)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d is op %d "
+                        "on device %lld, expected op %lld on device %lld", x,
+                        tk->op, (long long)tk->device,
+                        (long long)(x / prog->ndev),
+                        (long long)(x % prog->ndev));
+    op = kt_graph_op(g, tk->op);
+    for (v = 0; v < op->nvars; v++)
+        if (tk->box[v].lo < 0 || tk->box[v].lo > tk->box[v].hi ||
+            tk->box[v].hi > op->var[v].extent)
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: program "
+                            "task %d (device %lld) runs variable %s over "
+                            "[%lld, %lld), not a range of [0, %lld)", op->name,
+                            x, (long long)tk->device, op->var[v].name,
+                            (long long)tk->box[v].lo, (long long)tk->box[v].hi,
+                            (long long)op->var[v].extent);
+    return KT_OK;
+}
+
+/* Transfer x of op o converts one of o's roles (an input index, or its
+   input count for the output) of the right tensor between two distinct
+   devices, as a copy or a reduction of >= 0 bytes, over a region inside
+   the tensor and not inverted (an element count of a region beyond the
+   tensor can overflow, and the copies index the tiles with it). */
+static kt_status kt__check_xfer(const kt_graph *g, const kt_program *prog,
+                                int o, int x, kt_error *err) {
+    const kt_transfer *t = &prog->xfer[x];
+    const kt_op *op = kt_graph_op(g, o);
+    const kt_tensor *tt;
+    int d;
+    if (t->op != o)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: transfer %d is "
+                        "listed under op %s (xfer_first) but names op %d", x,
+                        op->name, t->op);
+    if (t->role < 0 || t->role > op->ninputs ||
+        t->tensor != (t->role < op->ninputs ? op->input[t->role] : op->output))
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d: "
+                        "role %d does not name tensor %d", op->name, x,
+                        t->role, t->tensor);
+    tt = kt_graph_tensor(g, t->tensor);
+    if (t->src < 0 || t->src >= prog->ndev || t->dst < 0 ||
+        t->dst >= prog->ndev || t->src == t->dst)
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
+                        "%s from device %lld to %lld: not two devices of %lld",
+                        op->name, x, tt->name, (long long)t->src,
+                        (long long)t->dst, (long long)prog->ndev);
+    if ((t->kind != KT_XFER_COPY && t->kind != KT_XFER_REDUCE) || t->bytes < 0)
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
+                        "%s: kind %d and %lld bytes (a copy or a reduction of "
+                        ">= 0 bytes expected)", op->name, x, tt->name,
+                        (int)t->kind, (long long)t->bytes);
+    for (d = 0; d < tt->rank; d++)
+        if (t->region.r[d].lo < 0 || t->region.r[d].lo > t->region.r[d].hi ||
+            t->region.r[d].hi > tt->shape[d])
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer "
+                            "%d of %s: region [%lld, %lld) of dim %d is not a "
+                            "range of [0, %lld)", op->name, x, tt->name,
+                            (long long)t->region.r[d].lo,
+                            (long long)t->region.r[d].hi, d,
+                            (long long)tt->shape[d]);
+    return KT_OK;
+}
+
+/* The program has the shape kt_lower gives a program of g (the rules
+   sched.h's kt_sim_build checks too): one task per op and device, op o's
+   transfers xfer[xfer_first[o] .. xfer_first[o + 1]) with xfer_first
+   running from 0 to nxfer without going back, and every task and
+   transfer well-formed.  Linear in the program; nothing is allocated
+   before it passes. */
+static kt_status kt__check_program_shape(const kt_graph *g,
+                                         const kt_program *prog,
+                                         kt_error *err) {
+    int nops = kt_graph_op_count(g), o, x;
+    kt_status s;
+    if (prog->ndev < 1 || prog->nops != nops ||
+        (int64_t)prog->ntask != (int64_t)nops * prog->ndev)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: %d ops and %d tasks "
+                        "on %lld devices; the graph has %d ops, so %lld tasks "
+                        "(a program of another graph?)", prog->nops,
+                        prog->ntask, (long long)prog->ndev, nops,
+                        (long long)((int64_t)nops * prog->ndev));
+    if (prog->nxfer < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: nxfer is %d, not a "
+                        "transfer count", prog->nxfer);
+    if ((prog->ntask > 0 && !prog->task) || (prog->nxfer > 0 && !prog->xfer) ||
+        !prog->xfer_first)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: no %s array (freed, "
+                        "or never lowered)",
+                        !prog->xfer_first               ? "xfer_first"
+                        : prog->ntask > 0 && !prog->task ? "task"
+                                                         : "xfer");
+    for (x = 0; x < prog->ntask; x++)
+        if ((s = kt__check_task(g, prog, x, err)) != KT_OK) return s;
+    if (prog->xfer_first[0] != 0 || prog->xfer_first[nops] != prog->nxfer)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first runs "
+                        "from %d to %d, expected 0 to nxfer = %d",
+                        prog->xfer_first[0], prog->xfer_first[nops],
+                        prog->nxfer);
+    for (o = 0; o < nops; o++)
+        if (prog->xfer_first[o + 1] < prog->xfer_first[o])
+            return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first goes "
+                            "back after op %s: xfer_first[%d] = %d, "
+                            "xfer_first[%d] = %d", kt_graph_op(g, o)->name,
+                            o, prog->xfer_first[o], o + 1,
+                            prog->xfer_first[o + 1]);
+    for (o = 0; o < nops; o++)
+        for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++)
+            if ((s = kt__check_xfer(g, prog, o, x, err)) != KT_OK) return s;
+    return KT_OK;
+}
+
+/* Before any worker starts and any tile is allocated (home: the tiles'
+   boxes, kt__tile_boxes): the program is well-formed, and every transfer
+   moves a region its sender holds into a buffer its receiver has, so the
+   workers never read or write out of bounds whatever program they are
+   given. */
 static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
                                    const kt_program *prog, const kt_box *home,
                                    kt_error *err) {
     int64_t ndev = prog->ndev;
     int nt = kt_graph_tensor_count(g), x;
+    kt_status s;
     (void)p;
-    if (prog->nops != kt_graph_op_count(g) ||
-        prog->ntask != kt_graph_op_count(g) * ndev)
-        return kt__fail(err, KT_ERR_INVALID, 0, "the program has %d ops and "
-                        "%d tasks; the graph needs %d and %lld", prog->nops,
-                        prog->ntask, kt_graph_op_count(g),
-                        (long long)(kt_graph_op_count(g) * ndev));
-    for (x = 0; x < prog->ntask; x++)
-        if (prog->task[x].op != x / ndev || prog->task[x].device != x % ndev)
-            return kt__fail(err, KT_ERR_INVALID, 0, "program task %d is not "
-                            "op %lld on device %lld", x, (long long)(x / ndev),
-                            (long long)(x % ndev));
+    if ((s = kt__check_program_shape(g, prog, err)) != KT_OK) return s;
     for (x = 0; x < prog->nxfer; x++) {
         const kt_transfer *t = &prog->xfer[x];
-        const kt_op *op;
-        const kt_tensor *tt;
-        const kt_task *ts, *td;
+        const kt_op *op = kt_graph_op(g, t->op);
+        const kt_tensor *tt = kt_graph_tensor(g, t->tensor);
+        const kt_task *ts = &prog->task[(int64_t)t->op * ndev + t->src];
+        const kt_task *td = &prog->task[(int64_t)t->op * ndev + t->dst];
         kt_box sb, db;
-        int empty = 0, out;
-        if (t->op < 0 || t->op >= prog->nops || t->src < 0 || t->src >= ndev ||
-            t->dst < 0 || t->dst >= ndev || t->src == t->dst ||
-            x < prog->xfer_first[t->op] || x >= prog->xfer_first[t->op + 1])
-            return kt__fail(err, KT_ERR_INVALID, 0, "transfer %d: bad op or "
-                            "devices", x);
-        op = kt_graph_op(g, t->op);
-        out = t->role >= op->ninputs;
-        if (t->role < 0 || t->role > op->ninputs ||
-            t->tensor != (out ? op->output : op->input[t->role]))
-            return kt__fail(err, KT_ERR_INVALID, 0, "transfer %d of op %s: "
-                            "role %d does not name tensor %d", x, op->name,
-                            t->role, t->tensor);
-        tt = kt_graph_tensor(g, t->tensor);
-        ts = &prog->task[(int64_t)t->op * ndev + t->src];
-        td = &prog->task[(int64_t)t->op * ndev + t->dst];
-        if (!out) {
+        int empty = 0;
+        if (t->role < op->ninputs) {
             if (t->kind != KT_XFER_COPY)
                 return kt__fail(err, KT_ERR_INTERNAL, 0, "transfer %d of op "
                                 "%s: an input is reduced", x, op->name);
@@ -1974,6 +2187,30 @@ static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
     return KT_OK;
 }
 
+/* What every run of a plan checks first: the plan is one of g's
+   (kt__plan_check: tensor and op counts, tilings, splits), the program is
+   for its devices and well-formed, and `leaves` (NULL: not yet, for a
+   verification, which makes its own) is a state of g.  Nothing else ties
+   the four together, and each is indexed by the others' counts. */
+static kt_status kt__check_run_args(const kt_graph *g, const kt_plan *p,
+                                    const kt_program *prog,
+                                    const kt_cpu_state *leaves, int need_leaves,
+                                    kt_error *err) {
+    kt_status s;
+    if ((s = kt_cpu_check_graph(g, err)) != KT_OK ||
+        (s = kt__plan_check(g, p, err)) != KT_OK)
+        return s;
+    if (prog->ndev != kt_factors_devices(&p->f))
+        return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
+                        "devices, the plan for %lld", (long long)prog->ndev,
+                        (long long)kt_factors_devices(&p->f));
+    if ((s = kt__check_program_shape(g, prog, err)) != KT_OK) return s;
+    if (need_leaves &&
+        (s = kt__state_check(g, leaves, 1, "leaves", err)) != KT_OK)
+        return s;
+    return KT_OK;
+}
+
 void kt_cpu_devices_free(kt_cpu_devices *d) {
     int64_t i;
     if (!d) return;
@@ -1985,22 +2222,36 @@ void kt_cpu_devices_free(kt_cpu_devices *d) {
     memset(d, 0, sizeof *d);
 }
 
-/* Every device's tiles: leaves loaded from `leaves`, the rest NaN. */
-static kt_status kt__alloc_tiles(const kt_graph *g, const kt_plan *p,
-                                 const kt_cpu_state *leaves,
+/* Every device's box of every tensor, in its tiling (the plan checked):
+   out->box, before anything of the tiles' size is allocated. */
+static void kt__tile_boxes(const kt_graph *g, const kt_plan *p,
+                           kt_cpu_devices *out) {
+    int64_t d;
+    int t, nt = out->ntensors;
+    for (d = 0; d < out->ndev; d++)
+        for (t = 0; t < nt; t++) {
+            const kt_tensor *x = kt_graph_tensor(g, t);
+            kt_box *b = &out->box[d * nt + t];
+            int64_t pc = 0;
+            kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f, d, b,
+                                 &pc);
+            if (kt__box_numel(b, x->rank) == 0) memset(b, 0, sizeof *b);
+        }
+}
+
+/* Every device's tiles over out->box: leaves loaded from `leaves`, the
+   rest NaN. */
+static kt_status kt__alloc_tiles(const kt_graph *g, const kt_cpu_state *leaves,
                                  kt_cpu_devices *out, kt_error *err) {
     int64_t d, ndev = out->ndev;
     int t, nt = out->ntensors;
     for (d = 0; d < ndev; d++)
         for (t = 0; t < nt; t++) {
             const kt_tensor *x = kt_graph_tensor(g, t);
-            kt_box *b = &out->box[d * nt + t], full;
-            int64_t pc = 0, n;
+            const kt_box *b = &out->box[d * nt + t];
+            kt_box full;
+            int64_t n = kt__box_numel(b, x->rank);
             kt__view src, dst;
-            kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f, d, b,
-                                 &pc);
-            n = kt__box_numel(b, x->rank);
-            if (n == 0) memset(b, 0, sizeof *b);
             out->tile[d * nt + t] =
                 (kt_real *)kt__calloc((size_t)n + 1, sizeof(kt_real));
             if (!out->tile[d * nt + t])
@@ -2030,17 +2281,7 @@ kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
     kt_status s;
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
-    if ((s = kt_cpu_check_graph(g, err)) != KT_OK) return s;
-    if (ndev != kt_factors_devices(&p->f) || ndev < 1)
-        return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
-                        "devices, the plan for %lld", (long long)ndev,
-                        (long long)kt_factors_devices(&p->f));
-    for (t = 0; t < nt; t++) {
-        const kt_tensor *x = kt_graph_tensor(g, t);
-        if ((s = kt_tiling_check(&p->tiling[t], x->name, x->rank, x->shape,
-                                 &p->f, 0, err)) != KT_OK)
-            return s;
-    }
+    if ((s = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK) return s;
     out->ndev = ndev;
     out->ntensors = nt;
     out->box = (kt_box *)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt_box));
@@ -2057,8 +2298,10 @@ kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                      (long long)ndev);
         goto done;
     }
-    if ((s = kt__alloc_tiles(g, p, leaves, out, err)) != KT_OK) goto done;
-    if ((s = kt__check_program(g, p, prog, out->box, err)) != KT_OK) goto done;
+    kt__tile_boxes(g, p, out);
+    if ((s = kt__check_program(g, p, prog, out->box, err)) != KT_OK ||
+        (s = kt__alloc_tiles(g, leaves, out, err)) != KT_OK)
+        goto done;
     for (d = 0; d < ndev; d++)
         for (t = 0; t < nt; t++)
             kt__view_set(&r.home[d * nt + t], out->tile[d * nt + t],
@@ -2144,12 +2387,52 @@ static void kt__unflatten(const kt_tensor *x, const kt_box *b, int64_t i,
     }
 }
 
-void kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
-                    const kt_cpu_devices *dev, double tol, double eps,
-                    kt_cpu_report *rep) {
+/* dev holds every device's tile of every tensor of g: its tensor count
+   is g's, and every box lies inside its tensor, not inverted, with a tile
+   where it is not empty -- the comparison reads ref at every box's
+   indices.  Linear in the boxes. */
+static kt_status kt__devices_check(const kt_graph *g,
+                                   const kt_cpu_devices *dev, kt_error *err) {
+    int t, nt = kt_graph_tensor_count(g), k;
+    int64_t d;
+    if (dev->ndev < 0 || dev->ntensors != nt ||
+        (dev->ndev > 0 && (!dev->box || !dev->tile)))
+        return kt__fail(err, KT_ERR_INVALID, 0, "devices: %lld devices' tiles "
+                        "of %d tensors%s, for a graph of %d tensors (the "
+                        "result of another graph?)", (long long)dev->ndev,
+                        dev->ntensors, dev->box && dev->tile ? "" : " (none "
+                        "allocated)", nt);
+    for (d = 0; d < dev->ndev; d++)
+        for (t = 0; t < nt; t++) {
+            const kt_tensor *x = kt_graph_tensor(g, t);
+            const kt_box *b = &dev->box[d * nt + t];
+            for (k = 0; k < x->rank; k++)
+                if (b->r[k].lo < 0 || b->r[k].lo > b->r[k].hi ||
+                    b->r[k].hi > x->shape[k])
+                    return kt__fail(err, KT_ERR_INVALID, 0, "devices: the "
+                                    "tile of %s on device %lld spans [%lld, "
+                                    "%lld) of dim %d, not a range of [0, "
+                                    "%lld)", x->name, (long long)d,
+                                    (long long)b->r[k].lo,
+                                    (long long)b->r[k].hi, k,
+                                    (long long)x->shape[k]);
+            if (kt__box_numel(b, x->rank) > 0 && !dev->tile[d * nt + t])
+                return kt__fail(err, KT_ERR_INVALID, 0, "devices: no tile of "
+                                "%s on device %lld", x->name, (long long)d);
+        }
+    return KT_OK;
+}
+
+kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
+                         const kt_cpu_devices *dev, double tol, double eps,
+                         kt_cpu_report *rep, kt_error *err) {
     int t, nt = kt_graph_tensor_count(g);
     int64_t d;
     double floor_ = eps > 0 ? tol / eps : 1;
+    kt_status s;
+    if ((s = kt__state_check(g, ref, 0, "reference", err)) != KT_OK ||
+        (s = kt__devices_check(g, dev, err)) != KT_OK)
+        return s;
     rep->max_rel_error = 0;
     rep->max_abs_error = 0;
     rep->worst_tensor = -1;
@@ -2203,6 +2486,8 @@ void kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
     }
     rep->values_ok = rep->mismatches == 0;
     rep->ok = rep->values_ok && rep->bytes_ok;
+    kt__ok(err);
+    return KT_OK;
 }
 
 static kt_status kt__plan_copy_eval(const kt_graph *g, const kt_plan *p,
@@ -2248,8 +2533,10 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
         kt_cpu_verify_defaults(&def);
         o = &def;
     }
-    if ((s = kt_cpu_check_graph(g, err)) != KT_OK) return s;
-    if ((s = kt__plan_copy_eval(g, p, &rep->predicted_bytes, err)) != KT_OK)
+    /* plan and program against g before the plan is copied by g's counts
+       and before the serial run (a program the run would refuse) */
+    if ((s = kt__check_run_args(g, p, prog, NULL, 0, err)) != KT_OK ||
+        (s = kt__plan_copy_eval(g, p, &rep->predicted_bytes, err)) != KT_OK)
         return s;
     rep->program_bytes = prog->total_bytes;
     rep->ndev = prog->ndev;
@@ -2271,7 +2558,7 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
     if (s == KT_OK) {
         rep->bytes_moved = dev.bytes_moved;
         rep->bytes_ok = dev.bytes_moved == rep->predicted_bytes;
-        kt_cpu_compare(g, &ref, &dev, o->tol, o->eps, rep);
+        s = kt_cpu_compare(g, &ref, &dev, o->tol, o->eps, rep, err);
         if (swap) rep->ok = rep->ok && swap->rep->ok;
     }
     kt_cpu_devices_free(&dev);
@@ -2736,7 +3023,7 @@ static kt_status kt__s_bind(kt__srun *s, kt_error *err) {
     const kt_swap_model *m = s->m;
     const kt_swap_plan *sp = s->sp;
     int nt = s->r.ntensors, no = kt_graph_op_count(g), i, j, mo;
-    int64_t d, need[KT_MAX_VARS + 1];
+    int64_t d, need[KT_MAX_VARS + 1], pool = 0;
     unsigned char *seen;
     if (m->nops != no || sp->nsteps != no)
         return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: %d steps and a "
@@ -2810,20 +3097,29 @@ static kt_status kt__s_bind(kt__srun *s, kt_error *err) {
                             "allocates dynamically (an ODSwap or GeePS plan);"
                             " the CPU executor runs pool plans (GA or none)",
                             i);
-    /* the pool, object after object, inside the arena */
+    /* the pool, object after object, inside the arena: every size checked
+       and the total (saturated: sizes near INT64_MAX must not wrap) set
+       against the capacity before any offset is summed */
     for (i = 0; i < sp->nobjects; i++) {
-        s->obj_off[i + 1] = s->obj_off[i] + sp->object_bytes[i];
         if (sp->object_bytes[i] < 0 || sp->object_bytes[i] % s->unit)
             return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: object %d has "
                             "%lld bytes, not a multiple of the element size "
                             "%lld", i, (long long)sp->object_bytes[i],
                             (long long)s->unit);
+        pool = sp->object_bytes[i] > INT64_MAX - pool
+                   ? INT64_MAX
+                   : pool + sp->object_bytes[i];
     }
-    if (s->obj_off[sp->nobjects] > s->capacity)
+    if (pool == INT64_MAX)
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: its objects' "
+                        "sizes add up past 2^63 bytes, more than the "
+                        "%lld-byte arena", (long long)s->capacity);
+    if (pool > s->capacity)
         return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: its pool has %lld "
                         "bytes, more than the %lld-byte arena",
-                        (long long)s->obj_off[sp->nobjects],
-                        (long long)s->capacity);
+                        (long long)pool, (long long)s->capacity);
+    for (i = 0; i < sp->nobjects; i++)
+        s->obj_off[i + 1] = s->obj_off[i] + sp->object_bytes[i];
     /* memory is allocated for the pool only: every placement is checked
        against its object and the capacity, so nothing past the pool is
        ever addressed, and an 80 GB capacity costs no more host memory
@@ -3000,21 +3296,17 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
     memset(out, 0, sizeof *out);
     memset(rep, 0, sizeof *rep);
     memset(&s, 0, sizeof s);
-    if ((st = kt_cpu_check_graph(g, err)) != KT_OK) return st;
-    if (ndev != kt_factors_devices(&p->f) || ndev < 1)
-        return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
-                        "devices, the plan for %lld", (long long)ndev,
-                        (long long)kt_factors_devices(&p->f));
+    if ((st = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK)
+        return st;
     if (capacity <= 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes is not a "
                         "capacity", (long long)capacity);
-    for (t = 0; t < nt; t++) {
-        const kt_tensor *x = kt_graph_tensor(g, t);
-        if ((st = kt_tiling_check(&p->tiling[t], x->name, x->rank, x->shape,
-                                  &p->f, 0, err)) != KT_OK)
-            return st;
-        s.unit = kt__gcd64(s.unit, x->elem_bytes);
-    }
+    /* the pool's object count sizes the arrays below */
+    if (sp->nobjects < 0 || (sp->nobjects > 0 && !sp->object_bytes))
+        return kt__fail(err, KT_ERR_INVALID, 0, "swap plan: %d pool objects%s",
+                        sp->nobjects, sp->object_bytes ? "" : " and no sizes");
+    for (t = 0; t < nt; t++)
+        s.unit = kt__gcd64(s.unit, kt_graph_tensor(g, t)->elem_bytes);
     if (s.unit <= 0) s.unit = 1;
     s.m = m;
     s.sp = sp;
@@ -3055,8 +3347,9 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
     s.r.ndev = ndev;
     s.r.ntensors = nt;
     s.box = out->box;
-    if ((st = kt__alloc_tiles(g, p, leaves, out, err)) != KT_OK) goto done;
+    kt__tile_boxes(g, p, out);
     if ((st = kt__check_program(g, p, prog, out->box, err)) != KT_OK ||
+        (st = kt__alloc_tiles(g, leaves, out, err)) != KT_OK ||
         (st = kt__inbox_build(&s.r, err)) != KT_OK)
         goto done;
     if ((st = kt__s_bind(&s, err)) != KT_OK) goto done;

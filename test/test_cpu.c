@@ -13,7 +13,11 @@
      (a random tiling per tensor, a random strategy per op), on model
      files with padding, pooling, broadcasting, division, max/min
      reductions and uneven tiles;
-   - a program with one transfer dropped is caught (values and bytes).
+   - a program with one transfer dropped is caught (values and bytes);
+   - bad arguments are refused with a message, never read out of bounds:
+     a plan, state, program or result of another graph, an op that does
+     not exist, every way a program can be malformed, a swap plan's pool
+     with a negative object count or sizes that overflow.
    Under valgrind (KT_WRAP set) fewer device counts and models run. */
 #define KT_IMPLEMENTATION
 #include "../backend_cpu.h"
@@ -755,23 +759,386 @@ static void test_broken_program(void) {
         }
         free(x);
     }
-    {   /* a transfer whose region the sender does not hold is refused */
+    {   /* a transfer whose region reaches past its tensor is malformed;
+           one inside its tensor that the sender does not hold, or the
+           receiver does not want, is refused as a lowering bug */
         kt_cpu_report r;
         kt_program bad = prog;
         kt_transfer *x = (kt_transfer *)malloc(sizeof *x * (size_t)prog.nxfer);
+        int i, d, internal = 0, other = 0;
         if (x) {
             memcpy(x, prog.xfer, sizeof *x * (size_t)prog.nxfer);
             x[0].region.r[0].hi += 1000;
             bad.xfer = x;
             CHECK(kt_cpu_verify_program(g, &p, &bad, NULL, &r, &err) ==
-                  KT_ERR_INTERNAL);
+                  KT_ERR_INVALID);
             CHECKF(strstr(err.message, "region") != NULL, "'%s'", err.message);
+            for (i = 0; i < prog.nxfer; i += under_valgrind() ? 7 : 1) {
+                const kt_tensor *t = kt_graph_tensor(g, prog.xfer[i].tensor);
+                kt_status s;
+                memcpy(x, prog.xfer, sizeof *x * (size_t)prog.nxfer);
+                for (d = 0; d < t->rank; d++) {
+                    x[i].region.r[d].lo = 0;
+                    x[i].region.r[d].hi = t->shape[d];
+                }
+                s = kt_cpu_verify_program(g, &p, &bad, NULL, &r, &err);
+                if (s == KT_ERR_INTERNAL && strstr(err.message, "region"))
+                    internal++;
+                else if (s != KT_OK)
+                    other++;
+            }
+            CHECKF(internal > 0 && other == 0, "whole-tensor regions: %d "
+                   "refused as not held or not wanted, %d otherwise",
+                   internal, other);
             free(x);
         }
     }
     kt_program_free(&prog);
     kt_plan_free(&p);
     kt_graph_destroy(g);
+}
+
+/* ------------------------------------------------ bad arguments */
+
+/* s is KT_ERR_INVALID with a message containing `needle`. */
+static void expect_invalid(const char *what, kt_status s, const kt_error *err,
+                           const char *needle) {
+    CHECKF(s == KT_ERR_INVALID && strstr(err->message, needle) != NULL,
+           "%s: status %d '%s', expected invalid argument naming '%s'", what,
+           (int)s, s == KT_OK ? "" : err->message, needle);
+}
+
+/* A plan, state, program or result of another graph is refused with a
+   message, never indexed by this graph's counts (each of these read or
+   wrote out of bounds, or dereferenced NULL, before). */
+static void test_foreign_arguments(void) {
+    static const char *const src_a =
+        "input x[4,6]\nweight W[6,4]\ny[i,k] = sum(j) x[i,j] * W[j,k]\n"
+        "z[i,k] = relu(y[i,k])\n";
+    kt_graph *a = parse("graph a", src_a);
+    kt_graph *b = parse("graph b", "input x[4,6]\ny[i,j] = tanh(x[i,j])\n");
+    /* as many tensors as a, other sizes */
+    kt_graph *c = parse("graph c", "input x[4,7]\nweight W[7,4]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                        "z[i,k] = relu(y[i,k])\n");
+    kt_factors f1, f2;
+    kt_plan p, p1, q, q1;
+    kt_program prog, prog1;
+    kt_cpu_state st, ref, stb, stc;
+    kt_cpu_devices dv;
+    kt_cpu_report rep;
+    kt_search_options so;
+    kt_error err;
+    double before;
+    if (!a || !b || !c) goto graphs;
+    memset(&so, 0, sizeof so);
+    CHECK(kt_factors_default(1, &f1, &err) == KT_OK);
+    CHECK(kt_factors_default(2, &f2, &err) == KT_OK);
+    if (kt_plan_search(a, &f2, &so, &p, &err) != KT_OK) {
+        CHECKF(0, "search: %s", err.message);
+        goto graphs;
+    }
+    CHECK(kt_plan_init(&p1, a, &f1, &err) == KT_OK);
+    CHECK(kt_plan_init(&q, b, &f2, &err) == KT_OK);
+    CHECK(kt_plan_init(&q1, b, &f1, &err) == KT_OK);
+    CHECK(kt_lower(a, &p, &prog, &err) == KT_OK);
+    CHECK(kt_lower(a, &p1, &prog1, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&st, a, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&ref, a, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&stb, b, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&stc, c, &err) == KT_OK);
+    kt_cpu_fill_inputs(a, &st, 1);
+    kt_cpu_fill_inputs(a, &ref, 1);
+    kt_cpu_fill_inputs(b, &stb, 1);
+    kt_cpu_fill_inputs(c, &stc, 1);
+
+    /* plans of graph b for graph a: verification, 2 devices, 1 device */
+    expect_invalid("verify_program, plan of b",
+                   kt_cpu_verify_program(a, &q, &prog, NULL, &rep, &err), &err,
+                   "tensors");
+    expect_invalid("run_partitioned, plan of b",
+                   kt_cpu_run_partitioned(a, &q, &prog, &st, NULL, &dv, &err),
+                   &err, "tensors");
+    expect_invalid("run_partitioned, 1-device plan of b",
+                   kt_cpu_run_partitioned(a, &q1, &prog1, &st, NULL, &dv, &err),
+                   &err, "tensors");
+    /* states of graphs b (fewer tensors) and c (other sizes) */
+    expect_invalid("run_partitioned, leaves of b",
+                   kt_cpu_run_partitioned(a, &p, &prog, &stb, NULL, &dv, &err),
+                   &err, "leaves");
+    expect_invalid("run_partitioned, leaves of c",
+                   kt_cpu_run_partitioned(a, &p, &prog, &stc, NULL, &dv, &err),
+                   &err, "tensor x");
+    expect_invalid("run_serial, state of b",
+                   kt_cpu_run_serial(a, &stb, NULL, &err), &err, "state");
+    expect_invalid("run_serial, state of c",
+                   kt_cpu_run_serial(a, &stc, NULL, &err), &err, "tensor x");
+    expect_invalid("run_op, state of c", kt_cpu_run_op(a, 0, &stc, NULL, &err),
+                   &err, "tensor x");
+    expect_invalid("state_check, state of c", kt_cpu_state_check(a, &stc, &err),
+                   &err, "tensor x");
+    CHECK(kt_cpu_state_check(a, &st, &err) == KT_OK);
+    /* ops that do not exist */
+    expect_invalid("run_op 7", kt_cpu_run_op(a, 7, &st, NULL, &err), &err,
+                   "op 7");
+    expect_invalid("run_op -1", kt_cpu_run_op(a, -1, &st, NULL, &err), &err,
+                   "op -1");
+    expect_invalid("run_op 2", kt_cpu_run_op(a, kt_graph_op_count(a), &st,
+                                             NULL, &err), &err, "op 2");
+    /* functions without a status: safe, and documented so */
+    before = st.val[0][0];
+    kt_cpu_fill_inputs(b, &st, 2);
+    CHECK(st.val[0][0] == before);
+    before = stb.val[0][0];
+    kt_cpu_fill_inputs(a, &stb, 2);
+    CHECK(stb.val[0][0] == before);
+    CHECK(kt_cpu_input_value(a, 99, 0, 1) != kt_cpu_input_value(a, 99, 0, 1));
+    CHECK(kt_cpu_input_value(a, -1, 0, 1) != kt_cpu_input_value(a, -1, 0, 1));
+    CHECK(kt_cpu_input_value(a, 3, 0, 1) == kt_cpu_input_value(a, 3, 0, 1));
+
+    /* the comparison: graph, reference and devices must agree */
+    CHECK(kt_cpu_run_serial(a, &ref, NULL, &err) == KT_OK);
+    if (kt_cpu_run_partitioned(a, &p, &prog, &st, NULL, &dv, &err) == KT_OK) {
+        kt_box keep = dv.box[0];
+        memset(&rep, 0, sizeof rep);
+        rep.bytes_ok = 1;
+        CHECK(kt_cpu_compare(a, &ref, &dv, 1e-9, 1e-7, &rep, &err) == KT_OK);
+        CHECK(rep.values_ok && rep.compared > 0);
+        expect_invalid("compare, graph b",
+                       kt_cpu_compare(b, &stb, &dv, 1e-9, 1e-7, &rep, &err),
+                       &err, "devices");
+        expect_invalid("compare, reference of b",
+                       kt_cpu_compare(a, &stb, &dv, 1e-9, 1e-7, &rep, &err),
+                       &err, "reference");
+        dv.box[0].r[0].hi = 1000;
+        expect_invalid("compare, a box past its tensor",
+                       kt_cpu_compare(a, &ref, &dv, 1e-9, 1e-7, &rep, &err),
+                       &err, "tile of x");
+        dv.box[0] = keep;
+        kt_cpu_devices_free(&dv);
+    } else {
+        CHECKF(0, "run_partitioned: %s", err.message);
+    }
+    kt_cpu_state_free(&st);
+    kt_cpu_state_free(&ref);
+    kt_cpu_state_free(&stb);
+    kt_cpu_state_free(&stc);
+    kt_program_free(&prog);
+    kt_program_free(&prog1);
+    kt_plan_free(&p);
+    kt_plan_free(&p1);
+    kt_plan_free(&q);
+    kt_plan_free(&q1);
+graphs:
+    kt_graph_destroy(a);
+    kt_graph_destroy(b);
+    kt_graph_destroy(c);
+}
+
+/* A private copy of prog's arrays, to alter. */
+static int program_copy(const kt_program *prog, kt_program *c) {
+    *c = *prog;
+    c->pairs = NULL;
+    c->npairs = 0;
+    c->task = (kt_task *)malloc(sizeof *c->task * ((size_t)prog->ntask + 1));
+    c->xfer = (kt_transfer *)malloc(sizeof *c->xfer *
+                                    ((size_t)prog->nxfer + 1));
+    c->xfer_first = (int *)malloc(sizeof(int) * ((size_t)prog->nops + 1));
+    if (!c->task || !c->xfer || !c->xfer_first) return 0;
+    memcpy(c->task, prog->task, sizeof *c->task * (size_t)prog->ntask);
+    memcpy(c->xfer, prog->xfer, sizeof *c->xfer * (size_t)prog->nxfer);
+    memcpy(c->xfer_first, prog->xfer_first,
+           sizeof(int) * ((size_t)prog->nops + 1));
+    return 1;
+}
+
+static void program_copy_free(kt_program *c) {
+    free(c->task);
+    free(c->xfer);
+    free(c->xfer_first);
+}
+
+/* The ways a program can be malformed (the field each message names). */
+static const struct {
+    const char *what, *needle;
+} malformed[] = {
+    {"xfer_first past the end", "xfer_first"},
+    {"xfer_first negative", "xfer_first"},
+    {"nxfer -1", "nxfer is -1"},
+    {"region backwards", "region"},
+    {"region INT64_MIN..INT64_MAX", "region"},
+    {"region below 0", "region"},
+    {"task box backwards", "task 3"},
+    {"task box 2^40", "task 3"},
+    {"task box below 0", "task 1"},
+    {"transfer kind 9", "kind 9"},
+    {"transfer bytes -100", "-100 bytes"},
+    {"transfer of another op", "names op"},
+    {"transfer to its sender", "devices"},
+    {"transfer role 99", "role 99"},
+    {"a task missing", "tasks"},
+    {"task of op 5000", "task 2"},
+    {"program for 2 devices", "devices"},
+};
+#define NMALFORMED ((int)(sizeof malformed / sizeof malformed[0]))
+
+/* Malformation k of program c (transfer x of op `op`). */
+static void malform(kt_program *c, int k, int x) {
+    int op = c->xfer[x].op;
+    switch (k) {
+    case 0: c->xfer_first[op + 1] = c->nxfer + 1000; break;
+    case 1: c->xfer_first[op] = -5; break;
+    case 2: c->nxfer = -1; break;
+    case 3: c->xfer[x].region.r[0].lo = 3; c->xfer[x].region.r[0].hi = 1; break;
+    case 4:
+        c->xfer[x].region.r[0].lo = INT64_MIN;
+        c->xfer[x].region.r[0].hi = INT64_MAX;
+        break;
+    case 5: c->xfer[x].region.r[0].lo = -3; break;
+    case 6: c->task[3].box[0].lo = 5; c->task[3].box[0].hi = 2; break;
+    case 7: c->task[3].box[0].lo = 0; c->task[3].box[0].hi = (int64_t)1 << 40; break;
+    case 8: c->task[1].box[0].lo = -50; break;
+    case 9: c->xfer[x].kind = (kt_xfer_kind)9; break;
+    case 10: c->xfer[x].bytes = -100; break;
+    case 11: c->xfer[x].op = (op + 1) % c->nops; break;
+    case 12: c->xfer[x].dst = c->xfer[x].src; break;
+    case 13: c->xfer[x].role = 99; break;
+    case 14: c->ntask--; break;
+    case 15: c->task[2].op = 5000; break;
+    case 16: c->ndev = 2; break;
+    }
+}
+
+/* Every malformation is refused before anything runs or is allocated:
+   before, some returned KT_OK (xfer_first past the end or negative,
+   nxfer -1, backwards regions and boxes), some overflowed (a region of
+   INT64_MIN..INT64_MAX) or allocated 16 TB (a task box to 2^40). */
+static void test_malformed_programs(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan p;
+    kt_search_options so;
+    kt_program prog;
+    kt_cpu_state leaves;
+    int k;
+    if (kt_zoo_build("mlp:layers=2,hidden=8,batch=8", &g, &err) != KT_OK) {
+        CHECKF(0, "mlp: %s", err.message);
+        return;
+    }
+    memset(&so, 0, sizeof so);
+    CHECK(kt_factors_default(4, &f, &err) == KT_OK);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(prog.nxfer > 2 && prog.ntask > 3);
+    CHECK(kt_cpu_state_init(&leaves, g, &err) == KT_OK);
+    kt_cpu_fill_inputs(g, &leaves, 1);
+    for (k = 0; k < NMALFORMED; k++) {
+        kt_program c;
+        kt_cpu_devices dv;
+        kt_cpu_report rep;
+        char label[96];
+        if (program_copy(&prog, &c)) {
+            malform(&c, k, prog.nxfer / 2);
+            snprintf(label, sizeof label, "run_partitioned, %s",
+                     malformed[k].what);
+            expect_invalid(label, kt_cpu_run_partitioned(g, &p, &c, &leaves,
+                                                         NULL, &dv, &err),
+                           &err, malformed[k].needle);
+            snprintf(label, sizeof label, "verify_program, %s",
+                     malformed[k].what);
+            expect_invalid(label, kt_cpu_verify_program(g, &p, &c, NULL, &rep,
+                                                        &err),
+                           &err, malformed[k].needle);
+        }
+        program_copy_free(&c);
+    }
+    kt_cpu_state_free(&leaves);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* kt_cpu_run_swapped: the same checks of its plan, program and leaves,
+   and a pool with a negative object count (read out of bounds before) or
+   sizes near INT64_MAX (summed into a signed overflow before the check). */
+static void test_swap_arguments(void) {
+    kt_graph *g = NULL, *b;
+    kt_error err;
+    kt_factors f;
+    kt_plan p;
+    kt_search_options so;
+    kt_program prog, c;
+    kt_swap_model m;
+    kt_swap_alloc al;
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_cpu_swap_report sr;
+    kt_cpu_devices dv;
+    kt_cpu_state leaves, lb;
+    int64_t minimal = 0, keep;
+    int n;
+    if (kt_zoo_build("mlp:layers=2,hidden=8,batch=8", &g, &err) != KT_OK) {
+        CHECKF(0, "mlp: %s", err.message);
+        return;
+    }
+    b = parse("graph b", "input x[4,6]\ny[i,j] = tanh(x[i,j])\n");
+    memset(&so, 0, sizeof so);
+    memset(&o, 0, sizeof o);
+    CHECK(kt_factors_default(4, &f, &err) == KT_OK);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_swap_model_from_program(g, &p, &prog, NULL, &m, &err) == KT_OK);
+    CHECK(kt_swap_alloc_minimal(&m, &al, &minimal, &err) == KT_OK);
+    kt_swap_alloc_free(&al);
+    o.memory = minimal * 2;
+    CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&leaves, g, &err) == KT_OK);
+    kt_cpu_fill_inputs(g, &leaves, 1);
+    /* the plan runs as it is */
+    CHECKF(kt_cpu_run_swapped(g, &p, &prog, &m, &r.plan, o.memory, &leaves,
+                              NULL, &dv, &sr, &err) == KT_OK,
+           "%s", err.message);
+    kt_cpu_devices_free(&dv);
+    kt_cpu_swap_report_free(&sr);
+    CHECK(r.plan.nobjects > 0);
+    n = r.plan.nobjects;
+    r.plan.nobjects = -1;
+    expect_invalid("run_swapped, -1 objects",
+                   kt_cpu_run_swapped(g, &p, &prog, &m, &r.plan, o.memory,
+                                      &leaves, NULL, &dv, &sr, &err),
+                   &err, "-1 pool objects");
+    r.plan.nobjects = n;
+    keep = r.plan.object_bytes[0];
+    r.plan.object_bytes[0] = INT64_MAX - 7;
+    expect_invalid("run_swapped, an object of INT64_MAX - 7 bytes",
+                   kt_cpu_run_swapped(g, &p, &prog, &m, &r.plan, o.memory,
+                                      &leaves, NULL, &dv, &sr, &err),
+                   &err, "arena");
+    r.plan.object_bytes[0] = keep;
+    if (b && kt_cpu_state_init(&lb, b, &err) == KT_OK) {
+        kt_cpu_fill_inputs(b, &lb, 1);
+        expect_invalid("run_swapped, leaves of another graph",
+                       kt_cpu_run_swapped(g, &p, &prog, &m, &r.plan, o.memory,
+                                          &lb, NULL, &dv, &sr, &err),
+                       &err, "leaves");
+        kt_cpu_state_free(&lb);
+    }
+    if (program_copy(&prog, &c)) {
+        malform(&c, 7, prog.nxfer / 2); /* a task box to 2^40 */
+        expect_invalid("run_swapped, task box 2^40",
+                       kt_cpu_run_swapped(g, &p, &c, &m, &r.plan, o.memory,
+                                          &leaves, NULL, &dv, &sr, &err),
+                       &err, "task 3");
+    }
+    program_copy_free(&c);
+    kt_cpu_state_free(&leaves);
+    kt_swap_result_free(&r);
+    kt_swap_model_free(&m);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+    kt_graph_destroy(b);
 }
 
 /* A max, min or product over a split reduction variable leaves partial
@@ -846,6 +1213,9 @@ int main(void) {
     test_determinism();
     test_split_reducers();
     test_broken_program();
+    test_foreign_arguments();
+    test_malformed_programs();
+    test_swap_arguments();
     test_model_files();
     test_random_plans();
     test_many_devices();
