@@ -1203,6 +1203,159 @@ static void test_determinism(void) {
     kt_graph_destroy(g);
 }
 
+/* A plan of g on 3 devices with every op's variable `var` split (a
+   reduction: partial sums reduced over the devices), `in` tiled along
+   `dim` and everything else replicated. */
+static int split_reduction_plan(const kt_graph *g, const char *in, int dim,
+                                int var, kt_plan *p) {
+    kt_factors f;
+    kt_error err;
+    int o, t;
+    char tiling[8];
+    if (kt_factors_default(3, &f, &err) != KT_OK ||
+        kt_plan_init(p, g, &f, &err) != KT_OK)
+        return 0;
+    for (t = 0; t < kt_graph_tensor_count(g); t++)
+        kt_tiling_parse("R", &p->tiling[t], &err);
+    snprintf(tiling, sizeof tiling, "S%d", dim);
+    kt_tiling_parse(tiling, &p->tiling[kt_graph_find_tensor(g, in)], &err);
+    for (o = 0; o < kt_graph_op_count(g); o++)
+        p->split[o * KT_MAX_CUTS] =
+            kt_graph_op(g, o)->reducer != KT_REDUCE_NONE ? var
+                                                         : KT_SPLIT_REPLICATE;
+    return kt_plan_eval(g, p, &err) == KT_OK;
+}
+
+/* Every reduction transfer of p dropped in turn must fail verification:
+   the count of those that passed. */
+static int dropped_reductions_passing(const kt_graph *g, const kt_plan *p,
+                                      int *reductions) {
+    kt_program prog;
+    kt_error err;
+    int which, passed = 0;
+    *reductions = 0;
+    if (kt_lower(g, p, &prog, &err) != KT_OK) return -1;
+    for (which = 0; which < prog.nxfer; which++) {
+        kt_program broken = prog;
+        kt_transfer *x;
+        int *first, i, n;
+        kt_cpu_verify_options o;
+        kt_cpu_report r;
+        if (prog.xfer[which].kind != KT_XFER_REDUCE) continue;
+        x = (kt_transfer *)malloc(sizeof *x * (size_t)prog.nxfer);
+        first = (int *)malloc(sizeof(int) * (size_t)(prog.nops + 1));
+        if (!x || !first) {
+            free(x);
+            free(first);
+            break;
+        }
+        for (i = 0, n = 0; i < prog.nxfer; i++)
+            if (i != which) x[n++] = prog.xfer[i];
+        for (i = 0; i <= prog.nops; i++)
+            first[i] = prog.xfer_first[i] - (prog.xfer_first[i] > which);
+        broken.xfer = x;
+        broken.nxfer = n;
+        broken.xfer_first = first;
+        broken.pairs = NULL;
+        broken.npairs = 0;
+        kt_cpu_verify_defaults(&o);
+        (*reductions)++;
+        if (kt_cpu_verify_program(g, p, &broken, &o, &r, &err) == KT_OK &&
+            r.values_ok)
+            passed++;
+        free(x);
+        free(first);
+    }
+    kt_program_free(&prog);
+    return passed;
+}
+
+/* The tolerance follows each tensor's magnitude (and its operands'): a
+   partial sum dropped from a product of tiny values, or from a product
+   reduction far below its factors, fails verification -- with a fixed
+   absolute tol of 1e-9 both passed, the errors being below it.  Values
+   NaN in the serial run itself cannot be checked and fail with a count;
+   equal infinities agree (inf - inf is NaN, which failed them). */
+static void test_tolerance_scale(void) {
+    static const struct {
+        const char *name, *src, *in;
+        int dim, var;
+    } cases[] = {
+        {"tiny product-sum",
+         "input x[6,40]\nweight W[40,8]\n"
+         "h[i,k] = sum(j) x[i,j] * W[j,k] * 0.000000001\n",
+         "x", 1, 2},
+        {"product of 120 factors",
+         "input x[4,120]\np[i] = prod(j) x[i,j]\n", "x", 1, 1}};
+    int c;
+    for (c = 0; c < 2; c++) {
+        kt_graph *g = parse(cases[c].name, cases[c].src);
+        kt_plan p;
+        int reductions = 0, passed;
+        if (!g) continue;
+        if (!split_reduction_plan(g, cases[c].in, cases[c].dim, cases[c].var,
+                                  &p)) {
+            CHECKF(0, "%s: no plan", cases[c].name);
+            kt_graph_destroy(g);
+            continue;
+        }
+        verify_plan(cases[c].name, g, &p, 1); /* the right program passes */
+        passed = dropped_reductions_passing(g, &p, &reductions);
+        CHECKF(reductions > 0 && passed == 0, "%s: %d of %d dropped partial "
+               "sums passed verification", cases[c].name, passed, reductions);
+        kt_plan_free(&p);
+        kt_graph_destroy(g);
+    }
+    {   /* NaN in the serial run: unchecked, not agreeing */
+        kt_graph *g = parse("log", "input x[5,7]\nweight W[7,3]\n"
+                            "l[i,j] = log(x[i,j])\n"
+                            "y[i,k] = sum(j) l[i,j] * W[j,k]\n");
+        kt_factors f;
+        kt_plan p;
+        kt_search_options so;
+        kt_cpu_verify_options o;
+        kt_cpu_report r;
+        kt_error err;
+        memset(&so, 0, sizeof so);
+        kt_factors_default(3, &f, &err);
+        if (g && kt_plan_search(g, &f, &so, &p, &err) == KT_OK) {
+            kt_cpu_verify_defaults(&o);
+            CHECK(kt_cpu_verify(g, &p, &o, &r, &err) == KT_OK);
+            CHECKF(!r.values_ok && !r.ok && r.unchecked > 0 &&
+                       r.mismatches == 0 &&
+                       r.first_unchecked == kt_graph_find_tensor(g, "l"),
+                   "values_ok %d, %lld unchecked (first in %d), %lld "
+                   "mismatches", r.values_ok, (long long)r.unchecked,
+                   r.first_unchecked, (long long)r.mismatches);
+            kt_plan_free(&p);
+        }
+        kt_graph_destroy(g);
+    }
+    {   /* equal infinities agree; an exact run reports no worst tensor */
+        kt_graph *g = parse("exp", "input x[5,7]\n"
+                            "e[i,j] = exp(x[i,j] * 1000)\n"
+                            "y[i,j] = e[i,j] * 2\n");
+        kt_factors f;
+        kt_plan p;
+        kt_search_options so;
+        kt_cpu_verify_options o;
+        kt_cpu_report r;
+        kt_error err;
+        memset(&so, 0, sizeof so);
+        kt_factors_default(3, &f, &err);
+        if (g && kt_plan_search(g, &f, &so, &p, &err) == KT_OK) {
+            kt_cpu_verify_defaults(&o);
+            CHECK(kt_cpu_verify(g, &p, &o, &r, &err) == KT_OK);
+            CHECKF(r.ok && r.mismatches == 0 && r.unchecked == 0 &&
+                       r.worst_tensor == -1 && r.max_rel_error == 0,
+                   "ok %d, %lld mismatches, worst %d", r.ok,
+                   (long long)r.mismatches, r.worst_tensor);
+            kt_plan_free(&p);
+        }
+        kt_graph_destroy(g);
+    }
+}
+
 int main(void) {
     (void)tx; /* kt_testlib.h helpers this program does not need */
     (void)rnd;
@@ -1212,6 +1365,7 @@ int main(void) {
     test_errors();
     test_determinism();
     test_split_reducers();
+    test_tolerance_scale();
     test_broken_program();
     test_foreign_arguments();
     test_malformed_programs();
