@@ -6488,14 +6488,18 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     if (loss < 0)
         return kt__fail(err, KT_ERR_GRAPH, 0, "autodiff: no loss tensor (add "
                         "a line `loss NAME`)");
-    /* data and state get no gradient, so the loss's own would have no
-       name (it was refused as "'' is not a name") */
-    if (g->tensor[loss].kind == KT_INPUT || g->tensor[loss].kind == KT_OPTSTATE)
+    /* a loss is computed: data and state get no gradient, so the loss's
+       own would have no name (it was refused as "'' is not a name"), and
+       a weight as the loss made its gradient an input and its update
+       vanish (accepted silently) */
+    if (g->tensor[loss].producer < 0)
         return kt__fail(err, KT_ERR_GRAPH, 0, "autodiff: the loss %s is %s, "
-                        "which gets no gradient: name a tensor a statement "
-                        "computes", g->tensor[loss].name,
-                        g->tensor[loss].kind == KT_INPUT ? "an input"
-                                                         : "optimizer state");
+                        "not computed by a statement: name a tensor a "
+                        "statement computes", g->tensor[loss].name,
+                        g->tensor[loss].kind == KT_INPUT    ? "an input"
+                        : g->tensor[loss].kind == KT_WEIGHT ? "a weight"
+                                                            : "optimizer "
+                                                              "state");
     for (i = 0; i < nfwd; i++)
         if (g->op[i].in_place)
             return kt__fail(err, KT_ERR_GRAPH, g->op[i].line, "autodiff: the "
@@ -7037,11 +7041,13 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
                                     int known_only, const char *model,
                                     const char *known, kt_error *err) {
     const char *p = text;
+    int set_here[12] = {0}; /* a->p[i] given by this text: twice is an error
+                               (the last one used to win silently) */
     while (p && *p) {
         char key[16];
         const char *eq = strchr(p, '='), *end;
         size_t kl;
-        char *numend;
+        char *numend = NULL;
         long long v;
         int i;
         if (!eq)
@@ -7053,11 +7059,15 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
                             model, p);
         memcpy(key, p, kl);
         key[kl] = '\0';
-        v = strtoll(eq + 1, &numend, 10);
-        if (numend == eq + 1 || (*numend && *numend != ',') || v < 0 ||
-            v > (INT64_C(1) << 40))
+        /* digits only: strtoll would also take a sign and spaces */
+        v = isdigit((unsigned char)eq[1]) ? strtoll(eq + 1, &numend, 10) : -1;
+        if (v < 0 || (*numend && *numend != ','))
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s needs a "
-                            "non-negative integer", model, key);
+                            "whole number (digits only)", model, key);
+        if (v > (INT64_C(1) << 40))
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s=%.*s is more "
+                            "than 2^40", model, key,
+                            (int)(numend - eq - 1), eq + 1);
         end = numend;
         if (known_only && strcmp(key, "infer") != 0) {
             /* the key must appear in the defaults as "key=" */
@@ -7073,12 +7083,16 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
                                 known);
         }
         for (i = 0; i < a->n && strcmp(a->p[i].key, key) != 0; i++) {}
+        if (i < a->n && set_here[i])
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s is given "
+                            "twice", model, key);
         if (i == a->n) {
             if (a->n == 12)
                 return kt__fail(err, KT_ERR_LIMIT, 0, "zoo %s: too many "
                                 "parameters", model);
             a->n++;
         }
+        set_here[i] = 1;
         snprintf(a->p[i].key, sizeof a->p[i].key, "%s", key);
         a->p[i].value = v;
         p = *end ? end + 1 : end;

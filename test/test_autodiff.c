@@ -282,6 +282,18 @@ static void check_loss_is_input(void) {
                strstr(err.message, "loss x is an input"),
            "%s", err.message);
     kt_graph_destroy(g);
+    {   /* a weight as the loss: refused too (it was accepted, its
+           gradient an input and no update generated) */
+        static const char wtext[] = "input x[4]\nweight w[4]\n"
+                                    "y[i] = x[i] * w[i]\nloss w\n";
+        g = NULL;
+        CHECK(kt_graph_create(&g, &err) == KT_OK);
+        CHECK(kt_graph_parse(g, wtext, sizeof wtext - 1, &err) == KT_OK);
+        CHECKF(kt_graph_autodiff(g, NULL, &err) == KT_ERR_GRAPH &&
+                   strstr(err.message, "loss w is a weight"),
+               "%s", err.message);
+        kt_graph_destroy(g);
+    }
 }
 
 int main(void) {

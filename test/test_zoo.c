@@ -131,9 +131,15 @@ static void test_bad_specs(void) {
         {"", "empty"},
         {"mlp:depth=3", "unknown parameter depth"},
         {"mlp:layers", "key=value"},
-        {"mlp:layers=abc", "layers needs a non-negative integer"},
-        {"mlp:layers=3x", "layers needs a non-negative integer"},
-        {"mlp:batch=-4", "batch needs a non-negative integer"},
+        {"mlp:layers=abc", "layers needs a whole number (digits only)"},
+        {"mlp:layers=3x", "layers needs a whole number (digits only)"},
+        {"mlp:batch=-4", "batch needs a whole number (digits only)"},
+        {"mlp:layers=+2", "layers needs a whole number (digits only)"},
+        {"mlp:layers= 2", "layers needs a whole number (digits only)"},
+        /* the last of two used to win silently */
+        {"mlp:layers=2,layers=3", "zoo mlp: layers is given twice"},
+        /* past the bound: said so, not "needs a non-negative integer" */
+        {"mlp:batch=2199023255553", "batch=2199023255553 is more than 2^40"},
         {"mlp:layers=0", "layers must be at least 1"},
         {"wresnet:depth=34", "depth 34 is not 26, 50, 101 or 152"},
         /* channel counts whose int64 products would overflow */
