@@ -3613,6 +3613,13 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
                             "device %lld of %lld", i, (long long)t->device,
                             (long long)w->nres);
         }
+        /* (a kind outside the enum was taken for a transfer) */
+        if (t->kind != KT_TASK_COMPUTE && t->kind != KT_TASK_TRANSFER) {
+            w->derived = 0;
+            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d is "
+                            "of kind %d, neither compute nor transfer", i,
+                            (int)t->kind);
+        }
         if (t->npred < 0 || t->pred_first < 0 ||
             t->pred_first > INT_MAX - t->npred) {
             w->derived = 0;
@@ -4807,6 +4814,10 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
+    if (n < 0 || (n > 0 && (!tasks || !seconds)))
+        return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: %d "
+                        "changes%s", n, n < 0 ? "" : " without their tasks "
+                        "or run times (NULL)");
     for (i = 0; i < n; i++) {
         if (tasks[i] < 0 || tasks[i] >= s->ntask)
             return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: "
@@ -8890,7 +8901,12 @@ kt_status kt_sync_schedule_buckets(const kt_sync_layer *layers, int n,
         w.group[i] = b;
         /* (the first sender's bucket is 0: a -1 there is no "same bucket"
            as a sender before it) */
-        if ((b != prev || i == 0) && b != prev + 1)
+        if (i == 0 && b != 0)
+            s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: the first "
+                         "layer that sends is in bucket %d, not 0; buckets "
+                         "are contiguous and numbered 0, 1, 2, ... in "
+                         "backward order", l, b);
+        else if (b != prev && b != prev + 1)
             s = kt__fail(err, KT_ERR_INVALID, 0, "sync layer %d: bucket %d "
                          "after bucket %d; buckets are contiguous and "
                          "numbered 0, 1, 2, ... in backward order", l, b,

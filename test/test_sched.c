@@ -2417,6 +2417,23 @@ static void test_delta_random(void) {
                strstr(err.message, "task 5"), "%s", err.message);
         CHECKF(kt_sim_delta(&s, 1, &task, &neg, &err) != KT_OK &&
                strstr(err.message, ">= 0"), "%s", err.message);
+        /* missing arrays and a negative count: refused, not read */
+        CHECKF(kt_sim_delta(&s, 1, NULL, &secs, &err) == KT_ERR_INVALID &&
+                   strstr(err.message, "NULL"), "%s", err.message);
+        CHECKF(kt_sim_delta(&s, 1, &task, NULL, &err) == KT_ERR_INVALID,
+               "%s", err.message);
+        CHECKF(kt_sim_delta(&s, -1, &task, &secs, &err) == KT_ERR_INVALID,
+               "%s", err.message);
+        CHECK(kt_sim_delta(&s, 0, NULL, NULL, &err) == KT_OK);
+        {   /* a task kind outside the enum (it ran as a transfer) */
+            kt_task_kind keep = s.task[2].kind;
+            s.task[2].kind = (kt_task_kind)7;
+            CHECKF(kt_sim_run(&s, &err) == KT_ERR_INVALID &&
+                       strstr(err.message, "task 2 is of kind 7"),
+                   "%s", err.message);
+            s.task[2].kind = keep;
+            CHECK(kt_sim_run(&s, &err) == KT_OK);
+        }
         {
             /* busy time after a delta is summed afresh, not updated by a
                difference (1e20 - 1e20 + 1 would lose the 1) */

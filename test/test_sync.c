@@ -506,6 +506,16 @@ static void test_bad_input(void) {
     CHECK(kt_sync_schedule_buckets(ok, 2, bucket, &s, &err) ==
               KT_ERR_INVALID &&
           strstr(err.message, "contiguous") != NULL);
+    /* the message says what is wrong: the first sender's bucket is not
+       0 (it said "bucket 1 after bucket -1", a bucket that is not there) */
+    bucket[0] = 1;
+    bucket[1] = 2;
+    CHECKF(kt_sync_schedule_buckets(ok, 2, bucket, &s, &err) ==
+               KT_ERR_INVALID &&
+               strstr(err.message, "first layer that sends is in bucket 1, "
+                                   "not 0") != NULL &&
+               strstr(err.message, "-1") == NULL,
+           "%s", err.message);
     bucket[0] = 0;
     memcpy(ls, ok, sizeof ls);
     ls[1].workers = 8;
