@@ -431,6 +431,11 @@ typedef struct kt_swap_result {
     double search_seconds;
 } kt_swap_result;
 
+/* Runs the search `kind` under o->memory.  The GA runs until its budget
+   (generations or CPU seconds) is spent, or until its best step is the
+   ideal one (kt_swap_ideal_seconds, up to rounding): no plan is faster
+   than the compute stream alone, so r->generations can be below the
+   budget. */
 kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                          const kt_swap_options *o, kt_swap_result *r,
                          kt_error *err);
@@ -3121,6 +3126,14 @@ static void kt__swap_ga_free(kt__swap_ga *g) {
     KT_FREE(g->t);
 }
 
+/* A step within rounding of the compute stream alone (kt_swap_ideal_seconds,
+   a lower bound: no plan is faster) cannot be improved: the GA stops
+   there instead of spending the rest of its budget (a step that fits with
+   nothing swapped took the whole 10 s default per memory size). */
+static int kt__swap_at_ideal(const kt_swap_model *m, double step) {
+    return step <= kt_swap_ideal_seconds(m) * (1 + 1e-9);
+}
+
 static kt_status kt__swap_ga_run(const kt_swap_model *m,
                                  const kt_swap_options *o,
                                  kt_swap_result *r, kt_error *err) {
@@ -3228,7 +3241,8 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
                         r->evaluations, kt__now() - start);
         r->generations = gen;
         if ((gens > 0 && gen >= gens) ||
-            (o->seconds > 0 && kt__now() - start >= o->seconds))
+            (o->seconds > 0 && kt__now() - start >= o->seconds) ||
+            kt__swap_at_ideal(m, tbest))
             break;
         /* the slots not in the population take the children */
         {
