@@ -671,7 +671,8 @@ kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err) {
         v = strtol(p, &end, 10);
         if (v < 2)
             return kt__fail(err, KT_ERR_INVALID, 0,
-                            "factors '%s': factor %ld must be at least 2",
+                            "factors '%s': the factor %ld is below 2 (every "
+                            "factor splits a cut into 2 or more groups)",
                             text, v);
         if (v > KT_MAX_DEVICES || end - p > 9)
             return kt__fail(err, KT_ERR_INVALID, 0,
@@ -856,9 +857,10 @@ kt_status kt_tiling_check(const kt_tiling *t, const char *name, int rank,
     if (t->ncuts != f->count) {
         kt_tiling_format(t, text, sizeof text);
         return kt__fail(err, KT_ERR_INVALID, 0,
-                        "%s: tiling %s has %d cut%s but there are %d factors",
-                        who, text, t->ncuts, t->ncuts == 1 ? "" : "s",
-                        f->count);
+                        "%s: tiling %s has %d cut%s but there %s %d "
+                        "factor%s", who, text, t->ncuts,
+                        t->ncuts == 1 ? "" : "s", f->count == 1 ? "is" : "are",
+                        f->count, f->count == 1 ? "" : "s");
     }
     for (i = 0; i < rank; i++) parts[i] = 1;
     for (i = 0; i < t->ncuts; i++) {

@@ -80,6 +80,12 @@ assert d["name"] == "cost", d["name"]
 assert d["usage"] == open(sys.argv[2]).read(), "usage differs from help cost"
 ' "$out" "$dir/usage.txt"; then ok; else bad help cost --json; fi
 expect_bad_msg "unknown option '--bogus'" help --bogus
+# messages in words: one factor is "there is 1 factor"; a factor below 2
+# says which one and why
+expect_bad_msg 'has 2 cuts but there is 1 factor$' cost --shape 4x4 \
+    --factors 2 --from S0.S1 --to R
+expect_bad_msg "the factor 1 is below 2" cost --shape 4x4 --factors 2,1 \
+    --from S0.S1 --to R
 # --help with --json, after a command or alone, is help --json: one JSON
 # object, not the usage text
 for args in "plan --help --json" "cost --json --help" "sim -h --json"; do
