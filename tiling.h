@@ -4698,7 +4698,8 @@ static kt_status kt__cut_bruteforce(kt__cut *c, int64_t limit, kt_error *err) {
         if (c->tcls[t] == t) space *= c->nchoice[t];
     if (space > (double)limit) {
         KT_FREE(best);
-        return kt__fail(err, KT_ERR_LIMIT, 0, "brute force: %.0f tiling "
+        /* %.3g: the count can run to 90 digits */
+        return kt__fail(err, KT_ERR_LIMIT, 0, "brute force: %.3g tiling "
                         "assignments at cut %d exceed the limit of %lld; use "
                         "it on graphs of at most about 20 small tensors",
                         space, c->cut + 1, (long long)limit);

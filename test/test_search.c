@@ -1512,6 +1512,24 @@ static void test_errors(void) {
                has(err.message, "brute force") && has(err.message, "100"),
            "brute force limit: %s \"%s\"", kt_status_string(s), err.message);
     if (s == KT_OK) kt_plan_free(&p);
+    {   /* a huge count in a few digits (it printed all 90 of them) */
+        kt_graph *big = NULL;
+        const char *at;
+        int digits = 0;
+        if (kt_zoo_build("wresnet:depth=26,widen=1,batch=2", &big, &err) ==
+            KT_OK) {
+            o.bruteforce_limit = 0;
+            s = kt_plan_search(big, &f, &o, &p, &err);
+            at = strstr(err.message, "brute force: ");
+            if (at)
+                for (at += 13; *at >= '0' && *at <= '9'; at++) digits++;
+            CHECKF(s == KT_ERR_LIMIT && at && digits <= 4 &&
+                       has(err.message, "e+"),
+                   "%s", err.message);
+            if (s == KT_OK) kt_plan_free(&p);
+            kt_graph_destroy(big);
+        }
+    }
     o.strategy = KT_STRATEGY_DP;
     o.dp_state_limit = 2;
     s = kt_plan_search(g, &f, &o, &p, &err);
