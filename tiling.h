@@ -574,6 +574,7 @@ const char *kt_zoo_about(int i);
 #define KT_TILING_IMPLEMENTED
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -3245,7 +3246,9 @@ static kt_status kt__read_file(const char *path, const char *what,
     size_t len = 0, cap = 0, got;
     *text_out = NULL;
     *len_out = 0;
-    if (!f) return kt__fail(err, KT_ERR_IO, 0, "cannot open %s %s", what, path);
+    if (!f) /* the reason: missing, a directory, no permission, ... */
+        return kt__fail(err, KT_ERR_IO, 0, "cannot open %s %s: %s", what,
+                        path, strerror(errno));
     for (;;) {
         if (len + 1 >= cap) { /* room for the NUL at the end */
             size_t nc = cap ? 2 * cap : 65536;

@@ -86,6 +86,9 @@ expect_bad_msg 'has 2 cuts but there is 1 factor$' cost --shape 4x4 \
     --factors 2 --from S0.S1 --to R
 expect_bad_msg "the factor 1 is below 2" cost --shape 4x4 --factors 2,1 \
     --from S0.S1 --to R
+# a file that cannot be opened says why
+expect_bad_msg 'cannot open model file /nonexistent/m.txt: No such file' \
+    plan --model-file /nonexistent/m.txt --devices 2
 # --help with --json, after a command or alone, is help --json: one JSON
 # object, not the usage text
 for args in "plan --help --json" "cost --json --help" "sim -h --json"; do
