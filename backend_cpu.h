@@ -21,9 +21,8 @@
        - verification: both runs on the same fresh random inputs (seeded,
          never zeros; every computed tensor poisoned with NaN before each
          run), every tensor on every device compared with the serial value
-         within tol * scale + |ref| * eps (scale: the tensor's magnitude,
-         or its terms' where a sum cancels; kt_cpu_compare), and the bytes
-         moved compared with kt_plan_eval's prediction.
+         within tol + |ref| * eps, and the bytes moved compared with
+         kt_plan_eval's prediction.
        - runs under a memory cap: a swap.h plan (SwapAdvisor, Huang thesis
          4.3) executed with each device's memory ONE arena of the given
          capacity carved into the plan's pool objects, host memory beside
@@ -140,17 +139,13 @@ typedef struct kt_cpu_mismatch {
 
 typedef struct kt_cpu_report {
     int ok;                 /* values_ok and bytes_ok                      */
-    int values_ok;          /* every element within tol * scale + |ref| *
-                               eps, and none unchecked; scale: the largest
-                               |value| in the serial run of the element's
-                               tensor and of the operands of the ops
-                               writing it (a product's: its own only; 1
-                               when all are 0)                             */
+    int values_ok;          /* every element within tol + |ref| * eps, and
+                               none unchecked                              */
     int bytes_ok;           /* bytes_moved == predicted_bytes              */
-    double max_rel_error;   /* max |got - ref| / (|ref| + tol * scale /
-                               eps) (eps 0: / (|ref| + scale)): with eps >
-                               0 the values agree iff it is <= eps and
-                               nothing is unchecked                       */
+    double max_rel_error;   /* max |got - ref| / (|ref| + tol / eps) (eps
+                               0: / (|ref| + 1)): with eps > 0 the values
+                               agree iff it is <= eps and nothing is
+                               unchecked                                  */
     double max_abs_error;
     int worst_tensor;       /* where max_rel_error was seen, -1 if every
                                element agrees exactly                     */
@@ -171,13 +166,11 @@ typedef struct kt_cpu_report {
 
 typedef struct kt_cpu_verify_options {
     uint64_t seed;          /* input values; same seed, same report        */
-    double tol, eps;        /* an element agrees when |got - ref| <= tol *
-                               scale + |ref| * eps (kt_cpu_report's
-                               values_ok): tol is relative to the
-                               magnitude of the tensor and its operands,
-                               so that tiny values are checked as closely
-                               as large ones (equal values, infinities
-                               included, always agree)                     */
+    double tol, eps;        /* an element agrees when |got - ref| <= tol +
+                               |ref| * eps (equal values, infinities
+                               included, always agree).  tol is absolute:
+                               values far below it are checked only as
+                               closely as it says (README "Verification") */
     kt_cpu_options run;
 } kt_cpu_verify_options;
 
@@ -341,7 +334,6 @@ kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
    this a no-op otherwise. */
 #include "sched.h"
 
-#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -709,7 +701,6 @@ typedef struct kt__opctx {
     int ntight;           /* bounds on reduction variables (kt__tighten)   */
     int tight_acc[KT_MAX_DIMS * 2], tight_dim[KT_MAX_DIMS * 2],
         tight_var[KT_MAX_DIMS * 2];
-    int absolute;         /* a sum adds |term| (kt__sum_term_bound)        */
 } kt__opctx;
 
 /* Value of access a at the variable point `at`: 0 outside a padded read
@@ -872,13 +863,6 @@ static int kt__tight_box(const kt__opctx *cx, const int64_t *at,
     return 1;
 }
 
-/* One term of a sum: the body's value, or its magnitude when the
-   context bounds the sum's rounding (cx->absolute). */
-static kt_acc kt__sum_term(kt__opctx *cx, const int64_t *at) {
-    kt_acc x = kt__eval(cx, cx->op->nexpr - 1, at);
-    return cx->absolute ? fabs(x) : x;
-}
-
 /* The reference semantics of a TDL statement (Tofu 4.1): for every output
    point of the box, the reducer over every reduction point of the box of
    the body's value. */
@@ -901,11 +885,11 @@ static void kt__run_generic(kt__opctx *cx) {
             if (cx->ntight) {
                 if (!kt__tight_box(cx, at, rbox)) break;
                 for (v = op->out_rank; v < op->nvars; v++) at[v] = rbox[v].lo;
-                do acc += kt__sum_term(cx, at);
+                do acc += kt__eval(cx, op->nexpr - 1, at);
                 while (kt__odometer(at, rbox, op->out_rank, op->nvars));
                 break;
             }
-            do acc += kt__sum_term(cx, at);
+            do acc += kt__eval(cx, op->nexpr - 1, at);
             while (kt__odometer(at, cx->box, op->out_rank, op->nvars));
             break;
         case KT_REDUCE_PROD:
@@ -2451,126 +2435,12 @@ static kt_status kt__devices_check(const kt_graph *g,
     return KT_OK;
 }
 
-/* The largest finite |value| of tensor x in v (0 when none). */
-static double kt__max_abs(const kt_tensor *x, const kt_real *v) {
-    int64_t i, n = 1;
-    double m = 0;
-    int k;
-    for (k = 0; k < x->rank; k++) n *= x->shape[k];
-    for (i = 0; i < n; i++) {
-        double a = fabs((double)v[i]);
-        if (a > m && a <= DBL_MAX) m = a;
-    }
-    return m;
-}
-
-/* The largest sum of |term| over op o's output points (a sum's rounding
-   is relative to it), evaluated on the serial values by the generic
-   evaluator with its terms taken absolutely. */
-static kt_status kt__sum_term_bound(const kt_graph *g, int o,
-                                    const kt_cpu_state *ref, double *bound,
-                                    kt_error *err) {
-    const kt_op *op = kt_graph_op(g, o);
-    const kt_tensor *y = kt_graph_tensor(g, op->output);
-    kt__view in[KT_MAX_VARS], out;
-    kt_real *tmp;
-    kt__opctx *cx;
-    kt_box b;
-    int j;
-    for (j = 0; j < op->ninputs; j++) {
-        const kt_tensor *x = kt_graph_tensor(g, op->input[j]);
-        kt__full_box(x->rank, x->shape, &b);
-        kt__view_set(&in[j], ref->val[op->input[j]], x->rank, &b);
-    }
-    tmp = (kt_real *)kt__calloc((size_t)ref->numel[op->output] + 1,
-                                sizeof(kt_real));
-    cx = (kt__opctx *)kt__calloc(1, sizeof *cx);
-    if (!tmp || !cx) {
-        KT_FREE(tmp);
-        KT_FREE(cx);
-        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory comparing");
-    }
-    kt__full_box(y->rank, y->shape, &b);
-    kt__view_set(&out, tmp, y->rank, &b);
-    cx->g = g;
-    cx->op = op;
-    cx->in = in;
-    cx->out = &out;
-    cx->absolute = 1;
-    cx->naccess = op->naccess;
-    for (j = 0; j < op->naccess; j++) kt__acc_make(g, op, j, &cx->acc[j]);
-    kt_op_var_box(op, cx->box);
-    kt__tighten(cx);
-    kt__run_generic(cx);
-    *bound = kt__max_abs(y, tmp);
-    KT_FREE(tmp);
-    KT_FREE(cx);
-    return KT_OK;
-}
-
-/* The magnitude tol is relative to, per tensor (scale[t]): its largest
-   |value| in the serial run, raised where that understates the rounding
-   its values carry.  A fixed absolute tol let a tensor of tiny values
-   pass whatever the partitioned run computed (a sum of terms scaled by
-   1e-9, or a product of 120 factors near 1e-3, passed with a partial sum
-   dropped).  But a float64 sum's rounding is relative to its terms, not
-   its result: where a sum cancels (the gradient of softmax's max is
-   rounding noise, ~1e-18, around a true 0) its own magnitude is too
-   tight.  So a sum (not opaque) far below its operands -- cancelling, or
-   of tiny terms -- is measured by its terms' magnitudes (the largest sum
-   of |term|, kt__sum_term_bound: 1e-9 scaled terms stay tiny, cancelling
-   ones do not), and every op's result carries the largest ratio of scale
-   to magnitude among its inputs (noise passed on: twice a cancelled sum
-   is still noise).  1 for a tensor that is 0 everywhere with no noise
-   above it.  0 on failure (err set). */
-#define KT__CANCEL_RATIO 1e-3 /* a sum this far below its operands */
-static int kt__tensor_scales(const kt_graph *g, const kt_cpu_state *ref,
-                             double *scale, kt_error *err) {
-    int nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g), t, o, j;
-    double *own = (double *)KT_MALLOC(sizeof(double) * (size_t)(nt + 1));
-    double *ratio = (double *)KT_MALLOC(sizeof(double) * (size_t)(nt + 1));
-    if (!own || !ratio) {
-        KT_FREE(own);
-        KT_FREE(ratio);
-        kt__fail(err, KT_ERR_NOMEM, 0, "out of memory comparing");
-        return 0;
-    }
-    for (t = 0; t < nt; t++) {
-        own[t] = kt__max_abs(kt_graph_tensor(g, t), ref->val[t]);
-        ratio[t] = 1;
-        scale[t] = own[t];
-    }
-    for (o = 0; o < no; o++) {
-        const kt_op *op = kt_graph_op(g, o);
-        int y = op->output;
-        double inputs = 0, bound = 0;
-        for (j = 0; j < op->ninputs; j++) {
-            if (own[op->input[j]] > inputs) inputs = own[op->input[j]];
-            if (ratio[op->input[j]] > ratio[y]) ratio[y] = ratio[op->input[j]];
-        }
-        if (op->reducer == KT_REDUCE_SUM && !op->opaque[0] &&
-            op->nvars > op->out_rank && own[y] < KT__CANCEL_RATIO * inputs) {
-            if (kt__sum_term_bound(g, o, ref, &bound, err) != KT_OK) break;
-            if (bound > scale[y]) scale[y] = bound;
-        }
-        if (own[y] > 0 && scale[y] / own[y] > ratio[y])
-            ratio[y] = scale[y] / own[y];
-        if (own[y] * ratio[y] > scale[y]) scale[y] = own[y] * ratio[y];
-    }
-    for (t = 0; t < nt; t++)
-        if (!(scale[t] > 0) || !(scale[t] <= DBL_MAX)) scale[t] = 1;
-    KT_FREE(own);
-    KT_FREE(ratio);
-    return o == no;
-}
-
 /* One element: 0 agrees, 1 differs, 2 cannot be checked (NaN in both
    runs: the model computes NaN from these inputs, and a NaN on the device
    could as well be an element nobody wrote).  *diff and *rel: the error
    and the relative error that max_rel_error takes. */
-static int kt__compare_one(double got, double want, double tol_abs,
-                           double eps, double floor_, double *diff,
-                           double *rel) {
+static int kt__compare_one(double got, double want, double tol, double eps,
+                           double floor_, double *diff, double *rel) {
     int got_nan = got != got, want_nan = want != want;
     *diff = *rel = 0;
     if (got_nan || want_nan) {
@@ -2581,7 +2451,7 @@ static int kt__compare_one(double got, double want, double tol_abs,
     if (got == want) return 0; /* (infinities too: inf - inf is NaN) */
     *diff = fabs(got - want);
     *rel = *diff / (fabs(want) + floor_);
-    return !(*diff <= tol_abs + fabs(want) * eps);
+    return !(*diff <= tol + fabs(want) * eps);
 }
 
 static void kt__report_mismatch(kt_cpu_report *rep, int t, int64_t d,
@@ -2603,18 +2473,11 @@ kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
                          kt_cpu_report *rep, kt_error *err) {
     int t, nt = kt_graph_tensor_count(g);
     int64_t d;
-    double *scale;
+    double floor_ = eps > 0 ? tol / eps : 1;
     kt_status s;
     if ((s = kt__state_check(g, ref, 0, "reference", err)) != KT_OK ||
         (s = kt__devices_check(g, dev, err)) != KT_OK)
         return s;
-    scale = (double *)KT_MALLOC(sizeof(double) * (size_t)(nt + 1));
-    if (!scale) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory "
-                                "comparing");
-    if (!kt__tensor_scales(g, ref, scale, err)) {
-        KT_FREE(scale);
-        return err ? err->status : KT_ERR_NOMEM;
-    }
     rep->max_rel_error = 0;
     rep->max_abs_error = 0;
     rep->worst_tensor = -1;
@@ -2625,8 +2488,6 @@ kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
     rep->nreported = 0;
     for (t = 0; t < nt; t++) {
         const kt_tensor *x = kt_graph_tensor(g, t);
-        double tol_abs = tol * scale[t];
-        double floor_ = eps > 0 ? tol_abs / eps : scale[t];
         kt_box full;
         kt__view rv;
         kt__full_box(x->rank, x->shape, &full);
@@ -2643,8 +2504,8 @@ kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
                 got = (double)tile[i];
                 want = (double)rv.data[kt__view_offset(&rv, idx)];
                 rep->compared++;
-                verdict = kt__compare_one(got, want, tol_abs, eps, floor_,
-                                          &diff, &rel);
+                verdict = kt__compare_one(got, want, tol, eps, floor_, &diff,
+                                          &rel);
                 if (verdict == 2) {
                     if (rep->unchecked++ == 0) rep->first_unchecked = t;
                     continue;
@@ -2658,7 +2519,6 @@ kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
             }
         }
     }
-    KT_FREE(scale);
     rep->values_ok = rep->mismatches == 0 && rep->unchecked == 0;
     rep->ok = rep->values_ok && rep->bytes_ok;
     kt__ok(err);

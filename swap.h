@@ -206,8 +206,8 @@ void kt_swap_op_buffers(const kt_graph *g, const kt_plan *p,
 /* kt_swap_model_from_plan for an executor: the same tensors and times,
    plus kt_swap_op_buffers' buffers of every op as its scratch tensors
    (added per op in input order, the result buffer last), so the pool
-   holds the transfers' receive buffers too.  With one device (a plan of
-   factors {1}) the only buffers are those of in-place updates.  The plan
+   holds the transfers' receive buffers too.  With one device (a plan
+   without cuts) the only buffers are those of in-place updates.  The plan
    is checked against the graph, the program against both (kt_lower's
    shape: tasks, transfers and xfer_first in range) and the topology as
    sched.h checks one; KT_ERR_INVALID names what is wrong. */

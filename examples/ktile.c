@@ -3434,11 +3434,13 @@ static void swap_row_json(FILE *out, const kt_swap_result *r, int fits,
 #define SWAP_MAX_SIZES 64 /* sizes one --memory list may give */
 
 /* The search at each memory size into res[i] (fits[i] 1) or, where the
-   step does not fit, fits[i] 0.  "Does not fit" is told from other
-   failures by the least pool the step needs (kt_swap_alloc_minimal), as
-   verify does: any other error -- a simulation's, say -- is reported as
-   itself, not as the memory's fault.  On failure nothing is left
-   allocated. */
+   step does not fit (KT_ERR_INVALID: every search says so with it, and
+   the options were checked before), fits[i] 0 -- a null row in a table
+   of sizes; a single size that does not fit is an error naming the
+   search's reason and, when the size is below it, the least pool the
+   step needs (kt_swap_alloc_minimal; a search may need more: GeePS
+   double-buffers).  Any other failure is reported as itself.  On
+   failure nothing is left allocated. */
 static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
                            kt_swap_options *opt, const int64_t *mem,
                            int nmem, kt_swap_result *res, int *fits) {
@@ -3454,17 +3456,19 @@ static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
         opt->memory = mem[i];
         st = kt_swap_search(m, kind, opt, &res[i], &err);
         fits[i] = st == KT_OK;
-        if (st == KT_OK) continue;
-        if (st == KT_ERR_INVALID && mem[i] < least && nmem > 1) continue;
+        if (st == KT_OK || (st == KT_ERR_INVALID && nmem > 1)) continue;
         for (j = 0; j < i; j++)
             if (fits[j]) kt_swap_result_free(&res[j]);
-        if (st == KT_ERR_INVALID && mem[i] < least) {
+        if (st == KT_ERR_INVALID) {
             char b[2][32];
             format_bytes(mem[i], b[0], sizeof b[0]);
             format_bytes(least, b[1], sizeof b[1]);
-            return fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s (the "
-                        "least memory that runs this step is %s)", b[0],
-                        err.message, b[1]);
+            if (mem[i] < least)
+                return fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s "
+                            "(the least memory that runs this step is %s)",
+                            b[0], err.message, b[1]);
+            return fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s",
+                        b[0], err.message);
         }
         return fail_kt("swap", &err);
     }
@@ -3685,9 +3689,8 @@ static const char verify_usage[] =
     "copying regions between them).  Every tensor on every device -- "
     "outputs,\n"
     "gradients, updated weights -- must equal the serial value within\n"
-    "tol * scale + |ref| * eps (below), and the bytes moved must equal the "
-    "plan's\ncost.  Exit status 0 when both hold, 1 when not, 2 for bad "
-    "input.\n"
+    "tol + |ref| * eps, and the bytes moved must equal the plan's cost.  "
+    "Exit\nstatus 0 when both hold, 1 when not, 2 for bad input.\n"
     "\n"
     "%s"
     "  --devices N         device count; with --plan, when given, it must "
@@ -3699,13 +3702,16 @@ static const char verify_usage[] =
     "                      without it the DP plan is searched\n"
     "  --backend NAME      cpu (the default; the only backend built so far)\n"
     "  --seed N            seed of the input values (default 1)\n"
-    "  --tol X, --eps X    tolerance relative to the tensor's scale and to "
-    "each\n"
-    "                      value (default 1e-9 and 1e-7: the values are "
-    "float64,\n"
-    "                      partitioned sums differ only by their order); both "
-    "0:\n"
-    "                      bit-for-bit equality\n"
+    "  --tol X, --eps X    absolute and relative tolerance (default 1e-9 and "
+    "1e-7:\n"
+    "                      the values are float64, partitioned sums differ "
+    "only by\n"
+    "                      their order); both 0: bit-for-bit equality.  tol "
+    "is\n"
+    "                      absolute: for a model whose values are far below "
+    "1,\n"
+    "                      lower it (or give 0: relative to each value alone)"
+    "\n"
     "  --reference         run every op with the generic evaluator (no "
     "matrix-\n"
     "                      product fast path): slower, the plain semantics\n"
@@ -3759,16 +3765,9 @@ static const char verify_usage_json[] =
     "       \"high_water\"}]}: bytes in the tensors' declared sizes, "
     "executed and\n"
     "      planned (the plan's copies at each device's tile sizes)\n"
-    "      an element agrees when |got - ref| <= tol * scale + |ref| * eps, "
-    "scale\n"
-    "      the largest |value| of its tensor in the serial run, or of the "
-    "terms\n"
-    "      of a sum that cancels (tol is relative to the tensor's magnitude);"
-    "\n"
-    "      max_rel_error = max |got - ref| / (|ref| + tol * scale / eps), so "
-    "with\n"
-    "      eps > 0 the values agree iff it is <= eps and unchecked is 0; "
-    "1e308\n"
+    "      max_rel_error = max |got - ref| / (|ref| + tol/eps), so with eps > "
+    "0\n"
+    "      the values agree iff it is <= eps and unchecked is 0; 1e308\n"
     "      when an element is NaN on one side only; unchecked: elements NaN "
     "in the\n"
     "      serial run itself (the model makes NaN of these inputs), which "
@@ -3879,7 +3878,7 @@ static void print_verify_text(FILE *out, const kt_graph *g,
     fprintf(out, "verify %s on %lld devices (cpu backend): %s\n", label,
             (long long)r->ndev, r->ok ? "OK" : "FAILED");
     fprintf(out, "  values       %lld elements compared on every device, %lld "
-            "outside %g * scale + |ref| * %g\n", (long long)r->compared,
+            "outside %g + |ref| * %g\n", (long long)r->compared,
             (long long)r->mismatches, tol, eps);
     if (r->unchecked > 0)
         fprintf(out, "  unchecked    %lld elements are NaN in the serial run "

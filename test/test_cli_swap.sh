@@ -108,6 +108,17 @@ expect_bad_msg "host-bw '0.5'" swap --model "$M" --memory 64K --host-bw 0.5 \
 # too little memory names the least that runs the step
 expect_bad_msg "least memory that runs this step is" swap --model "$M" \
     --memory 1K --search geeps
+# a table where GeePS (double buffers) needs more than the least pool:
+# null rows, exit 0 (a size between the two was once taken for an error)
+if expect_json "$dir/geeps-table.json" swap \
+    --model mlp:layers=5,hidden=300,batch=400 --search geeps \
+    --memory 1M,2M,3M --json; then
+    check "geeps table: null below its double buffer, a row above" '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["step_seconds"] is None for r in rows] == [True, True, False], rows
+' "$dir/geeps-table.json"
+fi
 expect_bad_msg "devices" swap --model "$M" --memory 1G --devices 0
 expect_bad_msg "missing --model" swap --memory 1G
 
