@@ -585,17 +585,24 @@ int kt_swap_model_add_op(kt_swap_model *m, double seconds, kt_error *err) {
     return o;
 }
 
-kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
-                                int mode, kt_error *err) {
-    int i, c1 = m->cap_uses, c2 = m->cap_uses;
-    /* use_first[op] is read below: op -1 on a model without ops is not
-       "the op added last" */
+/* Uses and scratch go to the op added last.  (use_first[op] is read
+   after this: op -1 on a model without ops is not "the op added last".) */
+static kt_status kt__swap_last_op(const kt_swap_model *m, int op,
+                                  const char *what, kt_error *err) {
     if (m->nops == 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no op added yet "
                         "(kt_swap_model_add_op first)", op);
     if (op != m->nops - 1)
-        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: uses are added to "
-                        "the op added last (%d)", op, m->nops - 1);
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: %s added to the op "
+                        "added last (%d)", op, what, m->nops - 1);
+    return KT_OK;
+}
+
+kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
+                                int mode, kt_error *err) {
+    int i, c1 = m->cap_uses, c2 = m->cap_uses;
+    kt_status st = kt__swap_last_op(m, op, "uses are", err);
+    if (st != KT_OK) return st;
     if (tensor < 0 || tensor >= m->ntensors)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no tensor %d", op,
                         tensor);
@@ -626,12 +633,8 @@ kt_status kt_swap_model_add_scratch(kt_swap_model *m, int op, int64_t bytes,
                                     kt_error *err) {
     int t;
     /* the op is checked first, even when there is nothing to add */
-    if (m->nops == 0)
-        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no op added yet "
-                        "(kt_swap_model_add_op first)", op);
-    if (op != m->nops - 1)
-        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: scratch is added to "
-                        "the op added last (%d)", op, m->nops - 1);
+    kt_status st = kt__swap_last_op(m, op, "scratch is", err);
+    if (st != KT_OK) return st;
     if (bytes <= 0) {
         kt__ok(err);
         return KT_OK;
