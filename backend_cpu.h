@@ -2033,126 +2033,6 @@ static void *kt__worker_main(void *arg) {
     return NULL;
 }
 
-/* Task x of prog runs its op over a box inside the op's index space, not
-   inverted: the worker allocates its input and result buffers from the
-   box, so a box reaching past the extents would be an allocation of any
-   size (a 2^40 box, 16 TB) before any read is checked. */
-static kt_status kt__check_task(const kt_graph *g, const kt_program *prog,
-                                int x, kt_error *err) {
-    const kt_task *tk = &prog->task[x];
-    const kt_op *op;
-    int v;
-    if (tk->op != x / prog->ndev || tk->device != x % prog->ndev)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d is op %d "
-                        "on device %lld, expected op %lld on device %lld", x,
-                        tk->op, (long long)tk->device,
-                        (long long)(x / prog->ndev),
-                        (long long)(x % prog->ndev));
-    op = kt_graph_op(g, tk->op);
-    for (v = 0; v < op->nvars; v++)
-        if (tk->box[v].lo < 0 || tk->box[v].lo > tk->box[v].hi ||
-            tk->box[v].hi > op->var[v].extent)
-            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: program "
-                            "task %d (device %lld) runs variable %s over "
-                            "[%lld, %lld), not a range of [0, %lld)", op->name,
-                            x, (long long)tk->device, op->var[v].name,
-                            (long long)tk->box[v].lo, (long long)tk->box[v].hi,
-                            (long long)op->var[v].extent);
-    return KT_OK;
-}
-
-/* Transfer x of op o converts one of o's roles (an input index, or its
-   input count for the output) of the right tensor between two distinct
-   devices, as a copy or a reduction of >= 0 bytes, over a region inside
-   the tensor and not inverted (an element count of a region beyond the
-   tensor can overflow, and the copies index the tiles with it). */
-static kt_status kt__check_xfer(const kt_graph *g, const kt_program *prog,
-                                int o, int x, kt_error *err) {
-    const kt_transfer *t = &prog->xfer[x];
-    const kt_op *op = kt_graph_op(g, o);
-    const kt_tensor *tt;
-    int d;
-    if (t->op != o)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: transfer %d is "
-                        "listed under op %s (xfer_first) but names op %d", x,
-                        op->name, t->op);
-    if (t->role < 0 || t->role > op->ninputs ||
-        t->tensor != (t->role < op->ninputs ? op->input[t->role] : op->output))
-        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d: "
-                        "role %d does not name tensor %d", op->name, x,
-                        t->role, t->tensor);
-    tt = kt_graph_tensor(g, t->tensor);
-    if (t->src < 0 || t->src >= prog->ndev || t->dst < 0 ||
-        t->dst >= prog->ndev || t->src == t->dst)
-        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
-                        "%s from device %lld to %lld: not two devices of %lld",
-                        op->name, x, tt->name, (long long)t->src,
-                        (long long)t->dst, (long long)prog->ndev);
-    if ((t->kind != KT_XFER_COPY && t->kind != KT_XFER_REDUCE) || t->bytes < 0)
-        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
-                        "%s: kind %d and %lld bytes (a copy or a reduction of "
-                        ">= 0 bytes expected)", op->name, x, tt->name,
-                        (int)t->kind, (long long)t->bytes);
-    for (d = 0; d < tt->rank; d++)
-        if (t->region.r[d].lo < 0 || t->region.r[d].lo > t->region.r[d].hi ||
-            t->region.r[d].hi > tt->shape[d])
-            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer "
-                            "%d of %s: region [%lld, %lld) of dim %d is not a "
-                            "range of [0, %lld)", op->name, x, tt->name,
-                            (long long)t->region.r[d].lo,
-                            (long long)t->region.r[d].hi, d,
-                            (long long)tt->shape[d]);
-    return KT_OK;
-}
-
-/* The program has the shape kt_lower gives a program of g (the rules
-   sched.h's kt_sim_build checks too): one task per op and device, op o's
-   transfers xfer[xfer_first[o] .. xfer_first[o + 1]) with xfer_first
-   running from 0 to nxfer without going back, and every task and
-   transfer well-formed.  Linear in the program; nothing is allocated
-   before it passes. */
-static kt_status kt__check_program_shape(const kt_graph *g,
-                                         const kt_program *prog,
-                                         kt_error *err) {
-    int nops = kt_graph_op_count(g), o, x;
-    kt_status s;
-    if (prog->ndev < 1 || prog->nops != nops ||
-        (int64_t)prog->ntask != (int64_t)nops * prog->ndev)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: %d ops and %d tasks "
-                        "on %lld devices; the graph has %d ops, so %lld tasks "
-                        "(a program of another graph?)", prog->nops,
-                        prog->ntask, (long long)prog->ndev, nops,
-                        (long long)((int64_t)nops * prog->ndev));
-    if (prog->nxfer < 0)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: nxfer is %d, not a "
-                        "transfer count", prog->nxfer);
-    if ((prog->ntask > 0 && !prog->task) || (prog->nxfer > 0 && !prog->xfer) ||
-        !prog->xfer_first)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: no %s array (freed, "
-                        "or never lowered)",
-                        !prog->xfer_first               ? "xfer_first"
-                        : prog->ntask > 0 && !prog->task ? "task"
-                                                         : "xfer");
-    for (x = 0; x < prog->ntask; x++)
-        if ((s = kt__check_task(g, prog, x, err)) != KT_OK) return s;
-    if (prog->xfer_first[0] != 0 || prog->xfer_first[nops] != prog->nxfer)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first runs "
-                        "from %d to %d, expected 0 to nxfer = %d",
-                        prog->xfer_first[0], prog->xfer_first[nops],
-                        prog->nxfer);
-    for (o = 0; o < nops; o++)
-        if (prog->xfer_first[o + 1] < prog->xfer_first[o])
-            return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first goes "
-                            "back after op %s: xfer_first[%d] = %d, "
-                            "xfer_first[%d] = %d", kt_graph_op(g, o)->name,
-                            o, prog->xfer_first[o], o + 1,
-                            prog->xfer_first[o + 1]);
-    for (o = 0; o < nops; o++)
-        for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++)
-            if ((s = kt__check_xfer(g, prog, o, x, err)) != KT_OK) return s;
-    return KT_OK;
-}
-
 /* Before any worker starts and any tile is allocated (home: the tiles'
    boxes, kt__tile_boxes): the program is well-formed, and every transfer
    moves a region its sender holds into a buffer its receiver has, so the
@@ -2165,7 +2045,7 @@ static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
     int nt = kt_graph_tensor_count(g), x;
     kt_status s;
     (void)p;
-    if ((s = kt__check_program_shape(g, prog, err)) != KT_OK) return s;
+    if ((s = kt__program_check(g, prog, ndev, err)) != KT_OK) return s;
     for (x = 0; x < prog->nxfer; x++) {
         const kt_transfer *t = &prog->xfer[x];
         const kt_op *op = kt_graph_op(g, t->op);
@@ -2216,7 +2096,8 @@ static kt_status kt__check_run_args(const kt_graph *g, const kt_plan *p,
         return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
                         "devices, the plan for %lld", (long long)prog->ndev,
                         (long long)kt_factors_devices(&p->f));
-    if ((s = kt__check_program_shape(g, prog, err)) != KT_OK) return s;
+    /* (sched.h's check: kt_lower's shape, every task and transfer) */
+    if ((s = kt__program_check(g, prog, prog->ndev, err)) != KT_OK) return s;
     if (need_leaves &&
         (s = kt__state_check(g, leaves, 1, "leaves", err)) != KT_OK)
         return s;

@@ -2869,46 +2869,113 @@ nomem:
                     "graph");
 }
 
+/* Task i of prog is op i / nd on device i % nd, over a box inside the
+   op's index space and not inverted (an executor allocates its buffers
+   from the box: a box past the extents would be an allocation of any
+   size, a 2^40 box 16 TB, before any read is checked). */
+static kt_status kt__program_task_check(const kt_graph *g,
+                                        const kt_program *prog, int64_t nd,
+                                        int i, kt_error *err) {
+    const kt_task *tk = &prog->task[i];
+    const kt_op *op;
+    int v;
+    if (tk->op != (int)(i / nd) || tk->device != i % nd)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d is op %d "
+                        "on device %lld, expected op %d on device %lld", i,
+                        tk->op, (long long)tk->device, (int)(i / nd),
+                        (long long)(i % nd));
+    op = &g->op[tk->op];
+    for (v = 0; v < op->nvars; v++)
+        if (tk->box[v].lo < 0 || tk->box[v].lo > tk->box[v].hi ||
+            tk->box[v].hi > op->var[v].extent)
+            return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d (op %s "
+                            "on device %lld) runs variable %s over [%lld, "
+                            "%lld), not a range of 0..%lld", i, op->name,
+                            (long long)tk->device, op->var[v].name,
+                            (long long)tk->box[v].lo,
+                            (long long)tk->box[v].hi,
+                            (long long)op->var[v].extent);
+    return KT_OK;
+}
+
+/* Transfer x, listed under op o, converts one of o's roles (an input
+   index, or its input count for the output) of the right tensor between
+   two distinct devices of nd, as a copy or a reduction of >= 0 bytes,
+   over a region inside the tensor and not inverted (the element count of
+   a region past the tensor can overflow, and executors index tiles with
+   it). */
+static kt_status kt__program_xfer_check(const kt_graph *g,
+                                        const kt_program *prog, int64_t nd,
+                                        int o, int x, kt_error *err) {
+    const kt_transfer *t = &prog->xfer[x];
+    const kt_op *op = &g->op[o];
+    const kt_tensor *tt;
+    int d;
+    if (t->op != o)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: transfer %d is "
+                        "listed under op %s (xfer_first) but names op %d", x,
+                        op->name, t->op);
+    if (t->role < 0 || t->role > op->ninputs ||
+        t->tensor != (t->role < op->ninputs ? op->input[t->role] : op->output))
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d: "
+                        "role %d does not name tensor %d", op->name, x,
+                        t->role, t->tensor);
+    tt = &g->tensor[t->tensor];
+    if (t->src < 0 || t->src >= nd || t->dst < 0 || t->dst >= nd ||
+        t->src == t->dst)
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
+                        "%s from device %lld to %lld: not two devices of %lld",
+                        op->name, x, tt->name, (long long)t->src,
+                        (long long)t->dst, (long long)nd);
+    if ((t->kind != KT_XFER_COPY && t->kind != KT_XFER_REDUCE) || t->bytes < 0)
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
+                        "%s: kind %d and %lld bytes (a copy or a reduction of "
+                        ">= 0 bytes expected)", op->name, x, tt->name,
+                        (int)t->kind, (long long)t->bytes);
+    for (d = 0; d < tt->rank; d++)
+        if (t->region.r[d].lo < 0 || t->region.r[d].lo > t->region.r[d].hi ||
+            t->region.r[d].hi > tt->shape[d])
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer "
+                            "%d of %s: region [%lld, %lld) of dim %d is not a "
+                            "range of [0, %lld)", op->name, x, tt->name,
+                            (long long)t->region.r[d].lo,
+                            (long long)t->region.r[d].hi, d,
+                            (long long)tt->shape[d]);
+    return KT_OK;
+}
+
 /* Whether prog has the shape kt_lower gives a program of g over nd
-   devices, which the task graph relies on: op o's sub-operator on device
-   d is task o * nd + d, and op o's transfers x[xfer_first[o] ..
-   xfer_first[o + 1]) convert one of its roles -- an input index, or its
-   input count for the output -- of the right tensor, between two devices
-   of nd, as a copy or a reduction, of >= 0 bytes.  A hand-built program
-   that is not is refused, naming the task or transfer, instead of being
-   read out of bounds. */
+   devices, which the task graph and the executors rely on: op o's
+   sub-operator on device d is task o * nd + d, and op o's transfers
+   x[xfer_first[o] .. xfer_first[o + 1]), with xfer_first running from 0
+   to nxfer without going back, are well-formed
+   (kt__program_xfer_check).  A hand-built program that is not is
+   refused, naming the task or transfer, instead of being read out of
+   bounds.  Linear in the program. */
 static kt_status kt__program_check(const kt_graph *g, const kt_program *prog,
                                    int64_t nd, kt_error *err) {
     int i, o, k;
-    if (prog->nops != g->nop || (int64_t)prog->ntask != (int64_t)g->nop * nd ||
-        (prog->ntask > 0 && !prog->task) || prog->nxfer < 0 ||
-        (prog->nxfer > 0 && !prog->xfer) || !prog->xfer_first)
-        return kt__fail(err, KT_ERR_INVALID, 0, "program: %d ops, %d tasks, "
-                        "%d transfers for a graph of %d ops on %lld devices "
-                        "(one task per op and device, and xfer_first, "
-                        "expected)", prog->nops, prog->ntask, prog->nxfer,
-                        g->nop, (long long)nd);
-    for (i = 0; i < prog->ntask; i++) {
-        const kt_task *tk = &prog->task[i];
-        const kt_op *op;
-        int v;
-        if (tk->op != (int)(i / nd) || tk->device != i % nd)
-            return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d is op "
-                            "%d on device %lld, expected op %d on device "
-                            "%lld", i, tk->op, (long long)tk->device,
-                            (int)(i / nd), (long long)(i % nd));
-        op = &g->op[tk->op];
-        for (v = 0; v < op->nvars; v++)
-            if (tk->box[v].lo < 0 || tk->box[v].lo > tk->box[v].hi ||
-                tk->box[v].hi > op->var[v].extent)
-                return kt__fail(err, KT_ERR_INVALID, 0, "program: task %d "
-                                "(op %s on device %lld) runs variable %s "
-                                "over [%lld, %lld), not a range of 0..%lld",
-                                i, op->name, (long long)tk->device,
-                                op->var[v].name, (long long)tk->box[v].lo,
-                                (long long)tk->box[v].hi,
-                                (long long)op->var[v].extent);
-    }
+    kt_status s;
+    if (nd < 1 || prog->nops != g->nop ||
+        (int64_t)prog->ntask != (int64_t)g->nop * nd)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: %d ops and %d tasks "
+                        "on %lld devices; the graph has %d ops, so %lld tasks "
+                        "(one per op and device; a program of another "
+                        "graph?)", prog->nops, prog->ntask, (long long)nd,
+                        g->nop, (long long)((int64_t)g->nop * nd));
+    if (prog->nxfer < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: nxfer is %d, not a "
+                        "transfer count", prog->nxfer);
+    if ((prog->ntask > 0 && !prog->task) || (prog->nxfer > 0 && !prog->xfer) ||
+        !prog->xfer_first)
+        return kt__fail(err, KT_ERR_INVALID, 0, "program: no %s array (freed, "
+                        "or never lowered)",
+                        !prog->xfer_first               ? "xfer_first"
+                        : prog->ntask > 0 && !prog->task ? "task"
+                                                         : "xfer");
+    for (i = 0; i < prog->ntask; i++)
+        if ((s = kt__program_task_check(g, prog, nd, i, err)) != KT_OK)
+            return s;
     if (prog->xfer_first[0] != 0 || prog->xfer_first[g->nop] != prog->nxfer)
         return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first runs "
                         "from %d to %d, expected 0 to %d transfers",
@@ -2919,31 +2986,10 @@ static kt_status kt__program_check(const kt_graph *g, const kt_program *prog,
             return kt__fail(err, KT_ERR_INVALID, 0, "program: xfer_first "
                             "goes back at op %d (%d after %d)", o + 1,
                             prog->xfer_first[o + 1], prog->xfer_first[o]);
-    for (o = 0; o < g->nop; o++) {
-        const kt_op *op = &g->op[o];
-        for (k = prog->xfer_first[o]; k < prog->xfer_first[o + 1]; k++) {
-            const kt_transfer *x = &prog->xfer[k];
-            int ok_role = x->op == o && x->role >= 0 &&
-                          x->role <= op->ninputs &&
-                          x->tensor == (x->role < op->ninputs
-                                            ? op->input[x->role]
-                                            : op->output);
-            if (!ok_role || x->src < 0 || x->src >= nd || x->dst < 0 ||
-                x->dst >= nd ||
-                (x->kind != KT_XFER_COPY && x->kind != KT_XFER_REDUCE) ||
-                x->bytes < 0)
-                return kt__fail(err, KT_ERR_INVALID, 0, "program: transfer "
-                                "%d (op %d %s, role %d, tensor %d, device "
-                                "%lld to %lld, kind %d, %lld bytes) is not "
-                                "one of op %d (%s)'s conversions between "
-                                "its %lld devices", k, x->op,
-                                x->op == o ? op->name : "?", x->role,
-                                x->tensor, (long long)x->src,
-                                (long long)x->dst, (int)x->kind,
-                                (long long)x->bytes, o, op->name,
-                                (long long)nd);
-        }
-    }
+    for (o = 0; o < g->nop; o++)
+        for (k = prog->xfer_first[o]; k < prog->xfer_first[o + 1]; k++)
+            if ((s = kt__program_xfer_check(g, prog, nd, o, k, err)) != KT_OK)
+                return s;
     return KT_OK;
 }
 
