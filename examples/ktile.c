@@ -3445,12 +3445,9 @@ static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
                            kt_swap_options *opt, const int64_t *mem,
                            int nmem, kt_swap_result *res, int *fits) {
     kt_swap_alloc least_pool;
-    kt_error err;
+    kt_error err, lerr;
     int64_t least = -1;
     int i, j;
-    if (kt_swap_alloc_minimal(m, &least_pool, &least, &err) != KT_OK)
-        return fail_kt("swap", &err);
-    kt_swap_alloc_free(&least_pool);
     for (i = 0; i < nmem; i++) {
         kt_status st;
         opt->memory = mem[i];
@@ -3461,9 +3458,14 @@ static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
             if (fits[j]) kt_swap_result_free(&res[j]);
         if (st == KT_ERR_INVALID) {
             char b[2][32];
+            /* the least pool only for the message: a DP over class maps
+               that a table of sizes does not need */
+            if (kt_swap_alloc_minimal(m, &least_pool, &least, &lerr) ==
+                KT_OK)
+                kt_swap_alloc_free(&least_pool);
             format_bytes(mem[i], b[0], sizeof b[0]);
             format_bytes(least, b[1], sizeof b[1]);
-            if (mem[i] < least)
+            if (least >= 0 && mem[i] < least)
                 return fail(EXIT_BAD_INPUT, "--memory %s: nothing fits: %s "
                             "(the least memory that runs this step is %s)",
                             b[0], err.message, b[1]);
