@@ -86,6 +86,13 @@
                                by about 1/ops of it, so a bigger graph
                                needs a bigger beta (README "Performance"
                                has how it was chosen)
+     KT_SIM_MAX_RESOURCES 2^26 most devices plus links in one simulation:
+                               a run keeps state for each (16
+                               bytes, 32 once kt_sim_delta has been
+                               called) whether a task uses it
+                               or not, so a kt_sim that declares more
+                               is refused with KT_ERR_LIMIT rather than
+                               allocating gigabytes it may never touch
      KT_SIM_CHECKPOINT    1024 kt_sim_delta's spacing of checkpoints
                                (in task starts) and block of its shift
                                index: a delta re-simulates about half of
@@ -111,6 +118,12 @@
 #endif
 #ifndef KT_MCMC_BETA_PER_OP
 #define KT_MCMC_BETA_PER_OP 40.0
+#endif
+#ifndef KT_SIM_MAX_RESOURCES
+#define KT_SIM_MAX_RESOURCES (1 << 26)
+#endif
+#if KT_SIM_MAX_RESOURCES < 1 || KT_SIM_MAX_RESOURCES > 2147483647
+#error "KT_SIM_MAX_RESOURCES must be from 1 to INT_MAX"
 #endif
 
 #ifdef __cplusplus
@@ -3484,10 +3497,17 @@ static int kt__sim_grow_work(kt_sim *s) {
    run leaves no half-sized workspace behind). */
 static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     int n = s->ntask;
-    if (s->ndev < 0 || s->nlink < 0 || s->ndev + s->nlink > INT_MAX || n < 0)
+    if (s->ndev < 0 || s->nlink < 0 || n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
                         (long long)s->nlink);
+    /* (both below INT64_MAX / 2 here, so the sum cannot overflow) */
+    if (s->ndev > KT_SIM_MAX_RESOURCES || s->nlink > KT_SIM_MAX_RESOURCES ||
+        s->ndev + s->nlink > KT_SIM_MAX_RESOURCES)
+        return kt__fail(err, KT_ERR_LIMIT, 0, "simulation: %lld devices and "
+                        "%lld links are more than KT_SIM_MAX_RESOURCES (%d)",
+                        (long long)s->ndev, (long long)s->nlink,
+                        (int)KT_SIM_MAX_RESOURCES);
     if (kt__sim_grow_work(s)) return KT_OK;
     kt_sim_invalidate(s);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");

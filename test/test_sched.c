@@ -2434,6 +2434,20 @@ static void test_delta_random(void) {
             s.task[2].kind = keep;
             CHECK(kt_sim_run(&s, &err) == KT_OK);
         }
+        {   /* resources past KT_SIM_MAX_RESOURCES: refused before any
+               state is allocated for them (2^30 links took 14.7 GB) */
+            int64_t keep = s.nlink;
+            s.nlink = (int64_t)1 << 30;
+            CHECKF(kt_sim_run(&s, &err) == KT_ERR_LIMIT &&
+                       strstr(err.message, "KT_SIM_MAX_RESOURCES"),
+                   "%s", err.message);
+            s.nlink = KT_SIM_MAX_RESOURCES - s.ndev + 1;
+            CHECKF(kt_sim_run(&s, &err) == KT_ERR_LIMIT, "%s", err.message);
+            s.nlink = INT64_MAX; /* (no overflow in the sum) */
+            CHECKF(kt_sim_run(&s, &err) == KT_ERR_LIMIT, "%s", err.message);
+            s.nlink = keep;
+            CHECK(kt_sim_run(&s, &err) == KT_OK);
+        }
         {
             /* busy time after a delta is summed afresh, not updated by a
                difference (1e20 - 1e20 + 1 would lose the 1) */
