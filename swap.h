@@ -234,11 +234,12 @@ typedef struct kt_swap_alloc {
 kt_status kt_swap_alloc_init(kt_swap_alloc *a, int n, kt_error *err);
 void kt_swap_alloc_free(kt_swap_alloc *a);
 /* The fewest objects each class needs: the most tensors of that class one
-   op uses at once.  cls: a valid class map of m's nsizes sizes (min_cnt
-   has cls[nsizes-1]+1 entries); it cannot report an error: uses of a
-   class outside the map are not counted, and an unfinished model counts
-   nothing (all 0). */
-void kt_swap_class_min(const kt_swap_model *m, const int *cls, int *min_cnt);
+   op uses at once, written to min_cnt (cls[nsizes-1]+1 entries).
+   KT_ERR_INVALID, writing nothing, when the model is not finished or cls
+   is not a valid class map of its nsizes sizes (the message names the
+   first bad entry). */
+kt_status kt_swap_class_min(const kt_swap_model *m, const int *cls,
+                            int *min_cnt, kt_error *err);
 /* A valid pool for the model within `capacity` bytes; the message names
    the sizes, class or op that does not fit.  A pool whose size overflows
    64 bits fits nothing. */
@@ -249,24 +250,28 @@ kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
    (NULL: 1), then, while over capacity, every class above its minimum
    gives up an equal share of the excess in bytes (so counts fall in
    inverse proportion to the class size; a class of 0-byte objects frees
-   nothing, so it keeps its count).  Returns 0 when no pool of these
-   classes fits, and when cls is not a valid class map or a size is
-   negative (cnt is then left alone). */
+   nothing, so it keeps its count).  *fits: whether the repaired pool fits
+   (0 when no pool of these classes does).  KT_ERR_INVALID, leaving cnt
+   alone, when cls is not a valid class map or a size is negative. */
 void kt_swap_cls_repair(int *cls, int n);
-int kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls, int *cnt,
-                       const int *min_cnt, int64_t capacity);
+kt_status kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls,
+                             int *cnt, const int *min_cnt, int64_t capacity,
+                             int *fits, kt_error *err);
 /* Crossover of two allocations at point cr (1..n-1): the children's CLS
    are cls2[0..cr) + cls1[cr..) and cls1[0..cr) + cls2[cr..), repaired;
    their CNT come from the parents' extended CNT (objects per size)
    crossed the same way and averaged within each child class, rounded to
-   nearest, then repaired against capacity.  Returns how many children fit
-   (they are written either way); 0, writing nothing, when a pool is not
-   of n sizes or a parent's CLS is not a valid class map. */
-int kt_swap_alloc_crossover(const int64_t *ts, int n, const kt_swap_alloc *p1,
-                            const kt_swap_alloc *p2, int cr,
-                            const int *min_cnt1, const int *min_cnt2,
-                            int64_t capacity, kt_swap_alloc *c1,
-                            kt_swap_alloc *c2);
+   nearest, then repaired against capacity.  *fits: how many children fit
+   (they are written either way).  KT_ERR_INVALID, writing nothing, when a
+   pool is not of n sizes, a parent's CLS is not a valid class map or a
+   size is negative. */
+kt_status kt_swap_alloc_crossover(const int64_t *ts, int n,
+                                  const kt_swap_alloc *p1,
+                                  const kt_swap_alloc *p2, int cr,
+                                  const int *min_cnt1, const int *min_cnt2,
+                                  int64_t capacity, kt_swap_alloc *c1,
+                                  kt_swap_alloc *c2, int *fits,
+                                  kt_error *err);
 /* The pool with the fewest bytes that can run every op (dynamic
    programming over the monotone class maps); *bytes its size.
    KT_ERR_INVALID when that size overflows 64 bits. */
@@ -1296,8 +1301,20 @@ static int kt__swap_cls_bad(const int *cls, int n) {
     return -1;
 }
 
-static int kt__swap_cls_valid(const int *cls, int n) {
-    return kt__swap_cls_bad(cls, n) < 0;
+/* KT_ERR_INVALID naming the first entry of cls[0..n) that makes it no
+   class map (`what` names the map in the message). */
+static kt_status kt__swap_cls_check(const int *cls, int n, const char *what,
+                                    kt_error *err) {
+    int i;
+    if (n > 0 && !cls)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: no CLS (NULL)", what);
+    if ((i = kt__swap_cls_bad(cls, n)) == 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: CLS[0] = %d, not 0",
+                        what, cls[0]);
+    if (i > 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: CLS[%d] = %d does not "
+                        "follow CLS[%d] by 0 or 1", what, i, cls[i], i - 1);
+    return KT_OK;
 }
 
 /* The pool's shape against the model (what the planner indexes): the
@@ -1307,6 +1324,7 @@ static kt_status kt__swap_pool_shape(const kt_swap_model *m,
                                      const kt_swap_alloc *a, kt_error *err) {
     int n = m->nsizes, i, nc;
     int64_t objs = 0;
+    kt_status st;
     if (a->n != n)
         return kt__fail(err, KT_ERR_INVALID, 0, "pool: %d sizes, the model "
                         "has %d (kt_swap_alloc_init it with the model's "
@@ -1314,12 +1332,8 @@ static kt_status kt__swap_pool_shape(const kt_swap_model *m,
     if (n > 0 && (!a->cls || !a->cnt))
         return kt__fail(err, KT_ERR_INVALID, 0, "pool: no CLS or CNT (freed, "
                         "or never initialised)");
-    if ((i = kt__swap_cls_bad(a->cls, n)) == 0)
-        return kt__fail(err, KT_ERR_INVALID, 0, "pool: CLS[0] = %d, not 0",
-                        a->cls[0]);
-    if (i > 0)
-        return kt__fail(err, KT_ERR_INVALID, 0, "pool: CLS[%d] = %d does not "
-                        "follow CLS[%d] by 0 or 1", i, a->cls[i], i - 1);
+    if ((st = kt__swap_cls_check(a->cls, n, "pool", err)) != KT_OK)
+        return st;
     nc = kt__swap_nclass(a->cls, n);
     for (i = 0; i < nc; i++) {
         if (a->cnt[i] < 0 || a->cnt[i] > KT_SWAP_MAX_OBJECTS - objs)
@@ -1347,31 +1361,40 @@ static kt_status kt__swap_pool_within(const kt_swap_model *m,
     return KT_OK;
 }
 
-void kt_swap_class_min(const kt_swap_model *m, const int *cls, int *min_cnt) {
+/* kt_swap_class_min on a model and class map already checked. */
+static kt_status kt__swap_class_min(const kt_swap_model *m, const int *cls,
+                                    int *min_cnt, kt_error *err) {
     int nc = kt__swap_nclass(cls, m->nsizes), o, i;
     int count[64], *cnt = count;
-    if (nc < 0) return; /* min_cnt has no entries */
-    for (i = 0; i < nc; i++) min_cnt[i] = 0;
-    /* size_of and use_first are the derived arrays this walks */
-    if (!m->finished) return;
-    if (nc > 64) cnt = (int *)kt__calloc((size_t)nc, sizeof(int));
-    if (!cnt) { /* out of memory: a safe answer, one op's worth each */
-        for (i = 0; i < nc; i++) min_cnt[i] = KT_MAX_VARS + 1;
-        return;
-    }
-    for (i = 0; i < nc; i++) cnt[i] = 0;
+    if (nc > 64 && !(cnt = (int *)kt__calloc((size_t)nc, sizeof(int))))
+        return kt__swap_nomem(err);
+    for (i = 0; i < nc; i++) min_cnt[i] = cnt[i] = 0;
+    /* (a used tensor has a size, and a valid map's classes are < nc) */
     for (o = 0; o < m->nops; o++) {
         for (i = m->use_first[o]; i < m->use_first[o + 1]; i++) {
             int c = cls[m->size_of[m->use[i]]];
-            if (c >= 0 && c < nc && ++cnt[c] > min_cnt[c])
-                min_cnt[c] = cnt[c];
+            if (++cnt[c] > min_cnt[c]) min_cnt[c] = cnt[c];
         }
-        for (i = m->use_first[o]; i < m->use_first[o + 1]; i++) {
-            int c = cls[m->size_of[m->use[i]]];
-            if (c >= 0 && c < nc) cnt[c] = 0;
-        }
+        for (i = m->use_first[o]; i < m->use_first[o + 1]; i++)
+            cnt[cls[m->size_of[m->use[i]]]] = 0;
     }
     if (cnt != count) KT_FREE(cnt);
+    return KT_OK;
+}
+
+kt_status kt_swap_class_min(const kt_swap_model *m, const int *cls,
+                            int *min_cnt, kt_error *err) {
+    kt_status st;
+    /* size_of and use_first, the derived arrays it walks, are a finished
+       model's; the class indices it writes must stay below nclass */
+    if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
+        (st = kt__swap_cls_check(cls, m->nsizes, "class map", err)) != KT_OK)
+        return st;
+    if (m->nsizes > 0 && !min_cnt)
+        return kt__fail(err, KT_ERR_INVALID, 0, "class map: no min_cnt "
+                        "(NULL)");
+    if ((st = kt__swap_class_min(m, cls, min_cnt, err)) == KT_OK) kt__ok(err);
+    return st;
 }
 
 void kt_swap_cls_repair(int *cls, int n) {
@@ -1395,16 +1418,38 @@ static int kt__swap_shrinkable(const int64_t *ob, const int *cnt,
     return ob[c] > 0 && cnt[c] > kt__swap_floor_of(min_cnt, c);
 }
 
-int kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls, int *cnt,
-                       const int *min_cnt, int64_t capacity) {
-    int nc = kt__swap_nclass(cls, n), c, i, guard;
-    int64_t objbytes[64], *ob = objbytes, total = 0;
-    /* ob[] is indexed by class: only a valid map stays inside it */
-    if (!kt__swap_cls_valid(cls, n)) return 0;
+/* The sizes ts[0..n) and a class map over them, as the repairs and the
+   crossover read them: n >= 0, the map valid (arrays of nclass entries
+   are indexed by its classes), no size negative. */
+static kt_status kt__swap_sizes_check(const int64_t *ts, int n,
+                                      const int *cls, const char *what,
+                                      kt_error *err) {
+    int i;
+    kt_status st;
+    if (n < 0 || (n > 0 && !ts))
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: %d sizes%s", what, n,
+                        n < 0 ? "" : " and no array of them (NULL)");
+    if ((st = kt__swap_cls_check(cls, n, what, err)) != KT_OK) return st;
     for (i = 0; i < n; i++)
-        if (ts[i] < 0) return 0;
-    if (nc > 64) ob = (int64_t *)kt__calloc((size_t)nc, sizeof(int64_t));
-    if (!ob) return 0;
+        if (ts[i] < 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "%s: size %d is %lld "
+                            "bytes", what, i, (long long)ts[i]);
+    return KT_OK;
+}
+
+kt_status kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls,
+                             int *cnt, const int *min_cnt, int64_t capacity,
+                             int *fits, kt_error *err) {
+    int nc, c, i, guard;
+    int64_t objbytes[64], *ob = objbytes, total = 0;
+    kt_status st = kt__swap_sizes_check(ts, n, cls, "CNT repair", err);
+    if (st != KT_OK) return st;
+    if (!fits || (n > 0 && !cnt))
+        return kt__fail(err, KT_ERR_INVALID, 0, "CNT repair: no %s (NULL)",
+                        fits ? "CNT" : "fits");
+    nc = kt__swap_nclass(cls, n);
+    if (nc > 64 && !(ob = (int64_t *)kt__calloc((size_t)nc, sizeof(int64_t))))
+        return kt__swap_nomem(err);
     for (i = 0; i < n; i++) ob[cls[i]] = ts[i];
     for (c = 0; c < nc; c++) {
         if (cnt[c] < kt__swap_floor_of(min_cnt, c))
@@ -1434,7 +1479,9 @@ int kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls, int *cnt,
         }
     }
     if (ob != objbytes) KT_FREE(ob);
-    return kt__swap_fits(total, capacity);
+    *fits = kt__swap_fits(total, capacity);
+    kt__ok(err);
+    return KT_OK;
 }
 
 /* Objects per size (the thesis's extended CNT): cnt of each size's class. */
@@ -1459,22 +1506,38 @@ static void kt__swap_cnt_fold(const int *cls, const double *ext, int n,
     }
 }
 
-int kt_swap_alloc_crossover(const int64_t *ts, int n, const kt_swap_alloc *p1,
-                            const kt_swap_alloc *p2, int cr,
-                            const int *min_cnt1, const int *min_cnt2,
-                            int64_t capacity, kt_swap_alloc *c1,
-                            kt_swap_alloc *c2) {
+kt_status kt_swap_alloc_crossover(const int64_t *ts, int n,
+                                  const kt_swap_alloc *p1,
+                                  const kt_swap_alloc *p2, int cr,
+                                  const int *min_cnt1, const int *min_cnt2,
+                                  int64_t capacity, kt_swap_alloc *c1,
+                                  kt_swap_alloc *c2, int *fits,
+                                  kt_error *err) {
+    const kt_swap_alloc *pool[4];
     double buf[256], *e1 = buf, *e2, *x1, *x2;
-    int i, fits = 0;
+    int i, fit1, fit2;
+    kt_status st;
     /* the parents' CNT are indexed by their CLS, the children written
        over n sizes */
-    if (n < 0 || p1->n != n || p2->n != n || c1->n != n || c2->n != n ||
-        !kt__swap_cls_valid(p1->cls, n) || !kt__swap_cls_valid(p2->cls, n))
-        return 0;
-    if (n > 64) {
-        e1 = (double *)kt__calloc((size_t)n * 4, sizeof(double));
-        if (!e1) return 0;
-    }
+    pool[0] = p1;
+    pool[1] = p2;
+    pool[2] = c1;
+    pool[3] = c2;
+    if (!fits)
+        return kt__fail(err, KT_ERR_INVALID, 0, "crossover: no fits (NULL)");
+    for (i = 0; i < 4; i++)
+        if (!pool[i] || pool[i]->n != n || (n > 0 && (!pool[i]->cls ||
+                                                      !pool[i]->cnt)))
+            return kt__fail(err, KT_ERR_INVALID, 0, "crossover: %s %d is not "
+                            "a pool of the %d sizes", i < 2 ? "parent" :
+                            "child", i % 2 + 1, n);
+    if ((st = kt__swap_sizes_check(ts, n, p1->cls, "crossover: parent 1",
+                                   err)) != KT_OK ||
+        (st = kt__swap_cls_check(p2->cls, n, "crossover: parent 2", err)) !=
+            KT_OK)
+        return st;
+    if (n > 64 && !(e1 = (double *)kt__calloc((size_t)n * 4, sizeof(double))))
+        return kt__swap_nomem(err);
     e2 = e1 + n;
     x1 = e2 + n;
     x2 = x1 + n;
@@ -1492,10 +1555,14 @@ int kt_swap_alloc_crossover(const int64_t *ts, int n, const kt_swap_alloc *p1,
     kt_swap_cls_repair(c2->cls, n);
     kt__swap_cnt_fold(c1->cls, x1, n, c1->cnt);
     kt__swap_cnt_fold(c2->cls, x2, n, c2->cnt);
-    fits += kt_swap_cnt_repair(ts, n, c1->cls, c1->cnt, min_cnt1, capacity);
-    fits += kt_swap_cnt_repair(ts, n, c2->cls, c2->cnt, min_cnt2, capacity);
     if (e1 != buf) KT_FREE(e1);
-    return fits;
+    st = kt_swap_cnt_repair(ts, n, c1->cls, c1->cnt, min_cnt1, capacity,
+                            &fit1, err);
+    if (st == KT_OK)
+        st = kt_swap_cnt_repair(ts, n, c2->cls, c2->cnt, min_cnt2, capacity,
+                                &fit2, err);
+    if (st == KT_OK) *fits = fit1 + fit2;
+    return st;
 }
 
 /* kt_swap_alloc_check on a model already checked (the search's every
@@ -1509,7 +1576,10 @@ static kt_status kt__swap_alloc_fit(const kt_swap_model *m,
     nc = kt__swap_nclass(a->cls, n);
     mins = (int *)kt__calloc((size_t)nc + 1, sizeof(int));
     if (!mins) return kt__swap_nomem(err);
-    kt_swap_class_min(m, a->cls, mins);
+    if ((st = kt__swap_class_min(m, a->cls, mins, err)) != KT_OK) {
+        KT_FREE(mins);
+        return st;
+    }
     for (i = 0; i < nc; i++)
         if (a->cnt[i] < mins[i]) {
             int need = mins[i];
@@ -1737,7 +1807,7 @@ static void kt__swap_fill(const kt_swap_model *m, kt_swap_alloc *a,
 kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
                                 int steady, int64_t capacity,
                                 kt_swap_alloc *a, kt_error *err) {
-    int n, i, *peak, *mins;
+    int n, i, *peak, *mins, fits = 0;
     int64_t minbytes = 0;
     kt_status st;
     memset(a, 0, sizeof *a);
@@ -1762,8 +1832,13 @@ kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
             a->cls[i] = i;
             a->cnt[i] = peak[i] > 0 ? peak[i] : 1;
         }
-        kt_swap_class_min(m, a->cls, mins);
-        if (!kt_swap_cnt_repair(m->size, n, a->cls, a->cnt, mins, capacity)) {
+        st = kt__swap_class_min(m, a->cls, mins, err);
+        if (st == KT_OK)
+            st = kt_swap_cnt_repair(m->size, n, a->cls, a->cnt, mins,
+                                    capacity, &fits, err);
+        if (st != KT_OK) {
+            kt_swap_alloc_free(a);
+        } else if (!fits) {
             kt_swap_alloc_free(a);
             st = kt_swap_alloc_minimal(m, a, &minbytes, err);
             if (st == KT_OK && minbytes > capacity) {
@@ -1785,15 +1860,13 @@ kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
 
 /* -------------------------------------------------------------- schedules */
 
-/* One child: head[0..cr), then the ops not in it in tail's order. */
-static void kt__swap_cross_one(int n, const int *head, const int *tail,
-                               int cr, int *child) {
+/* One child: head[0..cr), then the ops not in it in tail's order.
+   KT_ERR_NOMEM, child unwritten, when out of memory. */
+static kt_status kt__swap_cross_one(int n, const int *head, const int *tail,
+                                    int cr, int *child, kt_error *err) {
     unsigned char *taken = (unsigned char *)kt__calloc((size_t)n + 1, 1);
     int i, k = 0;
-    if (!taken) { /* out of memory: a parent is still a valid order */
-        memcpy(child, tail, (size_t)n * sizeof(int));
-        return;
-    }
+    if (!taken) return kt__swap_nomem(err);
     if (cr > n) cr = n;
     for (i = 0; i < cr; i++) {
         child[k++] = head[i];
@@ -1802,6 +1875,7 @@ static void kt__swap_cross_one(int n, const int *head, const int *tail,
     for (i = 0; i < n; i++)
         if (!taken[tail[i]]) child[k++] = tail[i];
     KT_FREE(taken);
+    return KT_OK;
 }
 
 /* s[0..n) is a permutation of 0..n-1 (what cross_one indexes `taken`
@@ -1834,8 +1908,9 @@ kt_status kt_swap_schedule_crossover(int n, const int *s1, const int *s2,
         (st = kt__swap_perm_check(n, s2, "crossover: s2", err)) != KT_OK)
         return st;
     if (cr < 0) cr = 0;
-    kt__swap_cross_one(n, s2, s1, cr, child1);
-    kt__swap_cross_one(n, s1, s2, cr, child2);
+    if ((st = kt__swap_cross_one(n, s2, s1, cr, child1, err)) != KT_OK ||
+        (st = kt__swap_cross_one(n, s1, s2, cr, child2, err)) != KT_OK)
+        return st;
     kt__ok(err);
     return KT_OK;
 }
@@ -3002,14 +3077,15 @@ static double kt__swap_gauss(uint64_t *rng) {
 }
 
 /* Spare bytes shared by the classes with random weights. */
-static void kt__swap_random_fill(const kt_swap_model *m, kt_swap_alloc *a,
-                                 int64_t capacity, uint64_t *rng) {
+static kt_status kt__swap_random_fill(const kt_swap_model *m,
+                                      kt_swap_alloc *a, int64_t capacity,
+                                      uint64_t *rng, kt_error *err) {
     int n = m->nsizes, nc = kt__swap_nclass(a->cls, n), c;
     int64_t spare = capacity - kt__swap_pool_bytes(m->size, n, a->cls, a->cnt);
     double w[64], *wt = w, sum = 0;
-    if (spare <= 0) return;
-    if (nc > 64) wt = (double *)kt__calloc((size_t)nc, sizeof(double));
-    if (!wt) return;
+    if (spare <= 0) return KT_OK;
+    if (nc > 64 && !(wt = (double *)kt__calloc((size_t)nc, sizeof(double))))
+        return kt__swap_nomem(err);
     for (c = 0; c < nc; c++) sum += (wt[c] = kt__swap_unit(rng));
     for (c = 0; c < nc && sum > 0; c++) {
         int64_t ob = kt__swap_class_bytes(m->size, n, a->cls, c);
@@ -3019,19 +3095,22 @@ static void kt__swap_random_fill(const kt_swap_model *m, kt_swap_alloc *a,
     }
     if (wt != w) KT_FREE(wt);
     kt__swap_alloc_clamp(m, a);
+    return KT_OK;
 }
 
 /* Thesis 4.4.3 mutation: each CLS element with probability p moves by one
    (up when equal to its predecessor, else down), shifting those after it;
    the counts follow through the extended CNT; then each count with
    probability p is drawn from a Gaussian around itself; then repair. */
-static void kt__swap_alloc_mutate(const kt_swap_model *m, kt_swap_alloc *a,
-                                  double p, int64_t capacity, int *mins,
-                                  uint64_t *rng) {
-    int n = m->nsizes, i, j, nc, changed = 0;
+static kt_status kt__swap_alloc_mutate(const kt_swap_model *m,
+                                       kt_swap_alloc *a, double p,
+                                       int64_t capacity, int *mins,
+                                       uint64_t *rng, kt_error *err) {
+    int n = m->nsizes, i, j, nc, changed = 0, fits;
     double ext[64], *e = ext;
-    if (n > 64) e = (double *)kt__calloc((size_t)n, sizeof(double));
-    if (!e) return;
+    kt_status st;
+    if (n > 64 && !(e = (double *)kt__calloc((size_t)n, sizeof(double))))
+        return kt__swap_nomem(err);
     kt__swap_cnt_extend(a->cls, a->cnt, n, e);
     for (i = 1; i < n; i++)
         if (kt__swap_unit(rng) < p) {
@@ -3047,25 +3126,32 @@ static void kt__swap_alloc_mutate(const kt_swap_model *m, kt_swap_alloc *a,
             double v = floor(a->cnt[i] + sd * kt__swap_gauss(rng) + 0.5);
             a->cnt[i] = v < 1 ? 1 : v > 1e8 ? 100000000 : (int)v;
         }
-    kt__swap_alloc_clamp(m, a);
-    kt_swap_class_min(m, a->cls, mins);
-    kt_swap_cnt_repair(m->size, n, a->cls, a->cnt, mins, capacity);
     if (e != ext) KT_FREE(e);
+    kt__swap_alloc_clamp(m, a);
+    /* (a pool that still does not fit is priced as such by the search) */
+    st = kt__swap_class_min(m, a->cls, mins, err);
+    if (st == KT_OK)
+        st = kt_swap_cnt_repair(m->size, n, a->cls, a->cnt, mins, capacity,
+                                &fits, err);
+    return st;
 }
 
-static void kt__swap_alloc_random(const kt_swap_model *m, kt_swap_alloc *a,
-                                  const kt_swap_alloc *fallback,
-                                  int64_t capacity, int *mins, uint64_t *rng) {
+static kt_status kt__swap_alloc_random(const kt_swap_model *m,
+                                       kt_swap_alloc *a,
+                                       const kt_swap_alloc *fallback,
+                                       int64_t capacity, int *mins,
+                                       uint64_t *rng, kt_error *err) {
     int n = m->nsizes, i;
+    kt_status st;
     for (i = 0; i < n; i++)
         a->cls[i] = i == 0 ? 0 : a->cls[i - 1] + (kt__swap_unit(rng) < 0.5);
-    kt_swap_class_min(m, a->cls, mins);
+    if ((st = kt__swap_class_min(m, a->cls, mins, err)) != KT_OK) return st;
     for (i = 0; i < n; i++) a->cnt[i] = mins[i] > 0 ? mins[i] : 1;
     if (kt__swap_pool_bytes(m->size, n, a->cls, a->cnt) > capacity) {
         kt__swap_alloc_copy(a, fallback);
-        return;
+        return KT_OK;
     }
-    kt__swap_random_fill(m, a, capacity, rng);
+    return kt__swap_random_fill(m, a, capacity, rng, err);
 }
 
 /* Is step time t an improvement on the best so far?  Not by rounding: two
@@ -3211,9 +3297,9 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
         } else {
             st = kt__swap_mutate(m, NULL, 1.0, &rng, ord, err);
         }
-        if (i >= 2)
-            kt__swap_alloc_random(m, &g.alloc[i], &minimal, o->memory, mins,
-                                  &rng);
+        if (i >= 2 && st == KT_OK)
+            st = kt__swap_alloc_random(m, &g.alloc[i], &minimal, o->memory,
+                                       mins, &rng, err);
         if (st == KT_OK)
             st = kt__swap_eval(m, ord, &g.alloc[i], o, &g.t[i], &sb, err);
         r->evaluations++;
@@ -3273,11 +3359,14 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
             } else {
                 int *tmp = g.order + (size_t)sc * n, *tmp2 = g.order + (size_t)sd * n;
                 /* the parents are permutations: the search made them */
-                kt__swap_cross_one(n, g.order + (size_t)b * n,
-                                   g.order + (size_t)a * n, cr, tmp);
-                kt__swap_cross_one(n, g.order + (size_t)a * n,
-                                   g.order + (size_t)b * n, cr, tmp2);
-                st = kt__swap_mutate(m, tmp, p, &rng, oa, err);
+                st = kt__swap_cross_one(n, g.order + (size_t)b * n,
+                                        g.order + (size_t)a * n, cr, tmp, err);
+                if (st == KT_OK)
+                    st = kt__swap_cross_one(n, g.order + (size_t)a * n,
+                                            g.order + (size_t)b * n, cr, tmp2,
+                                            err);
+                if (st == KT_OK)
+                    st = kt__swap_mutate(m, tmp, p, &rng, oa, err);
                 if (st == KT_OK)
                     st = kt__swap_mutate(m, tmp2, p, &rng, ob, err);
             }
@@ -3285,13 +3374,18 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
             memcpy(g.order + (size_t)sd * n, ob, (size_t)n * sizeof(int));
             /* two pools (thesis 4.4.3), mutated (the mutation repairs
                against each child's own class minima) */
-            {
-                int cl;
-                kt_swap_alloc_crossover(m->size, nsz, &g.alloc[a], &g.alloc[b],
-                                        crm, NULL, NULL, o->memory,
-                                        &g.alloc[sa], &g.alloc[sb]);
-                kt__swap_alloc_mutate(m, &g.alloc[sa], p, o->memory, mins, &rng);
-                kt__swap_alloc_mutate(m, &g.alloc[sb], p, o->memory, mins, &rng);
+            if (st == KT_OK) {
+                int cl, fits;
+                st = kt_swap_alloc_crossover(m->size, nsz, &g.alloc[a],
+                                             &g.alloc[b], crm, NULL, NULL,
+                                             o->memory, &g.alloc[sa],
+                                             &g.alloc[sb], &fits, err);
+                if (st == KT_OK)
+                    st = kt__swap_alloc_mutate(m, &g.alloc[sa], p, o->memory,
+                                               mins, &rng, err);
+                if (st == KT_OK)
+                    st = kt__swap_alloc_mutate(m, &g.alloc[sb], p, o->memory,
+                                               mins, &rng, err);
                 for (cl = 0; cl < nsz; cl++) {
                     g.alloc[sc].cls[cl] = g.alloc[sb].cls[cl];
                     g.alloc[sc].cnt[cl] = g.alloc[sb].cnt[cl];

@@ -52,7 +52,13 @@
         graph at the model builders; the GA's population, huge memories
         (object counts past an int) and pools of huge tensors (int64
         overflow); alloc_init with n < 0; ODSwap's memory messages.
+    11. Out of memory: every search, with each of its allocations failing
+        in turn, returns KT_ERR_NOMEM, never a result computed without the
+        memory it asked for (the GA's pool repairs and crossovers used to
+        keep an unrepaired pool), and the same result when none fails.
 */
+#include "kt_test_alloc.h" /* (before the headers: KT_MALLOC, KT_REALLOC) */
+
 #define KT_IMPLEMENTATION
 #include "../swap.h"
 
@@ -250,12 +256,14 @@ static void test_figure46(void) {
     int cls1[4] = {0, 0, 0, 0}, cnt1[4] = {4, 0, 0, 0};
     int cls2[4] = {0, 1, 1, 1}, cnt2[4] = {8, 1, 0, 0};
     int c1[4], n1[4], c2[4], n2[4];
-    int child[4] = {0, 1, 0, 0}, cnt[2] = {8, 3};
+    int child[4] = {0, 1, 0, 0}, cnt[2] = {8, 3}, fits = -1;
     kt_swap_alloc p1, p2, k1, k2;
+    kt_error err;
     /* the repairs on their own */
     kt_swap_cls_repair(child, 4);
     CHECK(child[0] == 0 && child[1] == 1 && child[2] == 1 && child[3] == 1);
-    CHECK(kt_swap_cnt_repair(ts, 4, child, cnt, NULL, 12 * MB) == 1);
+    CHECK(kt_swap_cnt_repair(ts, 4, child, cnt, NULL, 12 * MB, &fits,
+                             &err) == KT_OK && fits == 1);
     CHECK(cnt[0] == 4 && cnt[1] == 2);
     /* the whole crossover */
     p1.n = p2.n = k1.n = k2.n = 4;
@@ -267,8 +275,10 @@ static void test_figure46(void) {
     k1.cnt = n1;
     k2.cls = c2;
     k2.cnt = n2;
+    fits = -1;
     CHECK(kt_swap_alloc_crossover(ts, 4, &p1, &p2, 2, NULL, NULL, 12 * MB,
-                                  &k1, &k2) == 2);
+                                  &k1, &k2, &fits, &err) == KT_OK &&
+          fits == 2);
     CHECK(c1[0] == 0 && c1[1] == 1 && c1[2] == 1 && c1[3] == 1);
     CHECKF(n1[0] == 4 && n1[1] == 2, "child 1 CNT [%d,%d]", n1[0], n1[1]);
     /* child 2: CLS [1,1,2,2] (valid), extended CNT [4,4,1,1] -> [4,1] */
@@ -280,6 +290,30 @@ static void test_figure46(void) {
         kt_swap_cls_repair(j, 4);
         CHECK(j[2] == 1 && j[3] == 2);
     }
+    /* parents that are no pools of the 4 sizes: refused by name, the
+       children not written (it used to read as "no child fits") */
+    c1[0] = c2[0] = 77;
+    p2.n = 3;
+    CHECKF(kt_swap_alloc_crossover(ts, 4, &p1, &p2, 2, NULL, NULL, 12 * MB,
+                                   &k1, &k2, &fits, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "parent 2 is not a pool of the 4 sizes"),
+           "%s", err.message);
+    p2.n = 4;
+    cls2[2] = 3;
+    CHECKF(kt_swap_alloc_crossover(ts, 4, &p1, &p2, 2, NULL, NULL, 12 * MB,
+                                   &k1, &k2, &fits, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "parent 2: CLS[2] = 3"),
+           "%s", err.message);
+    cls2[2] = 1;
+    k2.cnt = NULL;
+    CHECKF(kt_swap_alloc_crossover(ts, 4, &p1, &p2, 2, NULL, NULL, 12 * MB,
+                                   &k1, &k2, &fits, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "child 2"), "%s", err.message);
+    k2.cnt = n2;
+    CHECK(c1[0] == 77 && c2[0] == 77);
+    CHECK(kt_swap_alloc_crossover(ts, 4, &p1, &p2, 2, NULL, NULL, 12 * MB,
+                                  &k1, &k2, &fits, &err) == KT_OK &&
+          fits == 2 && c1[0] == 0 && c2[0] == 0);
 }
 
 /* ------------------------------------------------------------ schedules */
@@ -524,9 +558,12 @@ static void test_random_plans(const kt_swap_model *m, const char *name,
         /* a random monotone CLS over the minimal pool's, counts filled */
         for (i = 0; i < nsz; i++)
             a.cls[i] = i == 0 ? 0 : a.cls[i - 1] + (int)(xorshift64(&seed) % 2);
-        kt_swap_class_min(m, a.cls, mins);
+        int fits = 0;
+        CHECK(kt_swap_class_min(m, a.cls, mins, &err) == KT_OK);
         for (i = 0; i < nsz; i++) a.cnt[i] = mins[i] + (int)(xorshift64(&seed) % 3);
-        if (!kt_swap_cnt_repair(m->size, nsz, a.cls, a.cnt, mins, o.memory)) {
+        CHECK(kt_swap_cnt_repair(m->size, nsz, a.cls, a.cnt, mins, o.memory,
+                                 &fits, &err) == KT_OK);
+        if (!fits) {
             for (i = 0; i < nsz; i++) {
                 a.cls[i] = minimal.cls[i];
                 a.cnt[i] = minimal.cnt[i];
@@ -626,7 +663,7 @@ static void test_minimal(const kt_swap_model *m) {
         int64_t b = 0;
         for (i = 0; i < n; i++)
             cls[i] = i == 0 ? 0 : cls[i - 1] + ((mask >> (i - 1)) & 1);
-        kt_swap_class_min(m, cls, mins);
+        CHECK(kt_swap_class_min(m, cls, mins, &err) == KT_OK);
         for (i = 0; i < n; i++)
             if (i == n - 1 || cls[i + 1] != cls[i]) b += m->size[i] * mins[cls[i]];
         if (best < 0 || b < best) best = b;
@@ -667,6 +704,56 @@ static void test_ga(const kt_swap_model *m, const char *name) {
     kt_swap_result_free(&r1);
     kt_swap_result_free(&r2);
     kt_swap_result_free(&none);
+}
+
+/* Each allocation of each search fails in turn: KT_ERR_NOMEM whenever one
+   failed, the reference result whenever none did. */
+static void test_out_of_memory(const kt_swap_model *m) {
+    kt_swap_options o;
+    kt_swap_alloc mn;
+    kt_error err;
+    int64_t minbytes;
+    int kind;
+    CHECK(kt_swap_alloc_minimal(m, &mn, &minbytes, &err) == KT_OK);
+    kt_swap_alloc_free(&mn);
+    memset(&o, 0, sizeof o);
+    o.memory = minbytes + (total_bytes(m) - minbytes) / 3;
+    o.generations = 2;
+    o.population = 4;
+    o.seed = 5;
+    for (kind = 0; kind < 4; kind++) {
+        kt_swap_result ref, r;
+        long k, nomem = 0, wrong = 0;
+        if (kt_swap_search(m, (kt_swap_search_kind)kind, &o, &ref, &err) !=
+            KT_OK)
+            continue; /* (a search that does not apply here) */
+        for (k = 1; k < 200000; k++) {
+            kt_status st;
+            alloc_count = 0;
+            fail_at = k;
+            st = kt_swap_search(m, (kt_swap_search_kind)kind, &o, &r, &err);
+            fail_at = 0;
+            if (alloc_count < k) { /* none failed: the reference again */
+                if (st != KT_OK || r.step_seconds != ref.step_seconds)
+                    wrong++;
+                if (st == KT_OK) kt_swap_result_free(&r);
+                break;
+            }
+            if (st == KT_ERR_NOMEM)
+                nomem++;
+            else {
+                if (!wrong)
+                    fprintf(stderr, "  search %d, allocation %ld failing: "
+                            "status %d '%s'\n", kind, k, (int)st,
+                            err.message);
+                wrong++;
+                if (st == KT_OK) kt_swap_result_free(&r);
+            }
+        }
+        CHECKF(wrong == 0 && nomem > 5, "search %d: %ld allocations failed "
+               "with KT_ERR_NOMEM, %ld otherwise", kind, nomem, wrong);
+        kt_swap_result_free(&ref);
+    }
 }
 
 static void test_errors(const kt_swap_model *m) {
@@ -775,21 +862,33 @@ static void test_zero_bytes(void) {
     static const kt_swap_search_kind kinds[3] = {
         KT_SWAP_SEARCH_NONE, KT_SWAP_SEARCH_GA, KT_SWAP_SEARCH_ODSWAP};
     int64_t zero[2] = {0, 0}, mixed[2] = {0, 100};
-    int cls[2] = {0, 1}, cnt[2] = {5, 5}, k, i;
+    int cls[2] = {0, 1}, cnt[2] = {5, 5}, k, i, fits = -1;
     kt_swap_model m;
     kt_error err;
     /* kt_swap_cnt_repair alone: a class of 0-byte objects frees nothing */
-    CHECK(kt_swap_cnt_repair(zero, 2, cls, cnt, NULL, -1) == 0);
-    CHECK(kt_swap_cnt_repair(zero, 2, cls, cnt, NULL, 0) == 1);
+    CHECK(kt_swap_cnt_repair(zero, 2, cls, cnt, NULL, -1, &fits, &err) ==
+              KT_OK && fits == 0);
+    CHECK(kt_swap_cnt_repair(zero, 2, cls, cnt, NULL, 0, &fits, &err) ==
+              KT_OK && fits == 1);
     CHECK(cnt[0] == 5 && cnt[1] == 5);
-    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 150) == 1);
+    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 150, &fits, &err) ==
+              KT_OK && fits == 1);
     CHECKF(cnt[0] == 5 && cnt[1] == 1, "CNT [%d,%d]", cnt[0], cnt[1]);
-    /* an invalid class map or a negative size: no pool fits */
+    /* an invalid class map or a negative size: refused by name, CNT left
+       alone (it used to read as "no pool fits") */
     cls[1] = 3;
-    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000) == 0);
+    CHECK_INVALID(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000, &fits,
+                                     &err), "CLS[1] = 3");
     cls[1] = 1;
     mixed[0] = -1;
-    CHECK(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000) == 0);
+    CHECK_INVALID(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000, &fits,
+                                     &err), "size 0 is -1 bytes");
+    CHECK(cnt[0] == 5 && cnt[1] == 1);
+    mixed[0] = 0;
+    CHECK_INVALID(kt_swap_cnt_repair(mixed, 2, cls, cnt, NULL, 1000, NULL,
+                                     &err), "no fits");
+    CHECK_INVALID(kt_swap_cnt_repair(mixed, -1, cls, cnt, NULL, 1000, &fits,
+                                     &err), "-1 sizes");
     /* t0, t1: 0 bytes; t2, t3: 100; W(t0,t2) W(t1,t3) R(t0,t2) R(t1,t3) in
        150 bytes: t2 goes to the host and back */
     kt_swap_model_init(&m, &err);
@@ -871,6 +970,7 @@ static void test_unfinished(void) {
     CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &p, &err), fin);
     CHECK_INVALID(kt_swap_plan_geeps(&m, &o, &p, &err), fin);
     CHECK_INVALID(kt_swap_alloc_check(&m, &a, 1000, &err), fin);
+    CHECK_INVALID(kt_swap_class_min(&m, a.cls, out, &err), fin);
     kt_swap_alloc_free(&a);
     CHECK_INVALID(kt_swap_alloc_default(&m, NULL, 1, 1000, &a, &err), fin);
     CHECK_INVALID(kt_swap_alloc_minimal(&m, &a, &bytes, &err), fin);
@@ -880,6 +980,12 @@ static void test_unfinished(void) {
         CHECK_INVALID(kt_swap_search(&m, (kt_swap_search_kind)k, &o, &r,
                                      &err), fin);
     CHECK(kt_swap_model_finish(&m, &err) == KT_OK && m.finished);
+    {   /* a class map that skips a class: refused by name, not indexed */
+        int skip[2] = {0, 2};
+        CHECK_INVALID(kt_swap_class_min(&m, skip, out, &err), "CLS[1] = 2");
+        skip[1] = 1;
+        CHECK(kt_swap_class_min(&m, skip, out, &err) == KT_OK);
+    }
     CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
     /* an add after finish: the derived arrays miss the new tensor */
     t = kt_swap_model_add_tensor(&m, 100000, 0, 0, &err);
@@ -1255,7 +1361,8 @@ static void test_limits(void) {
         a.cls[1] = 1;
         for (k = 0; k < 8; k++) { /* random weights: a few draws */
             a.cnt[0] = a.cnt[1] = 1;
-            kt__swap_random_fill(&m, &a, (int64_t)1 << 50, &rng);
+            CHECK(kt__swap_random_fill(&m, &a, (int64_t)1 << 50, &rng,
+                                       &err) == KT_OK);
             CHECKF(a.cnt[0] >= 1 && a.cnt[0] <= 4 && a.cnt[1] == 1,
                    "random fill: CNT [%d,%d]", a.cnt[0], a.cnt[1]);
         }
@@ -1287,8 +1394,9 @@ static void test_limits(void) {
     CHECK_INVALID(kt_swap_alloc_check(&m, &a, INT64_MAX, &err),
                   "overflows 64 bits");
     {
-        int zero[1] = {0}, two[1] = {2};
-        CHECK(kt_swap_cnt_repair(m.size, 1, zero, two, NULL, INT64_MAX) == 0);
+        int zero[1] = {0}, two[1] = {2}, fits = -1;
+        CHECK(kt_swap_cnt_repair(m.size, 1, zero, two, NULL, INT64_MAX, &fits,
+                                 &err) == KT_OK && fits == 0);
     }
     kt_swap_alloc_free(&a);
     memset(&o, 0, sizeof o);
@@ -1338,6 +1446,7 @@ int main(void) {
         if (i == 0) {
             test_schedules(&m);
             test_errors(&m);
+            test_out_of_memory(&m);
         }
         test_minimal(&m);
         test_random_plans(&m, specs[i], 1234 + (uint64_t)i);
