@@ -1465,40 +1465,49 @@ static kt_status kt__topo_kind_line(kt__topo_reader *r, kt_topology *t,
     double v[2] = {0, 0};
     int i, have[2] = {0, 0}, k;
     if (r->device_line)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: a file with kind "
-                        "lines has no `device` lines (line %d): give flops "
-                        "and membw on each kind line", r->name,
-                        r->device_line);
+        return kt__fail_named(
+            err, KT_ERR_PARSE, r->name, line,
+            "a file with kind "
+            "lines has no `device` lines (line %d): give flops "
+            "and membw on each kind line",
+            r->device_line);
     if (n != 6)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `kind NAME "
-                        "flops PEAK_FLOPS membw BYTES_PER_S`", r->name);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "expected `kind NAME "
+                              "flops PEAK_FLOPS membw BYTES_PER_S`");
     if (!kt__kind_name_ok(w[1]))
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: kind name '%s': "
-                        "expected a letter or _ and then letters, digits, "
-                        "_ . or -, at most %d characters, not `all`",
-                        r->name, w[1], KT_KIND_NAME_MAX - 1);
+        return kt__fail_named(
+            err, KT_ERR_PARSE, r->name, line,
+            "kind name '%s': "
+            "expected a letter or _ and then letters, digits, "
+            "_ . or -, at most %d characters, not `all`",
+            w[1], KT_KIND_NAME_MAX - 1);
     if (r->named && (k = kt_topology_find_kind(t, w[1])) >= 0)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: kind %s is declared "
-                        "twice (lines %d and %d)", r->name, w[1],
-                        r->kind_line[k], line);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "kind %s is declared "
+                              "twice (lines %d and %d)",
+                              w[1], r->kind_line[k], line);
     if (r->named == KT_MAX_DEVICE_KINDS)
-        return kt__fail(err, KT_ERR_LIMIT, line, "%s: more than %d device "
-                        "kinds (KT_MAX_DEVICE_KINDS)", r->name,
-                        KT_MAX_DEVICE_KINDS);
+        return kt__fail_named(err, KT_ERR_LIMIT, r->name, line,
+                              "more than %d device "
+                              "kinds (KT_MAX_DEVICE_KINDS)",
+                              KT_MAX_DEVICE_KINDS);
     for (i = 2; i < 6; i += 2) {
         int which = strcmp(w[i], "flops") == 0   ? 0
                     : strcmp(w[i], "membw") == 0 ? 1
                                                  : -1;
         if (which < 0 || have[which])
-            return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `kind "
-                            "NAME flops PEAK_FLOPS membw BYTES_PER_S`",
-                            r->name);
+            return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                                  "expected `kind "
+                                  "NAME flops PEAK_FLOPS membw BYTES_PER_S`");
         if (!kt__parse_rate(w[i + 1], strlen(w[i + 1]), KT__MAX_RATE,
                             &v[which]))
-            return kt__fail(err, KT_ERR_PARSE, line, "%s: kind %s: bad "
-                            "number '%s' (1 to 1e30 per second, e.g. 989T, "
-                            "4.8T)", r->name, w[1],
-                            w[i + 1]);
+            return kt__fail_named(
+                err, KT_ERR_PARSE, r->name, line,
+                "kind %s: bad "
+                "number '%s' (1 to 1e30 per second, e.g. 989T, "
+                "4.8T)",
+                w[1], w[i + 1]);
         have[which] = 1;
     }
     /* the first kind line replaces the unnamed kind */
@@ -1520,8 +1529,9 @@ static kt_status kt__topo_device_item(kt__topo_reader *r, const char *s,
     long long lo, hi;
     kt__kind_item *it;
     if (len == 0 || len >= sizeof buf)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: device list: expected "
-                        "all, D or D1-D2 joined by commas (0-3,8)", r->name);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "device list: expected "
+                              "all, D or D1-D2 joined by commas (0-3,8)");
     memcpy(buf, s, len);
     buf[len] = '\0';
     if (strcmp(buf, "all") == 0) {
@@ -1534,18 +1544,24 @@ static kt_status kt__topo_device_item(kt__topo_reader *r, const char *s,
             hi = strtoll(end + 1, &end, 10);
         if (*end || !isdigit((unsigned char)buf[0]) || lo < 0 || hi < 0 ||
             lo > KT_MAX_DEVICES || hi > KT_MAX_DEVICES)
-            return kt__fail(err, KT_ERR_PARSE, line, "%s: device list item "
-                            "'%s': expected all, D or D1-D2 (0-3)", r->name,
-                            buf);
+            return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                                  "device list item "
+                                  "'%s': expected all, D or D1-D2 (0-3)",
+                                  buf);
         if (hi < lo)
-            return kt__fail(err, KT_ERR_PARSE, line, "%s: device range '%s' "
-                            "runs backwards", r->name, buf);
+            return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                                  "device range '%s' "
+                                  "runs backwards",
+                                  buf);
         hi++;
     }
     if (r->nitem == KT_MAX_KIND_RANGES)
-        return kt__fail(err, KT_ERR_LIMIT, line, "%s: more than %d device "
-                        "list items (KT_MAX_KIND_RANGES): give devices of "
-                        "one kind as ranges", r->name, KT_MAX_KIND_RANGES);
+        return kt__fail_named(
+            err, KT_ERR_LIMIT, r->name, line,
+            "more than %d device "
+            "list items (KT_MAX_KIND_RANGES): give devices of "
+            "one kind as ranges",
+            KT_MAX_KIND_RANGES);
     it = &r->item[r->nitem++];
     it->lo = lo;
     it->hi = hi;
@@ -1562,24 +1578,29 @@ static kt_status kt__topo_devices_line(kt__topo_reader *r, kt_topology *t,
     int i, kind;
     kt_status s;
     if (n < 3)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `devices "
-                        "LIST KIND` (devices 0-3 h200)", r->name);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "expected `devices "
+                              "LIST KIND` (devices 0-3 h200)");
     if (n > KT__TOPO_WORDS)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: more than %d words: "
-                        "join the device lists with commas (0-3,8-11)",
-                        r->name, KT__TOPO_WORDS);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "more than %d words: "
+                              "join the device lists with commas (0-3,8-11)",
+                              KT__TOPO_WORDS);
     name = w[n - 1];
     kind = r->named ? kt_topology_find_kind(t, name) : -1;
     if (kind < 0) {
         char known[KT_MAX_DEVICE_KINDS * (KT_KIND_NAME_MAX + 2)];
         if (!r->named)
-            return kt__fail(err, KT_ERR_PARSE, line, "%s: unknown kind '%s': "
-                            "declare it first with `kind %s flops "
-                            "PEAK_FLOPS membw BYTES_PER_S`", r->name, name,
-                            name);
+            return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                                  "unknown kind '%s': "
+                                  "declare it first with `kind %s flops "
+                                  "PEAK_FLOPS membw BYTES_PER_S`",
+                                  name, name);
         kt__kind_list(t, known, sizeof known);
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: unknown kind '%s' "
-                        "(declared so far: %s)", r->name, name, known);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "unknown kind '%s' "
+                              "(declared so far: %s)",
+                              name, known);
     }
     for (i = 1; i < n - 1; i++) {
         const char *p = w[i];
@@ -1609,10 +1630,12 @@ static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
                         &t->bandwidth[t->nlevels]) ||
         (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
                     lat > 1e6)))
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `level "
-                        "FANOUT BANDWIDTH [LATENCY]` (a fan-out from 1, "
-                        "bandwidth from 1 to 1e18 bytes/s, latency from 0 "
-                        "to 1e6 s)", r->name);
+        return kt__fail_named(
+            err, KT_ERR_PARSE, r->name, line,
+            "expected `level "
+            "FANOUT BANDWIDTH [LATENCY]` (a fan-out from 1, "
+            "bandwidth from 1 to 1e18 bytes/s, latency from 0 "
+            "to 1e6 s)");
     t->fanout[t->nlevels] = fan;
     t->latency[t->nlevels] = lat;
     t->nlevels++;
@@ -1625,17 +1648,22 @@ static kt_status kt__topo_device_line(kt__topo_reader *r, kt_topology *t,
                                       kt_error *err) {
     double v;
     if (n != 3 || (strcmp(w[1], "flops") && strcmp(w[1], "membw")))
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: expected `device "
-                        "flops PEAK_FLOPS` or `device membw BYTES_PER_S`",
-                        r->name);
+        return kt__fail_named(
+            err, KT_ERR_PARSE, r->name, line,
+            "expected `device "
+            "flops PEAK_FLOPS` or `device membw BYTES_PER_S`");
     if (r->named)
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: a file with kind "
-                        "lines (line %d) has no `device` lines: give flops "
-                        "and membw on each kind line", r->name,
-                        r->kind_line[0]);
+        return kt__fail_named(
+            err, KT_ERR_PARSE, r->name, line,
+            "a file with kind "
+            "lines (line %d) has no `device` lines: give flops "
+            "and membw on each kind line",
+            r->kind_line[0]);
     if (!kt__parse_rate(w[2], strlen(w[2]), KT__MAX_RATE, &v))
-        return kt__fail(err, KT_ERR_PARSE, line, "%s: bad number '%s' (1 "
-                        "to 1e30 per second, e.g. 67T)", r->name, w[2]);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "bad number '%s' (1 "
+                              "to 1e30 per second, e.g. 67T)",
+                              w[2]);
     if (!strcmp(w[1], "flops")) t->kind[0].peak_flops = v;
     else t->kind[0].mem_bw = v;
     if (!r->device_line) r->device_line = line;
@@ -1663,11 +1691,13 @@ static kt_status kt__topo_kind_map(kt__topo_reader *r, kt_topology *t,
         kt__kind_item *it = &r->item[i];
         if (it->hi < 0) it->hi = t->ndev;
         if (it->hi > t->ndev)
-            return kt__fail(err, KT_ERR_PARSE, it->line, "%s: device %lld "
-                            "is out of range: the levels give %lld devices "
-                            "(0-%lld)", r->name,
-                            (long long)(it->lo > t->ndev ? it->lo : t->ndev),
-                            (long long)t->ndev, (long long)(t->ndev - 1));
+            return kt__fail_named(
+                err, KT_ERR_PARSE, r->name, it->line,
+                "device %lld "
+                "is out of range: the levels give %lld devices "
+                "(0-%lld)",
+                (long long)(it->lo > t->ndev ? it->lo : t->ndev),
+                (long long)t->ndev, (long long)(t->ndev - 1));
     }
     qsort(r->item, (size_t)r->nitem, sizeof r->item[0], kt__cmp_kind_item);
     t->nkind_ranges = 0;
@@ -1681,14 +1711,16 @@ static kt_status kt__topo_kind_map(kt__topo_reader *r, kt_topology *t,
                 a = it;
             }
             if (a->kind == b->kind)
-                return kt__fail(err, KT_ERR_PARSE, b->line, "%s: device "
-                                "%lld is listed twice (lines %d and %d)",
-                                r->name, (long long)it->lo, a->line,
-                                b->line);
-            return kt__fail(err, KT_ERR_PARSE, b->line, "%s: device %lld is "
-                            "given two kinds: %s (line %d) and %s (line %d)",
-                            r->name, (long long)it->lo, t->kind[a->kind].name,
-                            a->line, t->kind[b->kind].name, b->line);
+                return kt__fail_named(err, KT_ERR_PARSE, r->name, b->line,
+                                      "device "
+                                      "%lld is listed twice (lines %d and %d)",
+                                      (long long)it->lo, a->line, b->line);
+            return kt__fail_named(
+                err, KT_ERR_PARSE, r->name, b->line,
+                "device %lld is "
+                "given two kinds: %s (line %d) and %s (line %d)",
+                (long long)it->lo, t->kind[a->kind].name, a->line,
+                t->kind[b->kind].name, b->line);
         }
         if (it->lo > next) break; /* a gap: reported below */
         if (t->nkind_ranges > 0 &&
@@ -1704,10 +1736,11 @@ static kt_status kt__topo_kind_map(kt__topo_reader *r, kt_topology *t,
         reach = i;
     }
     if (next < t->ndev)
-        return kt__fail(err, KT_ERR_PARSE, 0, "%s: device %lld has no kind: "
-                        "with kind lines every device needs one from a "
-                        "`devices LIST KIND` line", r->name,
-                        (long long)next);
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, 0,
+                              "device %lld has no kind: "
+                              "with kind lines every device needs one from a "
+                              "`devices LIST KIND` line",
+                              (long long)next);
     return KT_OK;
 }
 
@@ -1728,8 +1761,10 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
         int n;
         lineno++;
         if (len >= sizeof line) {
-            s = kt__fail(err, KT_ERR_PARSE, lineno, "%s: line longer than "
-                         "%d characters", name, (int)sizeof line - 1);
+            s = kt__fail_named(err, KT_ERR_PARSE, name, lineno,
+                               "line longer than "
+                               "%d characters",
+                               (int)sizeof line - 1);
             break;
         }
         memcpy(line, at, len);
@@ -1747,10 +1782,12 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
         else if (!strcmp(w[0], "devices"))
             s = kt__topo_devices_line(r, t, w, n, lineno, err);
         else
-            s = kt__fail(err, KT_ERR_PARSE, lineno, "%s: unknown line "
-                         "(level FANOUT BW [LATENCY] | device flops|membw "
-                         "VALUE | kind NAME flops F membw B | devices LIST "
-                         "KIND)", name);
+            s = kt__fail_named(
+                err, KT_ERR_PARSE, name, lineno,
+                "unknown line "
+                "(level FANOUT BW [LATENCY] | device flops|membw "
+                "VALUE | kind NAME flops F membw B | devices LIST "
+                "KIND)");
     }
     if (s == KT_OK) s = kt__topology_check(t, name, err);
     if (s == KT_OK) s = kt__topo_kind_map(r, t, err);
@@ -1992,16 +2029,8 @@ kt_status kt_profile_load_file(const kt_graph *g, const char *path,
     if ((s = kt__read_file(path, "profile", &text, &len, err)) != KT_OK)
         return s;
     s = kt_profile_parse(g, text, len, out, err);
-    if (s != KT_OK) {
-        /* name the file as well */
-        char msg[sizeof err->message];
-        const char *rest = msg;
-        int line = err->line;
-        memcpy(msg, err->message, sizeof msg);
-        if (line > 0 && strncmp(msg, "line ", 5) == 0 && strstr(msg, ": "))
-            rest = strstr(msg, ": ") + 2; /* kt__fail puts the line back */
-        (void)kt__fail(err, s, line, "%s: %.400s", path, rest);
-    }
+    if (s != KT_OK)
+        kt__error_in_file(err, path);
     KT_FREE(text);
     return s;
 }

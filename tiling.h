@@ -631,6 +631,41 @@ static kt_status kt__fail(kt_error *err, kt_status s, int line,
     return s;
 }
 
+/* A failure in a named text (a file, or a spec): "NAME: line N: ...", the
+   name first as a compiler puts it (no line: "NAME: ..."); err->line is
+   the line. */
+static kt_status kt__fail_named(kt_error *err, kt_status s, const char *name,
+                                int line, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        int n;
+        err->status = s;
+        err->line = line;
+        n = line > 0 ? snprintf(err->message, sizeof err->message,
+                                "%.200s: line %d: ", name, line)
+                     : snprintf(err->message, sizeof err->message, "%.200s: ",
+                                name);
+        if (n < 0 || (size_t)n >= sizeof err->message) n = 0;
+        va_start(ap, fmt);
+        vsnprintf(err->message + n, sizeof err->message - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+/* An error from parsing a file's text, named after the file: "line N:
+   ..." becomes "PATH: line N: ...". */
+static void kt__error_in_file(kt_error *err, const char *path) {
+    char msg[sizeof err->message];
+    const char *rest = msg;
+    if (!err) return;
+    memcpy(msg, err->message, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    if (err->line > 0 && strncmp(msg, "line ", 5) == 0 && strstr(msg, ": "))
+        rest = strstr(msg, ": ") + 2; /* kt__fail_named puts the line back */
+    (void)kt__fail_named(err, err->status, path, err->line, "%.400s", rest);
+}
+
 static void kt__ok(kt_error *err) {
     if (err) {
         err->status = KT_OK;
@@ -3292,16 +3327,7 @@ kt_status kt_graph_load_file(kt_graph **out, const char *path, kt_error *err) {
     if (s != KT_OK) {
         kt_graph_destroy(*out);
         *out = NULL;
-        if (err) {
-            /* name the file in front of the line number */
-            char msg[sizeof err->message];
-            int n;
-            memcpy(msg, err->message, sizeof msg);
-            n = snprintf(err->message, sizeof err->message, "%.200s: ", path);
-            if (n > 0 && (size_t)n < sizeof err->message)
-                memcpy(err->message + n, msg, sizeof msg - (size_t)n - 1);
-            err->message[sizeof err->message - 1] = '\0';
-        }
+        kt__error_in_file(err, path);
     }
     return s;
 }

@@ -1240,6 +1240,7 @@ typedef struct plan_report {
     const char *cmd;       /* "plan" or "eval"                          */
     const char *model;     /* the spec or the model file                 */
     const char *strategy;  /* NULL for a given plan                      */
+    const char *plan_file; /* eval: the --plan file it was given          */
     kt_objective objective;
     const char *topology;  /* NULL: kt_machine_default()                 */
     int show_time;         /* --objective time or --topology: step time  */
@@ -1330,7 +1331,7 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
         fprintf(out, "strategy  %s, objective %s\n", r->strategy,
                 r->objective == KT_OBJECTIVE_TIME ? "time" : "bytes");
     else
-        fprintf(out, "plan      given (%s)\n", r->cmd);
+        fprintf(out, "plan      given (%s)\n", r->plan_file);
     fprintf(out, "devices   %lld (factors %s)\n", (long long)ndev, fa);
     format_bytes(p->total_bytes, b1, sizeof b1);
     fprintf(out, "total     %s moved per step (%lld bytes)\n", b1,
@@ -2165,6 +2166,7 @@ static int cmd_plan(int argc, char **argv) {
     r.cmd = "plan";
     r.model = label;
     r.strategy = sname;
+    r.plan_file = NULL;
     r.objective = opt.objective;
     r.topology = strategy == STRATEGY_MCMC && !ta.value
                      ? mc_spec /* what it simulated on */
@@ -2578,6 +2580,7 @@ static int cmd_eval(int argc, char **argv) {
     r.cmd = "eval";
     r.model = label;
     r.strategy = NULL;
+    r.plan_file = path;
     r.objective = objective;
     r.topology = ta.value;
     r.show_time = objective == KT_OBJECTIVE_TIME || machine_set;
@@ -3416,19 +3419,24 @@ static int parse_rate(const char *text, double *out) {
 static void swap_row_json(FILE *out, const kt_swap_result *r, int fits,
                           int64_t memory, const char *search,
                           int64_t devices, double ideal) {
+    /* where nothing fits there is no plan: its figures are null, not 0 */
     fprintf(out, "{\"step_seconds\": ");
     if (fits) json_double_exact(out, r->step_seconds);
     else fprintf(out, "null");
     fprintf(out, ", \"ideal_seconds\": ");
     json_double_exact(out, ideal);
-    fprintf(out, ", \"swapped_bytes\": %lld, \"peak_bytes\": %lld, "
-            "\"pool_bytes\": %lld, \"memory\": %lld, \"search\": \"%s\", "
-            "\"devices\": %lld, \"evaluations\": %lld}",
-            (long long)(fits ? r->swapped_bytes : 0),
-            (long long)(fits ? r->peak_bytes : 0),
-            (long long)(fits ? r->plan.pool_bytes : 0), (long long)memory,
-            search, (long long)devices,
-            (long long)(fits ? r->evaluations : 0));
+    if (fits)
+        fprintf(out, ", \"swapped_bytes\": %lld, \"peak_bytes\": %lld, "
+                "\"pool_bytes\": %lld", (long long)r->swapped_bytes,
+                (long long)r->peak_bytes, (long long)r->plan.pool_bytes);
+    else
+        fprintf(out, ", \"swapped_bytes\": null, \"peak_bytes\": null, "
+                "\"pool_bytes\": null");
+    fprintf(out, ", \"memory\": %lld, \"search\": \"%s\", \"devices\": "
+            "%lld, \"evaluations\": ", (long long)memory, search,
+            (long long)devices);
+    if (fits) fprintf(out, "%lld}", (long long)r->evaluations);
+    else fprintf(out, "null}");
 }
 
 #define SWAP_MAX_SIZES 64 /* sizes one --memory list may give */

@@ -423,6 +423,9 @@ expect_text 'total' plan --model-file "$dir/train.txt" --devices 8
 expect_text 'W.update' plan --model-file "$dir/train.txt" --devices 8
 expect_text 'bytes/device' eval --model-file "$dir/train.txt" \
     --plan "$dir/train-dp.plan.json"
+# eval names the plan file it priced (it said "given (eval)")
+expect_text "^plan      given ($dir/train-dp.plan.json)\$" eval \
+    --model-file "$dir/train.txt" --plan "$dir/train-dp.plan.json"
 expect_text 'step' plan --model-file "$dir/train.txt" --devices 8 \
     --objective time
 expect_text '--strategy' help plan

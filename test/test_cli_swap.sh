@@ -69,6 +69,10 @@ check "table rows" 'import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert [r["memory"] for r in rows] == [1024, 12 << 20, 1 << 30], rows
 assert rows[0]["step_seconds"] is None, rows[0]
+# no plan, no figures: null, not 0
+for k in ("swapped_bytes", "peak_bytes", "pool_bytes", "evaluations"):
+    assert rows[0][k] is None, (k, rows[0])
+    assert rows[2][k] is not None, (k, rows[2])
 assert rows[1]["step_seconds"] >= rows[2]["step_seconds"], rows
 assert rows[2]["swapped_bytes"] == 0, rows[2]' "$dir/table"
 expect_text 'N/A' swap --model "$R" --memory 1K,1G --search none
