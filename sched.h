@@ -414,7 +414,9 @@ kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
    power of two 2^-50 to 2^-48 of the sum of all run times): every run
    time is rounded to a tick, so that sums are exact, which lets
    kt_sim_delta move stretches of a timeline and still agree bit for bit.
-   A run time must be a finite number of seconds >= 0 (at most 1e30). */
+   A run time must be a finite number of seconds >= 0 (at most 1e30).
+   KT_ERR_LIMIT, before allocating, past KT_SIM_MAX_RESOURCES devices
+   plus links. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
    (>= 0); the timeline is brought up to date by re-simulating only from a
@@ -3530,7 +3532,8 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
         return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks on "
                         "%lld devices and %lld links", n, (long long)s->ndev,
                         (long long)s->nlink);
-    /* (both below INT64_MAX / 2 here, so the sum cannot overflow) */
+    /* (the sum is taken only once each is at most the limit: no
+       overflow) */
     if (s->ndev > KT_SIM_MAX_RESOURCES || s->nlink > KT_SIM_MAX_RESOURCES ||
         s->ndev + s->nlink > KT_SIM_MAX_RESOURCES)
         return kt__fail(err, KT_ERR_LIMIT, 0, "simulation: %lld devices and "

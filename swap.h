@@ -237,7 +237,8 @@ void kt_swap_alloc_free(kt_swap_alloc *a);
    op uses at once, written to min_cnt (cls[nsizes-1]+1 entries).
    KT_ERR_INVALID, writing nothing, when the model is not finished or cls
    is not a valid class map of its nsizes sizes (the message names the
-   first bad entry). */
+   first bad entry); KT_ERR_NOMEM past 64 classes (their counts are kept
+   on the heap) when out of memory. */
 kt_status kt_swap_class_min(const kt_swap_model *m, const int *cls,
                             int *min_cnt, kt_error *err);
 /* A valid pool for the model within `capacity` bytes; the message names
@@ -252,7 +253,8 @@ kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
    inverse proportion to the class size; a class of 0-byte objects frees
    nothing, so it keeps its count).  *fits: whether the repaired pool fits
    (0 when no pool of these classes does).  KT_ERR_INVALID, leaving cnt
-   alone, when cls is not a valid class map or a size is negative. */
+   alone, when cls is not a valid class map or a size is negative;
+   KT_ERR_NOMEM (cnt alone too) past 64 classes when out of memory. */
 void kt_swap_cls_repair(int *cls, int n);
 kt_status kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls,
                              int *cnt, const int *min_cnt, int64_t capacity,
@@ -264,7 +266,9 @@ kt_status kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls,
    nearest, then repaired against capacity.  *fits: how many children fit
    (they are written either way).  KT_ERR_INVALID, writing nothing, when a
    pool is not of n sizes, a parent's CLS is not a valid class map or a
-   size is negative. */
+   size is negative.  KT_ERR_NOMEM past 64 sizes or classes when out of
+   memory, possibly after the children's CLS and CNT were written (a pool
+   then, but not repaired against capacity). */
 kt_status kt_swap_alloc_crossover(const int64_t *ts, int n,
                                   const kt_swap_alloc *p1,
                                   const kt_swap_alloc *p2, int cr,
@@ -1763,29 +1767,32 @@ out:
 /* More objects than a class has tensors are never used: caps every
    count there (keeps random pools from holding millions of tiny
    objects). */
-static void kt__swap_alloc_clamp(const kt_swap_model *m, kt_swap_alloc *a) {
+static kt_status kt__swap_alloc_clamp(const kt_swap_model *m,
+                                      kt_swap_alloc *a, kt_error *err) {
     int n = m->nsizes, nc = kt__swap_nclass(a->cls, n), c, t;
     int ntens[64], *k = ntens;
-    if (nc > 64) k = (int *)kt__calloc((size_t)nc, sizeof(int));
-    if (!k) return;
+    if (nc > 64 && !(k = (int *)kt__calloc((size_t)nc, sizeof(int))))
+        return kt__swap_nomem(err);
     for (c = 0; c < nc; c++) k[c] = 0;
     for (t = 0; t < m->ntensors; t++)
         if (m->size_of[t] >= 0) k[a->cls[m->size_of[t]]]++;
     for (c = 0; c < nc; c++)
         if (a->cnt[c] > k[c]) a->cnt[c] = k[c] > 0 ? k[c] : 1;
     if (k != ntens) KT_FREE(k);
+    return KT_OK;
 }
 
 /* Shares the bytes left in `capacity` among the classes of a pool that
    fits, in proportion to each class's demand beyond what it has. */
-static void kt__swap_fill(const kt_swap_model *m, kt_swap_alloc *a,
-                          const int *peak_per_size, int64_t capacity) {
+static kt_status kt__swap_fill(const kt_swap_model *m, kt_swap_alloc *a,
+                               const int *peak_per_size, int64_t capacity,
+                               kt_error *err) {
     int n = m->nsizes, nc = kt__swap_nclass(a->cls, n), c, i;
     int64_t spare = capacity - kt__swap_pool_bytes(m->size, n, a->cls, a->cnt);
     double demand_total = 0, demand[64], *d = demand;
-    if (spare <= 0 || nc == 0) return;
-    if (nc > 64) d = (double *)kt__calloc((size_t)nc, sizeof(double));
-    if (!d) return;
+    if (spare <= 0 || nc == 0) return KT_OK;
+    if (nc > 64 && !(d = (double *)kt__calloc((size_t)nc, sizeof(double))))
+        return kt__swap_nomem(err);
     for (c = 0; c < nc; c++) d[c] = 0;
     for (i = 0; i < n; i++) d[a->cls[i]] += peak_per_size[i];
     for (c = 0; c < nc; c++) {
@@ -1801,7 +1808,7 @@ static void kt__swap_fill(const kt_swap_model *m, kt_swap_alloc *a,
                 a->cnt[c] = kt__swap_cnt_plus(a->cnt[c], share / (double)ob);
         }
     if (d != demand) KT_FREE(d);
-    kt__swap_alloc_clamp(m, a);
+    return kt__swap_alloc_clamp(m, a, err);
 }
 
 kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
@@ -1848,7 +1855,8 @@ kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
                               "can is %lld bytes", (long long)capacity,
                               (long long)minbytes);
             } else if (st == KT_OK) {
-                kt__swap_fill(m, a, peak, capacity);
+                st = kt__swap_fill(m, a, peak, capacity, err);
+                if (st != KT_OK) kt_swap_alloc_free(a);
             }
         }
     }
@@ -3094,8 +3102,7 @@ static kt_status kt__swap_random_fill(const kt_swap_model *m,
                 a->cnt[c], (double)spare * wt[c] / sum / (double)ob);
     }
     if (wt != w) KT_FREE(wt);
-    kt__swap_alloc_clamp(m, a);
-    return KT_OK;
+    return kt__swap_alloc_clamp(m, a, err);
 }
 
 /* Thesis 4.4.3 mutation: each CLS element with probability p moves by one
@@ -3127,9 +3134,9 @@ static kt_status kt__swap_alloc_mutate(const kt_swap_model *m,
             a->cnt[i] = v < 1 ? 1 : v > 1e8 ? 100000000 : (int)v;
         }
     if (e != ext) KT_FREE(e);
-    kt__swap_alloc_clamp(m, a);
     /* (a pool that still does not fit is priced as such by the search) */
-    st = kt__swap_class_min(m, a->cls, mins, err);
+    st = kt__swap_alloc_clamp(m, a, err);
+    if (st == KT_OK) st = kt__swap_class_min(m, a->cls, mins, err);
     if (st == KT_OK)
         st = kt_swap_cnt_repair(m->size, n, a->cls, a->cnt, mins, capacity,
                                 &fits, err);
@@ -3284,7 +3291,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
         if (st == KT_OK) st = kt__swap_peak_counts(m, NULL, !o->cold, peak, err);
         if (st == KT_OK) {
             kt__swap_alloc_copy(&g.alloc[1 % np], &minimal);
-            kt__swap_fill(m, &g.alloc[1 % np], peak, o->memory);
+            st = kt__swap_fill(m, &g.alloc[1 % np], peak, o->memory, err);
         }
         KT_FREE(peak);
         if (st != KT_OK) goto out;

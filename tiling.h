@@ -663,7 +663,7 @@ static void kt__error_in_file(kt_error *err, const char *path) {
     msg[sizeof msg - 1] = '\0';
     if (err->line > 0 && strncmp(msg, "line ", 5) == 0 && strstr(msg, ": "))
         rest = strstr(msg, ": ") + 2; /* kt__fail_named puts the line back */
-    (void)kt__fail_named(err, err->status, path, err->line, "%.400s", rest);
+    (void)kt__fail_named(err, err->status, path, err->line, "%s", rest);
 }
 
 static void kt__ok(kt_error *err) {

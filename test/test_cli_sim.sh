@@ -280,7 +280,9 @@ assert 0.00099 <= c["step_seconds"] - a["step_seconds"] <= 0.00101, c
 printf 'nosuchop 16x64 0.1\n' >"$dir/bad1.txt"
 expect_bad_msg 'no operator nosuchop' sim --model "$P" --devices 4 --profile "$dir/bad1.txt"
 printf '# c\n\nx2 16x64 0.1\n' >"$dir/bad2.txt"
-expect_bad_msg 'line 3' sim --model "$P" --devices 4 --profile "$dir/bad2.txt"
+# the file first, then the line, then what is wrong
+expect_bad_msg 'bad2.txt: line 3: profile: ' sim --model "$P" --devices 4 \
+    --profile "$dir/bad2.txt"
 printf 'x2 16x64x16 -1\n' >"$dir/bad3.txt"
 expect_bad_msg 'positive' sim --model "$P" --devices 4 --profile "$dir/bad3.txt"
 printf 'x2 16x64x16 1\nx2 16x64x16 2\n' >"$dir/bad4.txt"

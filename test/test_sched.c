@@ -3699,6 +3699,7 @@ static int same_graph_state(const kt_plan_sim *ps, int x, const kt_sim *b,
 }
 
 static int64_t plan_sim_holes, plan_sim_relayouts, plan_sim_downs;
+static int64_t plan_sim_rewinds; /* wait stamps set back to wrap */
 static int64_t resynced[2]; /* re-syncs checked after a reject, an accept */
 
 /* The proposal's graph (see same_graph_state). */
@@ -4050,10 +4051,20 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
            and kt__plan_sim_requeue's restores): the stamps the first
            half left, small numbers again after the wrap, must not count;
            the wait stamps wrap again every fifth proposal after it, with
-           accepts between, so that both graphs' stamps must be cleared */
+           accepts between, so that both graphs' stamps must be cleared --
+           set back only once they have wrapped since (wait_base small
+           again): proposals with two requeues or fewer (full runs have
+           none) leave stamps UINT_MAX - 1 and UINT_MAX, and setting the
+           base back before the wrap had cleared them would make those
+           stale wait states current again (a proposal's run then never
+           queues their tasks: "the task graph has a cycle"), which the
+           library, whose base only goes up, never sees */
         if (i == proposals / 2) ps.work->mark_base = UINT_MAX - 1;
-        if (i >= proposals / 2 && i % 5 == 0)
+        if (i >= proposals / 2 && i % 5 == 0 &&
+            ps.work->wait_base < UINT_MAX - 2) {
             ps.work->wait_base = UINT_MAX - 2;
+            plan_sim_rewinds++;
+        }
         if (i % 3 == 0 && i > 0) {
             ok = scratch_in_sync(&ps, what, i);
             CHECKF(ok, "%s, proposal %d: re-sync", what, i);
@@ -4596,6 +4607,10 @@ static void test_plan_sim(void) {
     test_plan_sim_case("transformer:layers=1,dmodel=64,heads=4,ffn=128,"
                        "seq=16,batch=4", 4, "nodes:2x2:300G:25G",
                        KT_STRATEGY_DP, n, 13, &kept, &total);
+    /* (with the wait stamps set back before they had wrapped, its run
+       at proposal 355 never queued 30 tasks) */
+    test_plan_sim_case("mlp:layers=2,hidden=40,batch=10", 6, "flat:6:100G",
+                       KT_STRATEGY_DP, n, 12, &kept, &total);
     test_plan_sim_case("rnn:layers=2,hidden=64,steps=3,batch=8", 8,
                        "nodes:2x4:300G:25G", KT_STRATEGY_GREEDY, n, 14, &kept,
                        &total);
@@ -4622,6 +4637,9 @@ static void test_plan_sim(void) {
     printf("plan sim: re-sync checked %lld times after a reject, %lld after "
            "an accept\n", (long long)resynced[0], (long long)resynced[1]);
     CHECK(resynced[0] > 0 && resynced[1] > 0);
+    printf("plan sim: the wait stamps set back to wrap %lld times\n",
+           (long long)plan_sim_rewinds);
+    CHECK(plan_sim_rewinds > 0);
     /* the timeline kept apart: blocks kept whole through many accepts
        (their shifts composed), and repacked when the splices had left
        twice the blocks needed */

@@ -707,8 +707,9 @@ static void test_ga(const kt_swap_model *m, const char *name) {
 }
 
 /* Each allocation of each search fails in turn: KT_ERR_NOMEM whenever one
-   failed, the reference result whenever none did. */
-static void test_out_of_memory(const kt_swap_model *m) {
+   failed, the reference result whenever none did.  memory: the fraction
+   of the way from the least pool to every tensor at once. */
+static void test_out_of_memory(const kt_swap_model *m, double memory) {
     kt_swap_options o;
     kt_swap_alloc mn;
     kt_error err;
@@ -717,7 +718,8 @@ static void test_out_of_memory(const kt_swap_model *m) {
     CHECK(kt_swap_alloc_minimal(m, &mn, &minbytes, &err) == KT_OK);
     kt_swap_alloc_free(&mn);
     memset(&o, 0, sizeof o);
-    o.memory = minbytes + (total_bytes(m) - minbytes) / 3;
+    o.memory = minbytes + (int64_t)((double)(total_bytes(m) - minbytes) *
+                                    memory);
     o.generations = 2;
     o.population = 4;
     o.seed = 5;
@@ -750,10 +752,32 @@ static void test_out_of_memory(const kt_swap_model *m) {
                 if (st == KT_OK) kt_swap_result_free(&r);
             }
         }
-        CHECKF(wrong == 0 && nomem > 5, "search %d: %ld allocations failed "
-               "with KT_ERR_NOMEM, %ld otherwise", kind, nomem, wrong);
+        CHECKF(wrong == 0 && nomem > 5, "search %d, %d sizes, memory %g: "
+               "%ld allocations failed with KT_ERR_NOMEM, %ld otherwise",
+               kind, m->nsizes, memory, nomem, wrong);
         kt_swap_result_free(&ref);
     }
+}
+
+/* n tensors of n distinct sizes, each op writing one and reading the two
+   before it and one long before: more than 64 sizes and classes take the
+   searches' heap paths (their first 64 live on the stack). */
+static kt_swap_model many_sizes_model(int n) {
+    kt_swap_model m;
+    kt_error err;
+    int i;
+    kt_swap_model_init(&m, &err);
+    for (i = 0; i < n; i++)
+        kt_swap_model_add_tensor(&m, 1000 + 16 * i, 0, 0, &err);
+    for (i = 0; i < n; i++) {
+        kt_swap_model_add_op(&m, 1e-3, &err);
+        kt_swap_model_add_use(&m, i, i, KT_SWAP_WRITE, &err);
+        if (i > 0) kt_swap_model_add_use(&m, i, i - 1, KT_SWAP_READ, &err);
+        if (i > n / 2)
+            kt_swap_model_add_use(&m, i, i - n / 2, KT_SWAP_READ, &err);
+    }
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK && m.nsizes == n);
+    return m;
 }
 
 static void test_errors(const kt_swap_model *m) {
@@ -1367,7 +1391,7 @@ static void test_limits(void) {
                    "random fill: CNT [%d,%d]", a.cnt[0], a.cnt[1]);
         }
         a.cnt[0] = a.cnt[1] = 1;
-        kt__swap_fill(&m, &a, peak, (int64_t)1 << 50);
+        CHECK(kt__swap_fill(&m, &a, peak, (int64_t)1 << 50, &err) == KT_OK);
         CHECKF(a.cnt[0] == 4 && a.cnt[1] == 1, "fill: CNT [%d,%d]", a.cnt[0],
                a.cnt[1]);
     }
@@ -1440,13 +1464,19 @@ int main(void) {
     test_order_pool_checks();
     test_program_checks();
     test_limits();
+    {
+        kt_swap_model many = many_sizes_model(200);
+        test_out_of_memory(&many, 1.0 / 3);
+        test_out_of_memory(&many, 0.9); /* random fills reach the clamp */
+        kt_swap_model_free(&many);
+    }
     for (i = 0; i < (int)(sizeof specs / sizeof specs[0]); i++) {
         kt_swap_model m = zoo_model(specs[i]);
         if (!m.size_of) continue;
         if (i == 0) {
             test_schedules(&m);
             test_errors(&m);
-            test_out_of_memory(&m);
+            test_out_of_memory(&m, 1.0 / 3);
         }
         test_minimal(&m);
         test_random_plans(&m, specs[i], 1234 + (uint64_t)i);
