@@ -4580,11 +4580,12 @@ static double kt__tile_bytes(const kt__cut *c, int t, int code) {
 
 /* A memory cap is met by a Lagrangian penalty: every tensor's tile bytes
    times lambda join the factor of the first op class touching it. */
-static void kt__add_memory_penalty(kt__cut *c) {
+static kt_status kt__add_memory_penalty(kt__cut *c, kt_error *err) {
     const kt_graph *g = c->g;
     int t, o, j;
     int *owner = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-    if (!owner) return; /* without the penalty the search still runs */
+    /* (without the penalty the cap would be ignored: not a plan to give) */
+    if (!owner) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     for (t = 0; t < g->ntensor; t++) owner[t] = -1;
     for (o = 0; o < g->nop; o++)
         if (c->ocls[o] == o)
@@ -4608,6 +4609,7 @@ static void kt__add_memory_penalty(kt__cut *c) {
         }
     }
     KT_FREE(owner);
+    return KT_OK;
 }
 
 static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
@@ -4682,7 +4684,10 @@ static kt_status kt__cut_setup(kt__cut *c, const kt_graph *g, kt_plan *p,
             kt__cut_free(c);
             return s;
         }
-    if (lambda > 0) kt__add_memory_penalty(c);
+    if (lambda > 0 && (s = kt__add_memory_penalty(c, err)) != KT_OK) {
+        kt__cut_free(c);
+        return s;
+    }
     return KT_OK;
 }
 

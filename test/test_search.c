@@ -1736,8 +1736,11 @@ static void test_elimination(void) {
    KT_ERR_NOMEM (or, where the allocation only feeds the price memo, a cache
    that may lose entries, the same plan as without the failure), never
    crash; the sanitizer and valgrind runs check that nothing leaks.  A tied
-   RNN reaches the elimination's pre-sums into unions. */
-static void out_of_memory_case(const char *spec, const char *fspec) {
+   RNN reaches the elimination's pre-sums into unions.  capped: a memory
+   cap just below the uncapped plan's memory (the Lagrangian penalty's
+   allocations too). */
+static void out_of_memory_case(const char *spec, const char *fspec,
+                               int capped) {
     kt_graph *g = NULL;
     kt_factors f = factors(fspec);
     kt_search_options o;
@@ -1750,6 +1753,16 @@ static void out_of_memory_case(const char *spec, const char *fspec) {
     CHECKF(s == KT_OK, "%s: %s", spec, err.message);
     if (s != KT_OK) return;
     memset(&o, 0, sizeof o);
+    if (capped) {
+        s = kt_plan_search(g, &f, &o, &p, &err);
+        CHECKF(s == KT_OK, "%s: %s", spec, err.message);
+        if (s != KT_OK) {
+            kt_graph_destroy(g);
+            return;
+        }
+        o.memory_cap = p.memory_bytes - 1;
+        kt_plan_free(&p);
+    }
     /* count the allocations of a search that succeeds */
     alloc_count = 0;
     fail_at = LONG_MAX;
@@ -1784,15 +1797,18 @@ static void out_of_memory_case(const char *spec, const char *fspec) {
         }
     }
     CHECKF(nomem > 0, "%s: no failure reported", spec);
-    printf("out of memory, %s on %s: %ld allocations, every %ld-th failed in "
-           "turn: %d reported, %d absorbed by the memo, %d other\n", spec,
-           fspec, total, stride, nomem, ok, other);
+    printf("out of memory, %s on %s%s: %ld allocations, every %ld-th failed "
+           "in turn: %d reported, %d absorbed by the memo, %d other\n", spec,
+           fspec, capped ? " under a memory cap" : "", total, stride, nomem,
+           ok, other);
     kt_graph_destroy(g);
 }
 
 static void test_out_of_memory(void) {
-    out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2");
-    out_of_memory_case("rnn:layers=1,hidden=16,steps=2,batch=4", "2,2");
+    out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2", 0);
+    out_of_memory_case("rnn:layers=1,hidden=16,steps=2,batch=4", "2,2", 0);
+    /* (the penalty's table once failed silently: the cap was ignored) */
+    out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2", 1);
 }
 
 int main(void) {
