@@ -1294,6 +1294,65 @@ static int verify_text_model(const char *name, const char *src,
     return ran;
 }
 
+/* kt_cpu_compare's bound, element by element: |got - ref| <= tol + |ref| *
+   eps, inclusive, eps scaled by |ref|; a NaN on one side only is a
+   mismatch (an element nobody wrote), not "unchecked".  tol 0.5, eps
+   0.25, ref 2: bound 1.0 (all values exact in binary). */
+static void test_compare_bound(void) {
+    static const struct { double got; int agree; } cases[] = {
+        {3.0, 1},    /* diff 1.0 == bound: agrees (<=, not <)         */
+        {1.0, 1},    /* the same below                                 */
+        {2.75, 1},   /* diff 0.75 > tol: agrees only by |ref| * eps    */
+        {3.0625, 0}, /* just past the bound                            */
+        {0.9375, 0}};
+    kt_graph *g = parse("compare bound", "input x[4]\ny[i] = x[i] * 2\n");
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_cpu_state ref, st;
+    kt_cpu_devices dv;
+    kt_cpu_report rep;
+    kt_error err;
+    int y, c, nt;
+    if (!g) return;
+    y = kt_graph_find_tensor(g, "y");
+    nt = kt_graph_tensor_count(g);
+    CHECK(kt_factors_default(1, &f, &err) == KT_OK);
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&ref, g, &err) == KT_OK);
+    CHECK(kt_cpu_state_init(&st, g, &err) == KT_OK);
+    kt_cpu_fill_inputs(g, &ref, 1);
+    kt_cpu_fill_inputs(g, &st, 1);
+    CHECK(kt_cpu_run_serial(g, &ref, NULL, &err) == KT_OK);
+    CHECK(kt_cpu_run_partitioned(g, &p, &prog, &st, NULL, &dv, &err) == KT_OK);
+    ref.val[y][0] = 2.0;
+    for (c = 0; c < 6; c++) {
+        double got = c < 5 ? cases[c].got : NAN;
+        int agree = c < 5 ? cases[c].agree : 0;
+        dv.tile[0 * nt + y][0] = got;
+        memset(&rep, 0, sizeof rep);
+        rep.bytes_ok = 1;
+        CHECK(kt_cpu_compare(g, &ref, &dv, 0.5, 0.25, &rep, &err) == KT_OK);
+        CHECKF(rep.values_ok == agree && rep.ok == agree &&
+                   rep.mismatches == !agree && rep.unchecked == 0,
+               "got %g, ref 2, tol 0.5, eps 0.25: values_ok %d, %lld "
+               "mismatches, %lld unchecked (want %d, %d, 0)", got,
+               rep.values_ok, (long long)rep.mismatches,
+               (long long)rep.unchecked, agree, !agree);
+        /* agreement iff max_rel_error <= eps: 1.0 / (2 + 0.5/0.25) */
+        if (c == 0) CHECK(rep.max_rel_error == 0.25 && rep.worst_tensor == y);
+        if (c == 5) CHECK(rep.max_rel_error == INFINITY && rep.nreported == 1);
+    }
+    kt_cpu_devices_free(&dv);
+    kt_cpu_state_free(&ref);
+    kt_cpu_state_free(&st);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+
 /* tol is absolute: a partial sum dropped from a product of tiny values,
    or from a product reduction far below its factors, moves values by less
    than the default 1e-9 and passes (a known limit, README
@@ -1374,6 +1433,7 @@ int main(void) {
     test_determinism();
     test_split_reducers();
     test_tolerance();
+    test_compare_bound();
     test_broken_program();
     test_foreign_arguments();
     test_malformed_programs();

@@ -1446,6 +1446,147 @@ static void test_limits(void) {
     kt_swap_model_free(&m);
 }
 
+/* The victim rule and the control edges on a chain of 1 MB tensors, cold,
+   a pool of two 1 MB objects, 1 s per op, h2d 1 MB/s, d2h 0.25 MB/s.
+   Op 0 writes A, op 1 B, op 2 C, op 3 reads A and B; all are kept.
+   Step 2: A and B are both dirty and next used at step 3 (a tie on next
+   use and on cleanness), so the least recently used, A, is copied out
+   (not B).  Step 3: A comes back into C's object (C copied out), waiting
+   for its own swap-out (wait_self).  Timeline: OUT A [1,5] (4 s at d2h),
+   op 2 [5,6], OUT C [6,10], IN A [10,11], op 3 [11,12]: 12 s.  A second
+   model: op 0 reads parameter W and writes A, op 1 writes B: the clean W
+   is dropped, not the dirty A copied out (no bytes swapped but W's). */
+static void test_victim_ties(void) {
+    kt_swap_model m, m2;
+    kt_swap_alloc a;
+    kt_swap_options o;
+    kt_swap_plan p;
+    kt_error err;
+    int A, B, C, W, o0, i, outA = -1, outC = -1, inA = -1, drops = 0;
+    double t = -1;
+    kt_swap_model_init(&m, &err);
+    m.h2d_bw = (double)MB;
+    m.d2h_bw = (double)MB / 4;
+    A = kt_swap_model_add_tensor(&m, MB, 0, 1, &err);
+    B = kt_swap_model_add_tensor(&m, MB, 0, 1, &err);
+    C = kt_swap_model_add_tensor(&m, MB, 0, 1, &err);
+    o0 = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, o0, A, KT_SWAP_WRITE, &err);
+    o0 = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, o0, B, KT_SWAP_WRITE, &err);
+    o0 = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, o0, C, KT_SWAP_WRITE, &err);
+    o0 = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, o0, A, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(&m, o0, B, KT_SWAP_READ, &err);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK(kt_swap_alloc_init(&a, 1, &err) == KT_OK);
+    a.cls[0] = 0;
+    a.cnt[0] = 2;
+    memset(&o, 0, sizeof o);
+    o.memory = 2 * MB;
+    o.cold = 1;
+    if (kt_swap_plan_build(&m, NULL, &a, &o, &p, &err) == KT_OK) {
+        for (i = 0; i < p.nactions; i++) {
+            const kt_swap_action *x = &p.action[i];
+            if (x->kind == KT_SWAP_OUT && x->tensor == A) outA = i;
+            if (x->kind == KT_SWAP_OUT && x->tensor == C) outC = i;
+            if (x->kind == KT_SWAP_IN && x->tensor == A) inA = i;
+        }
+        CHECKF(outA >= 0 && p.action[outA].step == 2 &&
+                   p.action[outA].after_step == 0,
+               "step 2 copies out A, the least recently used (action %d)",
+               outA);
+        CHECK(outC >= 0 && p.action[outC].step == 3);
+        CHECKF(inA >= 0 && p.action[inA].wait_self == outA &&
+                   p.action[inA].wait_out == outC,
+               "IN A waits for OUT A (%d) and OUT C (%d): %d, %d", outA, outC,
+               inA >= 0 ? p.action[inA].wait_self : -9,
+               inA >= 0 ? p.action[inA].wait_out : -9);
+        CHECK_EQ_I64(p.swapped_bytes, 3 * MB);
+        CHECK(kt_swap_simulate(&m, &p, &t, &err) == KT_OK);
+        CHECKF(t == 12.0, "simulated %g s, want 12", t);
+        kt_swap_plan_free(&p);
+    } else {
+        CHECKF(0, "plan: %s", err.message);
+    }
+    kt_swap_model_init(&m2, &err);
+    m2.h2d_bw = m2.d2h_bw = (double)MB;
+    W = kt_swap_model_add_tensor(&m2, MB, 1, 1, &err);
+    A = kt_swap_model_add_tensor(&m2, MB, 0, 1, &err);
+    B = kt_swap_model_add_tensor(&m2, MB, 0, 1, &err);
+    o0 = kt_swap_model_add_op(&m2, 1.0, &err);
+    kt_swap_model_add_use(&m2, o0, W, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(&m2, o0, A, KT_SWAP_WRITE, &err);
+    o0 = kt_swap_model_add_op(&m2, 1.0, &err);
+    kt_swap_model_add_use(&m2, o0, B, KT_SWAP_WRITE, &err);
+    CHECK(kt_swap_model_finish(&m2, &err) == KT_OK);
+    if (kt_swap_plan_build(&m2, NULL, &a, &o, &p, &err) == KT_OK) {
+        for (i = 0; i < p.nactions; i++)
+            if (p.action[i].kind == KT_SWAP_DROP && p.action[i].tensor == W &&
+                p.action[i].step == 1)
+                drops++;
+        CHECKF(drops == 1 && p.swapped_bytes == MB, /* W in only */
+               "W dropped %d times, %lld bytes swapped", drops,
+               (long long)p.swapped_bytes);
+        kt_swap_plan_free(&p);
+    } else {
+        CHECKF(0, "plan: %s", err.message);
+    }
+    kt_swap_alloc_free(&a);
+    kt_swap_model_free(&m);
+    kt_swap_model_free(&m2);
+}
+
+
+/* Steady state: a parameter's next use after its last one in the step is
+   the next step (n + first use), later than any use in this step.  Op 0
+   reads parameter W and writes A, op 1 writes B, op 2 reads A and B; two
+   1 MB objects.  At step 1 the victim is W (next used at 3 + 0), dropped
+   clean -- not A (used at step 2), which would cost a copy out and back.
+   Swapped: W's swap-in only, 1 MB. */
+static void test_steady_next_use(void) {
+    kt_swap_model m;
+    kt_swap_alloc a;
+    kt_swap_options o;
+    kt_swap_plan p;
+    kt_error err;
+    int W, A, B, op, i, dropW = 0;
+    kt_swap_model_init(&m, &err);
+    m.h2d_bw = m.d2h_bw = (double)MB;
+    W = kt_swap_model_add_tensor(&m, MB, 1, 1, &err);
+    A = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    B = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    op = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, op, W, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(&m, op, A, KT_SWAP_WRITE, &err);
+    op = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, op, B, KT_SWAP_WRITE, &err);
+    op = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, op, A, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(&m, op, B, KT_SWAP_READ, &err);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    CHECK(kt_swap_alloc_init(&a, 1, &err) == KT_OK);
+    a.cls[0] = 0;
+    a.cnt[0] = 2;
+    memset(&o, 0, sizeof o);
+    o.memory = 2 * MB; /* steady: o.cold = 0 */
+    if (kt_swap_plan_build(&m, NULL, &a, &o, &p, &err) == KT_OK) {
+        for (i = 0; i < p.nactions; i++)
+            dropW += p.action[i].kind == KT_SWAP_DROP &&
+                     p.action[i].tensor == W && p.action[i].step == 1;
+        CHECKF(dropW == 1 && p.swapped_bytes == MB,
+               "W dropped at step 1: %d; %lld bytes swapped (want 1 MB)",
+               dropW, (long long)p.swapped_bytes);
+        kt_swap_plan_free(&p);
+    } else {
+        CHECKF(0, "plan: %s", err.message);
+    }
+    kt_swap_alloc_free(&a);
+    kt_swap_model_free(&m);
+}
+
+
 int main(void) {
     static const char *const specs[] = {
         "mlp:layers=3,hidden=64,batch=16",
@@ -1458,6 +1599,8 @@ int main(void) {
     test_figure46();
     test_from_plan();
     test_zero_bytes();
+    test_victim_ties();
+    test_steady_next_use();
     test_add_without_op();
     test_unfinished();
     test_plan_checks();

@@ -562,6 +562,26 @@ static void test_corrupted(void) {
     }
     /* the plan itself runs */
     check_run("uncorrupted", g, &s, &r.plan, s.minimal, 3);
+    /* a run whose values agree but whose swap figures do not (the plan's
+       peak changed by hand): kt_cpu_verify_swap's rep.ok needs srep.ok */
+    if (plan_copy(&r.plan, &bad)) {
+        kt_cpu_verify_options vo;
+        kt_cpu_report rep;
+        kt_cpu_swap_report sr;
+        bad.peak_bytes -= 1;
+        kt_cpu_verify_defaults(&vo);
+        if (kt_cpu_verify_swap(g, &s.plan, &s.prog, &s.model, &bad, s.minimal,
+                               &vo, &rep, &sr, &err) == KT_OK) {
+            CHECKF(rep.values_ok && rep.bytes_ok && !sr.ok && !rep.ok,
+                   "peak off by one: values_ok %d, bytes_ok %d, swap ok %d, "
+                   "ok %d (want 1, 1, 0, 0)", rep.values_ok, rep.bytes_ok,
+                   sr.ok, rep.ok);
+            kt_cpu_swap_report_free(&sr);
+        } else {
+            CHECKF(0, "peak off by one: %s", err.message);
+        }
+        kt_swap_plan_free(&bad);
+    }
     /* a swap-in removed: the op finds its tensor missing */
     for (i = 0, done = 0; i < r.plan.nactions && !done; i++)
         if (r.plan.action[i].kind == KT_SWAP_IN && plan_copy(&r.plan, &bad)) {
