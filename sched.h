@@ -666,7 +666,9 @@ typedef enum kt_sync_mode {
                                 collective pays the per-call cost once, but
                                 waits for its last gradient)                */
     KT_SYNC_BUCKET_OPTIMAL   /* WFBP of the contiguous partition with the
-                                least completion time (exact DP)            */
+                                least completion time (exact DP; among
+                                equals, each prefix's with the smallest
+                                last bucket)                                */
 } kt_sync_mode;
 
 /* A schedule.  Layers with bytes > 0 are sent in buckets (one layer each
@@ -8909,7 +8911,8 @@ static void kt__sync_greedy(const kt_sync_layer *layers,
              = min over the last bucket [i, j) of
                max(ready of sender j-1, done[i]) + sync time of [i, j).
    A bucket never ends earlier when the one before it ends later, so the
-   best partition of a prefix is the one that ends it earliest. O(n^2). */
+   best partition of a prefix is the one that ends it earliest; among
+   those, the first found: the smallest last bucket. O(n^2). */
 static kt_status kt__sync_optimal(const kt_sync_layer *layers,
                                   const kt_sync_schedule *out,
                                   kt__sync_work *w, kt_error *err) {

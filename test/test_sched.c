@@ -1420,6 +1420,11 @@ static void test_bad_programs(void) {
           strstr(err.message, "not between two of 4") != NULL &&
           prog.pairs == NULL);
     prog.xfer[at] = keep;
+    prog.xfer[at].src = 4; /* the source bound too (>= ndev, not > ndev) */
+    CHECK(kt_program_count_pairs(&prog, &err) == KT_ERR_INVALID &&
+          strstr(err.message, "not between two of 4") != NULL &&
+          prog.pairs == NULL);
+    prog.xfer[at] = keep;
     CHECK(kt_program_count_pairs(NULL, &err) == KT_ERR_INVALID);
     /* restored, it builds */
     CHECKF(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK, "%s",

@@ -731,11 +731,118 @@ static void test_plans(void) {
     kt_graph_destroy(g);
 }
 
+/* ------------- uneven servers, channels, ties, adaptive K (each once let
+   a wrong cost or choice through: a mutation-testing pass) */
+
+/* PS with fewer servers than workers (Table 3.4, P1 = 4, P2 = 2): the node
+   that is worker and shard moves 2MN(P1+P2-2)/P2 = 4 MN, i.e. 4 bytes per
+   gradient byte: 16 B at 8 B/s -> 0.5 * 4 * 16 / 8 = 4 s on the wire, plus
+   (P1-1) phi + delta = 2.5.  A second PS layer with 4 servers (wire 3)
+   is another channel: cap inf gives A [10,15.5), B ready 11, [15.5,22):
+   22 (merging them would give 20.5); a given bucket {0,0} is refused. */
+static void test_uneven_servers(void) {
+    kt_sync_layer ls[2];
+    kt_sync_schedule s;
+    kt_sync_method used;
+    kt_error err;
+    double wire, over;
+    int bucket[2] = {0, 0};
+    ls[0] = table34_layer(10, KT_SYNC_PS, 2, 2, 1, 16);
+    ls[1] = table34_layer(1, KT_SYNC_PS, 2, 2, 1, 16);
+    ls[1].servers = 2;
+    CHECK(kt_sync_layer_seconds(&ls[1], &used, &wire, &over, &err) == KT_OK);
+    CHECKF(used == KT_SYNC_PS && near(wire, 4) && near(over, 2.5), "%.17g",
+           wire);
+    CHECK(near(run_total(ls, 2, KT_SYNC_BUCKET, INFINITY, &s), 22));
+    CHECK(s.nbuckets == 2 && s.bucket[0] == 0 && s.bucket[1] == 1);
+    kt_sync_schedule_free(&s);
+    CHECK(kt_sync_schedule_buckets(ls, 2, bucket, &s, &err) ==
+              KT_ERR_INVALID && strstr(err.message, "mixes") != NULL);
+}
+
+/* Two ring layers differing only in phi (1 s and 3 s; w = 2, 1 B/s,
+   delta 2): another channel each.  A: 4 B, b = 1 -> [1, 9); B: 1 B, b = 2,
+   overhead 2*3 + 2 = 8 -> [9, 18): 18 with cap inf and with the DP
+   (one merged bucket would be [3, 12): 12). */
+static void test_channel_phi(void) {
+    kt_sync_layer ls[2];
+    kt_sync_schedule s;
+    kt_error err;
+    int bucket[2] = {0, 0};
+    ls[0] = ring_layer(1, 4, 2, 1, 1, 2);
+    ls[1] = ring_layer(2, 1, 2, 1, 3, 2);
+    CHECK(near(run_total(ls, 2, KT_SYNC_BUCKET, INFINITY, &s), 18));
+    CHECK(s.nbuckets == 2 && near(s.start[1], 9));
+    kt_sync_schedule_free(&s);
+    CHECK(near(run_total(ls, 2, KT_SYNC_BUCKET_OPTIMAL, 0, &s), 18));
+    kt_sync_schedule_free(&s);
+    CHECK(kt_sync_schedule_buckets(ls, 2, bucket, &s, &err) ==
+              KT_ERR_INVALID && strstr(err.message, "mixes") != NULL);
+}
+
+/* kt_sync_best_bucket: "the first of equals".  test_known_ring's chain
+   with caps 100 and 200: both one bucket, 17 s -> 100. */
+static void test_best_bucket_tie(void) {
+    kt_sync_layer ls[3];
+    kt_sync_schedule s;
+    kt_error err;
+    double caps[2] = {100, 200}, best = 0;
+    ls[0] = ring_layer(1, 4, 2, 1, 1, 2);
+    ls[1] = ring_layer(2, 1, 2, 1, 1, 2);
+    ls[2] = ring_layer(3, 2, 2, 1, 1, 2);
+    CHECK(kt_sync_best_bucket(ls, 3, caps, 2, &best, &s, &err) == KT_OK);
+    CHECKF(best == 100 && near(s.total_seconds, 17), "best %g", best);
+    kt_sync_schedule_free(&s);
+}
+
+/* DP ties (the rule sched.h documents: among partitions of equal
+   completion, each prefix's smallest last bucket): 3 ring layers of 1 B, w = 2, 1 B/s, no overhead, all ready at
+   0: every partition ends at 3; the DP keeps one layer per bucket. */
+static void test_optimal_tie(void) {
+    kt_sync_layer ls[3];
+    kt_sync_schedule s;
+    int i;
+    for (i = 0; i < 3; i++) ls[i] = ring_layer(0, 1, 2, 1, 0, 0);
+    CHECK(near(run_total(ls, 3, KT_SYNC_BUCKET_OPTIMAL, 0, &s), 3));
+    CHECK_EQ_I64(s.nbuckets, 3);
+    kt_sync_schedule_free(&s);
+}
+
+/* Adaptive K is the busiest worker's samples, ceil(batch / w): batch 30
+   over 4 devices -> 8 (not 7). */
+static void test_adaptive_k_uneven(void) {
+    kt_graph *g = NULL;
+    kt_plan p;
+    kt_topology t;
+    kt_error err;
+    kt_sync_layer *ls = NULL;
+    kt_sync_plan_options o;
+    int n = 0, i;
+    memset(&o, 0, sizeof o);
+    o.method = KT_SYNC_ADAPTIVE;
+    CHECK(kt_zoo_build("mlp:layers=3,hidden=64,batch=30", &g, &err) == KT_OK);
+    if (!g) return;
+    plan_of(g, "4", KT_STRATEGY_DATA, &p);
+    CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+    CHECKF(kt_sync_layers_from_plan(g, &p, &t, &o, &ls, &n, &err) == KT_OK,
+           "%s", err.message);
+    CHECK_EQ_I64(n, 3);
+    for (i = 0; i < n; i++) CHECK_EQ_I64(ls[i].k, 8);
+    KT_FREE(ls);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     test_known_ring();
     test_known_methods();
     test_properties();
     test_bad_input();
     test_plans();
+    test_uneven_servers();
+    test_channel_phi();
+    test_best_bucket_tie();
+    test_optimal_tie();
+    test_adaptive_k_uneven();
     return KT_TEST_SUMMARY();
 }
