@@ -1441,9 +1441,79 @@ static void test_cost_errors(void) {
     }
 }
 
+/* ------------------------- found by a mutation-testing pass (each of these
+   once let a wrong tiling rule through) */
+
+/* S<d> is canonical (no leading zeros: the format prints S1, not S01) and
+   bounded by KT_MAX_DIMS (8) */
+static void test_tiling_text_bounds(void) {
+    kt_tiling t;
+    kt_error err;
+    CHECK(kt_tiling_parse("S7", &t, &err) == KT_OK && t.cut[0] == 7);
+    CHECKF(kt_tiling_parse("S8", &t, &err) == KT_ERR_INVALID,
+           "S8 (= KT_MAX_DIMS) accepted");
+    CHECKF(kt_tiling_parse("S01", &t, &err) != KT_OK,
+           "S01 accepted: format would print S1");
+    CHECKF(kt_tiling_parse("R.S00", &t, &err) != KT_OK, "S00 accepted");
+}
+
+/* kt_tiling_device_box numbers partial classes mixed-radix in cut order
+   (like devices, DESIGN.md "Tilings"): with P.P on factors 2,2, device d
+   has coordinates (d/2, d%2) and partial class (d/2)*2 + d%2 = d; with
+   S0.P.P on 3,2,2 device d is in class d % 4; agrees with
+   kt_placement_from_tiling. */
+static void test_partial_class_numbering(void) {
+    const int64_t shape[2] = {6, 4};
+    kt_factors f22, f322;
+    kt_tiling t;
+    kt_error err;
+    kt_placement pl;
+    kt_box b;
+    int64_t d, pc;
+    f22.count = 2; f22.k[0] = 2; f22.k[1] = 2;
+    f322.count = 3; f322.k[0] = 3; f322.k[1] = 2; f322.k[2] = 2;
+    kt_tiling_parse("P.P", &t, &err);
+    for (d = 0; d < 4; d++) {
+        kt_tiling_device_box(&t, 2, shape, &f22, d, &b, &pc);
+        CHECKF(pc == d, "P.P on 2,2: device %lld in class %lld", (long long)d,
+               (long long)pc);
+    }
+    kt_tiling_parse("S0.P.P", &t, &err);
+    if (kt_placement_from_tiling(&pl, &t, 2, shape, &f322, &err) != KT_OK) {
+        CHECK(0);
+        return;
+    }
+    for (d = 0; d < 12; d++) {
+        kt_tiling_device_box(&t, 2, shape, &f322, d, &b, &pc);
+        CHECKF(pc == d % 4 && pc == pl.partial_class[d],
+               "S0.P.P on 3,2,2: device %lld class %lld (placement %lld)",
+               (long long)d, (long long)pc, (long long)pl.partial_class[d]);
+    }
+    kt_placement_free(&pl);
+}
+
+/* S<rank> names no
+   dimension of a rank-`rank` tensor (dims are 0..rank-1). */
+static void test_tiling_rank_check(void) {
+    const int64_t shape[3] = {4, 4, 4}; /* one spare extent: no overread */
+    kt_factors f2;
+    kt_tiling t;
+    kt_error err;
+    f2.count = 1;
+    f2.k[0] = 2;
+    kt_tiling_parse("S2", &t, &err);
+    CHECKF(kt_tiling_check(&t, "x", 2, shape, &f2, 0, &err) == KT_ERR_INVALID,
+           "S2 accepted on a rank-2 tensor");
+    kt_tiling_parse("S1", &t, &err);
+    CHECK(kt_tiling_check(&t, "x", 2, shape, &f2, 0, &err) == KT_OK);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(void) {
+    test_tiling_text_bounds();
+    test_partial_class_numbering();
+    test_tiling_rank_check();
     {
         /* review findings: a rank beyond KT_MAX_DIMS is an error, not an
            overrun; byte counts that could pass int64 are refused */

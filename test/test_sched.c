@@ -4846,6 +4846,297 @@ static void test_bad_factors(void) {
     kt_graph_destroy(g);
 }
 
+/* ----------- dependencies and the roofline, found by a mutation-testing
+   pass (each of these once let a mutant of sched.h through) */
+
+/* An in-place update waits for every transfer reading the old value out
+   of its device (kt__tg_op_preds), not only for the ops before it there.
+   W[3,1000] (4000 B a row) is tiled by rows on 2 devices, one holding 1
+   row and the other 2; y = x W runs replicated, so each device receives
+   the rows it lacks (4 ms per row at 1 MB/s, no latency, compute ~0):
+   one link carries 1 row (4 ms), the other 2 (8 ms).  The update of W,
+   split by rows, needs no transfers, but on the device holding 2 rows it
+   must wait for the 8 ms transfer sending them: both updates start at
+   8 ms, not at 4 ms (just after that device's y). */
+static void test_inplace_waits_for_readers(void) {
+    kt_graph *g = parse("in-place readers",
+                        "input x[1,3]\nweight W[3,1000]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                        "W[j,k] = W[j,k] * 0.5\n");
+    kt_factors f = factors("2");
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    int w, v, d;
+    if (!g) return;
+    w = kt_graph_find_tensor(g, "W");
+    CHECK(kt_topology_parse("flat:2:1M", &t, &err) == KT_OK);
+    t.latency[0] = 0;
+    t.kind[0].peak_flops = 1e18;
+    t.kind[0].mem_bw = 1e18;
+    CHECK(kt_graph_op_count(g) == 2 && kt_graph_op(g, 1)->in_place);
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    p.tiling[w].cut[0] = 0; /* W by rows; x, y replicated, y's op too */
+    for (v = 0; v < kt_graph_op(g, 1)->nvars; v++)
+        if (strcmp(kt_graph_op(g, 1)->var[v].name, "j") == 0)
+            p.split[1 * KT_MAX_CUTS] = v; /* the update by rows */
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK_EQ_I64(prog.total_bytes, 3 * 4000);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim, &err) == KT_OK);
+    for (d = 0; d < 2; d++) /* task op * ndev + device */
+        CHECKF(sim.start[1 * 2 + d] >= 8e-3 * (1 - 1e-9),
+               "update of W on device %d starts at %g s, before the 8 ms "
+               "transfer reading W out of it ends", d, sim.start[2 + d]);
+    CHECKF(fabs(sim.step_seconds - 8e-3) < 1e-9, "step %g", sim.step_seconds);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* Partial sums, the nearest holder of another partial class is the first
+   in device order among equally near ones (kt__lower_conversion).  y = x W
+   on factors 2,2 with the reduction variable j split at cut 0 and the op
+   replicated at cut 1: devices (c0, c1) = 2 * c0 + c1 hold partial class
+   c0 of the whole y[4,4]; y replicated, so all 4 are roots, root r summing
+   row r (16 B).  Both holders of the other class differ at cut 0 (nearness
+   0), so root 0 and 1 reduce from device 2, roots 2 and 3 from device 0;
+   then each root copies its row to the 3 others: 4 * 16 + 12 * 16 B. */
+static void test_partial_sum_first_holder(void) {
+    kt_graph *g = parse("partial first holder",
+                        "input x[4,6]\nweight W[6,4]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_factors f = factors("2,2");
+    kt_plan p;
+    kt_program prog;
+    kt_error err;
+    int k, v, nred = 0, ok = 1;
+    static const int64_t want_src[4] = {2, 2, 0, 0};
+    if (!g) return;
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 1;
+    p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = 0;
+    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
+        if (strcmp(kt_graph_op(g, 0)->var[v].name, "j") == 0) p.split[0] = v;
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK_EQ_I64(prog.total_bytes, 16 * 16);
+    for (k = 0; k < prog.nxfer; k++) {
+        const kt_transfer *x = &prog.xfer[k];
+        if (x->kind != KT_XFER_REDUCE) continue;
+        nred++;
+        if (x->dst < 0 || x->dst > 3 || x->src != want_src[x->dst] ||
+            x->bytes != 16 || x->region.r[0].lo != x->dst) {
+            CHECKF(0, "reduction %d: %lld -> %lld, %lld B from row %lld", k,
+                   (long long)x->src, (long long)x->dst, (long long)x->bytes,
+                   (long long)x->region.r[0].lo);
+            ok = 0;
+        }
+    }
+    CHECK(ok && nred == 4);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+static int xfer_kind_of(const kt_program *prog, const kt_sim_task *st) {
+    int k;
+    if (st->kind != KT_TASK_TRANSFER) return -1;
+    for (k = 0; k < prog->nxfer; k++)
+        if (prog->xfer[k].src == st->src && prog->xfer[k].dst == st->dst &&
+            prog->xfer[k].bytes == st->bytes)
+            return (int)prog->xfer[k].kind;
+    return -1;
+}
+
+/* A partial sum's copies leave a root only after the reductions into it
+   (kt__tg_op_preds).  All-reduce of y[1,3] = x W with j split on 2
+   devices: both are roots, one summing column 0 (4 B), the other columns
+   1-2 (8 B).  At 1000 B/s, no latency and compute ~0: the 8 B reduction
+   into the second root ends at 8 ms, so its 8 B copy runs 8..16 ms; the
+   4 B copy waits for the 8 B reduction on its link (8..12 ms).  Step:
+   16 ms (12 ms if a copy could send a sum before it is complete). */
+static void test_copy_waits_for_reductions(void) {
+    kt_graph *g = parse("copies after reductions",
+                        "input x[1,6]\nweight W[6,3]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_factors f = factors("2");
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    int i, j, v;
+    if (!g) return;
+    CHECK(kt_topology_parse("flat:2:1K", &t, &err) == KT_OK);
+    t.latency[0] = 0;
+    t.kind[0].peak_flops = 1e18;
+    t.kind[0].mem_bw = 1e18;
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 1;
+    p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = 0;
+    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
+        if (strcmp(kt_graph_op(g, 0)->var[v].name, "j") == 0) p.split[0] = v;
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK_EQ_I64(prog.total_bytes, 24);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim, &err) == KT_OK);
+    /* each copy starts after the reduction into its source ends; a task
+       is a copy or a reduction as its transfer (src, dst, bytes) is */
+    for (i = 0; i < sim.ntask; i++)
+        for (j = 0; j < sim.ntask; j++)
+            if (xfer_kind_of(&prog, &sim.task[i]) == KT_XFER_COPY &&
+                xfer_kind_of(&prog, &sim.task[j]) == KT_XFER_REDUCE &&
+                sim.task[j].dst == sim.task[i].src)
+                CHECKF(sim.start[i] >= sim.end[j] * (1 - 1e-9),
+                       "copy %lld -> %lld starts at %g s, before the "
+                       "reduction into %lld ends (%g s)",
+                       (long long)sim.task[i].src, (long long)sim.task[i].dst,
+                       sim.start[i], (long long)sim.task[j].dst, sim.end[j]);
+    CHECKF(fabs(sim.step_seconds - 16e-3) < 1e-9, "step %g", sim.step_seconds);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* An op waits for its producer's output transfers into its device
+   (kt__tg_op_preds).  The all-reduce above, then z = y * 2 replicated,
+   reading y where it is: z on each device starts only after every
+   transfer into that device -- at 12 ms on the root of 2 columns (its
+   4 B copy, 8..12 ms) and 16 ms on the other (its 8 B copy, 8..16 ms) --
+   not at ~0, just after y's compute. */
+static void test_reader_waits_for_output_transfers(void) {
+    kt_graph *g = parse("reader after output transfers",
+                        "input x[1,6]\nweight W[6,3]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                        "z[i,k] = y[i,k] * 2\n");
+    kt_factors f = factors("2");
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    int i, d, v;
+    double lo = 1, hi = 0;
+    if (!g) return;
+    CHECK(kt_topology_parse("flat:2:1K", &t, &err) == KT_OK);
+    t.latency[0] = 0;
+    t.kind[0].peak_flops = 1e18;
+    t.kind[0].mem_bw = 1e18;
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 1;
+    p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = 0;
+    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
+        if (strcmp(kt_graph_op(g, 0)->var[v].name, "j") == 0) p.split[0] = v;
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK_EQ_I64(prog.total_bytes, 24);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim, &err) == KT_OK);
+    for (d = 0; d < 2; d++) { /* z on d: task 1 * 2 + d */
+        for (i = 0; i < sim.ntask; i++)
+            if (sim.task[i].kind == KT_TASK_TRANSFER && sim.task[i].dst == d)
+                CHECKF(sim.start[2 + d] >= sim.end[i] * (1 - 1e-9),
+                       "z on %d starts at %g s, before a transfer into it "
+                       "ends (%g s)", d, sim.start[2 + d], sim.end[i]);
+        if (sim.start[2 + d] < lo) lo = sim.start[2 + d];
+        if (sim.start[2 + d] > hi) hi = sim.start[2 + d];
+    }
+    CHECKF(fabs(lo - 12e-3) < 1e-9 && fabs(hi - 16e-3) < 1e-9,
+           "z starts at %g and %g s", lo, hi);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* An input transfer leaves its source only after the producer ran there
+   (kt__tg_op_preds).  y = relu(x) split by rows on 2 devices (16 points
+   each at 1000 flop/s: 16 ms), z = y * 2 replicated (32 points: 32 ms),
+   so each device receives the other's 2 rows of y (64 B at 1 MB/s,
+   64 us, no latency).  The transfers run 16..16.064 ms, z from 16.064
+   to 48.064 ms: the step. */
+static void test_input_transfer_waits_for_producer(void) {
+    kt_graph *g = parse("input transfer after producer",
+                        "input x[4,8]\n"
+                        "y[i,j] = relu(x[i,j])\n"
+                        "z[i,j] = y[i,j] * 2\n");
+    kt_factors f = factors("2");
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    int i, v, n = 0;
+    if (!g) return;
+    CHECK(kt_topology_parse("flat:2:1M", &t, &err) == KT_OK);
+    t.latency[0] = 0;
+    t.kind[0].peak_flops = 1000;
+    t.kind[0].mem_bw = 1e18;
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 0;
+    p.tiling[kt_graph_find_tensor(g, "y")].cut[0] = 0;
+    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
+        if (strcmp(kt_graph_op(g, 0)->var[v].name, "i") == 0) p.split[0] = v;
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK_EQ_I64(prog.total_bytes, 128);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+    CHECK(kt_sim_run(&sim, &err) == KT_OK);
+    for (i = 0; i < sim.ntask; i++)
+        if (sim.task[i].kind == KT_TASK_TRANSFER) {
+            n++;
+            CHECKF(fabs(sim.start[i] - 16e-3) < 1e-9 &&
+                       fabs(sim.end[i] - 16.064e-3) < 1e-9,
+                   "transfer %lld -> %lld runs %g .. %g s",
+                   (long long)sim.task[i].src, (long long)sim.task[i].dst,
+                   sim.start[i], sim.end[i]);
+        }
+    CHECK(n == 2);
+    CHECKF(fabs(sim.step_seconds - 48.064e-3) < 1e-9, "step %g",
+           sim.step_seconds);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* The roofline of a sub-operator counts the bytes it writes as well as
+   those it reads (kt__task_seconds).  y = x * 2 on x[4,8] (4 B elements)
+   split by rows on 2 devices: each task reads 64 B and writes 64 B, at
+   1000 B/s of memory bandwidth and 1e18 flop/s: 0.128 s, memory-bound. */
+static void test_roofline_counts_output(void) {
+    kt_graph *g = parse("roofline output bytes",
+                        "input x[4,8]\ny[i,j] = x[i,j] * 2\n");
+    kt_factors f = factors("2");
+    kt_topology t;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    int v, d;
+    if (!g) return;
+    CHECK(kt_topology_parse("flat:2:1M", &t, &err) == KT_OK);
+    t.kind[0].peak_flops = 1e18;
+    t.kind[0].mem_bw = 1000;
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 0;
+    p.tiling[kt_graph_find_tensor(g, "y")].cut[0] = 0;
+    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
+        if (strcmp(kt_graph_op(g, 0)->var[v].name, "i") == 0) p.split[0] = v;
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    CHECK_EQ_I64(prog.nxfer, 0);
+    CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+    for (d = 0; d < 2; d++)
+        CHECKF(fabs(sim.task[d].seconds - 0.128) < 1e-12,
+               "y on %d: %g s", d, sim.task[d].seconds);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -4856,6 +5147,12 @@ int main(void) {
     test_random();
     test_level_of_cut();
     test_nearest_holder();
+    test_inplace_waits_for_readers();
+    test_partial_sum_first_holder();
+    test_copy_waits_for_reductions();
+    test_reader_waits_for_output_transfers();
+    test_input_transfer_waits_for_producer();
+    test_roofline_counts_output();
     test_link_ids();
     test_bad_factors();
     test_hand_topologies();

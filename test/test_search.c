@@ -1811,6 +1811,54 @@ static void test_out_of_memory(void) {
     out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2", 1);
 }
 
+/* Found by a mutation-testing pass (it once let four mutants through:
+   memory taken on device 0, cut bytes not shared by the devices, matmul
+   flops not doubled, the roofline on device 0's tile).  memory and step time of a hand plan.
+   y[5,3] = x[5,4] W[4,3], f32, 2 devices, split i: x S0, W S0, y S0.
+   Device 1 (the last) holds rows [2,5) (DESIGN.md balanced split). */
+static void test_hand_plan_numbers(void) {
+    const char *src = "input x[5,4]\nweight W[4,3]\n"
+                      "y[i,k] = sum(j) x[i,j] * W[j,k]\n";
+    kt_graph *g = parse("hand plan", src);
+    kt_factors f;
+    kt_plan p;
+    kt_error err;
+    kt_machine m;
+    int o;
+    if (!g) return;
+    f.count = 1;
+    f.k[0] = 2;
+    CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
+    kt_tiling_parse("S0", &p.tiling[kt_graph_find_tensor(g, "x")], &err);
+    kt_tiling_parse("S0", &p.tiling[kt_graph_find_tensor(g, "W")], &err);
+    kt_tiling_parse("S0", &p.tiling[kt_graph_find_tensor(g, "y")], &err);
+    o = kt_graph_find_op(g, "y");
+    if (o < 0) o = 0;
+    CHECK(kt_plan_parse_split(g, &p, o, "i", &err) == KT_OK);
+    CHECK(kt_plan_eval(g, &p, &err) == KT_OK);
+    /* W S0 -> needed whole on both: each lacks 2x3 elements: 2*6*4 = 48 */
+    CHECK_EQ_I64(p.total_bytes, 48);
+    CHECK_EQ_I64(p.cut_bytes[0], 48);
+    /* largest device: x 3x4, W 2x3, y 3x3, 4 bytes: 48+24+36 = 108
+       (device 0 would give 32+24+24 = 80) */
+    CHECK_EQ_I64(kt_plan_memory(g, &p), 108);
+    /* step: cut bytes / (ndev * bw) + roofline of the largest tile;
+       flops = 2 * 3*4*3 = 72 at 1 flop/s; memory 1e12 B/s negligible;
+       comm = 48 / (2 * 1 B/s) = 24 -> 96 s */
+    memset(&m, 0, sizeof m);
+    m.nlevels = 1;
+    m.level_bw[0] = 1;
+    m.level_fanout[0] = 2;
+    m.peak_flops = 1;
+    m.mem_bw = 1e12;
+    {
+        double t = kt_plan_step_seconds(g, &p, &m);
+        CHECKF(t > 96 - 1e-6 && t < 96 + 1e-6, "step %.9g s, want 96", t);
+    }
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     memset(&st, 0, sizeof st);
@@ -1827,6 +1875,7 @@ int main(void) {
     test_errors();
     test_elimination();
     test_out_of_memory();
+    test_hand_plan_numbers();
     printf("searches: %d (graph, factors) cases, %d single-cut, %d multi-cut; "
            "brute force on %d; dp plan identical to brute force's on %d; "
            "%d cuts checked against the reference\n",
