@@ -4849,6 +4849,24 @@ static void test_bad_factors(void) {
 /* ----------- dependencies and the roofline, found by a mutation-testing
    pass (each of these once let a mutant of sched.h through) */
 
+/* Two devices on one link of `spec` (flat:2:BW), no latency, compute
+   about free: the tests below time transfers alone. */
+static void two_devices(kt_topology *t, const char *spec) {
+    kt_error err;
+    CHECK(kt_topology_parse(spec, t, &err) == KT_OK);
+    t->latency[0] = 0;
+    t->kind[0].peak_flops = 1e18;
+    t->kind[0].mem_bw = 1e18;
+}
+
+/* The index of op o's variable called `name` (-1 if none). */
+static int var_named(const kt_graph *g, int o, const char *name) {
+    int v;
+    for (v = 0; v < kt_graph_op(g, o)->nvars; v++)
+        if (strcmp(kt_graph_op(g, o)->var[v].name, name) == 0) return v;
+    return -1;
+}
+
 /* An in-place update waits for every transfer reading the old value out
    of its device (kt__tg_op_preds), not only for the ops before it there.
    W[3,1000] (4000 B a row) is tiled by rows on 2 devices, one holding 1
@@ -4869,19 +4887,14 @@ static void test_inplace_waits_for_readers(void) {
     kt_program prog;
     kt_sim sim;
     kt_error err;
-    int w, v, d;
+    int w, d;
     if (!g) return;
     w = kt_graph_find_tensor(g, "W");
-    CHECK(kt_topology_parse("flat:2:1M", &t, &err) == KT_OK);
-    t.latency[0] = 0;
-    t.kind[0].peak_flops = 1e18;
-    t.kind[0].mem_bw = 1e18;
+    two_devices(&t, "flat:2:1M");
     CHECK(kt_graph_op_count(g) == 2 && kt_graph_op(g, 1)->in_place);
     CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
     p.tiling[w].cut[0] = 0; /* W by rows; x, y replicated, y's op too */
-    for (v = 0; v < kt_graph_op(g, 1)->nvars; v++)
-        if (strcmp(kt_graph_op(g, 1)->var[v].name, "j") == 0)
-            p.split[1 * KT_MAX_CUTS] = v; /* the update by rows */
+    p.split[1 * KT_MAX_CUTS] = var_named(g, 1, "j"); /* the update by rows */
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
     CHECK_EQ_I64(prog.total_bytes, 3 * 4000);
     CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
@@ -4913,14 +4926,13 @@ static void test_partial_sum_first_holder(void) {
     kt_plan p;
     kt_program prog;
     kt_error err;
-    int k, v, nred = 0, ok = 1;
+    int k, nred = 0, ok = 1;
     static const int64_t want_src[4] = {2, 2, 0, 0};
     if (!g) return;
     CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
     p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 1;
     p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = 0;
-    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
-        if (strcmp(kt_graph_op(g, 0)->var[v].name, "j") == 0) p.split[0] = v;
+    p.split[0] = var_named(g, 0, "j");
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
     CHECK_EQ_I64(prog.total_bytes, 16 * 16);
     for (k = 0; k < prog.nxfer; k++) {
@@ -4968,17 +4980,13 @@ static void test_copy_waits_for_reductions(void) {
     kt_program prog;
     kt_sim sim;
     kt_error err;
-    int i, j, v;
+    int i, j;
     if (!g) return;
-    CHECK(kt_topology_parse("flat:2:1K", &t, &err) == KT_OK);
-    t.latency[0] = 0;
-    t.kind[0].peak_flops = 1e18;
-    t.kind[0].mem_bw = 1e18;
+    two_devices(&t, "flat:2:1K");
     CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
     p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 1;
     p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = 0;
-    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
-        if (strcmp(kt_graph_op(g, 0)->var[v].name, "j") == 0) p.split[0] = v;
+    p.split[0] = var_named(g, 0, "j");
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
     CHECK_EQ_I64(prog.total_bytes, 24);
     CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
@@ -5019,18 +5027,14 @@ static void test_reader_waits_for_output_transfers(void) {
     kt_program prog;
     kt_sim sim;
     kt_error err;
-    int i, d, v;
+    int i, d;
     double lo = 1, hi = 0;
     if (!g) return;
-    CHECK(kt_topology_parse("flat:2:1K", &t, &err) == KT_OK);
-    t.latency[0] = 0;
-    t.kind[0].peak_flops = 1e18;
-    t.kind[0].mem_bw = 1e18;
+    two_devices(&t, "flat:2:1K");
     CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
     p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 1;
     p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = 0;
-    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
-        if (strcmp(kt_graph_op(g, 0)->var[v].name, "j") == 0) p.split[0] = v;
+    p.split[0] = var_named(g, 0, "j");
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
     CHECK_EQ_I64(prog.total_bytes, 24);
     CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
@@ -5069,7 +5073,7 @@ static void test_input_transfer_waits_for_producer(void) {
     kt_program prog;
     kt_sim sim;
     kt_error err;
-    int i, v, n = 0;
+    int i, n = 0;
     if (!g) return;
     CHECK(kt_topology_parse("flat:2:1M", &t, &err) == KT_OK);
     t.latency[0] = 0;
@@ -5078,8 +5082,7 @@ static void test_input_transfer_waits_for_producer(void) {
     CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
     p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 0;
     p.tiling[kt_graph_find_tensor(g, "y")].cut[0] = 0;
-    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
-        if (strcmp(kt_graph_op(g, 0)->var[v].name, "i") == 0) p.split[0] = v;
+    p.split[0] = var_named(g, 0, "i");
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
     CHECK_EQ_I64(prog.total_bytes, 128);
     CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
@@ -5115,7 +5118,7 @@ static void test_roofline_counts_output(void) {
     kt_program prog;
     kt_sim sim;
     kt_error err;
-    int v, d;
+    int d;
     if (!g) return;
     CHECK(kt_topology_parse("flat:2:1M", &t, &err) == KT_OK);
     t.kind[0].peak_flops = 1e18;
@@ -5123,8 +5126,7 @@ static void test_roofline_counts_output(void) {
     CHECK(kt_plan_init(&p, g, &f, &err) == KT_OK);
     p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = 0;
     p.tiling[kt_graph_find_tensor(g, "y")].cut[0] = 0;
-    for (v = 0; v < kt_graph_op(g, 0)->nvars; v++)
-        if (strcmp(kt_graph_op(g, 0)->var[v].name, "i") == 0) p.split[0] = v;
+    p.split[0] = var_named(g, 0, "i");
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
     CHECK_EQ_I64(prog.nxfer, 0);
     CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
