@@ -685,6 +685,99 @@ out:
     kt_graph_destroy(g);
 }
 
+/* Index of a swap-in (from index `from` on) that can be turned into an
+   allocation into the object its tensor was last released from, with that
+   object untouched in between: the device copy left behind is the right
+   value, so only the executor's NaN poison of a released object tells the
+   stale read.  The tensor must not be dropped later (an allocated copy
+   counts as newer than the host's, and its drop is refused).  -1 if none;
+   *object gets the object. */
+static int stale_swap_in(const kt_swap_plan *p, int from, int *object) {
+    int j, i, k;
+    for (j = from; j < p->nactions; j++) {
+        const kt_swap_action *in = &p->action[j];
+        int left = -1, dropped_later = 0;
+        if (in->kind != KT_SWAP_IN) continue;
+        for (i = j - 1; i >= 0 && left < 0; i--)
+            if (p->action[i].tensor == in->tensor &&
+                (p->action[i].kind == KT_SWAP_OUT ||
+                 p->action[i].kind == KT_SWAP_DROP))
+                left = i;
+        if (left < 0) continue;
+        for (k = left + 1; k < j && left >= 0; k++)
+            if ((p->action[k].kind == KT_SWAP_IN ||
+                 p->action[k].kind == KT_SWAP_ALLOC) &&
+                p->action[k].object == p->action[left].object)
+                left = -1; /* something else was written there since */
+        for (k = j + 1; k < p->nactions; k++)
+            dropped_later |= p->action[k].tensor == in->tensor &&
+                             p->action[k].kind == KT_SWAP_DROP;
+        if (left < 0 || dropped_later) continue;
+        *object = p->action[left].object;
+        return j;
+    }
+    return -1;
+}
+
+/* A plan that brings a tensor back with an allocation instead of a
+   swap-in, into the very object it left, reads what that object held when
+   it left: the right numbers, by luck.  The executor poisons a released
+   object with NaN, so the run must disagree with the serial one.  Tried
+   over pool sizes and both plan kinds until such a swap-in turns up. */
+static void test_stale_object(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    setup s;
+    int k, cold, found = 0;
+    if (kt_zoo_build("mlp:layers=4,hidden=16,batch=8", &g, &err) != KT_OK)
+        return;
+    if (!setup_make("stale object", g, 2, &s)) {
+        kt_graph_destroy(g);
+        return;
+    }
+    for (k = 0; k < 3 && !found; k++)
+        for (cold = 0; cold < 2 && !found; cold++) {
+            kt_swap_options o;
+            kt_swap_result r;
+            kt_swap_plan bad;
+            int j, obj = -1;
+            memset(&o, 0, sizeof o);
+            o.memory = s.minimal + k * (s.all - s.minimal) / 4;
+            o.cold = cold;
+            if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) !=
+                KT_OK) {
+                CHECKF(0, "stale object: %s", err.message);
+                continue;
+            }
+            j = stale_swap_in(&r.plan, 0, &obj);
+            if (j >= 0 && plan_copy(&r.plan, &bad)) {
+                kt_cpu_verify_options vo;
+                kt_cpu_report rep;
+                kt_cpu_swap_report sr;
+                bad.action[j].kind = KT_SWAP_ALLOC;
+                bad.action[j].object = obj;
+                kt_cpu_verify_defaults(&vo);
+                if (kt_cpu_verify_swap(g, &s.plan, &s.prog, &s.model, &bad,
+                                       o.memory, &vo, &rep, &sr, &err) ==
+                    KT_OK) {
+                    CHECKF(!rep.values_ok && rep.mismatches > 0 && !rep.ok,
+                           "stale object %d read as if swapped in: "
+                           "values_ok %d, %lld mismatches", obj,
+                           rep.values_ok, (long long)rep.mismatches);
+                    kt_cpu_swap_report_free(&sr);
+                } else {
+                    CHECKF(0, "stale object: %s", err.message);
+                }
+                kt_swap_plan_free(&bad);
+                found = 1;
+            }
+            kt_swap_result_free(&r);
+        }
+    CHECKF(found, "no plan swaps a tensor back into an untouched object");
+    setup_free(&s);
+    kt_graph_destroy(g);
+}
+
 /* The buffers: alone only in-place updates have one (a result buffer);
    partitioned, conversions add receive buffers. */
 static void test_buffers(void) {
@@ -795,6 +888,7 @@ int main(void) {
     test_buffers();
     test_swaps_happen();
     test_corrupted();
+    test_stale_object();
     test_out_of_memory();
     test_zoo();
     test_random();
