@@ -252,7 +252,9 @@ typedef struct kt_kind_range {
      devices LIST NAME     LIST: all, D or D1-D2 (inclusive), joined by
                            commas: devices 0-3,8-11 h200
    A file with kind lines has no device lines, and every device gets
-   exactly one kind. */
+   exactly one kind.  A latency not given (specs, file levels without
+   LATENCY) is 5 us on the slowest of several levels and 1 us on the
+   others, so a file with a spec's levels is that spec. */
 typedef struct kt_topology {
     int nlevels;
     int64_t fanout[KT_MAX_CUTS];
@@ -1383,19 +1385,25 @@ static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
     return KT_OK;
 }
 
+/* A level's latency when none is given, in specs and files alike: the
+   slowest of several levels is taken for a network hop (5 us), every other
+   level for a link inside a node (1 us). */
+static double kt__default_latency(int level, int nlevels) {
+    return nlevels > 1 && level == 0 ? 5e-6 : 1e-6;
+}
+
 kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err) {
     kt_machine m;
     kt_status s = kt_machine_parse(spec, &m, err);
     int l;
     kt__topology_defaults(t);
     if (s != KT_OK) return s;
-    /* the spec forms are tiling.h's machines; latencies are typical values
-       of a network hop (5 us) and of a link inside a node (1 us) */
+    /* the spec forms are tiling.h's machines */
     t->nlevels = m.nlevels;
     for (l = 0; l < m.nlevels; l++) {
         t->fanout[l] = m.level_fanout[l];
         t->bandwidth[l] = m.level_bw[l];
-        t->latency[l] = m.nlevels > 1 && l == 0 ? 5e-6 : 1e-6;
+        t->latency[l] = kt__default_latency(l, m.nlevels);
     }
     if ((s = kt__topology_check(t, spec, err)) != KT_OK) return s;
     kt__topology_one_kind(t);
@@ -1627,7 +1635,7 @@ static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
                                      kt_error *err) {
     char *end;
     long fan = n >= 2 ? strtol(w[1], &end, 10) : 0;
-    double lat = 1e-6;
+    double lat = -1; /* none given: kt__default_latency once all are read */
     if ((n != 3 && n != 4) || *end || fan < 1 ||
         t->nlevels == KT_MAX_CUTS ||
         !kt__parse_rate(w[2], strlen(w[2]), KT__MAX_BANDWIDTH,
@@ -1793,7 +1801,13 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
                 "VALUE | kind NAME flops F membw B | devices LIST "
                 "KIND)");
     }
-    if (s == KT_OK) s = kt__topology_check(t, name, err);
+    if (s == KT_OK) {
+        int l;
+        for (l = 0; l < t->nlevels; l++)
+            if (t->latency[l] < 0)
+                t->latency[l] = kt__default_latency(l, t->nlevels);
+        s = kt__topology_check(t, name, err);
+    }
     if (s == KT_OK) s = kt__topo_kind_map(r, t, err);
     KT_FREE(r);
     if (s == KT_OK) kt__ok(err);

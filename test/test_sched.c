@@ -5230,10 +5230,29 @@ static void test_kinds_parse(void) {
     CHECK(t.nkind_ranges == 1 && t.kind_range[0].devices.lo == 0 &&
           t.kind_range[0].devices.hi == 8);
     CHECK(t.latency[1] == 2e-6);
+    /* the level without a latency is the slowest of two: a network hop's
+       5 us, as the spec nodes:2x4 gives it (a file with a spec's levels
+       is that spec) */
+    CHECK(t.latency[0] == 5e-6);
     for (d = 0; d < 8; d++) CHECK(kt_topology_device_kind(&t, d) == 0);
     m = kt_topology_machine(&t);
     CHECK(m.peak_flops == 10e12 && m.mem_bw == 2e12 && m.nlevels == 2);
-    /* a spec: the default roofline */
+    /* defaults by position: three levels 5, 1, 1 us; one level 1 us (the
+       spec flat:N has 1 us too); a given latency, 0 included, is kept */
+    CHECK(kinds_parse("level 2 25G\nlevel 2 100G\nlevel 2 300G\n", &t,
+                      &err) == KT_OK);
+    CHECK(t.latency[0] == 5e-6 && t.latency[1] == 1e-6 &&
+          t.latency[2] == 1e-6);
+    CHECK(kinds_parse("level 8 450G\n", &t, &err) == KT_OK);
+    CHECK(t.latency[0] == 1e-6);
+    CHECK(kinds_parse("level 2 25G 0\nlevel 4 300G\n", &t, &err) == KT_OK);
+    CHECK(t.latency[0] == 0 && t.latency[1] == 1e-6);
+    /* a spec: the default roofline, and the latencies a file with its
+       levels gets */
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &t, &err) == KT_OK);
+    CHECK(t.latency[0] == 5e-6 && t.latency[1] == 1e-6);
+    CHECK(kt_topology_parse("flat:8:450G", &t, &err) == KT_OK);
+    CHECK(t.latency[0] == 1e-6);
     CHECK(kt_topology_parse("nodes:2x4:300G:25G", &t, &err) == KT_OK);
     m = kt_machine_default();
     CHECK(t.nkinds == 1 && t.kind[0].peak_flops == m.peak_flops &&
