@@ -36,8 +36,8 @@
      changed); a delta simulation after a single-operator change 35-50x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  An MCMC
-     proposal with its accept takes 5.5-6 ms there (160-180 a second in
-     kt_plan_mcmc's chain; the issue's target is 10,000): the
+     proposal with its accept takes ~4.7-6 ms there (~170-210 a second in
+     kt_plan_mcmc's chain; the project's target is 10,000): the
      re-lowering of the roles it changes, the task graph updated in
      place (slots grow into the nearest holes), and ~27,700 task starts
      re-simulated before the rejoin, each setting

@@ -32,7 +32,7 @@
    PUBLIC FUNCTIONS
      errors      kt_status_string
      factors     kt_factors_parse kt_factors_default kt_factors_devices
-                 kt_device_coords kt_device_index
+                 kt_factors_check kt_device_coords kt_device_index
      splits      kt_split_range
      tilings     kt_tiling_parse kt_tiling_format kt_tiling_check
                  kt_tiling_device_box kt_tiling_flatten kt_tiling_same_grid
@@ -63,6 +63,7 @@
      KT_MAX_LINE    65536  longest model-file line accepted
      KT_NAME_MAX    64     longest tensor or variable name + 1
      KT_MAX_DEVICES 2^20   most devices a plan may have
+     KT_ZOO_MAX_BLOCKS 1024  most layers (x steps) of a zoo model
 
    The library never prints, never exits, and reports every bad input as a
    kt_status with a kt_error message that names the line, tensor and

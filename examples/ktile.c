@@ -3319,8 +3319,9 @@ done:
 /* ------------------------------------------------------------------ swap */
 
 static const char swap_usage[] =
-    "usage: ktile swap (--model SPEC | --model-file FILE) [--devices N "
-    "[--factors LIST]]\n"
+    "usage: ktile swap (--model SPEC | --model-file FILE)\n"
+    "                  [--devices N [--factors K1,K2,...] | --factors "
+    "K1,K2,...]\n"
     "                  --memory SIZE[,SIZE...] [--search "
     "ga|none|odswap|geeps]\n"
     "                  [--seconds S | --generations N] [--seed N] [--cold]\n"
@@ -3340,7 +3341,9 @@ static const char swap_usage[] =
     "%s"
     "  --devices N         partition on N devices first (see 'ktile help "
     "plan')\n"
-    "  --factors LIST      cut factors, cut 1 first (product = --devices)\n"
+    "  --factors LIST      cut factors, cut 1 first (product = --devices; "
+    "alone:\n"
+    "                      their product is the device count)\n"
     "  --memory SIZE       device memory for tensors, K/M/G suffixes "
     "(powers of\n"
     "                      1024); several joined by commas print a table, "
@@ -3889,8 +3892,9 @@ static void print_verify_text(FILE *out, const kt_graph *g,
     char b1[32], b2[32];
     format_bytes(r->bytes_moved, b1, sizeof b1);
     format_bytes(r->predicted_bytes, b2, sizeof b2);
-    fprintf(out, "verify %s on %lld devices (cpu backend): %s\n", label,
-            (long long)r->ndev, r->ok ? "OK" : "FAILED");
+    fprintf(out, "verify %s on %lld device%s (cpu backend): %s\n", label,
+            (long long)r->ndev, r->ndev == 1 ? "" : "s",
+            r->ok ? "OK" : "FAILED");
     fprintf(out, "  values       %lld elements compared on every device, %lld "
             "outside %g + |ref| * %g\n", (long long)r->compared,
             (long long)r->mismatches, tol, eps);
