@@ -1677,7 +1677,8 @@ static int write_svg(const char *path, const kt_graph *g, const kt_plan *p,
             "font-family=\"Helvetica, Arial, sans-serif\">\n<title>ktile %s: ",
             width, height, width, height, r->cmd);
     svg_text(out, r->model);
-    fprintf(out, " on %lld devices</title>\n", (long long)ndev);
+    fprintf(out, " on %lld device%s</title>\n", (long long)ndev,
+            ndev == 1 ? "" : "s");
     fputs("<defs><pattern id=\"hatch\" patternUnits=\"userSpaceOnUse\" "
           "width=\"6\" height=\"6\" patternTransform=\"rotate(45)\">"
           "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#000000\" "
@@ -2947,7 +2948,8 @@ static int write_timeline(const char *path, const kt_graph *g,
             "font-family=\"Helvetica, Arial, sans-serif\">\n<title>ktile sim: ",
             width, height, width, height);
     svg_text(out, label);
-    fprintf(out, " on %lld devices</title>\n", (long long)ndev);
+    fprintf(out, " on %lld device%s</title>\n", (long long)ndev,
+            ndev == 1 ? "" : "s");
     fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
             "fill=\"#ffffff\"/>\n", width, height);
     format_seconds(s->step_seconds, b1, sizeof b1);
