@@ -211,8 +211,9 @@ kt_status kt_tiling_enumerate(int rank, const int64_t *shape,
 
 /* Where the elements of one tensor are, or are needed: one box per device
    (an empty box when a device holds or needs nothing) and the number of
-   partial-sum classes.  A source placement with partials q >= 2 puts device
-   d in class partial_class[d]; a target placement has partials == 1. */
+   partial-sum classes.  A source placement with partials q >= 2 (at most
+   ndev: every device holds one class) puts device d in class
+   partial_class[d], in [0, q); a target placement has partials == 1. */
 typedef struct kt_placement {
     int rank;
     int64_t ndev;
@@ -1285,10 +1286,28 @@ static kt_status kt__check_placement(const kt_placement *p, int rank,
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "conversion cost: %s placement has rank %d, the "
                         "tensor %d", role, p ? p->rank : -1, rank);
-    if (p->partials < 1)
+    if (p->partials < 1 || p->partials > p->ndev)
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "conversion cost: %s placement has %lld partial "
-                        "classes", role, (long long)p->partials);
+                        "classes on %lld device%s (1 to the device count: "
+                        "every device holds one class)", role,
+                        (long long)p->partials, (long long)p->ndev,
+                        p->ndev == 1 ? "" : "s");
+    if (p->partials > 1) {
+        int64_t d;
+        if (!p->partial_class)
+            return kt__fail(err, KT_ERR_INVALID, 0, "conversion cost: %s "
+                            "placement has partial sums and no classes",
+                            role);
+        for (d = 0; d < p->ndev; d++)
+            if (p->partial_class[d] < 0 ||
+                p->partial_class[d] >= p->partials)
+                return kt__fail(err, KT_ERR_INVALID, 0,
+                                "conversion cost: %s placement puts device "
+                                "%lld in partial class %lld of %lld", role,
+                                (long long)d, (long long)p->partial_class[d],
+                                (long long)p->partials);
+    }
     return KT_OK;
 }
 
@@ -5697,6 +5716,15 @@ static kt_status kt__search_once(const kt_graph *g, const kt_factors *f,
     return KT_OK;
 }
 
+/* 1 when plan a beats plan b on the search's objective: step time (then
+   bytes) for time, bytes for bytes. */
+static int kt__plan_better(const kt_plan *a, const kt_plan *b,
+                           kt_objective objective) {
+    if (objective == KT_OBJECTIVE_TIME && a->step_seconds != b->step_seconds)
+        return a->step_seconds < b->step_seconds;
+    return a->total_bytes < b->total_bytes;
+}
+
 kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
                          const kt_search_options *opt, kt_plan *p,
                          kt_error *err) {
@@ -5714,8 +5742,9 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
     if (o.memory_cap > 0 && p->memory_bytes > o.memory_cap) {
         /* Memory cap: a Lagrangian penalty on tensor bytes per device.
            Raise it until a plan fits, then bisect towards the smallest
-           penalty that fits and keep the cheapest fitting plan (the best
-           of this family, not a proven constrained optimum). */
+           penalty that fits and keep the fitting plan best on the
+           objective (the best of this family, not a proven constrained
+           optimum). */
         double lo = 0, hi = 1e-9;
         int64_t smallest = p->memory_bytes;
         int fits = 0, step;
@@ -5738,7 +5767,7 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
             if ((s = kt__search_once(g, f, &o, mid, &q, err)) != KT_OK) break;
             if (q.memory_bytes <= o.memory_cap) {
                 hi = mid;
-                if (q.total_bytes < p->total_bytes) {
+                if (kt__plan_better(&q, p, o.objective)) {
                     kt_plan_free(p);
                     *p = q;
                     continue;

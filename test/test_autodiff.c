@@ -138,20 +138,31 @@ static double objective(world *w, int loss, int dloss) {
     return j;
 }
 
-static void check_model(const char *name, const char *text, int adam) {
-    kt_graph *g;
+/* A model file parsed and differentiated (Adam or SGD); NULL and a
+   failed check when either step fails. */
+static kt_graph *trained(const char *text, int adam) {
+    kt_graph *g = NULL;
     kt_error err;
     kt_autodiff_options opt;
-    world w;
-    int t, loss, dloss, checked = 0, bad = 0;
-    double worst = 0;
     memset(&opt, 0, sizeof opt);
     opt.adam = adam;
     CHECK(kt_graph_create(&g, &err) == KT_OK);
     if (kt_graph_parse(g, text, strlen(text), &err) != KT_OK ||
         kt_graph_autodiff(g, &opt, &err) != KT_OK) {
-        CHECKF(0, "%s: %s", name, err.message);
+        CHECKF(0, "%s", err.message);
         kt_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void check_model(const char *name, const char *text, int adam) {
+    kt_graph *g = trained(text, adam);
+    world w;
+    int t, loss, dloss, checked = 0, bad = 0;
+    double worst = 0;
+    if (!g) {
+        CHECKF(0, "%s: not differentiated", name);
         return;
     }
     w.g = g;
@@ -296,6 +307,69 @@ static void check_loss_is_input(void) {
     }
 }
 
+/* Optimizer state, like data, gets no gradient: y = x * w * s has dw and
+   no ds (nor dx). */
+static void check_state_no_gradient(void) {
+    kt_graph *g = trained("input x[3]\nweight w[3]\nstate s[3]\n"
+                          "y[i] = x[i] * w[i] * s[i]\nloss y\n", 0);
+    if (!g) return;
+    CHECK(kt_graph_find_tensor(g, "dw") >= 0);
+    CHECK(kt_graph_find_tensor(g, "ds") < 0);
+    CHECK(kt_graph_find_tensor(g, "dx") < 0);
+    kt_graph_destroy(g);
+}
+
+/* Partial gradients belong to their tensor (Tofu 5.1): W read twice gets
+   dW__1 and dW__2, both of kind gradient and of W, like their sum dW. */
+static void check_partial_gradient_kind(void) {
+    kt_graph *g = trained("input x[2,2]\nweight W[2,2]\n"
+                          "u[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                          "v[i,k] = sum(j) u[i,j] * W[j,k]\nloss v\n", 0);
+    static const char *const names[] = {"dW__1", "dW__2", "dW"};
+    int i, w;
+    if (!g) return;
+    w = kt_graph_find_tensor(g, "W");
+    for (i = 0; i < 3; i++) {
+        int t = kt_graph_find_tensor(g, names[i]);
+        CHECKF(t >= 0 && kt_graph_tensor(g, t)->kind == KT_GRADIENT &&
+                   kt_graph_tensor(g, t)->of == w,
+               "%s: not a gradient of W", names[i]);
+    }
+    kt_graph_destroy(g);
+}
+
+/* One Adam step (Kingma and Ba's beta1 0.9, beta2 0.999, eps 1e-8; lr
+   0.01; no bias correction) on y = x * w with x = 2, dy = 1, w = 1, m = 0,
+   v = 1: g = dw = 2, m' = 0.1 * 2 = 0.2, v' = 0.999 + 0.001 * 4 = 1.003,
+   w' = 1 - 0.01 * 0.2 / (sqrt(1.003) + 1e-8). */
+static void check_adam_step(void) {
+    kt_graph *g = trained("input x[1]\nweight w[1]\ny[i] = x[i] * w[i]\n"
+                          "loss y\n", 1);
+    world w;
+    int t, i, n;
+    if (!g) return;
+    n = kt_graph_tensor_count(g);
+    w.g = g;
+    w.val = (double **)calloc((size_t)n, sizeof(double *));
+    for (t = 0; t < n; t++)
+        w.val[t] = (double *)calloc((size_t)numel(kt_graph_tensor(g, t)),
+                                    sizeof(double));
+    w.val[kt_graph_find_tensor(g, "x")][0] = 2;
+    w.val[kt_graph_find_tensor(g, "dy")][0] = 1;
+    w.val[kt_graph_find_tensor(g, "w")][0] = 1;
+    w.val[kt_graph_find_tensor(g, "v_w")][0] = 1;
+    run_all(&w);
+    for (i = 0; i < kt_graph_op_count(g); i++) /* the updates, in order */
+        if (kt_graph_op(g, i)->in_place) run_op(&w, kt_graph_op(g, i));
+    CHECK(fabs(w.val[kt_graph_find_tensor(g, "m_w")][0] - 0.2) < 1e-12);
+    CHECK(fabs(w.val[kt_graph_find_tensor(g, "v_w")][0] - 1.003) < 1e-12);
+    CHECK(fabs(w.val[kt_graph_find_tensor(g, "w")][0] -
+               (1 - 0.002 / (sqrt(1.003) + 1e-8))) < 1e-12);
+    for (t = 0; t < n; t++) free(w.val[t]);
+    free(w.val);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     check_loss_is_input();
     check_model("mlp with bias, relu, tanh",
@@ -349,6 +423,20 @@ int main(void) {
                 "e[i,k] = sum(j) c[i,j] * w_1[j,k]\n"
                 "loss e\n",
                 0);
+    /* a zero-padded read with an offset (u[h+kh-1]) of a tensor that
+       needs a gradient: du reads do at p - kh + 1, the offset carried
+       into dY's index (found by a mutation-testing pass: the padded
+       convolution above reads an input, so no pivot with an offset was
+       ever substituted) */
+    check_model("padded read of an activation",
+                "input x[5]\nweight a[5]\nweight f[3]\n"
+                "u[i] = x[i] * a[i]\n"
+                "o[h:5] = sum(kh) pad(u[h+kh-1]) * f[kh]\n"
+                "loss o\n",
+                0);
     check_many_names();
+    check_state_no_gradient();
+    check_partial_gradient_kind();
+    check_adam_step();
     return KT_TEST_SUMMARY();
 }

@@ -191,6 +191,47 @@ assert sorted(rows) == list(range(8)), sorted(rows)
 assert transfers > 0, "no transfers drawn"
 outlined = [r for r in root.iter(ns + "rect") if r.get("stroke") == "#000000"]
 assert outlined, "no critical path outlined"' "$dir/tl.svg"
+# Its layout (write_timeline): a task's box is 12 px high, 2 px below the
+# top of its row (96 + 16 r); the row's label sits 12 px below it; time
+# runs over 1100 px from x = 120 (20 margin + 100 labels) to the step.
+# So every box is in the row labelled with its device or link, the first
+# tasks start at x = 120 and the last ends at 1220; the caption counts the
+# boxes drawn (all links are, below 200); the critical path's boxes, as
+# many as the JSON's critical_path_tasks, are outlined and drawn last.
+check "sim --timeline: boxes in their rows, to scale, the critical path" '
+import json, re, sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+d = json.load(open(sys.argv[2]))
+row_of = {}
+for t in root.iter(ns + "text"):
+    if t.text and re.fullmatch(r"d\d+(->d\d+)?", t.text):
+        row_of[t.text] = (float(t.get("y")) - 96 - 12) / 16
+nlinks = sum("->" in k for k in row_of)
+boxes = [r for r in root.iter(ns + "rect") if r.find(ns + "title") is not None]
+ncomp = nxfer = 0
+for r in boxes:
+    title = r.find(ns + "title").text
+    m = re.search(r"compute on (d\d+)", title)
+    if m:
+        ncomp += 1
+        name = m.group(1)
+    else:
+        m = re.search(r"transfer (d\d+)->(d\d+)", title)
+        nxfer += 1
+        name = m.group(1) + "->" + m.group(2)
+    row = (float(r.get("y")) - 96 - 2) / 16
+    assert row_of.get(name) == row, (title, row, row_of.get(name))
+cap = [t.text for t in root.iter(ns + "text") if t.text and "compute tasks" in t.text][0]
+m = re.match(r"(\d+) compute tasks, (\d+) transfers on (\d+) links", cap)
+assert m and [int(x) for x in m.groups()] == [ncomp, nxfer, nlinks], (cap, ncomp, nxfer, nlinks)
+lo = min(float(r.get("x")) for r in boxes)
+hi = max(float(r.get("x")) + float(r.get("width")) for r in boxes)
+assert abs(lo - 120) < 0.01 and 1219.99 < hi < 1221, (lo, hi)
+outlined = [i for i, r in enumerate(boxes) if r.get("stroke") == "#000000"]
+assert len(outlined) == d["critical_path_tasks"], (len(outlined), d["critical_path_tasks"])
+assert outlined == list(range(len(boxes) - len(outlined), len(boxes))), "critical path not drawn last"
+' "$dir/tl.svg" "$dir/tl.json"
 
 # Text output: the step, the per-device table and the critical path.
 expect_text 'step .* simulated' sim --model "$M" --devices 8 --topology "$FAST"

@@ -1508,12 +1508,98 @@ static void test_tiling_rank_check(void) {
     CHECK(kt_tiling_check(&t, "x", 2, shape, &f2, 0, &err) == KT_OK);
 }
 
+/* ------------------------- found by a third mutation-testing pass (the
+   conversion cost's shortcuts on hand-made placements) */
+
+/* A target that is a grid (its boxes equal or disjoint) does not make the
+   intersections with an overlapping source a grid.  x[4], q = 2 (device d
+   in class d), device 0 holds [0,3), device 1 holds [1,4), both need all
+   of x.  Every element has T = {0,1} meeting H, so by the DESIGN.md rule
+   each costs (q-1) + |T| - 1 = 2: 8 elements, 32 bytes of f32, with the
+   per-device figures or without them. */
+static void test_grid_target_overlapping_source(void) {
+    kt_placement a, b;
+    kt_error err;
+    int64_t shape[1] = {4}, bytes = -1, alone = -1, received[2] = {-1, -1};
+    int dev;
+    CHECK(kt_placement_init(&a, 1, 2, &err) == KT_OK);
+    CHECK(kt_placement_init(&b, 1, 2, &err) == KT_OK);
+    a.box[0].r[0].lo = 0;
+    a.box[0].r[0].hi = 3;
+    a.box[1].r[0].lo = 1;
+    a.box[1].r[0].hi = 4;
+    for (dev = 0; dev < 2; dev++) {
+        b.box[dev].r[0].lo = 0;
+        b.box[dev].r[0].hi = 4;
+    }
+    a.partials = 2;
+    a.partial_class[1] = 1;
+    b.grid = 1; /* both boxes equal: a grid */
+    CHECK(kt_conversion_cost(1, shape, 4, &a, &b, &alone, NULL, &err) ==
+          KT_OK);
+    CHECK_EQ_I64(alone, 32);
+    CHECK(kt_conversion_cost(1, shape, 4, &a, &b, &bytes, received, &err) ==
+          KT_OK);
+    CHECK_EQ_I64(bytes, 32);
+    CHECK_EQ_I64(received[0] + received[1], 32);
+    kt_placement_free(&a);
+    kt_placement_free(&b);
+}
+
+/* Every device holds one partial class, so a source has at most as many
+   classes as devices, each device's in [0, q).  A hand-made placement
+   with more (2^20 classes on one device, 2^44 elements: each would cost
+   2^20 - 1 bytes, past int64) or a class out of range is refused as
+   invalid, naming the placement. */
+static void test_partial_classes_refused(void) {
+    kt_placement a, b;
+    kt_error err;
+    int64_t shape[2] = {INT64_C(1) << 22, INT64_C(1) << 22}, bytes = -1;
+    int d;
+    kt_status s;
+    CHECK(kt_placement_init(&a, 2, 1, &err) == KT_OK);
+    CHECK(kt_placement_init(&b, 2, 1, &err) == KT_OK);
+    for (d = 0; d < 2; d++) {
+        a.box[0].r[d].lo = b.box[0].r[d].lo = 0;
+        a.box[0].r[d].hi = b.box[0].r[d].hi = shape[d];
+    }
+    a.partials = INT64_C(1) << 20;
+    s = kt_conversion_cost(2, shape, 1, &a, &b, &bytes, NULL, &err);
+    CHECKF(s == KT_ERR_INVALID && strstr(err.message, "source placement") &&
+               strstr(err.message, "1048576 partial classes on 1 device "),
+           "2^20 classes on one device: status %d, bytes %lld, '%s'", (int)s,
+           (long long)bytes, s == KT_OK ? "" : err.message);
+    kt_placement_free(&a);
+    kt_placement_free(&b);
+    /* two devices, two classes, device 1 put in class 2 */
+    CHECK(kt_placement_init(&a, 1, 2, &err) == KT_OK);
+    CHECK(kt_placement_init(&b, 1, 2, &err) == KT_OK);
+    for (d = 0; d < 2; d++) {
+        a.box[d].r[0].lo = b.box[d].r[0].lo = 0;
+        a.box[d].r[0].hi = b.box[d].r[0].hi = 4;
+    }
+    a.partials = 2;
+    a.partial_class[1] = 2;
+    s = kt_conversion_cost(1, shape, 4, &a, &b, &bytes, NULL, &err);
+    CHECKF(s == KT_ERR_INVALID &&
+               strstr(err.message, "device 1 in partial class 2 of 2"),
+           "class 2 of 2: status %d, '%s'", (int)s,
+           s == KT_OK ? "" : err.message);
+    a.partial_class[1] = 1; /* then it is a placement: 2 devices reduce */
+    CHECK(kt_conversion_cost(1, shape, 4, &a, &b, &bytes, NULL, &err) ==
+          KT_OK);
+    kt_placement_free(&a);
+    kt_placement_free(&b);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int main(void) {
     test_tiling_text_bounds();
     test_partial_class_numbering();
     test_tiling_rank_check();
+    test_grid_target_overlapping_source();
+    test_partial_classes_refused();
     {
         /* review findings: a rank beyond KT_MAX_DIMS is an error, not an
            overrun; byte counts that could pass int64 are refused */

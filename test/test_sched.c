@@ -5139,6 +5139,257 @@ static void test_roofline_counts_output(void) {
     kt_graph_destroy(g);
 }
 
+/* ------ the simulator's edges, topology and profile text, and MCMC's
+   contract, found by a third mutation-testing pass (each of these once
+   let a mutant of sched.h through) */
+
+/* An empty task graph: a step of 0 s, no critical path, every device
+   idle (the latest end starts below 0 and must not leak out). */
+static void test_sim_empty(void) {
+    kt_sim s;
+    kt_error err;
+    alloc_sim(&s, 0, 2, 0, 1);
+    s.busy[0] = s.busy[1] = 7; /* overwritten */
+    CHECKF(kt_sim_run(&s, &err) == KT_OK, "%s", err.message);
+    CHECKF(s.step_seconds == 0, "empty graph: step %g s", s.step_seconds);
+    CHECK(s.ncritical == 0 && s.busy[0] == 0 && s.busy[1] == 0);
+    kt_sim_free(&s);
+}
+
+/* Latencies: a spec's are 5 us for the network hop of nodes: (its first
+   level) and 1 us inside a node or on flat:; a file's level line without
+   one gets the same by position (5 us on the first of several levels).
+   Lines may end in CR LF. */
+static void test_topology_latencies(void) {
+    kt_topology t;
+    kt_error err;
+    CHECK(kt_topology_parse("flat:2:1G", &t, &err) == KT_OK);
+    CHECK(t.nlevels == 1 && t.latency[0] == 1e-6);
+    CHECK(kt_topology_parse("nodes:2x2:10G:1G", &t, &err) == KT_OK);
+    CHECK(t.nlevels == 2 && t.latency[0] == 5e-6 && t.latency[1] == 1e-6);
+    CHECKF(kt_topology_parse_text("level 2 1G\r\nlevel 3 10G 3e-6\r\n"
+                                  "# two nodes of three\r\n", "crlf", &t,
+                                  &err) == KT_OK, "%s", err.message);
+    CHECK(t.ndev == 6 && t.nlevels == 2 && t.fanout[1] == 3 &&
+          t.bandwidth[1] == 1e10 && t.latency[0] == 5e-6 &&
+          t.latency[1] == 3e-6);
+}
+
+/* Profile text: run times up to 1e6 s, CR LF line ends and lines of
+   blanks and CR alone. */
+static void test_profile_text_edges(void) {
+    kt_graph *g = parse("profile edges", "input x[4,6]\nweight W[6,4]\n"
+                                         "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_profile pr;
+    kt_error err;
+    kt_range box[3] = {{0, 4}, {0, 4}, {0, 6}};
+    const char *ok_text = "y 4x4x6 1e6\r\n \r\n\r\ny 2x4x6 0.5\r\n";
+    int i;
+    if (!g) return;
+    /* box: y's variables i, k (the output's) then j */
+    CHECK(kt_graph_op(g, 0)->nvars == 3 && var_named(g, 0, "j") == 2);
+    CHECKF(kt_profile_parse(g, ok_text, strlen(ok_text), &pr, &err) == KT_OK,
+           "%s", err.message);
+    CHECK(pr.n == 2 && kt_profile_lookup(&pr, 0, box, 3) == 1e6);
+    box[0].hi = 2;
+    CHECK(kt_profile_lookup(&pr, 0, box, 3) == 0.5);
+    kt_profile_free(&pr);
+    for (i = 0; i < 2; i++) {
+        const char *bad = i ? "y 4x4x6 1.5e6\n" : "y 4x4x6 0\n";
+        CHECK(kt_profile_parse(g, bad, strlen(bad), &pr, &err) ==
+                  KT_ERR_PARSE && strstr(err.message, "1e6"));
+    }
+    kt_graph_destroy(g);
+}
+
+/* The Metropolis rule far from the current step: 2 s against 1 s with
+   beta 1 is a change of x = (2 - 1) / 1 = 1 (relative to the current
+   step, not the proposed one: that would be 1/2), accepted at the rate
+   exp(-1) = 0.3679 (6 standard deviations of 100,000 draws: 0.009). */
+static void test_mcmc_rule_far(void) {
+    uint64_t rng = 777;
+    int i, n = 100000, yes = 0;
+    double want = exp(-1.0), rate;
+    for (i = 0; i < n; i++) yes += kt__mcmc_accepts(1.0, 2.0, 1.0, &rng);
+    rate = (double)yes / n;
+    CHECKF(fabs(rate - want) < 6 * sqrt(want * (1 - want) / n),
+           "twice as slow, beta 1: accepted %.4f of the time, not %.4f", rate,
+           want);
+}
+
+/* y = x W: 1 op, 3 tensors. */
+static kt_graph *one_product(void) {
+    return parse("one product", "input x[4,6]\nweight W[6,4]\n"
+                                "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+}
+
+/* The best plan among equals is the first found (kt__mcmc_keep). */
+static void test_mcmc_keep_first(void) {
+    kt_graph *g = one_product();
+    kt_factors f = factors("2");
+    kt_plan a, b, best;
+    kt__mcmc_run r;
+    kt_error err;
+    int x;
+    if (!g) return;
+    x = kt_graph_find_tensor(g, "x");
+    CHECK(kt_plan_init(&a, g, &f, &err) == KT_OK);
+    CHECK(kt_plan_init(&b, g, &f, &err) == KT_OK);
+    b.tiling[x].cut[0] = 0; /* b differs from a in x's tiling only */
+    memset(&best, 0, sizeof best);
+    memset(&r, 0, sizeof r);
+    r.g = g;
+    r.best = &best;
+    r.best_time = -1;
+    CHECK(kt__mcmc_keep(&r, &a, 1.0, &err) == KT_OK && r.best_time == 1.0 &&
+          best.tiling[x].cut[0] == KT_CUT_R);
+    CHECK(kt__mcmc_keep(&r, &b, 1.0, &err) == KT_OK && r.best_time == 1.0);
+    CHECKF(best.tiling[x].cut[0] == KT_CUT_R,
+           "an equally fast plan replaced the first found");
+    CHECK(kt__mcmc_keep(&r, &b, 0.5, &err) == KT_OK && r.best_time == 0.5 &&
+          best.tiling[x].cut[0] == 0);
+    kt_plan_free(&best);
+    kt_plan_free(&a);
+    kt_plan_free(&b);
+    kt_graph_destroy(g);
+}
+
+/* On one device there is no cut to change: every proposal is the plan
+   itself, priced the same, so each is accepted (no slower) and no chain
+   ever improves on its start.  The stall rule then ends each chain once
+   it has had `least` = ops + tensors = 1 + 3 = 4 proposals, far within
+   its share of 1000, so the search tries 4 per chain: 8 with the
+   default 2 chains, 12 with 3. */
+static void test_mcmc_one_device(void) {
+    kt_graph *g = one_product();
+    kt_factors f = factors("1");
+    kt_topology t;
+    kt_mcmc_options mo;
+    kt_plan p;
+    kt_mcmc_result r;
+    kt_error err;
+    int restarts;
+    if (!g) return;
+    kt_topology_single(&t, 1e12, 1e11);
+    for (restarts = 0; restarts <= 3; restarts += 3) {
+        int64_t want = 4 * (restarts ? restarts : 2);
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 1000;
+        mo.restarts = restarts;
+        CHECKF(kt_plan_mcmc(g, &f, &t, &mo, &p, &r, &err) == KT_OK, "%s",
+               err.message);
+        CHECKF(r.tried == want && r.accepted == want,
+               "%d restarts: %lld tried, %lld accepted, not %lld", restarts,
+               (long long)r.tried, (long long)r.accepted, (long long)want);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+/* The options' defaults are the values documented: seed 0 is
+   0x9e3779b97f4a7c15, beta 0 is 40 per op, restarts 0 is 2 -- the same
+   search as with them given -- and the seed is used: of four seeds, not
+   all give the same search. */
+static int same_search(const kt_graph *g, const kt_plan *a,
+                       const kt_mcmc_result *ra, const kt_plan *b,
+                       const kt_mcmc_result *rb) {
+    return ra->tried == rb->tried && ra->accepted == rb->accepted &&
+           ra->step_seconds == rb->step_seconds &&
+           memcmp(a->tiling, b->tiling,
+                  sizeof(kt_tiling) * (size_t)g->ntensor) == 0 &&
+           memcmp(a->split, b->split,
+                  sizeof(int) * (size_t)g->nop * KT_MAX_CUTS) == 0;
+}
+
+static void test_mcmc_defaults(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_topology topo;
+    kt_factors f;
+    kt_mcmc_options mo;
+    kt_plan a, b;
+    kt_mcmc_result ra, rb;
+    int i, differ = 0;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=64,batch=32", &g, &err) == KT_OK);
+    if (!g) return;
+    CHECK(kt_topology_parse("nodes:2x2:300G:25G", &topo, &err) == KT_OK);
+    f = factors("4");
+    for (i = 0; i < 3; i++) {
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 120;
+        mo.seed = i ? 5 : 0;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, &ra, &err) == KT_OK);
+        if (i == 0) mo.seed = UINT64_C(0x9e3779b97f4a7c15);
+        else if (i == 1) mo.beta = 40.0 * g->nop;
+        else mo.restarts = 2;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &b, &rb, &err) == KT_OK);
+        CHECKF(same_search(g, &a, &ra, &b, &rb),
+               "%s: %lld tried, %lld accepted, %.17g s; given: %lld, %lld, "
+               "%.17g s", i == 0 ? "seed 0" : i == 1 ? "beta 0" : "restarts 0",
+               (long long)ra.tried, (long long)ra.accepted, ra.step_seconds,
+               (long long)rb.tried, (long long)rb.accepted, rb.step_seconds);
+        kt_plan_free(&a);
+        kt_plan_free(&b);
+    }
+    for (i = 1; i <= 4; i++) {
+        memset(&mo, 0, sizeof mo);
+        mo.proposals = 120;
+        mo.seed = (uint64_t)i;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, i == 1 ? &a : &b,
+                           i == 1 ? &ra : &rb, &err) == KT_OK);
+        if (i > 1) {
+            differ |= !same_search(g, &a, &ra, &b, &rb);
+            kt_plan_free(&b);
+        }
+    }
+    CHECKF(differ, "seeds 1 to 4 give the same search");
+    kt_plan_free(&a);
+    kt_graph_destroy(g);
+}
+
+/* Restarts (FlexFlow 6.2): the first chain starts from data parallelism,
+   the others from random plans -- not data parallelism again.  And half
+   of the proposals retile a random tensor, the only move that retiles a
+   weight (no op's output): of 200, some retile W. */
+static void test_mcmc_moves(void) {
+    kt_graph *g = one_product();
+    kt_factors f = factors("4");
+    kt_topology topo;
+    kt_machine m;
+    kt_mcmc_options mo;
+    kt_mcmc_origin origin;
+    kt_plan first, other, next;
+    kt_error err;
+    uint64_t rng = 11;
+    int chain, i, w, retiled = 0;
+    if (!g) return;
+    CHECK(kt_topology_parse("flat:4:100G", &topo, &err) == KT_OK);
+    m = kt_topology_machine(&topo);
+    memset(&mo, 0, sizeof mo);
+    CHECK(kt__mcmc_start(g, &f, &mo, &m, 0, &rng, &first, &origin, &err) ==
+          KT_OK && origin == KT_MCMC_FROM_DATA);
+    for (chain = 1; chain <= 2; chain++) {
+        CHECK(kt__mcmc_start(g, &f, &mo, &m, chain, &rng, &other, NULL,
+                             &err) == KT_OK);
+        CHECKF(memcmp(first.tiling, other.tiling,
+                      sizeof(kt_tiling) * (size_t)g->ntensor) != 0 ||
+                   memcmp(first.split, other.split,
+                          sizeof(int) * (size_t)g->nop * KT_MAX_CUTS) != 0,
+               "chain %d starts from data parallelism", chain);
+        kt_plan_free(&other);
+    }
+    w = kt_graph_find_tensor(g, "W");
+    CHECK(kt__plan_copy(&next, &first, g, &err) == KT_OK);
+    for (i = 0; i < 200; i++)
+        if (kt__mcmc_propose(g, &first, &next, &rng) &&
+            memcmp(&next.tiling[w], &first.tiling[w], sizeof(kt_tiling)))
+            retiled++;
+    CHECKF(retiled > 0, "no proposal of 200 retiles the weight");
+    kt_plan_free(&next);
+    kt_plan_free(&first);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
@@ -5174,6 +5425,14 @@ int main(void) {
     test_mcmc_leaves_data();
     test_device_kinds();
     test_plan_sim();
+    test_sim_empty();
+    test_topology_latencies();
+    test_profile_text_edges();
+    test_mcmc_rule_far();
+    test_mcmc_keep_first();
+    test_mcmc_one_device();
+    test_mcmc_defaults();
+    test_mcmc_moves();
     printf("lowered %d programs (%d zoo plans, %d random plans; data "
            "parallelism not applicable %d times): %lld tasks, %ld transfers "
            "(%ld reductions)\n",

@@ -1811,6 +1811,18 @@ static void test_out_of_memory(void) {
     out_of_memory_case("mlp:layers=2,hidden=16,batch=8", "2,2", 1);
 }
 
+/* Two devices on a 1 B/s link, 1 flop/s, memory traffic negligible. */
+static kt_machine unit_machine(void) {
+    kt_machine m;
+    memset(&m, 0, sizeof m);
+    m.nlevels = 1;
+    m.level_bw[0] = 1;
+    m.level_fanout[0] = 2;
+    m.peak_flops = 1;
+    m.mem_bw = 1e12;
+    return m;
+}
+
 /* Found by a mutation-testing pass (it once let four mutants through:
    memory taken on device 0, cut bytes not shared by the devices, matmul
    flops not doubled, the roofline on device 0's tile).  memory and step time of a hand plan.
@@ -1845,17 +1857,224 @@ static void test_hand_plan_numbers(void) {
     /* step: cut bytes / (ndev * bw) + roofline of the largest tile;
        flops = 2 * 3*4*3 = 72 at 1 flop/s; memory 1e12 B/s negligible;
        comm = 48 / (2 * 1 B/s) = 24 -> 96 s */
-    memset(&m, 0, sizeof m);
-    m.nlevels = 1;
-    m.level_bw[0] = 1;
-    m.level_fanout[0] = 2;
-    m.peak_flops = 1;
-    m.mem_bw = 1e12;
+    m = unit_machine();
     {
         double t = kt_plan_step_seconds(g, &p, &m);
         CHECKF(t > 96 - 1e-6 && t < 96 + 1e-6, "step %.9g s, want 96", t);
     }
     kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* ------------------------- found by a third mutation-testing pass */
+
+/* x[3,4] (an input) and y = relu(x), f32, on 2 devices.  On dim 0 the
+   balanced split gives tiles of 1 and 2 rows, so the fullest device holds
+   2*4*4 = 32 bytes of a tensor split S0; split S1 it holds 3*2*4 = 24, R
+   48.  No plan needs to move a byte: x S0 or R with y S0 (split i), or x
+   S1 or R with y S1 (split j). */
+static const char relu34[] = "input x[3,4]\ny[i,j] = relu(x[i,j])\n";
+
+static int tiled(const kt_graph *g, const kt_plan *p, const char *tensor,
+                 const char *want) {
+    char buf[32];
+    kt_tiling_format(&p->tiling[kt_graph_find_tensor(g, tensor)], buf,
+                     sizeof buf);
+    return strcmp(buf, want) == 0;
+}
+
+/* Ties go to the first optimum in choice order (dimensions ascending, R
+   last; an op's variables in order), for the DP and for brute force. */
+static void tie_case(const char *src, const char *x, const char *y,
+                     const char *split, int64_t bytes) {
+    kt_graph *g = parse("tie", src);
+    kt_factors f = factors("2");
+    kt_strategy which[2] = {KT_STRATEGY_DP, KT_STRATEGY_BRUTEFORCE};
+    int w;
+    if (!g) return;
+    for (w = 0; w < 2; w++) {
+        kt_plan p;
+        kt_error err;
+        char got[16] = "";
+        kt_status s = search(g, &f, which[w], &p, &err);
+        CHECKF(s == KT_OK, "%s: %s", strategy_name(which[w]), err.message);
+        if (s != KT_OK) continue;
+        kt_plan_format_split(g, &p, 0, got, sizeof got);
+        CHECK_EQ_I64(p.total_bytes, bytes);
+        CHECKF(tiled(g, &p, "x", x) && tiled(g, &p, "y", y) &&
+                   strcmp(got, split) == 0,
+               "%s on %s: want x %s, y %s, split %s (split %s)",
+               strategy_name(which[w]), src, x, y, split, got);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+static void test_tie_first(void) {
+    /* relu34: of the zero-byte plans the first is x S0, y S0, split i */
+    tie_case(relu34, "S0", "S0", "i", 0);
+    /* y (1 element) can only be R.  x S0: a split of j (or k) lacks the
+       other x element on each device (2 * 4 bytes) and all-reduces the
+       partial y, (q-1) + |T| - 1 = 2 elements (8 bytes): 16.  x R: no
+       input moves, 8 bytes for y, with j and k tied: split j. */
+    tie_case("input x[2]\ny[i:1] = sum(j,k) x[j] * x[k]\n", "R", "R", "j",
+             8);
+}
+
+/* The memory penalty prices a tile on the fullest device (ceil(n/k) rows,
+   as kt_plan_memory counts it): the unconstrained plan (S0, S0) holds
+   32 + 32 = 64 bytes; under a 48-byte cap only x S1, y S1 (24 + 24) fits
+   (S0 with S1 holds 56, any R at least 48 + 24), still moving 0 bytes.
+   Priced at floor(3/2) = 1 row, S0 looks like 16 bytes and no penalty ever
+   leaves it. */
+static void test_memory_cap_uneven(void) {
+    kt_graph *g = parse("relu 3x4", relu34);
+    kt_factors f = factors("2");
+    kt_search_options o;
+    kt_plan p;
+    kt_error err;
+    kt_status s;
+    if (!g) return;
+    memset(&o, 0, sizeof o);
+    o.memory_cap = 48;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_OK, "cap 48 on relu 3x4: %s", err.message);
+    if (s == KT_OK) {
+        CHECK_EQ_I64(p.memory_bytes, 48);
+        CHECK_EQ_I64(p.total_bytes, 0);
+        CHECK(tiled(g, &p, "x", "S1") && tiled(g, &p, "y", "S1"));
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+/* Under the time objective the memory cap keeps the fastest fitting plan
+   its penalties find, not the one moving fewest bytes.  A regression case
+   found by running both rules over 3,000 random graphs (the bytes rule
+   kept a slower plan in 1.2% of the capped searches, never a faster one):
+   two products and a relu on 2,2,2 devices, unit_machine(), a 144-byte
+   cap.  The penalties reach two fitting plans (figures by hand from their
+   tilings; bytes as kt_plan_eval counts them, each cut's spread over the
+   8 devices at 1 B/s):
+     A: x0 S1.R.S0, W0 S1.S1.R, x1 r1 S1.S1.S0, W1 S0.S1.R, x2 S1.S0.S1,
+        splits k.k.i, j.j.i, j.k.i.  Memory on the fullest device
+        16+32+16+16+48+16 = 144 B.  Compute 2*(2*2*4) + 2*2 + 2*(4*3*2) =
+        32+4+48 = 84 s; 316 bytes, 39.5 s: 123.5 s.
+     B: x0 R, W0 x1 r1 S1.S1.S1, W1 S0.S1.S0, x2 S1.S0.S1, splits k.k.k,
+        j.j.j, j.k.j.  Memory 48+16+12+12+24+16 = 128 B.  Compute
+        2*(3*4*1) + 3*1 + 2*(3*2*3) = 24+3+36 = 63 s; 396 bytes, 49.5 s:
+        112.5 s.
+   The bytes rule returned A. */
+static void test_memory_cap_time(void) {
+    kt_graph *g = parse("capped time", "input x0[3,4]\nweight W0[4,8]\n"
+                        "x1[i,k] = sum(j) x0[i,j] * W0[j,k]\n"
+                        "r1[i,j] = relu(x1[i,j])\nweight W1[8,6]\n"
+                        "x2[i,k] = sum(j) x1[i,j] * W1[j,k]\n");
+    kt_factors f = factors("2,2,2");
+    kt_machine m = unit_machine();
+    kt_search_options o;
+    kt_plan p;
+    kt_error err;
+    kt_status s;
+    if (!g) return;
+    memset(&o, 0, sizeof o);
+    o.objective = KT_OBJECTIVE_TIME;
+    o.machine = &m;
+    o.memory_cap = 144;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_OK, "capped time: %s", err.message);
+    if (s == KT_OK) {
+        CHECK(p.memory_bytes <= 144);
+        CHECKF(p.step_seconds <= 112.5 + 1e-9,
+               "capped time: kept a %.9g s plan (%lld bytes), want 112.5 s",
+               p.step_seconds, (long long)p.total_bytes);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+/* The time objective trades bytes against compute.  y[i] = sum(j)
+   x[i,j], x[3,8], on unit_machine().  Split i: no byte moves (x S0, y
+   S0), the last device sums rows [1,3): 2*8 points * 2 flops = 32 s.
+   Split j: 3*4*2 = 24 s, and the partial y reduced to y S0 costs
+   (q-1) + |T| - 1 = 1 element each, 3 * 4 = 12 bytes, over 2 devices at
+   1 B/s: 12 / (2 * 1) = 6 s; 30 s in all (y R: 24 bytes, 36 s).  So split
+   j, x S1, y S0: 12 bytes, 30 s. */
+static void test_time_tradeoff(void) {
+    kt_graph *g = parse("row sums", "input x[3,8]\ny[i] = sum(j) x[i,j]\n");
+    kt_factors f = factors("2");
+    kt_machine m = unit_machine();
+    kt_search_options o;
+    kt_plan p;
+    kt_error err;
+    kt_status s;
+    char split[16] = "";
+    if (!g) return;
+    memset(&o, 0, sizeof o);
+    o.objective = KT_OBJECTIVE_TIME;
+    o.machine = &m;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_OK, "row sums, time: %s", err.message);
+    if (s == KT_OK) {
+        kt_plan_format_split(g, &p, 0, split, sizeof split);
+        CHECKF(strcmp(split, "j") == 0 && tiled(g, &p, "x", "S1") &&
+                   tiled(g, &p, "y", "S0"),
+               "row sums, time: split %s", split);
+        CHECK_EQ_I64(p.total_bytes, 12);
+        CHECKF(p.step_seconds > 30 - 1e-6 && p.step_seconds < 30 + 1e-6,
+               "row sums, time: %.9g s, want 30", p.step_seconds);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+/* SOYBEAN 4.1's model parallelism on y = x W (x, W, y [4,4] f32, 2
+   devices): W by rows (S0), activations by columns (x S1, y S1).  Split j
+   then reads x and W where they are and reduce-scatters the partial y,
+   (q-1) + |T| - 1 = 1 element each: 16 * 4 = 64 bytes (split k would move
+   64 of x, 32 of W: 96; split i 32 + 64 + 32 of y: 128). */
+static void test_model_parallel_tilings(void) {
+    kt_graph *g = parse("model parallel", "input x[4,4]\nweight W[4,4]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_factors f = factors("2");
+    kt_plan p;
+    kt_error err;
+    char split[16] = "";
+    if (!g) return;
+    if (search(g, &f, KT_STRATEGY_MODEL, &p, &err) != KT_OK) {
+        CHECKF(0, "model parallel: %s", err.message);
+    } else {
+        kt_plan_format_split(g, &p, 0, split, sizeof split);
+        CHECK(tiled(g, &p, "x", "S1") && tiled(g, &p, "W", "S0") &&
+              tiled(g, &p, "y", "S1"));
+        CHECKF(strcmp(split, "j") == 0, "model parallel: split %s", split);
+        CHECK_EQ_I64(p.total_bytes, 64);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+/* Spartan takes the tensors largest first, equal sizes in graph order.
+   x, y = relu(x^T) and z = x + y, all [2,2] f32 on 2 devices.  x first:
+   every choice can still cost 0 (y and z free): S0.  y: S0 and S1 each
+   cost 8 bytes in y's op (one element per device of x or y, which lie
+   transposed), R 16: S0.  z: S0, with split i, is free.  8 bytes in all
+   (taken z, y, x, it would end with x R and 0 bytes). */
+static void test_spartan_order(void) {
+    kt_graph *g = parse("spartan order", "input x[2,2]\n"
+                        "y[i,j] = relu(x[j,i])\nz[i,j] = x[i,j] + y[i,j]\n");
+    kt_factors f = factors("2");
+    kt_plan p;
+    kt_error err;
+    if (!g) return;
+    if (search(g, &f, KT_STRATEGY_SPARTAN, &p, &err) != KT_OK) {
+        CHECKF(0, "spartan order: %s", err.message);
+    } else {
+        CHECK(tiled(g, &p, "x", "S0") && tiled(g, &p, "y", "S0") &&
+              tiled(g, &p, "z", "S0"));
+        CHECK_EQ_I64(p.total_bytes, 8);
+        kt_plan_free(&p);
+    }
     kt_graph_destroy(g);
 }
 
@@ -1876,6 +2095,12 @@ int main(void) {
     test_elimination();
     test_out_of_memory();
     test_hand_plan_numbers();
+    test_tie_first();
+    test_memory_cap_uneven();
+    test_memory_cap_time();
+    test_time_tradeoff();
+    test_model_parallel_tilings();
+    test_spartan_order();
     printf("searches: %d (graph, factors) cases, %d single-cut, %d multi-cut; "
            "brute force on %d; dp plan identical to brute force's on %d; "
            "%d cuts checked against the reference\n",

@@ -130,6 +130,8 @@ static void test_bad_specs(void) {
         {"nosuch:batch=2", "unknown model 'nosuch'"},
         {"", "empty"},
         {"mlp:depth=3", "unknown parameter depth"},
+        /* a known key's prefix is not that key (a mutation-testing pass) */
+        {"mlp:layer=3", "unknown parameter layer"},
         {"mlp:layers", "key=value"},
         {"mlp:layers=abc", "layers needs a whole number (digits only)"},
         {"mlp:layers=3x", "layers needs a whole number (digits only)"},
@@ -798,6 +800,41 @@ static void test_autodiff_growth(void) {
     kt_graph_destroy(g);
 }
 
+/* The LSTM cell (Hochreiter and Schmidhuber; Tofu 7's RNN): the input,
+   forget and output gates are sigmoids, the candidate g a tanh; c = f * c'
+   + i * g, h = o * tanh(c). */
+static void test_lstm_cell(void) {
+    static const char *const want[] = {
+        "i_l1_t0[n,k] = sigmoid(zi_l1_t0[n,k])\n",
+        "f_l1_t0[n,k] = sigmoid(zf_l1_t0[n,k])\n",
+        "o_l1_t0[n,k] = sigmoid(zo_l1_t0[n,k])\n",
+        "g_l1_t0[n,k] = tanh(zg_l1_t0[n,k])\n",
+        "c_l1_t0[n,k] = f_l1_t0[n,k] * c_l1_init[n,k] + "
+        "i_l1_t0[n,k] * g_l1_t0[n,k]\n",
+        "x_l1_t0[n,k] = o_l1_t0[n,k] * tanh(c_l1_t0[n,k])\n"};
+    char *text = NULL;
+    int training, i;
+    kt_error err;
+    CHECKF(kt_zoo_text("rnn:layers=1,hidden=4,steps=1,batch=2", &text,
+                       &training, &err) == KT_OK, "%s", err.message);
+    for (i = 0; text && i < (int)(sizeof want / sizeof want[0]); i++)
+        CHECKF(strstr(text, want[i]) != NULL, "rnn: no line %s", want[i]);
+    free(text);
+}
+
+/* "training graph unless infer=1" (kt_zoo_text): infer=0 trains, its text
+   keeps the loss line. */
+static void test_infer_zero(void) {
+    char *text = NULL;
+    int training = -1;
+    kt_error err;
+    CHECKF(kt_zoo_text("mlp:layers=2,hidden=4,batch=2,infer=0", &text,
+                       &training, &err) == KT_OK, "%s", err.message);
+    CHECK(training == 1);
+    CHECK(text && strstr(text, "\nloss x2\n"));
+    free(text);
+}
+
 int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "--megatron-json") == 0)
         return write_megatron_json(argv[2]);
@@ -807,6 +844,8 @@ int main(int argc, char **argv) {
     }
     test_builds();
     test_autodiff_growth();
+    test_lstm_cell();
+    test_infer_zero();
     test_bad_specs();
     test_conv_params();
     test_search_properties();
