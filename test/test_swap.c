@@ -56,6 +56,11 @@
         in turn, returns KT_ERR_NOMEM, never a result computed without the
         memory it asked for (the GA's pool repairs and crossovers used to
         keep an unrepaired pool), and the same result when none fails.
+    12. Small hand-derived cases (a mutation-testing pass): the three
+        streams' edges and copy times, the GA's selection, budget,
+        keep_schedule, seed, CLS mutation and random fill, ODSwap's LRU,
+        prefetch and freeing, GeePS's pinning order and cold start, and
+        the model's modes, parameters, updates and dependencies.
 */
 #include "kt_test_alloc.h" /* (before the headers: KT_MALLOC, KT_REALLOC) */
 
@@ -1586,6 +1591,431 @@ static void test_steady_next_use(void) {
     kt_swap_model_free(&m);
 }
 
+/* ------------------------------------------- mutation-testing additions */
+
+/* Op of `sec` seconds reading r0, r1 and writing w (-1: none). */
+static void hand_op(kt_swap_model *m, double sec, int r0, int r1, int w) {
+    kt_error err;
+    int o = kt_swap_model_add_op(m, sec, &err);
+    if (r0 >= 0) kt_swap_model_add_use(m, o, r0, KT_SWAP_READ, &err);
+    if (r1 >= 0) kt_swap_model_add_use(m, o, r1, KT_SWAP_READ, &err);
+    if (w >= 0) kt_swap_model_add_use(m, o, w, KT_SWAP_WRITE, &err);
+}
+
+/* A model of 1 MB tensors, 1 MB/s each way, 1 s ops, not yet finished. */
+static void mb_model(kt_swap_model *m) {
+    kt_error err;
+    kt_swap_model_init(m, &err);
+    m->h2d_bw = m->d2h_bw = (double)MB;
+}
+
+/* Parameter W (host, kept), activations A, B: op 0 reads W, writes A;
+   op 1 writes B (independent of op 0). */
+static void two_ops(kt_swap_model *m) {
+    kt_error err;
+    int W, A, B;
+    mb_model(m);
+    W = kt_swap_model_add_tensor(m, MB, 1, 1, &err);
+    A = kt_swap_model_add_tensor(m, MB, 0, 0, &err);
+    B = kt_swap_model_add_tensor(m, MB, 0, 0, &err);
+    hand_op(m, 1.0, W, -1, A);
+    hand_op(m, 1.0, -1, -1, B);
+    CHECK(kt_swap_model_finish(m, &err) == KT_OK);
+}
+
+/* Plan of one class of `nobj` 1 MB objects for op order, cold; its
+   simulated step (-1 on failure). */
+static double one_class_time(const kt_swap_model *m, int nobj) {
+    kt_swap_alloc a;
+    kt_swap_options o;
+    kt_swap_plan p;
+    kt_error err;
+    double t = -1;
+    kt_swap_alloc_init(&a, 1, &err);
+    a.cls[0] = 0;
+    a.cnt[0] = nobj;
+    memset(&o, 0, sizeof o);
+    o.memory = nobj * MB;
+    o.cold = 1;
+    if (kt_swap_plan_build(m, NULL, &a, &o, &p, &err) == KT_OK) {
+        CHECK(kt_swap_simulate(m, &p, &t, &err) == KT_OK);
+        kt_swap_plan_free(&p);
+    } else {
+        CHECKF(0, "plan: %s", err.message);
+    }
+    kt_swap_alloc_free(&a);
+    return t;
+}
+
+/* The simulator of a plan given by hand (op order, 1 MB objects). */
+static double hand_plan_time(const kt_swap_model *m, kt_swap_action *act,
+                             int n, int nobjects) {
+    kt_swap_plan p;
+    int order[8], step_first[10], i;
+    int64_t ob[8];
+    kt_error err;
+    double t = -1;
+    memset(&p, 0, sizeof p);
+    for (i = 0; i < m->nops; i++) order[i] = i;
+    for (i = 0; i < nobjects; i++) ob[i] = MB;
+    for (i = 0; i <= m->nops + 1; i++) step_first[i] = 0;
+    for (i = 0; i < n; i++) step_first[act[i].step + 1]++;
+    for (i = 0; i <= m->nops; i++) step_first[i + 1] += step_first[i];
+    p.nsteps = m->nops;
+    p.order = order;
+    p.nobjects = nobjects;
+    p.object_bytes = ob;
+    p.nactions = n;
+    p.action = act;
+    p.step_first = step_first;
+    CHECKF(kt_swap_simulate(m, &p, &t, &err) == KT_OK, "%s", err.message);
+    return t;
+}
+
+static kt_swap_action hand_act(kt_swap_action_kind kind, int t, int obj,
+                               int step, int after, int wait_out,
+                               int wait_self) {
+    kt_swap_action a;
+    a.kind = kind;
+    a.tensor = t;
+    a.object = obj;
+    a.step = step;
+    a.after_step = after;
+    a.wait_out = wait_out;
+    a.wait_self = wait_self;
+    return a;
+}
+
+/* Thesis 4.3.1's three streams.  two_ops, three objects, cold: IN W
+   [0,1] on the swap-in stream, op 0 [1,2]; op 1 needs nothing but runs
+   after op 0 on the compute stream (the schedule is a chain): [2,3], 3 s
+   (not 2: op 1 first).  With 0.25 s latency per copy: IN W [0,1.25],
+   3.25 s.  A swap-in waits for its own swap-out (wait_self): A written by
+   op 0, copied out after it at 4 s/MB [1,5], copied back into an empty
+   object for op 2: IN A [5,6], op 2 [6,7] -- 7 s, not 5. */
+static void test_sim_streams(void) {
+    kt_swap_model m;
+    kt_swap_action act[4];
+    kt_error err;
+    int A, B;
+    two_ops(&m);
+    CHECKF(one_class_time(&m, 3) == 3.0, "two_ops: %g s, want 3",
+           one_class_time(&m, 3));
+    m.latency = 0.25;
+    CHECKF(one_class_time(&m, 3) == 3.25, "latency: %g s, want 3.25",
+           one_class_time(&m, 3));
+    kt_swap_model_free(&m);
+    mb_model(&m);
+    m.d2h_bw = (double)MB / 4;
+    A = kt_swap_model_add_tensor(&m, MB, 0, 1, &err);
+    B = kt_swap_model_add_tensor(&m, MB, 0, 1, &err);
+    hand_op(&m, 1.0, -1, -1, A);
+    hand_op(&m, 1.0, -1, -1, B);
+    hand_op(&m, 1.0, A, -1, -1);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    act[0] = hand_act(KT_SWAP_ALLOC, A, 0, 0, -1, -1, -1);
+    act[1] = hand_act(KT_SWAP_OUT, A, 0, 1, 0, -1, -1);
+    act[2] = hand_act(KT_SWAP_ALLOC, B, 1, 1, -1, -1, -1);
+    act[3] = hand_act(KT_SWAP_IN, A, 2, 2, 0, -1, 1);
+    CHECKF(hand_plan_time(&m, act, 4, 3) == 7.0, "wait_self: %g s, want 7",
+           hand_plan_time(&m, act, 4, 3));
+    kt_swap_model_free(&m);
+}
+
+/* Softmax survival (thesis Eq. 4.1): the best always survives (elitism);
+   the others by weight exp(pressure * (T_best - t) / T_best), infeasible
+   ones (weight 0) last.  t = {2, 1, 1.5, inf}, pressure 100: weights
+   e^-100 and e^-50 for 2 and 1.5, so the second survivor is 1.5 (index
+   2) but for odds of e^-50, the third 2 (index 0), the fourth inf. */
+static void test_ga_select(void) {
+    const double t[4] = {2.0, 1.0, 1.5, HUGE_VAL};
+    const int cand[4] = {0, 1, 2, 3};
+    int keep[4], seed;
+    double w[4];
+    for (seed = 1; seed <= 8; seed++) {
+        uint64_t rng = (uint64_t)seed;
+        kt__swap_select(t, cand, 4, 1, 1.0, 100, &rng, keep, w);
+        CHECKF(keep[0] == 1, "seed %d: elite %d, want 1", seed, keep[0]);
+        kt__swap_select(t, cand, 4, 4, 1.0, 100, &rng, keep, w);
+        CHECKF(keep[0] == 1 && keep[1] == 2 && keep[2] == 0 && keep[3] == 3,
+               "seed %d: kept %d %d %d %d, want 1 2 0 3", seed, keep[0],
+               keep[1], keep[2], keep[3]);
+    }
+}
+
+/* The GA's budget and options on small models.
+   - One op reading parameter W, cold: every plan copies W in (2 s > the
+     1 s ideal), so the GA runs its budget: N_p = 3, one generation of
+     ceil(3/2) = 2 pairs, 4 children each (thesis 4.4): 3 + 8 = 11
+     evaluations.
+   - two_ops, cold, 3 MB: op order takes 3 s (IN W [0,1], op 0 [1,2],
+     op 1 [2,3]); op 1 first overlaps the copy: 2 s, the ideal.
+     keep_schedule keeps op order (3 s); the full search finds 2 s. */
+static void test_ga_options(void) {
+    kt_swap_model m;
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_error err;
+    int W;
+    mb_model(&m);
+    W = kt_swap_model_add_tensor(&m, MB, 1, 1, &err);
+    hand_op(&m, 1.0, W, -1, -1);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    memset(&o, 0, sizeof o);
+    o.memory = 2 * MB;
+    o.cold = 1;
+    o.population = 3;
+    o.generations = 1;
+    if (kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK) {
+        CHECKF(r.evaluations == 11 && r.generations == 1 &&
+                   r.step_seconds == 2.0,
+               "%lld evaluations, %d generations, %g s (want 11, 1, 2)",
+               (long long)r.evaluations, r.generations, r.step_seconds);
+        kt_swap_result_free(&r);
+    } else {
+        CHECKF(0, "GA: %s", err.message);
+    }
+    kt_swap_model_free(&m);
+    two_ops(&m);
+    memset(&o, 0, sizeof o);
+    o.memory = 3 * MB;
+    o.cold = 1;
+    o.population = 8;
+    o.generations = 3;
+    o.seed = 5;
+    o.keep_schedule = 1;
+    if (kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK) {
+        CHECKF(r.plan.order[0] == 0 && r.step_seconds == 3.0,
+               "keep_schedule: op %d first, %g s (want 0, 3)",
+               r.plan.order[0], r.step_seconds);
+        kt_swap_result_free(&r);
+    } else {
+        CHECKF(0, "GA: %s", err.message);
+    }
+    o.keep_schedule = 0;
+    if (kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK) {
+        CHECKF(r.plan.order[0] == 1 && r.step_seconds == 2.0,
+               "search: op %d first, %g s (want 1, 2)", r.plan.order[0],
+               r.step_seconds);
+        kt_swap_result_free(&r);
+    } else {
+        CHECKF(0, "GA: %s", err.message);
+    }
+    kt_swap_model_free(&m);
+}
+
+/* Thesis 4.4.3 mutation with P = 1: CLS[1] moves up when equal to CLS[0]
+   ([0,0] -> [0,1]), else down ([0,1] -> [0,0]).  Random fill: one class
+   of 100-byte objects, 1 of them, capacity 1000: the 900 spare bytes are
+   all its share (9 more), clamped to its 6 tensors: 6. */
+static void test_ga_alloc_ops(void) {
+    kt_swap_model m;
+    kt_swap_alloc a;
+    kt_error err;
+    int mins[3], start;
+    uint64_t rng = 3;
+    figure41(&m);
+    kt_swap_alloc_init(&a, 2, &err);
+    for (start = 0; start < 2; start++) {
+        a.cls[0] = 0;
+        a.cls[1] = start;
+        a.cnt[0] = 8;
+        a.cnt[1] = 1;
+        CHECK(kt__swap_alloc_mutate(&m, &a, 1.0, 10 * MB, mins, &rng, &err) ==
+              KT_OK);
+        CHECKF(a.cls[0] == 0 && a.cls[1] == 1 - start,
+               "CLS [0,%d] mutated to [%d,%d]", start, a.cls[0], a.cls[1]);
+    }
+    kt_swap_alloc_free(&a);
+    kt_swap_model_free(&m);
+    chain_model(&m, 3);
+    kt_swap_alloc_init(&a, 1, &err);
+    a.cls[0] = 0;
+    a.cnt[0] = 1;
+    CHECK(kt__swap_random_fill(&m, &a, 1000, &rng, &err) == KT_OK);
+    CHECKF(a.cnt[0] == 6, "random fill: %d objects, want 6", a.cnt[0]);
+    kt_swap_alloc_free(&a);
+    kt_swap_model_free(&m);
+}
+
+static void record_average(void *ctx, int generation, double best,
+                           double average, double worst, int64_t evaluations,
+                           double seconds) {
+    (void)best;
+    (void)worst;
+    (void)evaluations;
+    (void)seconds;
+    if (generation == 0) *(double *)ctx = average;
+}
+
+/* The seed drives the random first generation (thesis 4.4.1): across
+   six seeds its average step is not always the same. */
+static void test_ga_seed(const kt_swap_model *m) {
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_swap_alloc mn;
+    kt_error err;
+    int64_t minbytes;
+    double avg[6];
+    int s, differ = 0;
+    CHECK(kt_swap_alloc_minimal(m, &mn, &minbytes, &err) == KT_OK);
+    kt_swap_alloc_free(&mn);
+    memset(&o, 0, sizeof o);
+    o.memory = minbytes + (total_bytes(m) - minbytes) / 3;
+    o.generations = 1;
+    o.population = 8;
+    o.progress = record_average;
+    for (s = 0; s < 6; s++) {
+        o.seed = (uint64_t)s + 1;
+        o.progress_ctx = &avg[s];
+        avg[s] = -1;
+        CHECK(kt_swap_search(m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK);
+        kt_swap_result_free(&r);
+        differ += avg[s] != avg[0];
+    }
+    CHECKF(differ > 0, "six seeds, one first generation (average %g)",
+           avg[0]);
+}
+
+/* Baseline on `m` under `memory` bytes: step, bytes swapped, initial
+   residents (-1 each on failure). */
+static double baseline_run(const kt_swap_model *m, kt_swap_search_kind kind,
+                           int64_t memory, int cold, int64_t *swapped,
+                           int *ninitial) {
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_error err;
+    double t;
+    memset(&o, 0, sizeof o);
+    o.memory = memory;
+    o.cold = cold;
+    *swapped = -1;
+    *ninitial = -1;
+    if (kt_swap_search(m, kind, &o, &r, &err) != KT_OK) {
+        CHECKF(0, "baseline %d: %s", (int)kind, err.message);
+        return -1;
+    }
+    CHECK(replay(m, &r.plan, &o, "baseline"));
+    t = r.step_seconds;
+    *swapped = r.swapped_bytes;
+    *ninitial = r.plan.ninitial;
+    kt_swap_result_free(&r);
+    return t;
+}
+
+/* ODSwap (thesis 5.1): on demand, LRU victims, the next op's inputs
+   prefetched when they fit without evicting, dead tensors freed after
+   their last use.  Inputs X0..X2 (host, not kept), activations A0..A2:
+   op i reads Xi and A(i-1), writes Ai.  4 MB: IN X0 [0,1]; X1 prefetched
+   at step 0 (X0 A0 X1: 3 MB) [1,2]; op 0 [1,2]; X0 freed; op 1 [2,3];
+   X2 prefetched at step 1, fitting exactly (A0 X1 A1 X2: 4 MB), after op
+   0: [2,3]; op 2 [3,4]: 4 s.  Then inputs P0..P2 read by ops 0..4 as
+   P0 P1 P2 P0 P1 in 2 MB: IN P0 [0,1], P1 prefetched [1,2], op 0 [1,2],
+   op 1 [2,3]; op 2 needs P2: the least recently used P0 (op 0) is
+   dropped, not P1 (op 1): IN P2 after op 1 [3,4], op 2 [4,5]; IN P0
+   after op 2 [5,6], op 3 [6,7], op 4 [7,8]: 8 s. */
+static void test_odswap_rules(void) {
+    kt_swap_model m;
+    kt_error err;
+    int64_t swapped;
+    int x[3], a[3], i, nin;
+    double t;
+    mb_model(&m);
+    for (i = 0; i < 3; i++) {
+        x[i] = kt_swap_model_add_tensor(&m, MB, 1, 0, &err);
+        a[i] = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    }
+    for (i = 0; i < 3; i++) hand_op(&m, 1.0, x[i], i ? a[i - 1] : -1, a[i]);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    t = baseline_run(&m, KT_SWAP_SEARCH_ODSWAP, 4 * MB, 1, &swapped, &nin);
+    CHECKF(t == 4.0 && swapped == 3 * MB, "ODSwap prefetch: %g s, %lld "
+           "bytes (want 4 s, 3 MB)", t, (long long)swapped);
+    kt_swap_model_free(&m);
+    mb_model(&m);
+    for (i = 0; i < 3; i++) x[i] = kt_swap_model_add_tensor(&m, MB, 1, 0, &err);
+    for (i = 0; i < 5; i++) hand_op(&m, 1.0, x[i % 3], -1, -1);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    t = baseline_run(&m, KT_SWAP_SEARCH_ODSWAP, 2 * MB, 1, &swapped, &nin);
+    CHECKF(t == 8.0 && swapped == 4 * MB, "ODSwap LRU: %g s, %lld bytes "
+           "(want 8 s, 4 MB)", t, (long long)swapped);
+    kt_swap_model_free(&m);
+}
+
+/* GeePS (Zhang thesis Algorithm 4).  Parameter W, activations A, B; op 0
+   reads W, writes A; op 1 reads A, writes B.  Peak 2 MB (op 0: W + A),
+   buffer 4 MB.  Pinning A (local, at the peak) costs 1 MB but the peak
+   falls to 1 MB, the buffer by 2 MB: net -1 MB.  In 4 MB: A pinned, then
+   local B (the last 1 MB), not W: steady, W is fetched every step: IN W
+   [0,1], op 0 [1,2], op 1 [2,3]: 3 s, 1 MB.  In 5 MB W is pinned too:
+   steady, it stays resident (2 s, nothing copied); cold, it starts in
+   host memory: 3 s, 1 MB. */
+static void test_geeps_rules(void) {
+    kt_swap_model m;
+    kt_error err;
+    int64_t swapped;
+    int W, A, B, nin;
+    double t;
+    mb_model(&m);
+    W = kt_swap_model_add_tensor(&m, MB, 1, 1, &err);
+    A = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    B = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    hand_op(&m, 1.0, W, -1, A);
+    hand_op(&m, 1.0, A, -1, B);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    t = baseline_run(&m, KT_SWAP_SEARCH_GEEPS, 4 * MB, 0, &swapped, &nin);
+    CHECKF(t == 3.0 && swapped == MB && nin == 0,
+           "GeePS 4 MB: %g s, %lld bytes, %d resident (want 3, 1 MB, 0)", t,
+           (long long)swapped, nin);
+    t = baseline_run(&m, KT_SWAP_SEARCH_GEEPS, 5 * MB, 0, &swapped, &nin);
+    CHECKF(t == 2.0 && swapped == 0 && nin == 1,
+           "GeePS 5 MB: %g s, %lld bytes, %d resident (want 2, 0, 1)", t,
+           (long long)swapped, nin);
+    t = baseline_run(&m, KT_SWAP_SEARCH_GEEPS, 5 * MB, 1, &swapped, &nin);
+    CHECKF(t == 3.0 && swapped == MB && nin == 0,
+           "GeePS 5 MB cold: %g s, %lld bytes, %d resident (want 3, 1 MB, "
+           "0)", t, (long long)swapped, nin);
+    kt_swap_model_free(&m);
+}
+
+/* What kt_swap_model_finish derives.  X: host, kept (a parameter); Y:
+   host, not kept (not one); A, B activations.  op 0 reads X, Y; op 1
+   reads then writes X (two adds: one update, mode 3); op 2 reads Z (host,
+   kept: a parameter never written), writes A;
+   op 3 writes A again; op 4 reads A, writes B.  Dependencies: op 1
+   follows op 0 (it overwrites what op 0 read); op 3 follows op 2 (the
+   later write); op 4 follows op 3 (the last writer).  Updated: X only. */
+static void test_model_derived(void) {
+    kt_swap_model m;
+    kt_error err;
+    int X, Y, Z, A, B, o, u;
+    kt_swap_model_init(&m, &err);
+    X = kt_swap_model_add_tensor(&m, 100, 1, 1, &err);
+    Y = kt_swap_model_add_tensor(&m, 100, 1, 0, &err);
+    A = kt_swap_model_add_tensor(&m, 100, 0, 0, &err);
+    B = kt_swap_model_add_tensor(&m, 100, 0, 0, &err);
+    Z = kt_swap_model_add_tensor(&m, 100, 1, 1, &err);
+    hand_op(&m, 1.0, X, Y, -1);
+    o = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, o, X, KT_SWAP_READ, &err);
+    kt_swap_model_add_use(&m, o, X, KT_SWAP_WRITE, &err);
+    hand_op(&m, 1.0, Z, -1, A);
+    hand_op(&m, 1.0, -1, -1, A);
+    hand_op(&m, 1.0, A, -1, B);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    u = m.use_first[1];
+    CHECK(m.use_first[2] - u == 1 && m.use[u] == X &&
+          m.use_mode[u] == (KT_SWAP_READ | KT_SWAP_WRITE));
+    CHECK(m.param[X] == 1 && m.param[Y] == 0 && m.param[A] == 0);
+    CHECK(m.param[Z] == 1 && m.updated[Z] == 0);
+    CHECK(m.updated[X] == 1 && m.updated[Y] == 0 && m.updated[A] == 0);
+    CHECK(m.dep_first[0] == 0 && m.dep_first[1] == 0);
+    CHECK(m.dep_first[2] - m.dep_first[1] == 1 && m.dep[m.dep_first[1]] == 0);
+    CHECK(m.dep_first[3] - m.dep_first[2] == 0);
+    CHECK(m.dep_first[4] - m.dep_first[3] == 1 && m.dep[m.dep_first[3]] == 2);
+    CHECK(m.dep_first[5] - m.dep_first[4] == 1 && m.dep[m.dep_first[4]] == 3);
+    kt_swap_model_free(&m);
+}
+
 
 int main(void) {
     static const char *const specs[] = {
@@ -1601,6 +2031,13 @@ int main(void) {
     test_zero_bytes();
     test_victim_ties();
     test_steady_next_use();
+    test_sim_streams();
+    test_ga_select();
+    test_ga_options();
+    test_ga_alloc_ops();
+    test_odswap_rules();
+    test_geeps_rules();
+    test_model_derived();
     test_add_without_op();
     test_unfinished();
     test_plan_checks();
@@ -1620,6 +2057,7 @@ int main(void) {
             test_schedules(&m);
             test_errors(&m);
             test_out_of_memory(&m, 1.0 / 3);
+            test_ga_seed(&m);
         }
         test_minimal(&m);
         test_random_plans(&m, specs[i], 1234 + (uint64_t)i);
