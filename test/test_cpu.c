@@ -5,6 +5,12 @@
    - serial: a matrix product, a padded strided convolution, max pooling,
      a broadcast and softmax cross-entropy computed by hand in this file;
      the fast path (matrix products) equal to the generic evaluator;
+   - every element-wise function and operator, sum/max/min/prod, strided
+     and divided reads, multi-term and negated products, a padded strided
+     convolution and its input gradient (tightened reductions), and
+     kt_cpu_gemm past every block edge, all on small values by hand;
+   - kt_cpu_fill_inputs' values, and the report's counts and first
+     mismatches, by hand; a NaN kept when partial max/min are combined;
    - partitioned == serial and bytes moved == kt_plan_eval's bytes for
      every zoo model at small sizes (MLP, LSTM, transformer, AlexNet,
      VGG-16, Wide ResNet-26; Wide ResNet-50 with the DP plan) on 1, 2, 3,
@@ -220,6 +226,471 @@ static void test_errors(void) {
     CHECK(kt_cpu_state_init(&s, g, &err) == KT_OK);
     CHECK(kt_cpu_run_serial(g, &s, NULL, &err) == KT_ERR_INVALID);
     kt_cpu_state_free(&s);
+    kt_graph_destroy(g);
+}
+
+/* ------------------------------------------------ kernels, by hand */
+
+/* Overwrites leaf `name` of s with the n values v. */
+static int set_values(const kt_graph *g, kt_cpu_state *s, const char *name,
+                      const double *v, int64_t n) {
+    int t = kt_graph_find_tensor(g, name);
+    CHECKF(t >= 0 && s->numel[t] == n, "tensor %s: not %lld values", name,
+           (long long)n);
+    if (t < 0 || s->numel[t] != n) return 0;
+    memcpy(s->val[t], v, sizeof *v * (size_t)n);
+    return 1;
+}
+
+/* A state of g with leaf `in` set to v (the other leaves random) run
+   serially: fast paths (reference 0) or the reference evaluator alone. */
+static int run_values(const char *what, const kt_graph *g, const char *in,
+                      const double *v, int64_t n, int reference,
+                      kt_cpu_state *s) {
+    kt_cpu_options o;
+    kt_error err;
+    memset(&o, 0, sizeof o);
+    o.reference_only = reference;
+    if (kt_cpu_state_init(s, g, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return 0;
+    }
+    kt_cpu_fill_inputs(g, s, 1);
+    if (!set_values(g, s, in, v, n) ||
+        kt_cpu_run_serial(g, s, &o, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        kt_cpu_state_free(s);
+        return 0;
+    }
+    return 1;
+}
+
+/* Tensor `name` of s equals want[0..n) (close_to; NaN where want is). */
+static void expect_values(const char *what, const kt_graph *g,
+                          kt_cpu_state *s, const char *name,
+                          const double *want, int64_t n) {
+    const double *got = val(g, s, name);
+    int64_t i;
+    for (i = 0; got && i < n; i++) {
+        int ok = want[i] != want[i] ? got[i] != got[i]
+                                    : got[i] == want[i] ||
+                                          close_to(got[i], want[i]);
+        CHECKF(ok, "%s: %s[%lld] = %.17g, want %.17g", what, name,
+               (long long)i, got[i], want[i]);
+    }
+}
+
+/* Every element-wise function and operator at x = -2, 0, 1/4, 4 (the
+   functions autodiff's derivatives are made of: step is relu's). */
+static void test_elementwise(void) {
+    static const double x[4] = {-2, 0, 0.25, 4};
+    const double l2 = log(2.0);
+    const double neg[4] = {2, 0, -0.25, -4}, relu[4] = {0, 0, 0.25, 4},
+                 step[4] = {0, 0, 1, 1}, /* step(0) = 0 */
+                 sig[4] = {1 / (1 + exp(2.0)), 0.5, 1 / (1 + exp(-0.25)),
+                           1 / (1 + exp(-4.0))},
+                 th[4] = {tanh(-2.0), 0, tanh(0.25), tanh(4.0)},
+                 ex[4] = {exp(-2.0), 1, exp(0.25), exp(4.0)},
+                 lg[4] = {NAN, -INFINITY, -2 * l2, 2 * l2},
+                 sq[4] = {NAN, 0, 0.5, 2},
+                 sub[4] = {-3, -1, -0.75, 3},  /* x - 1     */
+                 rsub[4] = {3, 1, 0.75, -3},   /* 1 - x     */
+                 dv[4] = {-0.5, 0, 0.0625, 1}, /* x / 4     */
+                 lin[4] = {-5, 1, 1.75, 13};   /* x * 3 + 1 */
+    kt_graph *g = parse("element-wise", "input x[4]\n"
+                        "n[i] = neg(x[i])\nr[i] = relu(x[i])\n"
+                        "st[i] = step(x[i])\nsg[i] = sigmoid(x[i])\n"
+                        "th[i] = tanh(x[i])\ne[i] = exp(x[i])\n"
+                        "lg[i] = log(x[i])\nsq[i] = sqrt(x[i])\n"
+                        "d[i] = x[i] - 1\nrd[i] = 1 - x[i]\n"
+                        "q[i] = x[i] / 4\nm[i] = x[i] * 3 + 1\n");
+    kt_cpu_state s;
+    if (!g) return;
+    if (run_values("element-wise", g, "x", x, 4, 0, &s)) {
+        expect_values("element-wise", g, &s, "n", neg, 4);
+        expect_values("element-wise", g, &s, "r", relu, 4);
+        expect_values("element-wise", g, &s, "st", step, 4);
+        expect_values("element-wise", g, &s, "sg", sig, 4);
+        expect_values("element-wise", g, &s, "th", th, 4);
+        expect_values("element-wise", g, &s, "e", ex, 4);
+        expect_values("element-wise", g, &s, "lg", lg, 4);
+        expect_values("element-wise", g, &s, "sq", sq, 4);
+        expect_values("element-wise", g, &s, "d", sub, 4);
+        expect_values("element-wise", g, &s, "rd", rsub, 4);
+        expect_values("element-wise", g, &s, "q", dv, 4);
+        expect_values("element-wise", g, &s, "m", lin, 4);
+        kt_cpu_state_free(&s);
+    }
+    kt_graph_destroy(g);
+}
+
+/* Reductions and strided reads of z = [[1, -2, 3], [-4, 5, -6]], with the
+   fast paths and with the reference evaluator alone. */
+static void test_reductions(void) {
+    static const double z[6] = {1, -2, 3, -4, 5, -6};
+    static const double sum[2] = {2, -5}, mx[2] = {3, 5}, mn[2] = {-2, -6},
+                        prod[2] = {-6, 120},
+                        col[3] = {-3, 3, -3},  /* sum over rows      */
+                        dot[2] = {14, 77},     /* 1+4+9, 16+25+36    */
+                        twice[2] = {28, 154},  /* dot + dot          */
+                        halfdot[2] = {7, 38.5},/* dot - dot / 2      */
+                        negdot[2] = {-14, -77},
+                        mxlow[2] = {-7, -5},   /* max of z - 10 < 0  */
+                        mnhigh[2] = {8, 4},    /* min of z + 10 > 0  */
+                        tr[6] = {1, -4, -2, 5, 3, -6},
+                        even[4] = {1, 3, -4, -6}, /* z[i, 2k]        */
+                        half[12] = {1, 1, -2, -2, 3, 3, -4, -4, 5, 5, -6, -6},
+                        /* z[i, k/2] * (row sum 2, resp. -5) */
+                        halfsum[12] = {2, 2, -4, -4, 6, 6,
+                                       20, 20, -25, -25, 30, 30};
+    kt_graph *g = parse("reductions", "input z[2,3]\n"
+                        "s[i] = sum(k) z[i,k]\nmx[i] = max(k) z[i,k]\n"
+                        "mn[i] = min(k) z[i,k]\np[i] = prod(k) z[i,k]\n"
+                        "c[k] = sum(i) z[i,k]\n"
+                        "dt[i] = sum(k) z[i,k] * z[i,k]\n"
+                        "tw[i] = sum(k) z[i,k] * z[i,k] + z[i,k] * z[i,k]\n"
+                        "df[i] = sum(k) z[i,k] * z[i,k] - z[i,k] * z[i,k] * 0.5\n"
+                        "ng[i] = sum(k) neg(z[i,k]) * z[i,k]\n"
+                        "ml[i] = max(k) z[i,k] - 10\n"
+                        "mh[i] = min(k) z[i,k] + 10\n"
+                        "tr[k,i] = z[i,k]\nev[i,k:2] = z[i,k*2]\n"
+                        "hf[i,k:6] = z[i,k/2]\n"
+                        "hs[i,k:6] = sum(j) z[i,k/2] * z[i,j]\n");
+    kt_cpu_state s;
+    int reference;
+    if (!g) return;
+    for (reference = 0; reference < 2; reference++) {
+        const char *what = reference ? "reductions (reference)" : "reductions";
+        if (!run_values(what, g, "z", z, 6, reference, &s)) continue;
+        expect_values(what, g, &s, "s", sum, 2);
+        expect_values(what, g, &s, "mx", mx, 2);
+        expect_values(what, g, &s, "mn", mn, 2);
+        expect_values(what, g, &s, "p", prod, 2);
+        expect_values(what, g, &s, "c", col, 3);
+        expect_values(what, g, &s, "dt", dot, 2);
+        expect_values(what, g, &s, "tw", twice, 2);
+        expect_values(what, g, &s, "df", halfdot, 2);
+        expect_values(what, g, &s, "ng", negdot, 2);
+        expect_values(what, g, &s, "ml", mxlow, 2);
+        expect_values(what, g, &s, "mh", mnhigh, 2);
+        expect_values(what, g, &s, "tr", tr, 6);
+        expect_values(what, g, &s, "ev", even, 4);
+        expect_values(what, g, &s, "hf", half, 12);
+        expect_values(what, g, &s, "hs", halfsum, 12);
+        kt_cpu_state_free(&s);
+    }
+    kt_graph_destroy(g);
+}
+
+/* A strided, padded 1-D convolution and the input gradient autodiff writes
+   for it (the filter read at h - 2j + 1), with the fast paths and the
+   reference evaluator alone.  x = 1..5, f = 1, 10, 100, dy = 1..8:
+   o[h] = sum_k pad(x[2h+k-1]) f[k]:
+     o[0] = 0*1 + 1*10 + 2*100 = 210, o[1] = 2 + 30 + 400 = 432,
+     o[2] = 4 + 50 + 0 (x[5] padding) = 54;
+   dx[h] = sum_j pad(f[h-2j+1]) dy[j]: h even only k = 1 (j = h/2):
+   10 * (h/2 + 1); h odd k = 0 (j = (h+1)/2, while < 8) and k = 2
+   (j = (h-1)/2): dy[(h+1)/2] + 100 * dy[(h-1)/2].  dr reads the reversed
+   filter r = 100, 10, 1 at 2j - h + 1 (a positive coefficient): r[2j-h+1]
+   = f[h-2j+1], so dr = dx.  ob[c,h] = sum_k f2[c,k] pad(x[2h+k-1+c]), f2's
+   rows both f, makes c a batch variable (both reads move with it) whose
+   points see padding in different places: ob[0,.] = o, and
+   ob[1,h] = sum_k f[k] pad(x[2h+k]): 1 + 20 + 300 = 321, 3 + 40 + 500 =
+   543, 5 + 0 + 0 = 5. */
+static void test_conv_edges(void) {
+    static const double x[5] = {1, 2, 3, 4, 5}, o[3] = {210, 432, 54},
+                        ob[6] = {210, 432, 54, 321, 543, 5};
+    static const double f[3] = {1, 10, 100}, r[3] = {100, 10, 1},
+                        f2[6] = {1, 10, 100, 1, 10, 100},
+                        dy[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    kt_graph *g = parse("conv edges", "input x[5]\ninput f[3]\ninput r[3]\n"
+                        "input dy[8]\ninput f2[2,3]\n"
+                        "o[h:3] = sum(k) pad(x[h*2+k-1]) * f[k]\n"
+                        "dx[h:16] = sum(j) pad(f[h-2*j+1]) * dy[j]\n"
+                        "dr[h:16] = sum(j) pad(r[2*j-h+1]) * dy[j]\n"
+                        "ob[c:2,h:3] = sum(k) f2[c,k] * pad(x[h*2+k-1+c])\n");
+    double dx[16];
+    kt_cpu_state s;
+    int reference, h;
+    if (!g) return;
+    for (h = 0; h < 16; h++)
+        dx[h] = h % 2 == 0 ? 10.0 * (h / 2 + 1)
+                           : ((h + 1) / 2 < 8 ? (h + 1) / 2 + 1 : 0) +
+                                 100.0 * ((h - 1) / 2 + 1);
+    for (reference = 0; reference < 2; reference++) {
+        const char *what = reference ? "conv edges (reference)" : "conv edges";
+        if (!run_values(what, g, "x", x, 5, reference, &s)) continue;
+        if (set_values(g, &s, "f", f, 3) && set_values(g, &s, "r", r, 3) &&
+            set_values(g, &s, "dy", dy, 8) && set_values(g, &s, "f2", f2, 6)) {
+            kt_cpu_options op;
+            kt_error err;
+            memset(&op, 0, sizeof op);
+            op.reference_only = reference;
+            CHECK(kt_cpu_run_serial(g, &s, &op, &err) == KT_OK);
+            expect_values(what, g, &s, "o", o, 3);
+            expect_values(what, g, &s, "dx", dx, 16);
+            expect_values(what, g, &s, "dr", dx, 16);
+            expect_values(what, g, &s, "ob", ob, 6);
+        }
+        kt_cpu_state_free(&s);
+    }
+    kt_graph_destroy(g);
+}
+
+/* kt_cpu_gemm past every block edge: m = 5 (a partial block of 4 rows),
+   n = 515 (two column blocks of 512, the last a partial panel), k = 259
+   (two blocks of 256 along the shared dimension).  A[i][p] = p + i,
+   B[p][j] = p + j + 1, C = 1 beforehand (it adds):
+   C[i][j] = 1 + sum_p (p+i)(p+j+1)
+           = 1 + S2 + (i+j+1) S1 + i (j+1) k,
+   S1 = sum p = k(k-1)/2, S2 = sum p^2 = (k-1)k(2k-1)/6: integers, exact
+   in double. */
+static void test_gemm_edges(void) {
+    enum { M = 5, N = 515, K = 259 };
+    kt_acc *a = (kt_acc *)malloc(sizeof(kt_acc) * M * K);
+    kt_acc *b = (kt_acc *)malloc(sizeof(kt_acc) * K * N);
+    kt_acc *c = (kt_acc *)malloc(sizeof(kt_acc) * M * N);
+    const double s1 = (double)K * (K - 1) / 2,
+                 s2 = (double)(K - 1) * K * (2 * K - 1) / 6;
+    int i, j, p, bad = 0;
+    if (a && b && c) {
+        for (i = 0; i < M; i++)
+            for (p = 0; p < K; p++) a[i * K + p] = (kt_acc)(p + i);
+        for (p = 0; p < K; p++)
+            for (j = 0; j < N; j++) b[p * N + j] = (kt_acc)(p + j + 1);
+        for (i = 0; i < M * N; i++) c[i] = 1;
+        kt_cpu_gemm(M, N, K, a, b, c);
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) {
+                double want = 1 + s2 + (i + j + 1) * s1 + (double)i * (j + 1) * K;
+                /* exact in double (every partial sum below 2^53) */
+                if (fabs((double)c[i * N + j] - want) >
+                    (sizeof(kt_acc) >= 8 ? 0 : 1e-6 * want)) {
+                    if (!bad)
+                        printf("gemm: C[%d][%d] = %.17g, want %.17g\n", i, j,
+                               (double)c[i * N + j], want);
+                    bad++;
+                }
+            }
+        CHECKF(bad == 0, "gemm: %d elements of C differ", bad);
+    } else
+        CHECK(0);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* kt_cpu_fill_inputs: every leaf's values are kt_cpu_input_value's, of
+   magnitude in [0.25, 1) with both signs (an optimiser state positive),
+   a weight's divided by sqrt of its fan-in (here j's extent, 4: in
+   [0.125, 0.5)); every other tensor NaN, the poison of unwritten
+   elements. */
+static void test_fill_inputs(void) {
+    kt_graph *g = parse("fill", "input x[3,4]\nweight W[4,8]\nstate m[2]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                        "u[k] = m[k] * 2\n");
+    kt_cpu_state s;
+    kt_error err;
+    int t, negative = 0, bad = 0;
+    int64_t i;
+    if (!g) return;
+    CHECK(kt_cpu_state_init(&s, g, &err) == KT_OK);
+    kt_cpu_fill_inputs(g, &s, 5);
+    for (t = 0; t < s.ntensors; t++) {
+        const kt_tensor *x = kt_graph_tensor(g, t);
+        double lo = x->kind == KT_WEIGHT ? 0.125 : 0.25;
+        for (i = 0; i < s.numel[t]; i++) {
+            double v = s.val[t][i];
+            if (x->producer >= 0) {
+                if (v == v) bad++;
+                continue;
+            }
+            if (v != kt_cpu_input_value(g, t, i, 5) || fabs(v) < lo ||
+                fabs(v) >= 4 * lo || (x->kind == KT_OPTSTATE && v < 0))
+                bad++;
+            if (v < 0) negative++;
+        }
+    }
+    CHECKF(bad == 0, "fill: %d values out of place", bad);
+    CHECK(negative > 0);
+    kt_cpu_state_free(&s);
+    kt_graph_destroy(g);
+}
+
+/* Runs p on g serially into *ref and partitioned into *dv, both from
+   leaves whose tensor `in` holds v[0..n): 1 when both ran. */
+static int run_plan_values(const char *what, const kt_graph *g,
+                           const kt_plan *p, const char *in, const double *v,
+                           int64_t n, kt_cpu_state *ref, kt_cpu_devices *dv) {
+    kt_program prog;
+    kt_cpu_state st;
+    kt_error err;
+    int ok = 0;
+    if (kt_lower(g, p, &prog, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return 0;
+    }
+    if (kt_cpu_state_init(ref, g, &err) == KT_OK) {
+        if (kt_cpu_state_init(&st, g, &err) == KT_OK) {
+            kt_cpu_fill_inputs(g, ref, 1);
+            kt_cpu_fill_inputs(g, &st, 1);
+            ok = set_values(g, ref, in, v, n) && set_values(g, &st, in, v, n) &&
+                 kt_cpu_run_serial(g, ref, NULL, &err) == KT_OK &&
+                 kt_cpu_run_partitioned(g, p, &prog, &st, NULL, dv, &err) ==
+                     KT_OK;
+            kt_cpu_state_free(&st);
+        }
+        if (!ok) kt_cpu_state_free(ref);
+    }
+    CHECKF(ok, "%s: %s", what, err.message);
+    kt_program_free(&prog);
+    return ok;
+}
+
+/* A plan of g on 2 devices: every tensor tiled as `tiling`, every op's
+   first cut on variable `var`. */
+static int two_device_plan(const kt_graph *g, const char *tiling, int var,
+                           kt_plan *p) {
+    kt_factors f;
+    kt_error err;
+    int t, o;
+    if (kt_factors_default(2, &f, &err) != KT_OK ||
+        kt_plan_init(p, g, &f, &err) != KT_OK)
+        return 0;
+    for (t = 0; t < kt_graph_tensor_count(g); t++)
+        CHECK(kt_tiling_parse(tiling, &p->tiling[t], &err) == KT_OK);
+    for (o = 0; o < kt_graph_op_count(g); o++) p->split[o * KT_MAX_CUTS] = var;
+    return 1;
+}
+
+/* max and min over k split on 2 devices (k < 2 on one, k >= 2 on the
+   other), a NaN (log of -1) in every row, in rows 0 and 3 on the first
+   half, in rows 1 and 2 on the second: serially every result is NaN (the
+   poison sticks), and whichever device is the root of a row, combining
+   the partial results must keep it -- all 2 x 4 results on both devices
+   unchecked, none a mismatch; 32 compared (z's 16 once, m's and n's 4 on
+   each device). */
+static void test_reduce_nan(void) {
+    static const double z[16] = {-1, 1, 2, 3, 1, 2, -1, 3,
+                                 1, 2, 3, -1, 1, -1, 2, 3};
+    kt_graph *g = parse("reduce nan", "input z[4,4]\n"
+                        "m[i] = max(k) log(z[i,k])\n"
+                        "n[i] = min(k) log(z[i,k])\n");
+    kt_plan p;
+    kt_cpu_state ref;
+    kt_cpu_devices dv;
+    kt_cpu_report rep;
+    kt_error err;
+    int t, i;
+    if (!g) return;
+    if (!two_device_plan(g, "R", 1, &p)) {
+        CHECK(0);
+        kt_graph_destroy(g);
+        return;
+    }
+    CHECK(kt_tiling_parse("S1", &p.tiling[kt_graph_find_tensor(g, "z")],
+                          &err) == KT_OK);
+    if (run_plan_values("reduce nan", g, &p, "z", z, 16, &ref, &dv)) {
+        for (t = 0; t < 2; t++)
+            for (i = 0; i < 4; i++) {
+                double v = ref.val[kt_graph_find_tensor(g, t ? "n" : "m")][i];
+                CHECK(v != v);
+            }
+        memset(&rep, 0, sizeof rep);
+        CHECK(kt_cpu_compare(g, &ref, &dv, 1e-9, 1e-7, &rep, &err) == KT_OK);
+        CHECKF(rep.compared == 32 && rep.unchecked == 16 &&
+                   rep.mismatches == 0,
+               "reduce nan: %lld compared, %lld unchecked, %lld mismatches",
+               (long long)rep.compared, (long long)rep.unchecked,
+               (long long)rep.mismatches);
+        kt_cpu_devices_free(&dv);
+        kt_cpu_state_free(&ref);
+    }
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* The report's counts and first mismatches, by hand: y = 2x on 2 devices,
+   x[i][j] = 6i + j (0..11) and y tiled along j (device 0 holds columns
+   [0, 3), device 1 [3, 6), each a 2x3 tile), so 24 elements compared (12
+   of x, 12 of y), each once; y[i][j] = 2(6i + j). */
+static void test_report_fields(void) {
+    static const double x[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    kt_graph *g = parse("report", "input x[2,6]\ny[i,j] = x[i,j] * 2\n");
+    kt_plan p;
+    kt_cpu_state ref;
+    kt_cpu_devices dv;
+    kt_cpu_report rep;
+    kt_error err;
+    int y, k;
+    double *y0, *y1;
+    if (!g) return;
+    y = kt_graph_find_tensor(g, "y");
+    if (!two_device_plan(g, "S1", 1 /* j */, &p)) {
+        CHECK(0);
+        kt_graph_destroy(g);
+        return;
+    }
+    if (!run_plan_values("report", g, &p, "x", x, 12, &ref, &dv)) goto done;
+    CHECK(dv.box[0 * 2 + y].r[1].lo == 0 && dv.box[0 * 2 + y].r[1].hi == 3 &&
+          dv.box[1 * 2 + y].r[1].lo == 3 && dv.box[1 * 2 + y].r[1].hi == 6);
+    y0 = dv.tile[0 * 2 + y];
+    y1 = dv.tile[1 * 2 + y];
+    /* the partitioned run's own tiles, row-major 2x3: element k is
+       y[k/3][k%3] on device 0, y[k/3][3 + k%3] on device 1 */
+    for (k = 0; k < 6; k++)
+        CHECK(y0[k] == 2 * (6 * (k / 3) + k % 3) &&
+              y1[k] == 2 * (6 * (k / 3) + 3 + k % 3));
+    memset(&rep, 0, sizeof rep);
+    CHECK(kt_cpu_compare(g, &ref, &dv, 1e-9, 1e-7, &rep, &err) == KT_OK);
+    CHECK(rep.compared == 24 && rep.mismatches == 0 && rep.unchecked == 0 &&
+          rep.nreported == 0 && rep.worst_tensor == -1 &&
+          rep.first_unchecked == -1 && rep.values_ok);
+    /* y[1][4] (device 1, its element 1*3 + 1) off by one: got 21, want 20 */
+    y1[4] = 21;
+    CHECK(kt_cpu_compare(g, &ref, &dv, 1e-9, 1e-7, &rep, &err) == KT_OK);
+    CHECK(rep.compared == 24 && rep.mismatches == 1 && rep.nreported == 1 &&
+          rep.worst_tensor == y && !rep.values_ok && rep.max_abs_error == 1);
+    CHECKF(rep.first[0].tensor == y && rep.first[0].device == 1 &&
+               rep.first[0].index[0] == 1 && rep.first[0].index[1] == 4 &&
+               rep.first[0].got == 21 && rep.first[0].want == 20,
+           "first mismatch: tensor %d, device %lld, index %lld,%lld, got %g, "
+           "want %g", rep.first[0].tensor, (long long)rep.first[0].device,
+           (long long)rep.first[0].index[0], (long long)rep.first[0].index[1],
+           rep.first[0].got, rep.first[0].want);
+    /* every y off by one: 12 mismatches, the first 8 reported in device
+       order: device 0's six, then device 1's y[0][3] and y[0][4] */
+    for (k = 0; k < 6; k++) {
+        y0[k] += 1;
+        y1[k] = 2 * (6 * (k / 3) + 3 + k % 3) + 1;
+    }
+    CHECK(kt_cpu_compare(g, &ref, &dv, 1e-9, 1e-7, &rep, &err) == KT_OK);
+    CHECK(rep.mismatches == 12 && rep.nreported == KT_CPU_REPORT_MISMATCHES);
+    for (k = 0; k < KT_CPU_REPORT_MISMATCHES; k++) {
+        int i = k < 6 ? k / 3 : 0, j = k < 6 ? k % 3 : k - 3;
+        CHECKF(rep.first[k].device == (k < 6 ? 0 : 1) &&
+                   rep.first[k].index[0] == i && rep.first[k].index[1] == j &&
+                   rep.first[k].got == 2 * (6 * i + j) + 1 &&
+                   rep.first[k].want == 2 * (6 * i + j),
+               "mismatch %d: device %lld, index %lld,%lld", k,
+               (long long)rep.first[k].device,
+               (long long)rep.first[k].index[0],
+               (long long)rep.first[k].index[1]);
+    }
+    /* restored, y[0][2] NaN on both sides: unchecked, still compared */
+    for (k = 0; k < 6; k++) {
+        y0[k] -= 1;
+        y1[k] -= 1;
+    }
+    y0[2] = NAN;
+    ref.val[y][2] = NAN;
+    CHECK(kt_cpu_compare(g, &ref, &dv, 1e-9, 1e-7, &rep, &err) == KT_OK);
+    CHECK(rep.compared == 24 && rep.mismatches == 0 && rep.unchecked == 1 &&
+          rep.first_unchecked == y && !rep.values_ok);
+    kt_cpu_devices_free(&dv);
+    kt_cpu_state_free(&ref);
+done:
+    kt_plan_free(&p);
     kt_graph_destroy(g);
 }
 
@@ -1430,6 +1901,13 @@ int main(void) {
     test_serial_conv_pool();
     test_serial_softmax_xent();
     test_errors();
+    test_elementwise();
+    test_reductions();
+    test_conv_edges();
+    test_gemm_edges();
+    test_fill_inputs();
+    test_report_fields();
+    test_reduce_nan();
     test_determinism();
     test_split_reducers();
     test_tolerance();
