@@ -1927,19 +1927,29 @@ static void test_tie_first(void) {
    (S0 with S1 holds 56, any R at least 48 + 24), still moving 0 bytes.
    Priced at floor(3/2) = 1 row, S0 looks like 16 bytes and no penalty ever
    leaves it. */
-static void test_memory_cap_uneven(void) {
-    kt_graph *g = parse("relu 3x4", relu34);
-    kt_factors f = factors("2");
+/* A search of g under a memory cap (the time objective on m when m is
+   given, else bytes); a failed check when it fails. */
+static int capped_search(const char *label, const kt_graph *g,
+                         const char *fs, const kt_machine *m, int64_t cap,
+                         kt_plan *p) {
+    kt_factors f = factors(fs);
     kt_search_options o;
-    kt_plan p;
     kt_error err;
     kt_status s;
-    if (!g) return;
     memset(&o, 0, sizeof o);
-    o.memory_cap = 48;
-    s = kt_plan_search(g, &f, &o, &p, &err);
-    CHECKF(s == KT_OK, "cap 48 on relu 3x4: %s", err.message);
-    if (s == KT_OK) {
+    o.objective = m ? KT_OBJECTIVE_TIME : KT_OBJECTIVE_BYTES;
+    o.machine = m;
+    o.memory_cap = cap;
+    s = kt_plan_search(g, &f, &o, p, &err);
+    CHECKF(s == KT_OK, "%s: %s", label, err.message);
+    return s == KT_OK;
+}
+
+static void test_memory_cap_uneven(void) {
+    kt_graph *g = parse("relu 3x4", relu34);
+    kt_plan p;
+    if (!g) return;
+    if (capped_search("cap 48 on relu 3x4", g, "2", NULL, 48, &p)) {
         CHECK_EQ_I64(p.memory_bytes, 48);
         CHECK_EQ_I64(p.total_bytes, 0);
         CHECK(tiled(g, &p, "x", "S1") && tiled(g, &p, "y", "S1"));
@@ -1970,20 +1980,10 @@ static void test_memory_cap_time(void) {
                         "x1[i,k] = sum(j) x0[i,j] * W0[j,k]\n"
                         "r1[i,j] = relu(x1[i,j])\nweight W1[8,6]\n"
                         "x2[i,k] = sum(j) x1[i,j] * W1[j,k]\n");
-    kt_factors f = factors("2,2,2");
     kt_machine m = unit_machine();
-    kt_search_options o;
     kt_plan p;
-    kt_error err;
-    kt_status s;
     if (!g) return;
-    memset(&o, 0, sizeof o);
-    o.objective = KT_OBJECTIVE_TIME;
-    o.machine = &m;
-    o.memory_cap = 144;
-    s = kt_plan_search(g, &f, &o, &p, &err);
-    CHECKF(s == KT_OK, "capped time: %s", err.message);
-    if (s == KT_OK) {
+    if (capped_search("capped time", g, "2,2,2", &m, 144, &p)) {
         CHECK(p.memory_bytes <= 144);
         CHECKF(p.step_seconds <= 112.5 + 1e-9,
                "capped time: kept a %.9g s plan (%lld bytes), want 112.5 s",
