@@ -1927,8 +1927,8 @@ static void test_tie_first(void) {
    (S0 with S1 holds 56, any R at least 48 + 24), still moving 0 bytes.
    Priced at floor(3/2) = 1 row, S0 looks like 16 bytes and no penalty ever
    leaves it. */
-/* A search of g under a memory cap (the time objective on m when m is
-   given, else bytes); a failed check when it fails. */
+/* A DP search of g (the time objective on m when m is given, else bytes;
+   cap 0: no memory cap); a failed check when it fails. */
 static int capped_search(const char *label, const kt_graph *g,
                          const char *fs, const kt_machine *m, int64_t cap,
                          kt_plan *p) {
@@ -2002,20 +2002,11 @@ static void test_memory_cap_time(void) {
    j, x S1, y S0: 12 bytes, 30 s. */
 static void test_time_tradeoff(void) {
     kt_graph *g = parse("row sums", "input x[3,8]\ny[i] = sum(j) x[i,j]\n");
-    kt_factors f = factors("2");
     kt_machine m = unit_machine();
-    kt_search_options o;
     kt_plan p;
-    kt_error err;
-    kt_status s;
     char split[16] = "";
     if (!g) return;
-    memset(&o, 0, sizeof o);
-    o.objective = KT_OBJECTIVE_TIME;
-    o.machine = &m;
-    s = kt_plan_search(g, &f, &o, &p, &err);
-    CHECKF(s == KT_OK, "row sums, time: %s", err.message);
-    if (s == KT_OK) {
+    if (capped_search("row sums, time", g, "2", &m, 0, &p)) {
         kt_plan_format_split(g, &p, 0, split, sizeof split);
         CHECKF(strcmp(split, "j") == 0 && tiled(g, &p, "x", "S1") &&
                    tiled(g, &p, "y", "S0"),
