@@ -537,7 +537,7 @@ void kt_plan_sim_free(kt_plan_sim *ps);
 /* ------------------------------------------------------------ MCMC search */
 
 typedef struct kt_mcmc_options {
-    double seconds;        /* CPU time budget; 0: none                      */
+    double seconds;        /* CPU time budget (KT_CLOCK); 0: none           */
     int64_t proposals;     /* proposal budget; 0: none.  Both set: the
                               first to run out; neither: 1000 proposals    */
     double beta;           /* Metropolis: a proposal slower by the fraction
@@ -567,6 +567,8 @@ typedef struct kt_mcmc_result {
     double step_seconds;       /* the best plan's simulated step           */
     int64_t tried, accepted;   /* proposals, over all chains               */
     kt_mcmc_origin first_start; /* what the first chain started from       */
+    int chains;                /* chains run: fewer than the restarts when
+                                  the budget ran out first                 */
 } kt_mcmc_result;
 
 /* FlexFlow 6: a Markov chain over plans.  A proposal picks a random
@@ -8551,6 +8553,7 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
     res.step_seconds = r.best_time;
     res.tried = r.tried;
     res.accepted = r.accepted;
+    res.chains = chain; /* (the loop breaks before a chain it cannot run) */
     if (result) *result = res;
     kt__ok(err);
     return KT_OK;

@@ -85,8 +85,9 @@
      fields are in range), naming the step, action, class or field.
 
    Deterministic: the same model, options and seed give the same plan when
-   the search is bounded by generations; a time budget (CPU time of the
-   process, clock()) stops it after a varying number of generations.
+   the search is bounded by generations; a time budget (KT_CLOCK(): the
+   process's CPU time, clock(), unless defined otherwise) stops it after a
+   varying number of generations.
 
    Running a plan: backend_cpu.h (kt_cpu_run_swapped, kt_cpu_verify_swap,
    `ktile verify --memory`) executes a pool plan with each device's memory

@@ -64,6 +64,10 @@
      KT_NAME_MAX    64     longest tensor or variable name + 1
      KT_MAX_DEVICES 2^20   most devices a plan may have
      KT_ZOO_MAX_BLOCKS 1024  most layers (x steps) of a zoo model
+     KT_CLOCK()     CPU time  seconds, as a double, for search time budgets
+                              and search_seconds (default clock() /
+                              CLOCKS_PER_SEC: the process's CPU time, all
+                              threads' together)
 
    The library never prints, never exits, and reports every bad input as a
    kt_status with a kt_error message that names the line, tensor and
@@ -597,6 +601,12 @@ const char *kt_zoo_about(int i);
 #ifndef KT_ASSERT
 #include <assert.h>
 #define KT_ASSERT(x) assert(x)
+#endif
+/* The clock every time budget reads (kt_plan_search's search_seconds,
+   MCMC's and the swap search's budgets): a program with threads of its
+   own may want wall time, a test a clock it steps itself. */
+#ifndef KT_CLOCK
+#define KT_CLOCK() ((double)clock() / CLOCKS_PER_SEC)
 #endif
 
 /* ------------------------------------------------------------------ errors */
@@ -5791,7 +5801,7 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
     return KT_OK;
 }
 
-static double kt__now(void) { return (double)clock() / CLOCKS_PER_SEC; }
+static double kt__now(void) { return (double)(KT_CLOCK()); }
 
 /* --------------------------------------------------------------- autodiff */
 

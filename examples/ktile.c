@@ -1251,14 +1251,16 @@ typedef struct plan_report {
     const char *start;     /* mcmc: what the first chain started from    */
     int64_t tried;         /* --strategy mcmc: proposals tried and       */
     int64_t accepted;      /*   accepted; -1 for the other searches      */
+    int chains;            /*   and chains run                            */
 } plan_report;
 
 /* DESIGN.md "The ktile command line": the keys of `plan --json`, in this
    order; "step_seconds" (always kt_plan_step_seconds' model, so that a
    plan and its eval agree) follows "memory_bytes" when time is asked
    for, and MCMC adds "simulated_step_seconds" (what it minimised),
-   "proposals_tried" and "proposals_accepted" (its chains can stall
-   before the budget ends). */
+   "proposals_tried", "proposals_accepted" and "chains" (its chains can
+   stall before the budget ends, and a budget can end before the last
+   chain). */
 static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
                             const plan_report *r) {
     int i, t, o, d;
@@ -1283,7 +1285,8 @@ static void print_plan_json(FILE *out, const kt_graph *g, const kt_plan *p,
     }
     if (r->tried >= 0)
         fprintf(out, ", \"proposals_tried\": %lld, \"proposals_accepted\": "
-                "%lld", (long long)r->tried, (long long)r->accepted);
+                "%lld, \"chains\": %d", (long long)r->tried,
+                (long long)r->accepted, r->chains);
     fputs(", \"tensors\": [", out);
     for (t = 0; t < kt_graph_tensor_count(g); t++) {
         const kt_tensor *x = kt_graph_tensor(g, t);
@@ -1345,8 +1348,9 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
         format_seconds(p->search_seconds, b1, sizeof b1);
         if (r->tried >= 0)
             fprintf(out, "search    %s (%lld proposals tried, %lld "
-                    "accepted)\n", b1, (long long)r->tried,
-                    (long long)r->accepted);
+                    "accepted, %d chain%s)\n", b1, (long long)r->tried,
+                    (long long)r->accepted, r->chains,
+                    r->chains == 1 ? "" : "s");
         else
             fprintf(out, "search    %s\n", b1);
     }
@@ -1938,10 +1942,11 @@ static const char plan_usage[] =
     "\"search_seconds\",\n"
     "       \"memory_bytes\", [\"step_seconds\",] [mcmc: "
     "\"simulated_step_seconds\",\n"
-    "       \"proposals_tried\", \"proposals_accepted\",] \"tensors\": "
-    "[{\"name\", \"shape\",\n"
-    "       \"tiling\", \"bytes_per_device\"}], \"ops\": [{\"name\", "
-    "\"strategy\"}]}\n"
+    "       \"proposals_tried\", \"proposals_accepted\", \"chains\",] "
+    "\"tensors\":\n"
+    "       [{\"name\", \"shape\", \"tiling\", \"bytes_per_device\"}], "
+    "\"ops\": [{\"name\",\n"
+    "       \"strategy\"}]}\n"
     "      memory_bytes sums each tensor's bytes on its fullest device; an "
     "op's\n"
     "      strategy names the variable split at each cut (\"i.j\"), \"*\" "
@@ -2043,6 +2048,7 @@ static int cmd_plan(int argc, char **argv) {
     char label[512], mc_spec[64]; /* mcmc's default topology */
     int rc, i, machine_set = 0, strategy = -2;
     int64_t mc_tried = -1, mc_accepted = -1; /* --strategy mcmc's counts */
+    int mc_chains = 0;
     double mc_simulated = 0;                 /* and its simulated step */
     const char *mc_start = NULL;             /* and what it started from */
     int64_t cap = 0;
@@ -2146,6 +2152,7 @@ static int cmd_plan(int argc, char **argv) {
         }
         mc_tried = res.tried;
         mc_accepted = res.accepted;
+        mc_chains = res.chains;
         mc_start = mcmc_start_name(&res, opt.objective);
         /* step_seconds means one thing for every search and for eval:
            the model's, on the same machine; the simulated step that
@@ -2179,6 +2186,7 @@ static int cmd_plan(int argc, char **argv) {
     r.start = mc_start;
     r.tried = mc_tried;
     r.accepted = mc_accepted;
+    r.chains = mc_chains;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);
     kt_graph_destroy(g);
@@ -2589,6 +2597,7 @@ static int cmd_eval(int argc, char **argv) {
     r.simulated_seconds = 0;
     r.start = NULL;
     r.tried = r.accepted = -1;
+    r.chains = 0;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);
 done:

@@ -70,7 +70,8 @@ timed = len(sys.argv) > 2 and sys.argv[2] in ("time", "mcmc")
 mcmc = len(sys.argv) > 2 and sys.argv[2] == "mcmc"
 keys = ["devices", "factors", "total_bytes", "cut_bytes", "search_seconds",
         "memory_bytes"] + (["step_seconds"] if timed else []) + \
-       (["simulated_step_seconds", "proposals_tried", "proposals_accepted"]
+       (["simulated_step_seconds", "proposals_tried", "proposals_accepted",
+         "chains"]
         if mcmc else []) + \
        ["tensors", "ops"]
 assert list(d) == keys, "keys %s, expected %s" % (list(d), keys)
@@ -477,6 +478,7 @@ assert a["tensors"] == b["tensors"] and a["ops"] == b["ops"]
 assert a["step_seconds"] == b["step_seconds"] and a["step_seconds"] > 0
 assert a["proposals_tried"] == b["proposals_tried"] <= 120
 assert 0 <= a["proposals_accepted"] <= a["proposals_tried"]
+assert a["chains"] == b["chains"] == 3  # (120 proposals: 40 a chain)
 PY
 then ok; else echo "mcmc: same seed, different plans"; bad plan mcmc; fi
 # seed 0 is a seed like any other (it was refused here, taken by verify
