@@ -50,6 +50,7 @@
                  kt_plan_op_cost kt_plan_tensor_bytes kt_plan_memory
                  kt_plan_step_seconds kt_plan_format_split kt_plan_parse_split
      machines    kt_machine_default kt_machine_parse kt_machine_level_of_cut
+                 kt_machine_factors
      training    kt_graph_autodiff
      zoo         kt_zoo_build kt_zoo_text kt_zoo_name kt_zoo_params
                  kt_zoo_about
@@ -525,6 +526,13 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err);
    fanouts multiply to the plan's device count; else the levels are
    taken in order, slowest first. */
 int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f, int cut);
+/* Default cut factors for n devices on m: when m's fanouts multiply to n,
+   each level's prime factors (largest first), slowest level first, so
+   that no cut straddles two levels (SOYBEAN 5.1); else
+   kt_factors_default(n).  The same primes, and errors, as
+   kt_factors_default. */
+kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
+                             kt_error *err);
 
 /* Writes op's strategy as variable names per cut ("i.j", "*" for a
    replicated cut); returns the length needed. */
@@ -770,25 +778,40 @@ kt_status kt_factors_check(const kt_factors *f, kt_error *err) {
     return KT_OK;
 }
 
-kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err) {
+/* Appends n's prime factors to out, largest first (Tofu 5.2: the most
+   expensive cut is the one made across the fewest, biggest groups).
+   KT_ERR_LIMIT past KT_MAX_CUTS cuts in all. */
+static kt_status kt__append_prime_factors(int64_t n, kt_factors *out,
+                                          kt_error *err) {
     int64_t p, primes[64];
     int np = 0, i;
-    memset(out, 0, sizeof *out);
+    for (p = 2; p * p <= n; p++)
+        while (n % p == 0) { primes[np++] = p; n /= p; }
+    if (n > 1) primes[np++] = n;
+    if (out->count + np > KT_MAX_CUTS)
+        return kt__fail(err, KT_ERR_LIMIT, 0,
+                        "%d prime factors exceed KT_MAX_CUTS (%d)",
+                        out->count + np, KT_MAX_CUTS);
+    for (i = 0; i < np; i++) out->k[out->count++] = (int)primes[np - 1 - i];
+    return KT_OK;
+}
+
+static kt_status kt__check_device_count(int64_t n, kt_error *err) {
     if (n < 1 || n > KT_MAX_DEVICES)
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "device count %lld must be between 1 and %d",
                         (long long)n, KT_MAX_DEVICES);
-    for (p = 2; p * p <= n; p++)
-        while (n % p == 0) { primes[np++] = p; n /= p; }
-    if (n > 1) primes[np++] = n;
-    if (np > KT_MAX_CUTS)
-        return kt__fail(err, KT_ERR_LIMIT, 0,
-                        "%d prime factors exceed KT_MAX_CUTS (%d)", np,
-                        KT_MAX_CUTS);
-    /* Tofu 5.2: the largest factor first, so the most expensive cut is the
-       one made across the fewest, biggest groups. */
-    for (i = 0; i < np; i++) out->k[i] = (int)primes[np - 1 - i];
-    out->count = np;
+    return KT_OK;
+}
+
+kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err) {
+    kt_status s;
+    memset(out, 0, sizeof *out);
+    if ((s = kt__check_device_count(n, err)) != KT_OK ||
+        (s = kt__append_prime_factors(n, out, err)) != KT_OK) {
+        memset(out, 0, sizeof *out);
+        return s;
+    }
     kt__ok(err);
     return KT_OK;
 }
@@ -3892,6 +3915,34 @@ int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f,
         used *= f->k[i];
     }
     return level;
+}
+
+/* SOYBEAN 5.1 maps cut 1 to the slowest level, so the default factors
+   on a machine follow its levels: each level's fanout, slowest first, in
+   prime factors, largest first within the level.  Every cut then stays
+   inside one level (kt_machine_level_of_cut), where the largest-first
+   order of kt_factors_default can make a cut straddle two (nodes:2x3
+   with 3,2 puts devices of different nodes in one group of cut 2, and
+   both cuts run at the network's speed).  The same primes as
+   kt_factors_default, so the same number of cuts; its factors, too,
+   when the fanouts do not multiply to n. */
+kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
+                             kt_error *err) {
+    kt_factors all;
+    kt_status s;
+    int l;
+    if ((s = kt_factors_default(n, out, err)) != KT_OK) return s;
+    all = *out;
+    if (!kt__machine_fits(m, &all)) return KT_OK;
+    memset(out, 0, sizeof *out);
+    for (l = 0; l < m->nlevels; l++)
+        if ((s = kt__append_prime_factors(m->level_fanout[l], out, err)) !=
+            KT_OK) {
+            *out = all; /* (cannot happen: the same primes as n's) */
+            return s;
+        }
+    kt__ok(err);
+    return KT_OK;
 }
 
 /* Multiply-adds (or element operations) of op on the largest device tile

@@ -240,7 +240,9 @@ static int parse_shape(const char *text, int *rank, int64_t *shape) {
 }
 
 /* The cut factors from --factors and/or --devices (DESIGN.md "Tilings":
-   by default the prime factors of the device count, largest first). */
+   by default the prime factors of the device count, largest first; plan
+   and sim put them in the order of a topology's levels when one is
+   given, kt_machine_factors). */
 static int parse_factors(const char *factors, const char *devices,
                          kt_factors *f) {
     kt_error err;
@@ -1165,10 +1167,13 @@ static kt_status load_topology(const topology_arg *a, kt_topology *t,
 }
 
 /* --objective and the topology (plan and eval).  *machine_set says
-   whether *m (and *topo, when not NULL) hold a parsed topology. */
+   whether *m (and *topo, when not NULL) hold a parsed topology.  Factors
+   that are only the default for their device count (factors_given 0)
+   are replaced by the topology's (kt_machine_factors: no cut straddles
+   two levels). */
 static int parse_time_options(const char *objective,
-                              const topology_arg *topology,
-                              const kt_factors *f, kt_objective *obj,
+                              const topology_arg *topology, kt_factors *f,
+                              int factors_given, kt_objective *obj,
                               kt_machine *m, kt_topology *topo,
                               int *machine_set) {
     kt_error err;
@@ -1194,6 +1199,9 @@ static int parse_time_options(const char *objective,
         *m = kt_topology_machine(&t);
         if (topo) *topo = t;
         *machine_set = 1;
+        if (f && !factors_given &&
+            kt_machine_factors(m, t.ndev, f, &err) != KT_OK)
+            return fail_kt("--devices", &err);
     }
     return 0;
 }
@@ -1892,7 +1900,11 @@ static const char plan_usage[] =
     "%s"
     "  --devices N         device count; the cut factors are its prime "
     "factors,\n"
-    "                      largest first, unless --factors gives them\n"
+    "                      largest first, unless --factors gives them; with\n"
+    "                      --topology, each level's in turn, slowest first "
+    "(so\n"
+    "                      that no cut spans two levels: nodes:2x3 gives "
+    "2,3)\n"
     "  --factors LIST      cut factors, cut 1 first: 4,2 (product = "
     "--devices)\n"
     "  --strategy NAME     the search (default dp; list below)\n"
@@ -2089,6 +2101,7 @@ static int cmd_plan(int argc, char **argv) {
     if ((rc = get_topology_arg("plan", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
         (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f,
+                                 o[O_FACTORS].value != NULL,
                                  &opt.objective, &machine, &topology,
                                  &machine_set)) != 0)
         return rc;
@@ -2573,8 +2586,9 @@ static int cmd_eval(int argc, char **argv) {
         goto done;
     if ((rc = get_topology_arg("eval", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0 ||
-        (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f, &objective,
-                                 &machine, NULL, &machine_set)) != 0)
+        (rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f, 1,
+                                 &objective, &machine, NULL,
+                                 &machine_set)) != 0)
         goto done;
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
@@ -3236,6 +3250,14 @@ static int cmd_sim(int argc, char **argv) {
         rc = fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan is for "
                   "%lld", ta.flag, ta.value, (long long)topo.ndev,
                   (long long)ndev);
+        goto done;
+    }
+    /* without --factors or a plan, the cuts follow the topology's levels
+       (kt_machine_factors, SOYBEAN 5.1: cut 1 on the slowest) */
+    machine = kt_topology_machine(&topo);
+    if (!path && !o[O_FACTORS].value &&
+        kt_machine_factors(&machine, ndev, &f, &err) != KT_OK) {
+        rc = fail_kt("--devices", &err);
         goto done;
     }
 

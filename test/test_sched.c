@@ -1542,6 +1542,110 @@ static void test_level_of_cut(void) {
     CHECKF(orders > 100, "%d factor orders checked", orders);
 }
 
+/* The default factors on a topology (kt_machine_factors): each level's
+   fanout in prime factors, largest first, slowest level first, so that
+   every cut's groups stay inside the level its factors came from (checked
+   by brute force over device pairs, as above) -- where
+   kt_factors_default's largest-first order can straddle two (nodes:2x3
+   with 3,2: both cuts cross nodes).  Known answers; the same primes as
+   kt_factors_default; its factors when the fanouts do not multiply to
+   the device count; its errors. */
+static void check_machine_factors(const kt_topology *t, const char *what) {
+    kt_machine m = kt_topology_machine(t);
+    kt_factors f, d;
+    kt_error err;
+    int l, cut = 0, i, j;
+    CHECKF(kt_machine_factors(&m, t->ndev, &f, &err) == KT_OK, "%s: %s", what,
+           err.message);
+    CHECK(kt_factors_default(t->ndev, &d, &err) == KT_OK);
+    CHECKF(kt_factors_devices(&f) == t->ndev && f.count == d.count, "%s: %d "
+           "cuts for %lld devices, the default has %d", what, f.count,
+           (long long)t->ndev, d.count);
+    for (l = 0; l < t->nlevels && cut <= f.count; l++) {
+        int64_t left = t->fanout[l];
+        for (; left > 1 && cut < f.count; cut++) {
+            CHECKF(left % f.k[cut] == 0 &&
+                       (cut == 0 || brute_level_of_cut(t, &f, cut - 1) < l ||
+                        f.k[cut] <= f.k[cut - 1]),
+                   "%s: factor %d of cut %d is not level %d's next largest "
+                   "prime", what, f.k[cut], cut + 1, l);
+            CHECKF(brute_level_of_cut(t, &f, cut) == l,
+                   "%s: cut %d's groups cross level %d, its factor is level "
+                   "%d's", what, cut + 1, brute_level_of_cut(t, &f, cut), l);
+            left /= f.k[cut];
+        }
+        CHECKF(left == 1, "%s: level %d's fanout is not its cuts'", what, l);
+    }
+    /* the same primes: each is prime and the sorted lists agree */
+    for (i = 0; i < f.count; i++) {
+        int seen = 0, want = 0;
+        for (j = 0; j < f.count; j++) seen += f.k[j] == f.k[i];
+        for (j = 0; j < d.count; j++) want += d.k[j] == f.k[i];
+        CHECKF(seen == want, "%s: factor %d %d times, %d in the default",
+               what, f.k[i], seen, want);
+    }
+}
+
+static void test_machine_factors(void) {
+    static const struct {
+        const char *spec;
+        int count, k[4];
+    } known[] = {
+        {"nodes:2x3:300G:25G", 2, {2, 3}},
+        {"nodes:4x3:300G:25G", 3, {2, 2, 3}},
+        {"nodes:3x4:300G:25G", 3, {3, 2, 2}},
+        {"nodes:6x4:300G:25G", 4, {3, 2, 2, 2}},
+        {"nodes:1x6:300G:25G", 2, {3, 2}},
+        {"flat:12:100G", 3, {3, 2, 2}},
+    };
+    static const char *const files[] = {
+        "level 2 10G\nlevel 3 100G\nlevel 2 300G\n",
+        "level 3 10G\nlevel 2 100G\nlevel 3 300G\n",
+        "level 2 10G\nlevel 2 100G\nlevel 4 300G\n"};
+    kt_topology t;
+    kt_machine m;
+    kt_factors f, d;
+    kt_error err;
+    unsigned i;
+    int a, b, j;
+    for (i = 0; i < sizeof known / sizeof known[0]; i++) {
+        CHECK(kt_topology_parse(known[i].spec, &t, &err) == KT_OK);
+        m = kt_topology_machine(&t);
+        CHECK(kt_machine_factors(&m, t.ndev, &f, &err) == KT_OK);
+        CHECKF(f.count == known[i].count, "%s: %d cuts", known[i].spec,
+               f.count);
+        for (j = 0; j < known[i].count && j < f.count; j++)
+            CHECKF(f.k[j] == known[i].k[j], "%s: cut %d's factor %d, not %d",
+                   known[i].spec, j + 1, f.k[j], known[i].k[j]);
+    }
+    for (a = 1; a <= 8; a++)
+        for (b = 1; b <= 8; b++) {
+            char spec[64];
+            if (a * b < 2) continue;
+            snprintf(spec, sizeof spec, "nodes:%dx%d:300G:25G", a, b);
+            CHECK(kt_topology_parse(spec, &t, &err) == KT_OK);
+            check_machine_factors(&t, spec);
+        }
+    for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+        CHECK(kt_topology_parse_text(files[i], "levels", &t, &err) == KT_OK);
+        check_machine_factors(&t, files[i]);
+    }
+    /* a machine of another device count: the default factors */
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &t, &err) == KT_OK);
+    m = kt_topology_machine(&t);
+    CHECK(kt_machine_factors(&m, 6, &f, &err) == KT_OK &&
+          kt_factors_default(6, &d, &err) == KT_OK && f.count == 2 &&
+          f.k[0] == d.k[0] && f.k[1] == d.k[1] && f.k[0] == 3);
+    /* one device: no cuts; a count out of range or with more primes than
+       cuts: kt_factors_default's errors, and no factors */
+    CHECK(kt_machine_factors(&m, 1, &f, &err) == KT_OK && f.count == 0);
+    CHECK(kt_machine_factors(&m, 0, &f, &err) == KT_ERR_INVALID &&
+          f.count == 0 && strstr(err.message, "device count") != NULL);
+    CHECK(kt_machine_factors(&m, (int64_t)1 << 17, &f, &err) ==
+              KT_ERR_LIMIT &&
+          f.count == 0);
+}
+
 /* Topologies filled by hand (the struct is public): each field a reader
    would refuse -- a fanout of 0, no levels or too many, an ndev that is not
    the fanouts' product, NaN or 0 flops (kt_topology_single), a kind range
@@ -5399,6 +5503,7 @@ int main(void) {
     test_zoo();
     test_random();
     test_level_of_cut();
+    test_machine_factors();
     test_nearest_holder();
     test_inplace_waits_for_readers();
     test_partial_sum_first_holder();
