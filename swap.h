@@ -364,7 +364,8 @@ typedef struct kt_swap_options {
                               by the last recent_steps ops (thesis 4.3.2);
                               0: pure Belady                               */
     /* search */
-    double seconds;        /* GA CPU-time budget (0: generations only)     */
+    double seconds;        /* GA CPU-time budget, KT_CLOCK (0: generations
+                              only)                                        */
     int generations;       /* GA generation budget (0: seconds only; both
                               0: 50)                                        */
     int population;        /* N_p (0 or 1: 32), at most
@@ -442,7 +443,7 @@ typedef struct kt_swap_result {
 } kt_swap_result;
 
 /* Runs the search `kind` under o->memory.  The GA runs until its budget
-   (generations or CPU seconds) is spent, or until its best step is the
+   (generations or CPU seconds, KT_CLOCK) is spent, or until its best step is the
    ideal one (kt_swap_ideal_seconds, up to rounding): no plan is faster
    than the compute stream alone, so r->generations can be below the
    budget. */

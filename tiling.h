@@ -442,7 +442,7 @@ typedef struct kt_plan {
     int *split;             /* nops * KT_MAX_CUTS, row per op              */
     int64_t total_bytes;    /* exact cost over all devices                 */
     int64_t cut_bytes[KT_MAX_CUTS]; /* what each cut adds (sums to total)  */
-    double search_seconds;  /* CPU seconds the search took                  */
+    double search_seconds;  /* CPU seconds the search took (KT_CLOCK)       */
     double step_seconds;    /* modelled step time (kt_plan_step_seconds)    */
     int64_t memory_bytes;   /* tensor bytes on the fullest device           */
 } kt_plan;
@@ -527,8 +527,9 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err);
    taken in order, slowest first. */
 int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f, int cut);
 /* Default cut factors for n devices on m: when m's fanouts multiply to n,
-   each level's prime factors (largest first), slowest level first, so
-   that no cut straddles two levels (SOYBEAN 5.1); else
+   each level's prime factors (largest first), level by level in m's
+   order (slowest first, as specs and topology files list them), so that
+   no cut straddles two levels (SOYBEAN 5.1); else, and for a NULL m,
    kt_factors_default(n).  The same primes, and errors, as
    kt_factors_default. */
 kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
@@ -3933,7 +3934,7 @@ kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
     int l;
     if ((s = kt_factors_default(n, out, err)) != KT_OK) return s;
     all = *out;
-    if (!kt__machine_fits(m, &all)) return KT_OK;
+    if (!m || !kt__machine_fits(m, &all)) return KT_OK;
     memset(out, 0, sizeof *out);
     for (l = 0; l < m->nlevels; l++)
         if ((s = kt__append_prime_factors(m->level_fanout[l], out, err)) !=

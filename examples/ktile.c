@@ -1901,10 +1901,11 @@ static const char plan_usage[] =
     "  --devices N         device count; the cut factors are its prime "
     "factors,\n"
     "                      largest first, unless --factors gives them; with\n"
-    "                      --topology, each level's in turn, slowest first "
-    "(so\n"
-    "                      that no cut spans two levels: nodes:2x3 gives "
-    "2,3)\n"
+    "                      --topology or --topology-file, each level's in "
+    "turn,\n"
+    "                      in the order listed (slowest first), so that no "
+    "cut\n"
+    "                      spans two levels: nodes:2x3 gives 2,3\n"
     "  --factors LIST      cut factors, cut 1 first: 4,2 (product = "
     "--devices)\n"
     "  --strategy NAME     the search (default dp; list below)\n"
@@ -3264,7 +3265,6 @@ static int cmd_sim(int argc, char **argv) {
     /* the plan */
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
-    machine = kt_topology_machine(&topo);
     if ((rc = load_model_and_plan("sim", &ma, path, &root, &f, objective,
                                   o[O_TOPOLOGY].value ||
                                           o[O_TOPOLOGY_FILE].value

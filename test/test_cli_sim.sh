@@ -143,6 +143,15 @@ expect_json "$dir/p6.json" plan --model "$M" --devices 6 --json
 check "plan: factors follow the topology, else the default" 'import json, sys
 f = [json.load(open(p))["factors"] for p in sys.argv[1:4]]
 assert f == [[2, 3], [3, 2], [3, 2]], f' "$dir/p23.json" "$dir/p32.json" "$dir/p6.json"
+# a plan file's factors are kept on the topology (sim and eval), and
+# mcmc searches on the topology's factors
+expect_text 'factors 3,2' sim --model "$M" --plan "$dir/p32.json" --topology "$N23"
+expect_json "$dir/e32.json" eval --model "$M" --plan "$dir/p32.json" --topology "$N23" --json
+expect_json "$dir/m23.json" plan --model "$M" --devices 6 --topology "$N23" \
+    --strategy mcmc --proposals 20 --json
+check "eval keeps the plan's 3,2; mcmc searches 2,3" 'import json, sys
+f = [json.load(open(p))["factors"] for p in sys.argv[1:3]]
+assert f == [[3, 2], [2, 3]], f' "$dir/e32.json" "$dir/m23.json"
 
 # -------------------------------------------------- model and topology files
 

@@ -1636,6 +1636,9 @@ static void test_machine_factors(void) {
     CHECK(kt_machine_factors(&m, 6, &f, &err) == KT_OK &&
           kt_factors_default(6, &d, &err) == KT_OK && f.count == 2 &&
           f.k[0] == d.k[0] && f.k[1] == d.k[1] && f.k[0] == 3);
+    /* no machine: the default factors */
+    CHECK(kt_machine_factors(NULL, 12, &f, &err) == KT_OK && f.count == 3 &&
+          f.k[0] == 3 && f.k[1] == 2 && f.k[2] == 2);
     /* one device: no cuts; a count out of range or with more primes than
        cuts: kt_factors_default's errors, and no factors */
     CHECK(kt_machine_factors(&m, 1, &f, &err) == KT_OK && f.count == 0);
