@@ -931,9 +931,10 @@ static void test_hand_graphs(void) {
        tensors of different classes through the same access pattern, the
        later step's class declared first (q before p).  The DP prices a
        step like the one before it only when every role reads the same
-       tensor class (kt__same_member); a check that let q's class pass for
-       p's once priced y_t2's conversions of q as p's, and its plan on
-       2,2,2 claimed 3328 bytes that cost 3840. */
+       tensor class (kt__same_member); with `<` for `!=` there (a mutant
+       of 2026-11-28), q's class passed for p's, y_t2's conversions of q
+       were priced as p's, and the plan on 2,2,2 claimed 3328 bytes that
+       cost 3840. */
     if ((g = parse("tied steps", "input a[8,16]\n"
                                  "input b[16,8]\n"
                                  "weight u[16,16]\n"
