@@ -443,8 +443,8 @@ typedef struct kt_swap_result {
 } kt_swap_result;
 
 /* Runs the search `kind` under o->memory.  The GA runs until its budget
-   (generations or CPU seconds, KT_CLOCK) is spent, or until its best step is the
-   ideal one (kt_swap_ideal_seconds, up to rounding): no plan is faster
+   (generations or CPU seconds, KT_CLOCK) is spent, or until its best step
+   is the ideal one (kt_swap_ideal_seconds, up to rounding): no plan is faster
    than the compute stream alone, so r->generations can be below the
    budget. */
 kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
