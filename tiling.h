@@ -869,8 +869,9 @@ kt_status kt_tiling_parse(const char *text, kt_tiling *out, kt_error *err) {
             long d = strtol(p + 1, &end, 10);
             if (d >= KT_MAX_DIMS)
                 return kt__fail(err, KT_ERR_INVALID, 0,
-                                "tiling '%s': S%ld names a dimension beyond "
-                                "the largest rank %d", text, d, KT_MAX_DIMS);
+                                "tiling '%s': S%ld names dimension %ld, and "
+                                "no tensor has more than %d (KT_MAX_DIMS)",
+                                text, d, d, KT_MAX_DIMS);
             code = (int)d;
             p = end;
         } else {
@@ -3455,18 +3456,21 @@ kt_status kt_op_placements(const kt_graph *g, const kt_op *op,
         v = split_var[i];
         if (v == KT_SPLIT_REPLICATE) continue;
         if (v < 0 || v >= op->nvars)
-            return kt__fail(err, KT_ERR_INVALID, op->line, "cut %d splits "
-                            "variable %d, but the statement has %d", i + 1,
-                            v, op->nvars);
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: cut %d "
+                            "splits variable %d, but the statement has %d",
+                            op->name, i + 1, v, op->nvars);
+        /* (the op is named: generated backward and update ops have no
+           line of their own, and share variable names with others) */
         if (!op->var[v].splittable)
-            return kt__fail(err, KT_ERR_INVALID, op->line, "cut %d: %s of "
-                            "opaque(%s) cannot be split", i + 1,
-                            op->var[v].name, op->opaque);
+            return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: cut %d: "
+                            "%s of opaque(%s) cannot be split", op->name,
+                            i + 1, op->var[v].name, op->opaque);
         parts[v] *= f->k[i];
         if (parts[v] > op->var[v].extent)
-            return kt__fail(err, KT_ERR_SHAPE, op->line, "index variable %s "
-                            "(%lld) has fewer elements than %lld parts",
-                            op->var[v].name, (long long)op->var[v].extent,
+            return kt__fail(err, KT_ERR_SHAPE, op->line, "op %s: index "
+                            "variable %s (%lld) has fewer elements than %lld "
+                            "parts", op->name, op->var[v].name,
+                            (long long)op->var[v].extent,
                             (long long)parts[v]);
     }
     for (j = 0; j < op->ninputs; j++) memset(&needed[j], 0, sizeof needed[j]);
@@ -3749,8 +3753,8 @@ kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
         if (*q == '.' && i + 1 < p->f.count) q++;
         else if (i + 1 < p->f.count)
             return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' "
-                            "has %d cuts, the plan %d", o->name, text, i + 1,
-                            p->f.count);
+                            "has %d cut%s, the plan %d", o->name, text, i + 1,
+                            i ? "s" : "", p->f.count);
     }
     if (*q)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %s: strategy '%s' has "

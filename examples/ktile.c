@@ -2280,11 +2280,16 @@ static int plan_file_factors(const char *path, const jv *root, kt_factors *f) {
         return fail(EXIT_BAD_INPUT, "--plan %s: %lu factors, more than %d "
                     "cuts", path, (unsigned long)fa->n, KT_MAX_CUTS);
     for (i = 0; i < fa->n; i++) {
-        if (jv_int64(&fa->item[i], &k) != 0 || k < 2 ||
-            k > KTILE_MAX_DEVICES || ndev * k > KTILE_MAX_DEVICES)
-            return fail(EXIT_BAD_INPUT, "--plan %s: factor %lu is not a whole "
-                        "number from 2 up, or the device count exceeds %lld",
-                        path, (unsigned long)i + 1,
+        if (jv_int64(&fa->item[i], &k) != 0 || k < 2)
+            return fail(EXIT_BAD_INPUT, "--plan %s: factor %lu is %s; a cut "
+                        "factor is a whole number from 2 up", path,
+                        (unsigned long)i + 1,
+                        fa->item[i].type == JV_NUMBER
+                            ? fa->item[i].text
+                            : jv_type_name(fa->item[i].type));
+        if (k > KTILE_MAX_DEVICES || ndev * k > KTILE_MAX_DEVICES)
+            return fail(EXIT_BAD_INPUT, "--plan %s: factors 1..%lu make more "
+                        "than %lld devices", path, (unsigned long)i + 1,
                         (long long)KTILE_MAX_DEVICES);
         f->k[f->count++] = (int)k;
         ndev *= k;

@@ -727,7 +727,25 @@ bad_edit() { # bad_edit NAME 'PYTHON on d' 'MESSAGE PATTERN'
     edit "$1" "$2"
     expect_bad_msg "$3" eval --model-file "$M" --plan "$dir/$1.json"
 }
-bad_edit factorh 'd["factors"] = [2.5, 2]' 'factor 1 is not a whole number'
+bad_edit factorh 'd["factors"] = [2.5, 2]' 'factor 1 is 2.5; a cut factor is a whole number from 2 up'
+bad_edit factor1b 'd["factors"] = [4, 1]' 'factor 2 is 1; a cut factor'
+bad_edit factorbig 'd["factors"] = [1024, 1024, 2]' 'factors 1..3 make more than 1048576 devices'
+bad_edit short_strategy1 'd["ops"][0]["strategy"] = "i"' "strategy 'i' has 1 cut, the plan 2"
+bad_edit s8_tiling 'd["tensors"][1]["tiling"] = "S8.R"' "S8 names dimension 8, and no tensor has more than 8"
+# a generated op (no line of its own, variable names shared with the
+# forward op) is named when its strategy splits a variable too far
+printf 'input x[4,3]\nweight W[3,2]\ny[i,k] = sum(j) x[i,j] * W[j,k]\nloss y\n' \
+    >"$dir/tiny_loss.txt"
+if expect_json "$dir/tiny_loss.json" plan --model-file "$dir/tiny_loss.txt" \
+    --devices 4 --json; then
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for o in d["ops"]:
+    if o["name"] == "W.update": o["strategy"] = "i1.i1"
+json.dump(d, open(sys.argv[2], "w"))' "$dir/tiny_loss.json" "$dir/tiny_upd.json"
+    expect_bad_msg 'op W.update: index variable i1 (2) has fewer elements than 4 parts' \
+        eval --model-file "$dir/tiny_loss.txt" --plan "$dir/tiny_upd.json"
+fi
 bad_edit devicesh 'd["devices"] = 4.5' '"devices" is 4.5; it must be 4'
 bad_edit devicess 'd["devices"] = "4"' '"devices" is a string'
 bad_edit devicese 'd["devices"] = 4e100' '"devices" is 4e+100'

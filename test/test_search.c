@@ -1460,7 +1460,7 @@ static void test_split_text(void) {
             const char *text, *p1, *p2;
         } bad[] = {
             {"i.zz", "zz", "not one of its index variables"},
-            {"i", "has 1 cuts", "plan 2"},
+            {"i", "has 1 cut,", "plan 2"},
             {"i.k.j", "more cuts", "2"},
             {"", "needs 2 variable names", "y"},
             {"i.", "needs 2 variable names", "i."},
