@@ -48,8 +48,10 @@ static void test_search_seconds(void) {
     kt_graph_destroy(g);
 }
 
-static kt_status mcmc(const kt_graph *g, double seconds, int restarts,
-                      kt_mcmc_result *res) {
+/* An MCMC search of g over 4 devices with a time budget, a proposal
+   budget (0: none) and `restarts` chains. */
+static kt_status mcmc(const kt_graph *g, double seconds, int64_t proposals,
+                      int restarts, kt_mcmc_result *res) {
     kt_topology topo;
     kt_factors f;
     kt_mcmc_options mo;
@@ -60,7 +62,8 @@ static kt_status mcmc(const kt_graph *g, double seconds, int restarts,
         kt_factors_default(4, &f, &err) != KT_OK)
         return KT_ERR_INVALID;
     memset(&mo, 0, sizeof mo);
-    mo.seconds = seconds; /* (no proposal budget: time alone ends it) */
+    mo.seconds = seconds;
+    mo.proposals = proposals;
     mo.restarts = restarts;
     s = kt_plan_mcmc(g, &f, &topo, &mo, &p, res, &err);
     if (s == KT_OK) kt_plan_free(&p);
@@ -82,7 +85,7 @@ static void test_mcmc_shares(void) {
        given the whole of what is left would spend it all, and the
        chains after it would not run. */
     before = clock_reads;
-    CHECK(mcmc(g, 40 * TICK, 4, &res) == KT_OK);
+    CHECK(mcmc(g, 40 * TICK, 0, 4, &res) == KT_OK);
     reads = clock_reads - before;
     CHECKF(res.chains == 4, "%d chains ran", res.chains);
     /* every chain reads the clock once a proposal, and once more when
@@ -92,26 +95,14 @@ static void test_mcmc_shares(void) {
     CHECKF(reads <= 40 + 4 * 4, "%lld reads of the clock", (long long)reads);
     /* a budget of one tick: the first chain runs (a plan is needed), its
        share is spent before its first proposal, and no chain follows */
-    CHECK(mcmc(g, TICK, 4, &res) == KT_OK);
+    CHECK(mcmc(g, TICK, 0, 4, &res) == KT_OK);
     CHECKF(res.chains == 1 && res.tried == 0, "%d chains, %lld proposals",
            res.chains, (long long)res.tried);
     /* a proposal budget still ends a search the clock does not: every
        chain runs, with its share of the proposals */
-    {
-        kt_topology topo;
-        kt_factors f;
-        kt_mcmc_options mo;
-        kt_plan p;
-        CHECK(kt_topology_parse("flat:4:100G", &topo, &err) == KT_OK);
-        CHECK(kt_factors_default(4, &f, &err) == KT_OK);
-        memset(&mo, 0, sizeof mo);
-        mo.proposals = 12;
-        mo.restarts = 3;
-        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &p, &res, &err) == KT_OK);
-        CHECKF(res.chains == 3 && res.tried == 12, "%d chains, %lld tried",
-               res.chains, (long long)res.tried);
-        kt_plan_free(&p);
-    }
+    CHECK(mcmc(g, 0, 12, 3, &res) == KT_OK);
+    CHECKF(res.chains == 3 && res.tried == 12, "%d chains, %lld tried",
+           res.chains, (long long)res.tried);
     kt_graph_destroy(g);
 }
 
