@@ -8425,8 +8425,7 @@ static kt_status kt__mcmc_keep(kt__mcmc_run *r, const kt_plan *p,
 /* One chain (FlexFlow 6): from ps's plan, propose and accept by the
    Metropolis rule until `budget` proposals (0: no limit) or the clock
    (KT_CLOCK, CPU time by default) passes `deadline` (0: none) or the
-   chain stalls.  `next` is a
-   plan of the graph's shape, scratch. */
+   chain stalls.  `next` is a plan of the graph's shape, scratch. */
 static kt_status kt__mcmc_chain(kt__mcmc_run *r, kt_plan_sim *ps,
                                 kt_plan *next, const kt_mcmc_options *o,
                                 int64_t budget, double deadline,

@@ -797,19 +797,14 @@ static kt_status kt__append_prime_factors(int64_t n, kt_factors *out,
     return KT_OK;
 }
 
-static kt_status kt__check_device_count(int64_t n, kt_error *err) {
+kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err) {
+    kt_status s;
+    memset(out, 0, sizeof *out);
     if (n < 1 || n > KT_MAX_DEVICES)
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "device count %lld must be between 1 and %d",
                         (long long)n, KT_MAX_DEVICES);
-    return KT_OK;
-}
-
-kt_status kt_factors_default(int64_t n, kt_factors *out, kt_error *err) {
-    kt_status s;
-    memset(out, 0, sizeof *out);
-    if ((s = kt__check_device_count(n, err)) != KT_OK ||
-        (s = kt__append_prime_factors(n, out, err)) != KT_OK) {
+    if ((s = kt__append_prime_factors(n, out, err)) != KT_OK) {
         memset(out, 0, sizeof *out);
         return s;
     }
@@ -3933,20 +3928,15 @@ int kt_machine_level_of_cut(const kt_machine *m, const kt_factors *f,
    when the fanouts do not multiply to n. */
 kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
                              kt_error *err) {
-    kt_factors all;
     kt_status s;
     int l;
     if ((s = kt_factors_default(n, out, err)) != KT_OK) return s;
-    all = *out;
-    if (!m || !kt__machine_fits(m, &all)) return KT_OK;
-    memset(out, 0, sizeof *out);
+    if (!m || !kt__machine_fits(m, out)) return KT_OK;
+    /* the fanouts multiply to n: the same primes in another order, so
+       they fit in KT_MAX_CUTS as n's did */
+    out->count = 0;
     for (l = 0; l < m->nlevels; l++)
-        if ((s = kt__append_prime_factors(m->level_fanout[l], out, err)) !=
-            KT_OK) {
-            *out = all; /* (cannot happen: the same primes as n's) */
-            return s;
-        }
-    kt__ok(err);
+        (void)kt__append_prime_factors(m->level_fanout[l], out, err);
     return KT_OK;
 }
 
