@@ -2294,8 +2294,7 @@ static double kt__task_seconds(const kt_graph *g, const kt_op *op,
         for (d = 0; d < op->out_rank; d++) vol *= (double)(r.r[d].hi - r.r[d].lo);
         bytes += vol;
     }
-    if (op->reducer != KT_REDUCE_NONE) points *= 2; /* multiply and add */
-    a = points / kind->peak_flops;
+    a = points * kt_op_flops_per_point(op) / kind->peak_flops;
     b = bytes / kind->mem_bw;
     return a > b ? a : b;
 }

@@ -46,6 +46,7 @@
                  kt_graph_tensor kt_graph_op_count kt_graph_op kt_graph_loss
      analysis    kt_sym_interval_eval kt_op_strategies kt_op_var_box
                  kt_op_input_box kt_op_output_box kt_op_placements
+                 kt_op_flops_per_point
      plans       kt_plan_init kt_plan_free kt_plan_search kt_plan_eval
                  kt_plan_op_cost kt_plan_tensor_bytes kt_plan_memory
                  kt_plan_step_seconds kt_plan_format_split kt_plan_parse_split
@@ -415,6 +416,12 @@ void kt_op_var_box(const kt_op *op, kt_range *box);
 void kt_op_input_box(const kt_graph *g, const kt_op *op, int input,
                      const kt_range *box, kt_box *region, int *empty);
 void kt_op_output_box(const kt_op *op, const kt_range *box, kt_box *region);
+/* Arithmetic operations per point of op's variable space, as the roofline
+   counts them: one per function and + - * / of the body, one more per
+   point when a reduction combines it into the output (a product-sum's
+   multiply and add: 2; a plain sum: 1; a copy: 0). An opaque body is
+   unknown to TDL and counts 1. */
+double kt_op_flops_per_point(const kt_op *op);
 /* Placements of op run with factors f, splitting variable split_var[i] at
    cut i (KT_SPLIT_REPLICATE: not split, each group computes all of it): what each device needs of every input (needed[0..ninputs)) and
    what it produces (produced, partial when a reduction variable is split).
@@ -3940,7 +3947,19 @@ kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
     return KT_OK;
 }
 
-/* Multiply-adds (or element operations) of op on the largest device tile
+double kt_op_flops_per_point(const kt_op *op) {
+    int e, operations = 0;
+    if (op->opaque[0]) return 1;
+    for (e = 0; e < op->nexpr; e++)
+        if (op->expr[e].kind == KT_EXPR_UNARY ||
+            op->expr[e].kind == KT_EXPR_BINARY)
+            operations++;
+    /* the reduction folds each point's value into the output: one more */
+    if (op->reducer != KT_REDUCE_NONE) operations++;
+    return operations;
+}
+
+/* Flops of op on the largest device tile
    and the bytes it touches there (the last device's). */
 static void kt__op_work(const kt_graph *g, int o, const kt_factors *f,
                         const int *split, double *flops, double *bytes) {
@@ -3978,8 +3997,7 @@ static void kt__op_work(const kt_graph *g, int o, const kt_factors *f,
                 vol *= (double)(r.r[d].hi - r.r[d].lo);
             touched += vol;
         }
-        /* a product-sum does a multiply and an add per point */
-        points *= op->reducer != KT_REDUCE_NONE ? 2 : 1;
+        points *= kt_op_flops_per_point(op);
         if (points > *flops) *flops = points;
         if (touched > *bytes) *bytes = touched;
     }

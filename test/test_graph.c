@@ -1491,6 +1491,48 @@ static void test_find_op(void) {
     }
 }
 
+/* The roofline's flops per point (kt_op_flops_per_point), known answers:
+   one per function and arithmetic operator of the body, one more when a
+   reduction folds the point into the output. */
+static void test_flops_per_point(void) {
+    static const struct {
+        const char *op;
+        double flops;
+    } want[] = {
+        {"mm", 2},     /* multiply, add */
+        {"rowsum", 1}, /* add only */
+        {"rowmax", 1}, /* compare only */
+        {"copy", 0},
+        {"r", 1},
+        {"upd.update", 2}, /* W - c * dW */
+        {"gate", 4},       /* sigmoid(a) * tanh(b) + 1 */
+        {"ch", 1},         /* opaque: unknown, one per point */
+    };
+    kt_graph *g = expect_ok(
+        "flops per point",
+        "input x[4,3]\nweight W[3,2]\ninput dW[3,2]\nweight upd[3,2]\n"
+        "input a[4,3]\ninput b[4,3]\ninput q[2,3,3]\n"
+        "mm[i,k] = sum(j) x[i,j] * W[j,k]\n"
+        "rowsum[i] = sum(j) x[i,j]\n"
+        "rowmax[i] = max(j) x[i,j]\n"
+        "copy[j,i] = x[i,j]\n"
+        "r[i,j] = relu(x[i,j])\n"
+        "upd[j,k] = upd[j,k] - 0.01 * dW[j,k]\n"
+        "gate[i,j] = sigmoid(a[i,j]) * tanh(b[i,j]) + 1\n"
+        "ch[n,i,j] = opaque(cholesky, q[n,:,:])\n");
+    size_t i;
+    if (!g) return;
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        int o = kt_graph_find_op(g, want[i].op);
+        CHECKF(o >= 0, "flops: no op %s", want[i].op);
+        if (o < 0) continue;
+        CHECKF(kt_op_flops_per_point(kt_graph_op(g, o)) == want[i].flops,
+               "flops per point of %s: %g, expected %g", want[i].op,
+               kt_op_flops_per_point(kt_graph_op(g, o)), want[i].flops);
+    }
+    kt_graph_destroy(g);
+}
+
 /* Whitespace must not change the meaning of a statement: a reduction or
    an opaque call written with a space before '(' is still one. */
 static void test_whitespace(void) {
@@ -1556,6 +1598,7 @@ int main(void) {
     test_order();
     test_kinds();
     test_find_op();
+    test_flops_per_point();
     test_whitespace();
     test_affine_combined();
     /* last, after flushing what the others printed: see there */

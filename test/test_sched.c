@@ -5568,7 +5568,7 @@ int main(void) {
      2. bad files fail naming the line and the problem (unknown kind,
         device out of range, two kinds, no kind, ...);
      3. known answer from the roofline: with each kind compute-bound, every
-        sub-operator takes (2 if a product-sum, else 1) * its points / the
+        sub-operator takes its points times kt_op_flops_per_point over the
         peak of its device's kind, so on a kind r times slower in both
         roofs the same sub-operator takes exactly r times longer;
      4. profiles: lookup by (op, extents, kind), falling back to the line
@@ -5825,7 +5825,7 @@ static void test_kinds_roofline(void) {
         }
         for (v = 0; v < op->nvars; v++)
             points *= (double)(tk->box[v].hi - tk->box[v].lo);
-        if (op->reducer != KT_REDUCE_NONE) points *= 2; /* multiply, add */
+        points *= kt_op_flops_per_point(op); /* known answers: test_graph */
         want = points / (slow ? flops / ratio : flops);
         if (fabs(x->seconds - want) > 1e-12 * want) {
             exact = 0;

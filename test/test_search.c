@@ -2020,14 +2020,16 @@ static void test_memory_cap_time(void) {
 }
 
 /* The time objective trades bytes against compute.  y[i] = sum(j)
-   x[i,j], x[3,8], on unit_machine().  Split i: no byte moves (x S0, y
-   S0), the last device sums rows [1,3): 2*8 points * 2 flops = 32 s.
+   x[i,j] * x[i,j], x[3,8], on unit_machine().  Split i: no byte moves
+   (x S0, y S0), the last device sums rows [1,3): 2*8 points * 2 flops
+   (multiply, add) = 32 s.
    Split j: 3*4*2 = 24 s, and the partial y reduced to y S0 costs
    (q-1) + |T| - 1 = 1 element each, 3 * 4 = 12 bytes, over 2 devices at
    1 B/s: 12 / (2 * 1) = 6 s; 30 s in all (y R: 24 bytes, 36 s).  So split
    j, x S1, y S0: 12 bytes, 30 s. */
 static void test_time_tradeoff(void) {
-    kt_graph *g = parse("row sums", "input x[3,8]\ny[i] = sum(j) x[i,j]\n");
+    kt_graph *g =
+        parse("row sums", "input x[3,8]\ny[i] = sum(j) x[i,j] * x[i,j]\n");
     kt_machine m = unit_machine();
     kt_plan p;
     char split[16] = "";
