@@ -132,6 +132,13 @@ expect_bad_msg 'shape given twice' cost --shape 4x4 --shape 8x8 --factors 2 \
 expect_json '{"bytes": 64}' cost --shape 4x4 --factors 2 --from S0 \
     --to R --json --json
 expect_bad cost --shape 4x4 --factors 2 --from P --to R --json=yes
+# --name=value is the same as --name value
+expect_json '{"bytes": 64}' cost --shape=4x4 --factors=2 --from=S0 --to R \
+    --json
+expect_bad_msg 'shape needs a value' cost --shape= --factors 2 --from S0 \
+    --to R
+expect_bad_msg "devices given twice ('6', then '3')" plan \
+    --model=mlp:layers=2,hidden=8,batch=12 --devices=6 --devices 3
 expect_bad cost --factors 2 --from P --to R
 expect_bad cost --shape 4x4 --factors 2 --from P
 expect_bad cost --shape 4x4 --factors 2 --to R

@@ -2019,6 +2019,34 @@ static void test_memory_cap_time(void) {
     kt_graph_destroy(g);
 }
 
+/* The capped search keeps the best fitting plan of its bisection, not the
+   last one it finds.  y = x W, x[1,3], W[3,5], on 3,2 under a cap of 28
+   bytes (the uncapped plan, k.j, moves 40 bytes and holds 32 per device).
+   Raising the penalty, the first plan that fits splits j.k: x S1.R, W
+   S0.S1, y S1.R, 24 bytes per device, 40 + 20 = 60 bytes moved.  The
+   bisection then finds, at a smaller penalty, a plan of 28 bytes per
+   device that still fits but moves 64 (24 + 40): a smaller penalty does
+   not give fewer bytes once the cuts are searched one after the other.
+   Found by a search of random graphs for the smallest case where keeping
+   the last fitting plan differs from keeping the best. */
+static void test_memory_cap_keeps_best(void) {
+    kt_graph *g = parse("capped 3,2", "input x[1,3]\nweight W[3,5]\n"
+                                      "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_plan p;
+    char split[16] = "";
+    if (!g) return;
+    if (capped_search("capped 3,2", g, "3,2", NULL, 28, &p)) {
+        kt_plan_format_split(g, &p, 0, split, sizeof split);
+        CHECK_EQ_I64(p.total_bytes, 60);
+        CHECK_EQ_I64(p.memory_bytes, 24);
+        CHECKF(strcmp(split, "j.k") == 0 && tiled(g, &p, "x", "S1.R") &&
+                   tiled(g, &p, "W", "S0.S1") && tiled(g, &p, "y", "S1.R"),
+               "capped 3,2: split %s", split);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
 /* The time objective trades bytes against compute.  y[i] = sum(j)
    x[i,j] * x[i,j], x[3,8], on unit_machine().  Split i: no byte moves
    (x S0, y S0), the last device sums rows [1,3): 2*8 points * 2 flops
@@ -2117,6 +2145,7 @@ int main(void) {
     test_tie_first();
     test_memory_cap_uneven();
     test_memory_cap_time();
+    test_memory_cap_keeps_best();
     test_time_tradeoff();
     test_model_parallel_tilings();
     test_spartan_order();
