@@ -371,7 +371,7 @@ typedef struct kt_swap_options {
     int population;        /* N_p (0 or 1: 32), at most
                               KT_SWAP_MAX_POPULATION                       */
     double mutation;       /* P (0: 0.1)                                    */
-    double pressure;       /* softmax scale on t_norm (0: 20; thesis: 1)    */
+    double pressure;       /* softmax scale on t_norm (0: 100; thesis: 1)   */
     uint64_t seed;
     int keep_schedule;     /* 1: search the allocation only                 */
     /* called after every generation (NULL: silent) */
@@ -3239,7 +3239,7 @@ static kt_status kt__swap_ga_run(const kt_swap_model *m,
     int nsz = m->nsizes, npairs = (np + 1) / 2, nslot = np + 4 * npairs;
     int gens = o->generations, i, gen;
     double p = o->mutation > 0 ? o->mutation : 0.1;
-    double pressure = o->pressure > 0 ? o->pressure : 20;
+    double pressure = o->pressure > 0 ? o->pressure : 100;
     double start = kt__now(), tbest = HUGE_VAL;
     uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
     int *pop = NULL, *cand = NULL, *keep = NULL, *mins = NULL, *best_order = NULL;

@@ -711,6 +711,58 @@ static void test_ga(const kt_swap_model *m, const char *name) {
     kt_swap_result_free(&none);
 }
 
+/* The GA's average step per generation, recorded through `progress`. */
+typedef struct ga_trace {
+    double average[8];
+    int n;
+} ga_trace;
+
+static void record_averages(void *ctx, int generation, double best,
+                            double average, double worst,
+                            int64_t evaluations, double seconds) {
+    ga_trace *t = (ga_trace *)ctx;
+    (void)generation, (void)best, (void)worst, (void)evaluations,
+        (void)seconds;
+    if (t->n < 8) t->average[t->n++] = average;
+}
+
+/* The selection pressure's default is 100 (swap.h, kt_swap_options): a
+   run with pressure 0 draws the same survivors as one with 100, generation
+   by generation, and a run with 20 does not (which shows the averages see
+   the pressure at all). */
+static void test_ga_default_pressure(const kt_swap_model *m) {
+    static const double pressure[3] = {0, 100, 20};
+    ga_trace trace[3];
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_swap_alloc mn;
+    kt_error err;
+    int64_t minbytes;
+    int i;
+    memset(trace, 0, sizeof trace);
+    CHECK(kt_swap_alloc_minimal(m, &mn, &minbytes, &err) == KT_OK);
+    kt_swap_alloc_free(&mn);
+    for (i = 0; i < 3; i++) {
+        memset(&o, 0, sizeof o);
+        o.memory = minbytes + (total_bytes(m) - minbytes) / 3;
+        o.generations = 6;
+        o.population = 8;
+        o.seed = 3;
+        o.pressure = pressure[i];
+        o.progress = record_averages;
+        o.progress_ctx = &trace[i];
+        CHECKF(kt_swap_search(m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK,
+               "pressure %g: %s", pressure[i], err.message);
+        kt_swap_result_free(&r);
+    }
+    CHECK(trace[0].n == trace[1].n && trace[0].n > 1);
+    CHECKF(memcmp(trace[0].average, trace[1].average,
+                  sizeof trace[0].average) == 0,
+           "pressure 0 (the default) and 100 select differently");
+    CHECK(memcmp(trace[1].average, trace[2].average,
+                 sizeof trace[1].average) != 0);
+}
+
 /* Each allocation of each search fails in turn: KT_ERR_NOMEM whenever one
    failed, the reference result whenever none did.  memory: the fraction
    of the way from the least pool to every tensor at once. */
@@ -2058,6 +2110,7 @@ int main(void) {
             test_errors(&m);
             test_out_of_memory(&m, 1.0 / 3);
             test_ga_seed(&m);
+            test_ga_default_pressure(&m);
         }
         test_minimal(&m);
         test_random_plans(&m, specs[i], 1234 + (uint64_t)i);
