@@ -370,8 +370,9 @@ typedef struct kt_swap_options {
                               0: 50)                                        */
     int population;        /* N_p (0 or 1: 32), at most
                               KT_SWAP_MAX_POPULATION                       */
-    double mutation;       /* P (0: 0.1)                                    */
-    double pressure;       /* softmax scale on t_norm (0: 100; thesis: 1)   */
+    double mutation;       /* P, from 0 to 1 (0: 0.1)                       */
+    double pressure;       /* softmax scale on t_norm, up to 1e6 (0: 100;
+                              thesis: 1)                                    */
     uint64_t seed;
     int keep_schedule;     /* 1: search the allocation only                 */
     /* called after every generation (NULL: silent) */
@@ -3466,6 +3467,11 @@ out:
     return st;
 }
 
+/* The largest selection pressure.  Already at 1e4 a plan 0.1% slower than
+   the best is drawn e^-10 times as often; an infinite one would give the
+   best itself the weight exp(inf * 0). */
+#define KT__SWAP_MAX_PRESSURE 1e6
+
 kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                          const kt_swap_options *o, kt_swap_result *r,
                          kt_error *err) {
@@ -3481,6 +3487,17 @@ kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                         "0 (the default, 32) up to %d "
                         "(KT_SWAP_MAX_POPULATION)",
                         o->population, KT_SWAP_MAX_POPULATION);
+    /* written so that NaN fails too: a NaN rate or pressure would
+       otherwise fall back to the default without a word */
+    if (kind == KT_SWAP_SEARCH_GA && !(o->mutation >= 0 && o->mutation <= 1))
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: mutation rate %g; "
+                        "give a probability from 0 to 1 (0: the default, "
+                        "0.1)", o->mutation);
+    if (kind == KT_SWAP_SEARCH_GA &&
+        !(o->pressure >= 0 && o->pressure <= KT__SWAP_MAX_PRESSURE))
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: selection pressure "
+                        "%g; give 0 (the default, 100) up to %g", o->pressure,
+                        KT__SWAP_MAX_PRESSURE);
     r->ideal_seconds = kt_swap_ideal_seconds(m);
     switch (kind) {
     case KT_SWAP_SEARCH_GA:

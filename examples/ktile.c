@@ -186,6 +186,29 @@ static int parse_int(const char *text, int64_t min, int64_t max,
     return 0;
 }
 
+/* A finite number >= 0 for --OPTION. */
+static int parse_real(const char *option, const char *text, double *out) {
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    if (end == text || *end || errno || !isfinite(*out) || *out < 0)
+        return fail(EXIT_BAD_INPUT, "--%s '%s': expected a number >= 0",
+                    option, text);
+    return 0;
+}
+
+/* A number in (0, max] for --OPTION, described as `what` when it is not. */
+static int parse_above_zero(const char *option, const char *text, double max,
+                            const char *what, double *out) {
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    if (end == text || *end || errno || !(*out > 0 && *out <= max))
+        return fail(EXIT_BAD_INPUT, "--%s '%s': expected %s above 0, at most "
+                    "%g", option, text, what, max);
+    return 0;
+}
+
 /* --seed N of plan (mcmc), swap and verify: the library's seeds are
    uint64_t, so any whole number from 0 to 2^64 - 1. */
 static int parse_seed(const char *text, uint64_t *seed) {
@@ -3362,8 +3385,9 @@ static const char swap_usage[] =
     "K1,K2,...]\n"
     "                  --memory SIZE[,SIZE...] [--search "
     "ga|none|odswap|geeps]\n"
-    "                  [--seconds S | --generations N] [--seed N] [--cold]\n"
-    "                  [--host-bw BW] [--progress] [--json]\n"
+    "                  [--seconds S | --generations N] [--seed N]\n"
+    "                  [--population N] [--mutation P] [--pressure X]\n"
+    "                  [--cold] [--host-bw BW] [--progress] [--json]\n"
     "\n"
     "Plans what to swap between device and host memory when a step does not "
     "fit\n"
@@ -3401,6 +3425,17 @@ static const char swap_usage[] =
     "the\n"
     "                      same plan\n"
     "  --seed N            GA seed (default 1)\n"
+    "  --population N      GA individuals per generation, 2 to 4096 "
+    "(default 32)\n"
+    "  --mutation P        GA mutation probability, above 0 up to 1 "
+    "(default 0.1)\n"
+    "  --pressure X        GA selection pressure, the softmax's scale on "
+    "each\n"
+    "                      plan's step relative to the best, above 0 up to "
+    "1e6\n"
+    "                      (default 100; the thesis's is 1)\n"
+    "                      (--seconds to --pressure and --progress go with "
+    "--search ga)\n"
     "  --cold              one step from an empty device (inference; "
     "parameters in\n"
     "                      host memory, nothing kept for a next step); "
@@ -3533,17 +3568,19 @@ static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
 static int cmd_swap(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_MEMORY, O_SEARCH,
-        O_SECONDS, O_GENERATIONS, O_SEED, O_COLD, O_HOST_BW, O_PROGRESS,
-        O_JSON, O_N
+        O_SECONDS, O_GENERATIONS, O_SEED, O_POPULATION, O_MUTATION,
+        O_PRESSURE, O_PROGRESS, O_COLD, O_HOST_BW, O_JSON, O_N
     };
+    /* the GA's own options, O_SECONDS to O_PROGRESS in this order */
     cli_opt o[O_N] = {
         {"model", 1, NULL},       {"model-file", 1, NULL},
         {"devices", 1, NULL},     {"factors", 1, NULL},
         {"memory", 1, NULL},      {"search", 1, NULL},
         {"seconds", 1, NULL},     {"generations", 1, NULL},
-        {"seed", 1, NULL},        {"cold", 0, NULL},
-        {"host-bw", 1, NULL},     {"progress", 0, NULL},
-        {"json", 0, NULL}};
+        {"seed", 1, NULL},        {"population", 1, NULL},
+        {"mutation", 1, NULL},    {"pressure", 1, NULL},
+        {"progress", 0, NULL},    {"cold", 0, NULL},
+        {"host-bw", 1, NULL},     {"json", 0, NULL}};
     model_args ma;
     kt_graph *g = NULL;
     kt_swap_model m;
@@ -3601,6 +3638,27 @@ static int cmd_swap(int argc, char **argv) {
             return fail(EXIT_BAD_INPUT, "--search '%s': expected ga, none, "
                         "odswap or geeps", o[O_SEARCH].value);
     }
+    /* the other searches are rules, not searches: a GA option with them
+       would be ignored, so it is refused */
+    for (i = O_SECONDS; kind != KT_SWAP_SEARCH_GA && i <= O_PROGRESS; i++)
+        if (o[i].value)
+            return fail(EXIT_BAD_INPUT, "swap: --%s goes with --search ga, "
+                        "not %s", o[i].name, swap_search_names[kind]);
+    if (o[O_POPULATION].value) {
+        if (parse_int(o[O_POPULATION].value, 2, KT_SWAP_MAX_POPULATION, &v))
+            return fail(EXIT_BAD_INPUT, "--population '%s': expected a whole "
+                        "number from 2 to %d", o[O_POPULATION].value,
+                        KT_SWAP_MAX_POPULATION);
+        opt.population = (int)v;
+    }
+    if (o[O_MUTATION].value &&
+        (rc = parse_above_zero("mutation", o[O_MUTATION].value, 1,
+                               "a probability", &opt.mutation)) != 0)
+        return rc;
+    if (o[O_PRESSURE].value &&
+        (rc = parse_above_zero("pressure", o[O_PRESSURE].value, 1e6,
+                               "a number", &opt.pressure)) != 0)
+        return rc;
     if (o[O_SECONDS].value && o[O_GENERATIONS].value)
         return fail(EXIT_BAD_INPUT, "swap: give --seconds or --generations, "
                     "not both");
@@ -3984,16 +4042,6 @@ static void print_verify_text(FILE *out, const kt_graph *g,
     }
 }
 
-static int parse_real(const char *option, const char *text, double *out) {
-    char *end;
-    errno = 0;
-    *out = strtod(text, &end);
-    if (end == text || *end || errno || !isfinite(*out) || *out < 0)
-        return fail(EXIT_BAD_INPUT, "--%s '%s': expected a number >= 0",
-                    option, text);
-    return 0;
-}
-
 /* verify --memory: lower the plan, model one device's share with the
    executor's buffers, plan the swaps, run them in arenas of so->memory
    bytes.  Memory too small for any pool: bad input, naming the least that
@@ -4124,6 +4172,9 @@ static int cmd_verify(int argc, char **argv) {
                         "(the executor runs pool plans; odswap and geeps "
                         "allocate dynamically)", o[O_SEARCH].value);
     }
+    if (kind == KT_SWAP_SEARCH_NONE && o[O_GENERATIONS].value)
+        return fail(EXIT_BAD_INPUT, "verify: --generations goes with "
+                    "--search ga, not none");
     if (o[O_GENERATIONS].value &&
         parse_int(o[O_GENERATIONS].value, 1, 1000000, &gens) != 0)
         return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "

@@ -36,17 +36,22 @@ assert abs(d["step_seconds"] - d["ideal_seconds"]) <= 1e-9 * d["ideal_seconds"],
 assert d["swapped_bytes"] == 0, d'
 
 # enough memory: every search is the ideal
+# (--generations only for the GA: the other searches refuse GA options)
 for s in ga none odswap geeps; do
+    gens=; [ $s = ga ] && gens="--generations 2"
+    # shellcheck disable=SC2086
     expect_json "$dir/big-$s" swap --model "$M" --memory 1G --search $s \
-        --generations 2 --json
+        $gens --json
     check "$s with 1G: keys" "$KEYS_OK" "$dir/big-$s"
     check "$s with 1G: ideal, nothing swapped" "$IDEAL" "$dir/big-$s"
 done
 
 # too little for everything: a third of it
 for s in ga none odswap geeps; do
+    gens=; [ $s = ga ] && gens="--generations 3"
+    # shellcheck disable=SC2086
     expect_json "$dir/small-$s" swap --model "$R" --memory 12M --search $s \
-        --generations 3 --json
+        $gens --json
     check "$s with 12M: keys" "$KEYS_OK" "$dir/small-$s"
 done
 check "the GA is never worse than no search" 'import json, sys
@@ -125,6 +130,57 @@ assert [r["step_seconds"] is None for r in rows] == [True, True, False], rows
 fi
 expect_bad_msg "devices" swap --model "$M" --memory 1G --devices 0
 expect_bad_msg "missing --model" swap --memory 1G
+
+# The GA's knobs.  A generation of N individuals prices N plans, each
+# later one 2N children (crossover gives four per pair): population 4 over
+# 3 generations prices 4 + 3 * 8 plans, when the GA does not reach the
+# ideal first (12M is a third of the RNN's footprint).
+expect_json "$dir/pop4" swap --model "$R" --memory 12M --generations 3 \
+    --population 4 --json
+check "--population 4: 28 plans priced" 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["evaluations"] == 4 + 3 * 8, d' "$dir/pop4"
+# the default pressure and mutation are 100 and 0.1: given, they change
+# nothing; another pressure changes the search's course
+expect_json "$dir/p-default" swap --model "$R" --memory 12M \
+    --generations 6 --seed 3 --json
+expect_json "$dir/p-100" swap --model "$R" --memory 12M --generations 6 \
+    --seed 3 --pressure 100 --mutation 0.1 --json
+expect_json "$dir/p-1" swap --model "$R" --memory 12M --generations 6 \
+    --seed 3 --pressure 1 --json
+if cmp -s "$dir/p-default" "$dir/p-100"; then ok
+else bad "--pressure 100 --mutation 0.1 differ from the defaults"; fi
+# (the averages per generation show the selection's course; the CPU
+# seconds at the end of each line are cut off)
+for pr in 100 1; do
+    ${KT_WRAP:-} "$KTILE" swap --model "$R" --memory 12M --generations 6 \
+        --seed 3 --pressure $pr --progress 2>&1 >/dev/null |
+        sed 's/ ([0-9]* plans, .*//' >"$dir/curve-$pr"
+done
+if [ "$(grep -c '^generation [0-6]: best' "$dir/curve-1")" -eq 7 ] &&
+    ! cmp -s "$dir/curve-100" "$dir/curve-1"; then ok
+else bad "--pressure 1 selects as 100 does (or no progress lines)"; fi
+expect_bad_msg "population '1': expected a whole number from 2 to 4096" \
+    swap --model "$M" --memory 1G --population 1
+expect_bad_msg "population '5000'" swap --model "$M" --memory 1G \
+    --population 5000
+expect_bad_msg "mutation '0': expected a probability above 0, at most 1" \
+    swap --model "$M" --memory 1G --mutation 0
+expect_bad_msg "mutation '1.5'" swap --model "$M" --memory 1G --mutation 1.5
+expect_bad_msg "mutation 'nan'" swap --model "$M" --memory 1G --mutation nan
+expect_bad_msg "pressure '2e6': expected a number above 0, at most 1e+06" \
+    swap --model "$M" --memory 1G --pressure 2e6
+expect_bad_msg "pressure 'inf'" swap --model "$M" --memory 1G --pressure inf
+expect_bad_msg "pressure '-1'" swap --model "$M" --memory 1G --pressure -1
+# the other searches are rules with none of the GA's options
+for opt in "--seconds 1" "--generations 2" "--seed 4" "--population 8" \
+    "--mutation 0.5" "--pressure 5" "--progress"; do
+    # shellcheck disable=SC2086
+    expect_bad_msg "swap: ${opt%% *} goes with --search ga, not odswap" \
+        swap --model "$M" --memory 1G --search odswap $opt
+done
+expect_bad_msg "goes with --search ga, not none" swap --model "$M" \
+    --memory 1G --search none --seed 2
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

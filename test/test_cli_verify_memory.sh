@@ -136,6 +136,8 @@ expect_bad_msg "memory 'abc'" verify --model "$M" --memory abc
 expect_bad_msg "memory '0'" verify --model "$M" --memory 0
 expect_bad_msg 'pool plans' verify --model "$M" --memory 1M --search odswap
 expect_bad_msg 'generations' verify --model "$M" --memory 1M --generations 0
+expect_bad_msg 'verify: --generations goes with --search ga, not none' \
+    verify --model "$M" --memory 1M --search none --generations 3
 expect_bad_msg 'go with --memory' verify --model "$M" --devices 2 --cold
 expect_text 'ONE arena' help verify
 

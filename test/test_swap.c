@@ -1409,6 +1409,34 @@ static void test_limits(void) {
     o.population = -3;
     CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
                   "population -3");
+    o.population = 0;
+    /* a mutation rate that is not a probability, a pressure past 1e6 or
+       not a number: refused, not replaced by the default */
+    {
+        const double bad_rate[4] = {-0.5, 1.5, NAN, INFINITY};
+        const double bad_pressure[4] = {-1, 2e6, NAN, INFINITY};
+        for (i = 0; i < 4; i++) {
+            o.mutation = bad_rate[i];
+            CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                          "mutation rate");
+            o.mutation = 0;
+            o.pressure = bad_pressure[i];
+            CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                          "selection pressure");
+            o.pressure = 0;
+        }
+        /* the ends of both ranges are searches like any other */
+        o.mutation = 1;
+        o.pressure = 1e6;
+        CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK);
+        kt_swap_result_free(&r);
+        /* the other searches have no such knobs: not checked for them */
+        o.pressure = NAN;
+        CHECK(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK);
+        kt_swap_result_free(&r);
+        o.mutation = 0;
+        o.pressure = 0;
+    }
     /* ODSwap's memory: not positive, or too small for an op */
     o.memory = 0;
     CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &p, &err), "give a positive");
