@@ -4126,8 +4126,10 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     int *ages = NULL, cap_ages = 0, run = 0; /* accepts in a row */
     double cur_step;
     char what[200];
-    snprintf(what, sizeof what, "plan sim %s on %d devices, %s", model, ndev,
-             topo);
+    /* (a topology file's text is named by its first line) */
+    snprintf(what, sizeof what, "plan sim %s on %d devices, %.*s%s", model,
+             ndev, (int)strcspn(topo, "\n"), topo,
+             strchr(topo, '\n') ? " ..." : "");
     memset(&held, 0, sizeof held);
     memset(&so, 0, sizeof so);
     CHECK(kt_zoo_build(model, &g, &err) == KT_OK);
