@@ -105,7 +105,8 @@ build/sanitize/%: test/%.cpp $(TEST_DEPS)
 test: all
 	@$(TEST_ENV) KTILE=$(KTILE) $(RUNNER) $(TEST_BINS) $(TEST_SCRIPTS)
 
-sanitize: $(SAN_BINS) build/sanitize/ktile
+# (bench_sync: test_readme.sh checks README's sync table against it)
+sanitize: $(SAN_BINS) build/sanitize/ktile build/bench/bench_sync
 	@$(TEST_ENV) KTILE=build/sanitize/ktile $(RUNNER) $(SAN_BINS) $(TEST_SCRIPTS)
 
 valgrind: all

@@ -70,6 +70,7 @@
    LIMITS
      KT_SWAP_MAX_POPULATION  4096    the GA's largest population (its
                                      selection is quadratic in it)
+     KT_SWAP_MAX_PRESSURE    1e6     the GA's largest selection pressure
      KT_SWAP_MAX_OBJECTS     1<<22   the most objects in one pool
 
    CHECKS
@@ -104,6 +105,10 @@
 #define KT_SWAP_HOST_BW 50e9
 #endif
 #define KT_SWAP_MAX_POPULATION 4096
+/* Already at 1e4 a plan 0.1% slower than the best is drawn e^-10 times as
+   often; an infinite pressure would give the best itself the weight
+   exp(inf * 0). */
+#define KT_SWAP_MAX_PRESSURE 1e6
 #define KT_SWAP_MAX_OBJECTS (1 << 22)
 
 #ifdef __cplusplus
@@ -371,8 +376,8 @@ typedef struct kt_swap_options {
     int population;        /* N_p (0 or 1: 32), at most
                               KT_SWAP_MAX_POPULATION                       */
     double mutation;       /* P, from 0 to 1 (0: 0.1)                       */
-    double pressure;       /* softmax scale on t_norm, up to 1e6 (0: 100;
-                              thesis: 1)                                    */
+    double pressure;       /* softmax scale on t_norm, up to
+                              KT_SWAP_MAX_PRESSURE (0: 100; thesis: 1)     */
     uint64_t seed;
     int keep_schedule;     /* 1: search the allocation only                 */
     /* called after every generation (NULL: silent) */
@@ -447,7 +452,8 @@ typedef struct kt_swap_result {
    (generations or CPU seconds, KT_CLOCK) is spent, or until its best step
    is the ideal one (kt_swap_ideal_seconds, up to rounding): no plan is faster
    than the compute stream alone, so r->generations can be below the
-   budget. */
+   budget.  KT_ERR_INVALID for the GA when o->population, o->mutation or
+   o->pressure is out of its range (NaN included), naming it. */
 kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                          const kt_swap_options *o, kt_swap_result *r,
                          kt_error *err);
@@ -471,6 +477,7 @@ void kt_swap_result_free(kt_swap_result *r);
    this a no-op otherwise. */
 #include "sched.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -3175,17 +3182,23 @@ static int kt__swap_better(double t, double best) {
 /* Softmax survival (thesis Eq. 4.1) on t_norm = (T_best - t) / T_best,
    scaled by `pressure`; the best always survives (elitism, so the search
    never loses its best).  Picks np of the nslot candidates in `cand`
-   into `keep`. */
+   into `keep`.  A feasible plan's weight is at least DBL_MIN: under a
+   high pressure exp() of a plan several times slower than the best
+   underflows to 0, the weight of an infeasible plan, and every feasible
+   plan must still come before any infeasible one. */
 static void kt__swap_select(const double *t, const int *cand, int ncand,
                             int np, double tbest, double pressure,
                             uint64_t *rng, int *keep, double *w) {
     int i, k, best = 0;
     for (i = 1; i < ncand; i++)
         if (t[cand[i]] < t[cand[best]]) best = i;
-    for (i = 0; i < ncand; i++)
-        w[i] = t[cand[i]] < HUGE_VAL
-                   ? exp(pressure * (tbest - t[cand[i]]) / tbest)
-                   : 0;
+    for (i = 0; i < ncand; i++) {
+        w[i] = 0;
+        if (t[cand[i]] < HUGE_VAL) {
+            w[i] = exp(pressure * (tbest - t[cand[i]]) / tbest);
+            if (w[i] < DBL_MIN) w[i] = DBL_MIN;
+        }
+    }
     keep[0] = cand[best];
     w[best] = -1;
     for (k = 1; k < np; k++) {
@@ -3200,9 +3213,12 @@ static void kt__swap_select(const double *t, const int *cand, int ncand,
                     pick = i;
                     if ((r -= w[i]) < 0) break;
                 }
-        } else { /* only infeasible ones left: any */
+        } else { /* only infeasible ones left: any, at random */
+            int left = 0, nth;
+            for (i = 0; i < ncand; i++) left += w[i] == 0;
+            nth = left > 0 ? kt__swap_below(rng, left) : -1;
             for (i = 0; i < ncand && pick < 0; i++)
-                if (w[i] == 0) pick = i;
+                if (w[i] == 0 && nth-- == 0) pick = i;
         }
         if (pick < 0) break;
         keep[k] = cand[pick];
@@ -3467,11 +3483,6 @@ out:
     return st;
 }
 
-/* The largest selection pressure.  Already at 1e4 a plan 0.1% slower than
-   the best is drawn e^-10 times as often; an infinite one would give the
-   best itself the weight exp(inf * 0). */
-#define KT__SWAP_MAX_PRESSURE 1e6
-
 kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                          const kt_swap_options *o, kt_swap_result *r,
                          kt_error *err) {
@@ -3490,14 +3501,15 @@ kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
     /* written so that NaN fails too: a NaN rate or pressure would
        otherwise fall back to the default without a word */
     if (kind == KT_SWAP_SEARCH_GA && !(o->mutation >= 0 && o->mutation <= 1))
-        return kt__fail(err, KT_ERR_INVALID, 0, "search: mutation rate %g; "
-                        "give a probability from 0 to 1 (0: the default, "
-                        "0.1)", o->mutation);
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: mutation %g; give "
+                        "a probability from 0 to 1 (0: the default, 0.1)",
+                        o->mutation);
     if (kind == KT_SWAP_SEARCH_GA &&
-        !(o->pressure >= 0 && o->pressure <= KT__SWAP_MAX_PRESSURE))
-        return kt__fail(err, KT_ERR_INVALID, 0, "search: selection pressure "
-                        "%g; give 0 (the default, 100) up to %g", o->pressure,
-                        KT__SWAP_MAX_PRESSURE);
+        !(o->pressure >= 0 && o->pressure <= KT_SWAP_MAX_PRESSURE))
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: pressure %g; give "
+                        "0 (the default, 100) up to %g "
+                        "(KT_SWAP_MAX_PRESSURE)", o->pressure,
+                        KT_SWAP_MAX_PRESSURE);
     r->ideal_seconds = kt_swap_ideal_seconds(m);
     switch (kind) {
     case KT_SWAP_SEARCH_GA:

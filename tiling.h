@@ -361,6 +361,7 @@ typedef struct kt_op {
     int nexpr;
     kt_expr *expr;                  /* root is expr[nexpr - 1]             */
     int group;                      /* forward op it was generated for, -1 */
+    int flops;                      /* per point: kt_op_flops_per_point    */
 } kt_op;
 
 typedef struct kt_graph kt_graph;
@@ -419,8 +420,10 @@ void kt_op_output_box(const kt_op *op, const kt_range *box, kt_box *region);
 /* Arithmetic operations per point of op's variable space, as the roofline
    counts them: one per function and + - * / of the body, one more per
    point when a reduction combines it into the output (a product-sum's
-   multiply and add: 2; a plain sum: 1; a copy: 0). An opaque body is
-   unknown to TDL and counts 1. */
+   multiply and add: 2; a plain sum: 1; a copy: 0).  What a compiler folds
+   is free: operations on constants alone, `* 1`, `/ 1`, `+ 0`, `- 0`.  An
+   opaque body is unknown to TDL and counts 1.  Counted when the statement
+   is parsed (kt_op.flops). */
 double kt_op_flops_per_point(const kt_op *op);
 /* Placements of op run with factors f, splitting variable split_var[i] at
    cut i (KT_SPLIT_REPLICATE: not split, each group computes all of it): what each device needs of every input (needed[0..ninputs)) and
@@ -2743,6 +2746,63 @@ static kt_status kt__check_reads(kt__parser *ps) {
     return KT_OK;
 }
 
+
+/* 1 when expression node e is the literal v. */
+static int kt__expr_is(const kt_expr *x, int e, double v) {
+    return x[e].kind == KT_EXPR_CONST && x[e].value == v;
+}
+
+/* kt_op.flops (kt_op_flops_per_point): the body's operations from its
+   root down, each node's count from its children's.  The parser pushes a
+   node after its children, so one pass in order sees children first (a
+   node left behind when the root was moved to the end is counted, but
+   only the root's count is kept). */
+static kt_status kt__count_flops(kt__parser *ps) {
+    kt_op *op = &ps->op;
+    const kt_expr *x = op->expr;
+    int *count, e, n = op->nexpr;
+    unsigned char *constant; /* no tensor read below: folded, free */
+    op->flops = 1;            /* opaque: unknown, one per point */
+    if (op->opaque[0] || n == 0) return KT_OK;
+    count = (int *)KT_MALLOC((size_t)n * sizeof *count);
+    constant = (unsigned char *)KT_MALLOC((size_t)n);
+    if (!count || !constant) {
+        KT_FREE(count);
+        KT_FREE(constant);
+        return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
+    }
+    for (e = 0; e < n; e++) {
+        int a = x[e].a, b = x[e].b;
+        count[e] = 0;
+        constant[e] = x[e].kind == KT_EXPR_CONST;
+        if (x[e].kind == KT_EXPR_UNARY) {
+            KT_ASSERT(a >= 0 && a < e);
+            constant[e] = constant[a];
+            count[e] = constant[a] ? 0 : count[a] + 1;
+        } else if (x[e].kind == KT_EXPR_BINARY) {
+            int f = x[e].fn;
+            KT_ASSERT(a >= 0 && a < e && b >= 0 && b < e);
+            constant[e] = constant[a] && constant[b];
+            if (constant[e])
+                count[e] = 0;
+            else if ((f == '*' && kt__expr_is(x, a, 1)) ||
+                     (f == '+' && kt__expr_is(x, a, 0)))
+                count[e] = count[b]; /* 1 * y, 0 + y */
+            else if (((f == '*' || f == '/') && kt__expr_is(x, b, 1)) ||
+                     ((f == '+' || f == '-') && kt__expr_is(x, b, 0)))
+                count[e] = count[a]; /* y * 1, y / 1, y + 0, y - 0 */
+            else
+                count[e] = count[a] + count[b] + 1;
+        }
+    }
+    op->flops = count[n - 1];
+    /* the reduction folds each point's value into the output: one more */
+    if (op->reducer != KT_REDUCE_NONE) op->flops++;
+    KT_FREE(count);
+    KT_FREE(constant);
+    return KT_OK;
+}
+
 /* ------------------------------------------------------------- statements */
 
 static kt_status kt__parse_statement(kt__parser *ps, char *out_name) {
@@ -2803,7 +2863,7 @@ static kt_status kt__parse_statement(kt__parser *ps, char *out_name) {
         int dummy;
         if ((s = kt__push_expr(ps, &e, &dummy)) != KT_OK) return s;
     }
-    return KT_OK;
+    return kt__count_flops(ps);
 }
 
 /* Wires the parsed op into the graph: creates, produces or updates its
@@ -3947,17 +4007,7 @@ kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
     return KT_OK;
 }
 
-double kt_op_flops_per_point(const kt_op *op) {
-    int e, operations = 0;
-    if (op->opaque[0]) return 1;
-    for (e = 0; e < op->nexpr; e++)
-        if (op->expr[e].kind == KT_EXPR_UNARY ||
-            op->expr[e].kind == KT_EXPR_BINARY)
-            operations++;
-    /* the reduction folds each point's value into the output: one more */
-    if (op->reducer != KT_REDUCE_NONE) operations++;
-    return operations;
-}
+double kt_op_flops_per_point(const kt_op *op) { return op->flops; }
 
 /* Flops of op on the largest device tile
    and the bytes it touches there (the last device's). */

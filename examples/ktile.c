@@ -19,7 +19,8 @@
                  [--timeline FILE.svg] [--json]
        ktile swap (--model SPEC | --model-file F) [--devices N] [--factors a,b]
                   --memory SIZE[,SIZE...] [--search ga|none|odswap|geeps]
-                  [--seconds S | --generations N] [--seed N] [--cold]
+                  [--seconds S | --generations N] [--seed N]
+                  [--population N] [--mutation P] [--pressure X] [--cold]
                   [--host-bw BW] [--progress] [--json]
        ktile verify (--model SPEC | --model-file F) --devices N
                     [--factors a,b] [--plan PLAN.json] [--backend cpu]
@@ -203,9 +204,18 @@ static int parse_above_zero(const char *option, const char *text, double max,
     char *end;
     errno = 0;
     *out = strtod(text, &end);
-    if (end == text || *end || errno || !(*out > 0 && *out <= max))
+    if (end == text || *end || errno || !(*out > 0 && *out <= max)) {
+        /* the limit as the help writes it: 1e6, not printf's 1e+06 */
+        char limit[32], *plus;
+        snprintf(limit, sizeof limit, "%g", max);
+        if ((plus = strstr(limit, "e+")) != NULL) {
+            char *digits = plus + 2;
+            while (*digits == '0' && digits[1]) digits++;
+            memmove(plus + 1, digits, strlen(digits) + 1);
+        }
         return fail(EXIT_BAD_INPUT, "--%s '%s': expected %s above 0, at most "
-                    "%g", option, text, what, max);
+                    "%s", option, text, what, limit);
+    }
     return 0;
 }
 
@@ -3656,8 +3666,9 @@ static int cmd_swap(int argc, char **argv) {
                                "a probability", &opt.mutation)) != 0)
         return rc;
     if (o[O_PRESSURE].value &&
-        (rc = parse_above_zero("pressure", o[O_PRESSURE].value, 1e6,
-                               "a number", &opt.pressure)) != 0)
+        (rc = parse_above_zero("pressure", o[O_PRESSURE].value,
+                               KT_SWAP_MAX_PRESSURE, "a number",
+                               &opt.pressure)) != 0)
         return rc;
     if (o[O_SECONDS].value && o[O_GENERATIONS].value)
         return fail(EXIT_BAD_INPUT, "swap: give --seconds or --generations, "

@@ -1493,7 +1493,8 @@ static void test_find_op(void) {
 
 /* The roofline's flops per point (kt_op_flops_per_point), known answers:
    one per function and arithmetic operator of the body, one more when a
-   reduction folds the point into the output. */
+   reduction folds the point into the output; what a compiler folds
+   (constants alone, * 1, + 0) is free. */
 static void test_flops_per_point(void) {
     static const struct {
         const char *op;
@@ -1507,6 +1508,9 @@ static void test_flops_per_point(void) {
         {"upd.update", 2}, /* W - c * dW */
         {"gate", 4},       /* sigmoid(a) * tanh(b) + 1 */
         {"ch", 1},         /* opaque: unknown, one per point */
+        {"folded", 2}, /* (x * 1 + 0) * (2 * 3) - neg(4): x * 6 + 4 */
+        {"paren", 2},      /* (x + a) * b, the root moved to the end */
+        {"negc", 1},       /* x * -1: the -1 is folded */
     };
     kt_graph *g = expect_ok(
         "flops per point",
@@ -1519,7 +1523,10 @@ static void test_flops_per_point(void) {
         "r[i,j] = relu(x[i,j])\n"
         "upd[j,k] = upd[j,k] - 0.01 * dW[j,k]\n"
         "gate[i,j] = sigmoid(a[i,j]) * tanh(b[i,j]) + 1\n"
-        "ch[n,i,j] = opaque(cholesky, q[n,:,:])\n");
+        "ch[n,i,j] = opaque(cholesky, q[n,:,:])\n"
+        "folded[i,j] = (x[i,j] * 1 + 0) * (2 * 3) - neg(4)\n"
+        "paren[i,j] = (x[i,j] + a[i,j]) * b[i,j]\n"
+        "negc[i,j] = x[i,j] * -1\n");
     size_t i;
     if (!g) return;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {

@@ -1418,11 +1418,11 @@ static void test_limits(void) {
         for (i = 0; i < 4; i++) {
             o.mutation = bad_rate[i];
             CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
-                          "mutation rate");
+                          "search: mutation ");
             o.mutation = 0;
             o.pressure = bad_pressure[i];
             CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
-                          "selection pressure");
+                          "search: pressure ");
             o.pressure = 0;
         }
         /* the ends of both ranges are searches like any other */
@@ -1820,6 +1820,33 @@ static void test_ga_select(void) {
         CHECKF(keep[0] == 1 && keep[1] == 2 && keep[2] == 0 && keep[3] == 3,
                "seed %d: kept %d %d %d %d, want 1 2 0 3", seed, keep[0],
                keep[1], keep[2], keep[3]);
+    }
+    /* A plan 19 times slower than the best: exp(100 * -19) underflows to
+       0, an infeasible plan's weight, and was then taken after the
+       infeasible one listed first.  It is feasible: it comes first. */
+    {
+        const double slow[3] = {1.0, HUGE_VAL, 20.0};
+        for (seed = 1; seed <= 8; seed++) {
+            uint64_t rng = (uint64_t)seed;
+            kt__swap_select(slow, cand, 3, 2, 1.0, 100, &rng, keep, w);
+            CHECKF(keep[0] == 0 && keep[1] == 2,
+                   "seed %d: kept %d %d, want 0 2 (feasible before "
+                   "infeasible)", seed, keep[0], keep[1]);
+        }
+    }
+    /* Among infeasible plans alone the pick is random, not the first
+       listed: in 16 selections from one stream, as the GA makes them,
+       each of the three is drawn. */
+    {
+        const double none[4] = {1.0, HUGE_VAL, HUGE_VAL, HUGE_VAL};
+        int drawn[4] = {0, 0, 0, 0};
+        uint64_t rng = 12345;
+        for (seed = 1; seed <= 16; seed++) {
+            kt__swap_select(none, cand, 4, 2, 1.0, 100, &rng, keep, w);
+            if (keep[1] >= 0 && keep[1] < 4) drawn[keep[1]]++;
+        }
+        CHECKF(drawn[0] == 0 && drawn[1] > 0 && drawn[2] > 0 && drawn[3] > 0,
+               "infeasible picks %d %d %d", drawn[1], drawn[2], drawn[3]);
     }
 }
 
