@@ -2746,7 +2746,6 @@ static kt_status kt__check_reads(kt__parser *ps) {
     return KT_OK;
 }
 
-
 /* 1 when expression node e is the literal v. */
 static int kt__expr_is(const kt_expr *x, int e, double v) {
     return x[e].kind == KT_EXPR_CONST && x[e].value == v;
