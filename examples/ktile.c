@@ -187,12 +187,17 @@ static int parse_int(const char *text, int64_t min, int64_t max,
     return 0;
 }
 
-/* A finite number >= 0 for --OPTION. */
-static int parse_real(const char *option, const char *text, double *out) {
+/* 1 when all of text is one number, in range of a double. */
+static int read_number(const char *text, double *out) {
     char *end;
     errno = 0;
     *out = strtod(text, &end);
-    if (end == text || *end || errno || !isfinite(*out) || *out < 0)
+    return end != text && !*end && !errno;
+}
+
+/* A finite number >= 0 for --OPTION. */
+static int parse_real(const char *option, const char *text, double *out) {
+    if (!read_number(text, out) || !isfinite(*out) || *out < 0)
         return fail(EXIT_BAD_INPUT, "--%s '%s': expected a number >= 0",
                     option, text);
     return 0;
@@ -201,10 +206,7 @@ static int parse_real(const char *option, const char *text, double *out) {
 /* A number in (0, max] for --OPTION, described as `what` when it is not. */
 static int parse_above_zero(const char *option, const char *text, double max,
                             const char *what, double *out) {
-    char *end;
-    errno = 0;
-    *out = strtod(text, &end);
-    if (end == text || *end || errno || !(*out > 0 && *out <= max)) {
+    if (!read_number(text, out) || !(*out > 0 && *out <= max)) {
         /* the limit as the help writes it: 1e6, not printf's 1e+06 */
         char limit[32], *plus;
         snprintf(limit, sizeof limit, "%g", max);
