@@ -4008,48 +4008,127 @@ kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
 
 double kt_op_flops_per_point(const kt_op *op) { return op->flops; }
 
-/* Flops of op on the largest device tile
-   and the bytes it touches there (the last device's). */
+/* How many integers v in [lo, hi) put a*v + k in [lower, upper] (a != 0). */
+static int64_t kt__affine_hits(int64_t a, int64_t k, int64_t lower,
+                               int64_t upper, int64_t lo, int64_t hi) {
+    int64_t first, last;
+    if (a > 0) {
+        first = -kt__floor_div(-(lower - k), a); /* ceil((lower - k) / a) */
+        last = kt__floor_div(upper - k, a);
+    } else {
+        first = -kt__floor_div(-(upper - k), a);
+        last = kt__floor_div(lower - k, a);
+    }
+    if (first < lo) first = lo;
+    if (last > hi - 1) last = hi - 1;
+    return last >= first ? last - first + 1 : 0;
+}
+
+/* The share of the box's points at which dimension d of padded read `acc`
+   lands inside its tensor: exact over the (at most two) variables its
+   index uses, one counted in closed form, the other enumerated; 1 when it
+   uses more or the enumeration would be long. */
+static double kt__pad_share_dim(const kt_access *acc, int d, int64_t extent,
+                                const kt_range *box) {
+    const kt_sym_interval *s = &acc->dim[d];
+    int64_t coef[KT_MAX_VARS], upper = s->divisor * extent - 1, hits = 0, x;
+    int v, used[2], n = 0;
+    for (v = 0; v < KT_MAX_VARS; v++) {
+        coef[v] = s->lower.lo_coef[v] + s->lower.hi_coef[v];
+        if (coef[v] && n < 2) used[n] = v;
+        if (coef[v]) n++;
+    }
+    if (n == 0) return s->lower.c >= 0 && s->lower.c <= upper ? 1.0 : 0.0;
+    if (n > 2) return 1.0;
+    if (n == 2 && box[used[1]].hi - box[used[1]].lo <
+                      box[used[0]].hi - box[used[0]].lo) {
+        v = used[0]; /* enumerate the shorter range */
+        used[0] = used[1];
+        used[1] = v;
+    }
+    if (n == 1)
+        return (double)kt__affine_hits(coef[used[0]], s->lower.c, 0, upper,
+                                       box[used[0]].lo, box[used[0]].hi) /
+               (double)(box[used[0]].hi - box[used[0]].lo);
+    if (box[used[0]].hi - box[used[0]].lo > 100000) return 1.0;
+    for (x = box[used[0]].lo; x < box[used[0]].hi; x++)
+        hits += kt__affine_hits(coef[used[1]], s->lower.c + coef[used[0]] * x,
+                                0, upper, box[used[1]].lo, box[used[1]].hi);
+    return (double)hits / ((double)(box[used[0]].hi - box[used[0]].lo) *
+                           (double)(box[used[1]].hi - box[used[1]].lo));
+}
+
+/* The share of a product-sum's points that add anything: a product with a
+   padded read is zero where the read falls outside its tensor, and a
+   kernel skips those terms.  It matters for the transposed convolutions
+   autodiff writes for strided ones (a stride-2 3x3 convolution's input
+   gradient sums over every output row, of which about 1.5 in 8 meet the
+   kernel along each axis).  Dimensions and reads multiply as if
+   independent (exact for the usual convolution, whose axes use disjoint
+   variables); not a product-sum: 1. */
+static double kt__useful_share(const kt_graph *g, const kt_op *op,
+                               const kt_range *box) {
+    double share = 1;
+    int a, d, e;
+    if (op->reducer != KT_REDUCE_SUM) return 1;
+    for (e = 0; e < op->nexpr; e++) {
+        const kt_expr *x = &op->expr[e];
+        if (x->kind == KT_EXPR_UNARY ||
+            (x->kind == KT_EXPR_BINARY && x->fn != '*'))
+            return 1;
+    }
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *acc = &op->access[a];
+        const kt_tensor *x = &g->tensor[acc->tensor];
+        if (!acc->padded) continue;
+        for (d = 0; d < x->rank; d++)
+            if (!acc->whole[d])
+                share *= kt__pad_share_dim(acc, d, x->shape[d], box);
+    }
+    return share;
+}
+
+/* The work of one sub-operator on its box (the roofline's two terms):
+   the flops of the terms that are not zero (kt__useful_share) and the
+   bytes of its input and output regions.  The level DP's time objective
+   and the simulator's compute tasks both price a tile here. */
+static void kt__box_work(const kt_graph *g, const kt_op *op,
+                         const kt_range *box, double *flops, double *bytes) {
+    double points = 1;
+    kt_box r;
+    int v, j, d, empty;
+    for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
+    *flops = points * kt__useful_share(g, op, box) * kt_op_flops_per_point(op);
+    *bytes = 0;
+    for (j = 0; j < op->ninputs; j++) {
+        double vol = g->tensor[op->input[j]].elem_bytes;
+        kt_op_input_box(g, op, j, box, &r, &empty);
+        if (empty) continue;
+        for (d = 0; d < g->tensor[op->input[j]].rank; d++)
+            vol *= (double)(r.r[d].hi - r.r[d].lo);
+        *bytes += vol;
+    }
+    kt_op_output_box(op, box, &r);
+    {
+        double vol = g->tensor[op->output].elem_bytes;
+        for (d = 0; d < op->out_rank; d++) vol *= (double)(r.r[d].hi - r.r[d].lo);
+        *bytes += vol;
+    }
+}
+
+/* The work of op's tile on the last device, which holds the largest tile
+   of every balanced split (kt_plan_tensor_bytes). */
 static void kt__op_work(const kt_graph *g, int o, const kt_factors *f,
                         const int *split, double *flops, double *bytes) {
     const kt_op *op = &g->op[o];
-    int64_t ndev = kt_factors_devices(f), dev;
-    *flops = *bytes = 0;
-    /* the last device computes the largest tile (kt_plan_tensor_bytes) */
-    for (dev = ndev - 1; dev < ndev; dev++) {
-        kt_range box[KT_MAX_VARS];
-        int coords[KT_MAX_CUTS], i, v, j;
-        double points = 1, touched = 0;
-        kt_device_coords(f, dev, coords);
-        kt_op_var_box(op, box);
-        for (i = 0; i < f->count; i++) {
-            v = split[i];
-            if (v >= 0) box[v] = kt_split_range(box[v], f->k[i], coords[i]);
-        }
-        for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
-        for (j = 0; j < op->ninputs; j++) {
-            kt_box r;
-            int empty, d;
-            double vol = g->tensor[op->input[j]].elem_bytes;
-            kt_op_input_box(g, op, j, box, &r, &empty);
-            if (empty) continue;
-            for (d = 0; d < g->tensor[op->input[j]].rank; d++)
-                vol *= (double)(r.r[d].hi - r.r[d].lo);
-            touched += vol;
-        }
-        {
-            kt_box r;
-            int d;
-            double vol = g->tensor[op->output].elem_bytes;
-            kt_op_output_box(op, box, &r);
-            for (d = 0; d < op->out_rank; d++)
-                vol *= (double)(r.r[d].hi - r.r[d].lo);
-            touched += vol;
-        }
-        points *= kt_op_flops_per_point(op);
-        if (points > *flops) *flops = points;
-        if (touched > *bytes) *bytes = touched;
-    }
+    kt_range box[KT_MAX_VARS];
+    int coords[KT_MAX_CUTS], i;
+    kt_device_coords(f, kt_factors_devices(f) - 1, coords);
+    kt_op_var_box(op, box);
+    for (i = 0; i < f->count; i++)
+        if (split[i] >= 0)
+            box[split[i]] = kt_split_range(box[split[i]], f->k[i], coords[i]);
+    kt__box_work(g, op, box, flops, bytes);
 }
 
 /* Roofline: the slower of compute and memory traffic on the largest

@@ -2017,16 +2017,12 @@ static int parse_mcmc_options(const char *seconds, const char *proposals,
                               const char *seed, const char *beta,
                               const char *restarts, kt_mcmc_options *mo) {
     int64_t v;
-    char *end;
     memset(mo, 0, sizeof *mo);
     mo->seed = 1;
-    if (seconds) {
-        mo->seconds = strtod(seconds, &end);
-        if (end == seconds || *end || !(mo->seconds > 0) ||
-            mo->seconds > 1e6)
-            return fail(EXIT_BAD_INPUT, "--seconds '%s': expected a time "
-                        "budget in seconds above 0", seconds);
-    }
+    if (seconds && parse_above_zero("seconds", seconds, 1e6,
+                                    "a time budget in seconds",
+                                    &mo->seconds) != 0)
+        return EXIT_BAD_INPUT;
     if (proposals) {
         if (parse_int(proposals, 1, INT64_C(1) << 40, &v) != 0)
             return fail(EXIT_BAD_INPUT, "--proposals '%s': expected a count "
@@ -2035,12 +2031,8 @@ static int parse_mcmc_options(const char *seconds, const char *proposals,
     }
     if (!seconds && !proposals) mo->proposals = 1000;
     if (seed && parse_seed(seed, &mo->seed) != 0) return EXIT_BAD_INPUT;
-    if (beta) {
-        mo->beta = strtod(beta, &end);
-        if (end == beta || *end || !(mo->beta > 0) || mo->beta > 1e9)
-            return fail(EXIT_BAD_INPUT, "--beta '%s': expected a number above "
-                        "0", beta);
-    }
+    if (beta && parse_above_zero("beta", beta, 1e9, "a number", &mo->beta) != 0)
+        return EXIT_BAD_INPUT;
     if (restarts) {
         if (parse_int(restarts, 1, 1000, &v) != 0)
             return fail(EXIT_BAD_INPUT, "--restarts '%s': expected 1 to 1000 "
@@ -3676,12 +3668,9 @@ static int cmd_swap(int argc, char **argv) {
         return fail(EXIT_BAD_INPUT, "swap: give --seconds or --generations, "
                     "not both");
     if (o[O_SECONDS].value) {
-        char *end;
-        opt.seconds = strtod(o[O_SECONDS].value, &end);
-        if (*end != '\0' || !isfinite(opt.seconds) || opt.seconds <= 0 ||
-            opt.seconds > 1e6)
-            return fail(EXIT_BAD_INPUT, "--seconds '%s': expected a positive "
-                        "number of seconds", o[O_SECONDS].value);
+        if (parse_above_zero("seconds", o[O_SECONDS].value, 1e6,
+                             "a number of seconds", &opt.seconds) != 0)
+            return EXIT_BAD_INPUT;
     } else if (o[O_GENERATIONS].value) {
         if (parse_int(o[O_GENERATIONS].value, 1, 1000000, &v) != 0)
             return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "

@@ -567,6 +567,14 @@ expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
     --devices 4 --strategy dp --proposals 10
 expect_bad_msg '--seconds' plan --model-file "$M" --devices 4 \
     --strategy mcmc --seconds -1
+expect_bad_msg "seconds '2e6': expected a time budget in seconds above 0, at most 1e6" \
+    plan --model-file "$M" --devices 4 --strategy mcmc --seconds 2e6
+expect_bad_msg "seconds 'nan'" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --seconds nan
+expect_bad_msg "beta '0': expected a number above 0, at most 1e9" \
+    plan --model-file "$M" --devices 4 --strategy mcmc --beta 0
+expect_bad_msg "beta 'inf'" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --beta inf
 expect_bad_msg '--proposals' plan --model-file "$M" --devices 4 \
     --strategy mcmc --proposals 0
 expect_bad_msg '--beta' plan --model-file "$M" --devices 4 \

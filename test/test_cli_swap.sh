@@ -172,6 +172,11 @@ expect_bad_msg "mutation 'nan'" swap --model "$M" --memory 1G --mutation nan
 expect_bad_msg "pressure '2e6': expected a number above 0, at most 1e6" \
     swap --model "$M" --memory 1G --pressure 2e6
 expect_bad_msg "pressure 'inf'" swap --model "$M" --memory 1G --pressure inf
+expect_bad_msg "seconds '0': expected a number of seconds above 0, at most 1e6" \
+    swap --model "$M" --memory 1G --seconds 0
+expect_bad_msg "swap: --seconds needs a value" swap --model "$M" --memory 1G \
+    --seconds ''
+expect_bad_msg "seconds '1e7'" swap --model "$M" --memory 1G --seconds 1e7
 expect_bad_msg "pressure '-1'" swap --model "$M" --memory 1G --pressure -1
 # the other searches are rules with none of the GA's options
 for opt in "--seconds 1" "--generations 2" "--seed 4" "--population 8" \

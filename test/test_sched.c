@@ -3636,6 +3636,24 @@ static void test_compute_model(void) {
            bwd);
     CHECKF(strided_fwd > 0 && strided > 0 && strided < 4 * strided_fwd,
            "c_b4b %g, db4a %g", strided_fwd, strided);
+    {
+        /* The level DP prices each op by the last device's tile
+           (kt_plan_step_seconds' compute term); with links of infinite
+           bandwidth that is all it adds, and it must be the simulator's
+           price of the same tiles, padded zeros left out alike. */
+        kt_machine m = kt_topology_machine(&t);
+        double dp = 0, last = 0;
+        int l;
+        for (l = 0; l < KT_MAX_CUTS; l++) m.level_bw[l] = INFINITY;
+        dp = kt_plan_step_seconds(g, &p, &m);
+        for (i = 0; i < sim.ntask; i++)
+            if (sim.task[i].kind == KT_TASK_COMPUTE &&
+                sim.task[i].device == sim.ndev - 1)
+                last += sim.task[i].seconds;
+        CHECKF(fabs(dp - last) <= 1e-12 * last,
+               "the DP's compute %.17g s, the simulator's last device %.17g s",
+               dp, last);
+    }
     kt_sim_free(&sim);
     kt_program_free(&prog);
     kt_plan_free(&p);
