@@ -3227,10 +3227,27 @@ static void kt__swap_select(const double *t, const int *cand, int ncand,
 }
 
 typedef struct kt__swap_ga {
-    int n, nsz, nslot;
-    int *order;          /* nslot * n   */
-    kt_swap_alloc *alloc;/* nslot       */
-    double *t;           /* nslot       */
+    const kt_swap_model *m;
+    const kt_swap_options *o;
+    int n, nsz;              /* ops, size classes                     */
+    int np, npairs, nslot;   /* population, pairs bred, slots         */
+    double mutation, pressure;
+    uint64_t rng;
+    int *order;              /* nslot * n                             */
+    kt_swap_alloc *alloc;    /* nslot                                 */
+    double *t;               /* nslot                                 */
+    int *pop;                /* np slots of the population            */
+    int *cand;               /* parents then children, for selection  */
+    int *child;              /* the slots outside the population      */
+    int *chosen;             /* selection's pick, np                  */
+    unsigned char *in_pop;   /* nslot                                 */
+    double *weight;          /* selection's scratch                   */
+    int *mins;               /* each size class's least count         */
+    kt_swap_alloc minimal;   /* the smallest pool that runs the step  */
+    double tbest;            /* the best step found so far            */
+    int *best_order;
+    kt_swap_alloc best_alloc;
+    kt__swap_simbuf sim;
 } kt__swap_ga;
 
 static void kt__swap_ga_free(kt__swap_ga *g) {
@@ -3239,6 +3256,225 @@ static void kt__swap_ga_free(kt__swap_ga *g) {
     for (i = 0; g->alloc && i < g->nslot; i++) kt_swap_alloc_free(&g->alloc[i]);
     KT_FREE(g->alloc);
     KT_FREE(g->t);
+    KT_FREE(g->pop);
+    KT_FREE(g->cand);
+    KT_FREE(g->child);
+    KT_FREE(g->chosen);
+    KT_FREE(g->in_pop);
+    KT_FREE(g->weight);
+    KT_FREE(g->mins);
+    KT_FREE(g->best_order);
+    kt_swap_alloc_free(&g->minimal);
+    kt_swap_alloc_free(&g->best_alloc);
+    kt__swap_simbuf_free(&g->sim);
+}
+
+static int *kt__swap_ga_order(const kt__swap_ga *g, int slot) {
+    return g->order + (size_t)slot * (size_t)g->n;
+}
+
+/* The options' defaults (population 32, mutation 0.1, pressure 100) and
+   every array the search needs, allocated once. */
+static kt_status kt__swap_ga_init(kt__swap_ga *g, const kt_swap_model *m,
+                                  const kt_swap_options *o, kt_error *err) {
+    size_t nslot;
+    int i;
+    kt_status st = KT_OK;
+    memset(g, 0, sizeof *g);
+    g->m = m;
+    g->o = o;
+    g->n = m->nops;
+    g->nsz = m->nsizes;
+    g->np = o->population > 1 ? o->population : 32;
+    g->npairs = (g->np + 1) / 2;
+    g->nslot = g->np + 4 * g->npairs;
+    g->mutation = o->mutation > 0 ? o->mutation : 0.1;
+    g->pressure = o->pressure > 0 ? o->pressure : 100;
+    g->rng = o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+    g->tbest = HUGE_VAL;
+    nslot = (size_t)g->nslot;
+    g->order = (int *)kt__calloc(nslot * (size_t)g->n + 1, sizeof(int));
+    g->alloc = (kt_swap_alloc *)kt__calloc(nslot, sizeof(kt_swap_alloc));
+    g->t = (double *)kt__calloc(nslot, sizeof(double));
+    g->pop = (int *)kt__calloc(nslot, sizeof(int));
+    g->cand = (int *)kt__calloc(nslot, sizeof(int));
+    g->child = (int *)kt__calloc(nslot, sizeof(int));
+    g->chosen = (int *)kt__calloc(nslot, sizeof(int));
+    g->in_pop = (unsigned char *)kt__calloc(nslot, 1);
+    g->weight = (double *)kt__calloc(nslot, sizeof(double));
+    g->mins = (int *)kt__calloc((size_t)g->nsz + 1, sizeof(int));
+    g->best_order = (int *)kt__calloc((size_t)g->n + 1, sizeof(int));
+    if (!g->order || !g->alloc || !g->t || !g->pop || !g->cand ||
+        !g->child || !g->chosen || !g->in_pop || !g->weight || !g->mins ||
+        !g->best_order)
+        return kt__swap_nomem(err);
+    for (i = 0; i < g->nslot && st == KT_OK; i++)
+        st = kt_swap_alloc_init(&g->alloc[i], g->nsz, err);
+    if (st == KT_OK) st = kt_swap_alloc_init(&g->best_alloc, g->nsz, err);
+    return st;
+}
+
+/* Records slot's plan when it beats the best so far. */
+static void kt__swap_ga_keep_if_best(kt__swap_ga *g, int slot) {
+    if (!kt__swap_better(g->t[slot], g->tbest)) return;
+    g->tbest = g->t[slot];
+    memcpy(g->best_order, kt__swap_ga_order(g, slot),
+           (size_t)g->n * sizeof(int));
+    kt__swap_alloc_copy(&g->best_alloc, &g->alloc[slot]);
+}
+
+/* Simulates slot's plan into g->t[slot]. */
+static kt_status kt__swap_ga_eval(kt__swap_ga *g, int slot, kt_swap_result *r,
+                                  kt_error *err) {
+    r->evaluations++;
+    return kt__swap_eval(g->m, kt__swap_ga_order(g, slot), &g->alloc[slot],
+                         g->o, &g->t[slot], &g->sim, err);
+}
+
+/* Generation 0 (thesis 4.4.1): the op order with the default pool, the op
+   order with the minimal pool filled up to the memory, and the rest
+   random schedules with random pools. */
+static kt_status kt__swap_ga_first_generation(kt__swap_ga *g,
+                                              kt_swap_result *r,
+                                              kt_error *err) {
+    const kt_swap_model *m = g->m;
+    const kt_swap_options *o = g->o;
+    kt_swap_alloc def;
+    int64_t minbytes;
+    int i, k, *peak = (int *)kt__calloc((size_t)g->nsz + 1, sizeof(int));
+    kt_status st;
+    if (!peak) return kt__swap_nomem(err);
+    st = kt_swap_alloc_default(m, NULL, !o->cold, o->memory, &def, err);
+    if (st == KT_OK) {
+        kt__swap_alloc_copy(&g->alloc[0], &def);
+        kt_swap_alloc_free(&def);
+        st = kt_swap_alloc_minimal(m, &g->minimal, &minbytes, err);
+    }
+    if (st == KT_OK) st = kt__swap_peak_counts(m, NULL, !o->cold, peak, err);
+    if (st == KT_OK) {
+        kt__swap_alloc_copy(&g->alloc[1 % g->np], &g->minimal);
+        st = kt__swap_fill(m, &g->alloc[1 % g->np], peak, o->memory, err);
+    }
+    KT_FREE(peak);
+    for (i = 0; i < g->np && st == KT_OK; i++) {
+        int *ord = kt__swap_ga_order(g, i);
+        g->pop[i] = i;
+        if (i < 2 || o->keep_schedule) {
+            for (k = 0; k < g->n; k++) ord[k] = k;
+        } else {
+            st = kt__swap_mutate(m, NULL, 1.0, &g->rng, ord, err);
+        }
+        if (i >= 2 && st == KT_OK)
+            st = kt__swap_alloc_random(m, &g->alloc[i], &g->minimal,
+                                       o->memory, g->mins, &g->rng, err);
+        if (st == KT_OK) st = kt__swap_ga_eval(g, i, r, err);
+    }
+    return st;
+}
+
+/* Records the population's best and reports the generation's best so
+   far, average and worst step over the plans that run. */
+static void kt__swap_ga_report(kt__swap_ga *g, int gen, const kt_swap_result *r,
+                               double start) {
+    double sum = 0, worst = 0;
+    int i, nfin = 0;
+    for (i = 0; i < g->np; i++) {
+        double t = g->t[g->pop[i]];
+        kt__swap_ga_keep_if_best(g, g->pop[i]);
+        if (t < HUGE_VAL) {
+            sum += t;
+            nfin++;
+            if (t > worst) worst = t;
+        }
+    }
+    if (g->o->progress)
+        g->o->progress(g->o->progress_ctx, gen, g->tbest,
+                       nfin ? sum / nfin : HUGE_VAL, nfin ? worst : HUGE_VAL,
+                       r->evaluations, kt__now() - start);
+}
+
+/* Two parents' four children, into slots s[0..3]: their schedules
+   crossed (thesis 4.4.2) and their pools crossed (4.4.3), each mutated,
+   then paired both ways -- (A,a) (B,b) (A,b) (B,a). */
+static kt_status kt__swap_ga_breed(kt__swap_ga *g, int a, int b, const int *s,
+                                   kt_error *err) {
+    const kt_swap_model *m = g->m;
+    const kt_swap_options *o = g->o;
+    int n = g->n, nsz = g->nsz, cl, fits;
+    int *oa = kt__swap_ga_order(g, s[0]), *ob = kt__swap_ga_order(g, s[1]);
+    int *oc = kt__swap_ga_order(g, s[2]), *od = kt__swap_ga_order(g, s[3]);
+    int cr = n > 1 ? 1 + kt__swap_below(&g->rng, n - 1) : 0;
+    int crm = nsz > 1 ? 1 + kt__swap_below(&g->rng, nsz - 1) : 0;
+    kt_status st = KT_OK;
+    if (o->keep_schedule) {
+        memcpy(oa, kt__swap_ga_order(g, a), (size_t)n * sizeof(int));
+        memcpy(ob, kt__swap_ga_order(g, b), (size_t)n * sizeof(int));
+    } else {
+        /* crossed into slots 2 and 3, mutated into 0 and 1 (the parents
+           are permutations: the search made them) */
+        st = kt__swap_cross_one(n, kt__swap_ga_order(g, b),
+                                kt__swap_ga_order(g, a), cr, oc, err);
+        if (st == KT_OK)
+            st = kt__swap_cross_one(n, kt__swap_ga_order(g, a),
+                                    kt__swap_ga_order(g, b), cr, od, err);
+        if (st == KT_OK)
+            st = kt__swap_mutate(m, oc, g->mutation, &g->rng, oa, err);
+        if (st == KT_OK)
+            st = kt__swap_mutate(m, od, g->mutation, &g->rng, ob, err);
+    }
+    memcpy(oc, oa, (size_t)n * sizeof(int));
+    memcpy(od, ob, (size_t)n * sizeof(int));
+    if (st != KT_OK) return st;
+    /* the mutation repairs against each child's own class minima */
+    st = kt_swap_alloc_crossover(m->size, nsz, &g->alloc[a], &g->alloc[b],
+                                 crm, NULL, NULL, o->memory, &g->alloc[s[0]],
+                                 &g->alloc[s[1]], &fits, err);
+    if (st == KT_OK)
+        st = kt__swap_alloc_mutate(m, &g->alloc[s[0]], g->mutation, o->memory,
+                                   g->mins, &g->rng, err);
+    if (st == KT_OK)
+        st = kt__swap_alloc_mutate(m, &g->alloc[s[1]], g->mutation, o->memory,
+                                   g->mins, &g->rng, err);
+    for (cl = 0; cl < nsz; cl++) {
+        g->alloc[s[2]].cls[cl] = g->alloc[s[1]].cls[cl];
+        g->alloc[s[2]].cnt[cl] = g->alloc[s[1]].cnt[cl];
+        g->alloc[s[3]].cls[cl] = g->alloc[s[0]].cls[cl];
+        g->alloc[s[3]].cnt[cl] = g->alloc[s[0]].cnt[cl];
+    }
+    return st;
+}
+
+/* One generation: npairs pairs of parents drawn at random breed four
+   children each into the slots outside the population; the children are
+   simulated, and selection (kt__swap_select) picks the next population
+   from parents and children. */
+static kt_status kt__swap_ga_next_generation(kt__swap_ga *g, kt_swap_result *r,
+                                             kt_error *err) {
+    int i, k, c, nc = 4 * g->npairs;
+    kt_status st = KT_OK;
+    memset(g->in_pop, 0, (size_t)g->nslot);
+    for (i = 0; i < g->np; i++) g->in_pop[g->pop[i]] = 1;
+    for (i = 0, k = 0; i < g->nslot; i++)
+        if (!g->in_pop[i]) g->child[k++] = i;
+    for (k = 0; k < g->npairs && st == KT_OK; k++) {
+        int a = g->pop[kt__swap_below(&g->rng, g->np)];
+        int b = g->pop[kt__swap_below(&g->rng, g->np)];
+        st = kt__swap_ga_breed(g, a, b, &g->child[4 * k], err);
+    }
+    for (c = 0; c < nc && st == KT_OK; c++)
+        st = kt__swap_ga_eval(g, g->child[c], r, err);
+    if (st != KT_OK) return st;
+    for (i = 0; i < g->np; i++) g->cand[i] = g->pop[i];
+    for (c = 0; c < nc; c++) g->cand[g->np + c] = g->child[c];
+    /* a child better than the best so far is recorded before selection */
+    for (c = 0; c < nc; c++) kt__swap_ga_keep_if_best(g, g->child[c]);
+    /* t_norm divides by the best time: 1 when there is none, or it is 0
+       (ops of no time, nothing swapped) */
+    kt__swap_select(g->t, g->cand, g->np + nc, g->np,
+                    g->tbest < HUGE_VAL && g->tbest > 0 ? g->tbest : 1,
+                    g->pressure, &g->rng, g->chosen, g->weight);
+    memcpy(g->pop, g->chosen, (size_t)g->np * sizeof(int));
+    return KT_OK;
 }
 
 /* A step within rounding of the compute stream alone (kt_swap_ideal_seconds,
@@ -3249,237 +3485,40 @@ static int kt__swap_at_ideal(const kt_swap_model *m, double step) {
     return step <= kt_swap_ideal_seconds(m) * (1 + 1e-9);
 }
 
+/* SwapAdvisor's genetic search (thesis 4.4): generations of schedules and
+   pools until the generation or time budget ends or a plan reaches the
+   ideal step; the best plan found is built into r. */
 static kt_status kt__swap_ga_run(const kt_swap_model *m,
                                  const kt_swap_options *o,
                                  kt_swap_result *r, kt_error *err) {
-    int np = o->population > 1 ? o->population : 32, n = m->nops;
-    int nsz = m->nsizes, npairs = (np + 1) / 2, nslot = np + 4 * npairs;
-    int gens = o->generations, i, gen;
-    double p = o->mutation > 0 ? o->mutation : 0.1;
-    double pressure = o->pressure > 0 ? o->pressure : 100;
-    double start = kt__now(), tbest = HUGE_VAL;
-    uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
-    int *pop = NULL, *cand = NULL, *keep = NULL, *mins = NULL, *best_order = NULL;
-    double *w = NULL;
-    kt_swap_alloc best_alloc, minimal;
+    int gens = o->generations, gen;
+    double start = kt__now();
     kt__swap_ga g;
-    kt__swap_simbuf sb;
-    kt_status st = KT_OK;
-    int64_t minbytes;
-    memset(&g, 0, sizeof g);
-    memset(&sb, 0, sizeof sb);
-    memset(&best_alloc, 0, sizeof best_alloc);
-    memset(&minimal, 0, sizeof minimal);
+    kt_status st = kt__swap_ga_init(&g, m, o, err);
     if (gens <= 0 && !(o->seconds > 0)) gens = 50;
-    g.n = n;
-    g.nsz = nsz;
-    g.nslot = nslot;
-    g.order = (int *)kt__calloc((size_t)nslot * (size_t)n + 1, sizeof(int));
-    g.alloc = (kt_swap_alloc *)kt__calloc((size_t)nslot, sizeof(kt_swap_alloc));
-    g.t = (double *)kt__calloc((size_t)nslot, sizeof(double));
-    pop = (int *)kt__calloc((size_t)nslot, sizeof(int));
-    cand = (int *)kt__calloc((size_t)nslot, sizeof(int));
-    keep = (int *)kt__calloc((size_t)nslot, sizeof(int));
-    w = (double *)kt__calloc((size_t)nslot, sizeof(double));
-    mins = (int *)kt__calloc((size_t)nsz + 1, sizeof(int));
-    best_order = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    if (!g.order || !g.alloc || !g.t || !pop || !cand || !keep || !w ||
-        !mins || !best_order) {
-        st = kt__swap_nomem(err);
-        goto out;
-    }
-    for (i = 0; i < nslot && st == KT_OK; i++)
-        st = kt_swap_alloc_init(&g.alloc[i], nsz, err);
-    if (st == KT_OK) st = kt_swap_alloc_init(&best_alloc, nsz, err);
-    if (st != KT_OK) goto out;
-    /* generation 0: op order with the default pool and with the minimal
-       pool filled up, the rest random (thesis 4.4.1) */
-    {
-        kt_swap_alloc def;
-        int *peak = (int *)kt__calloc((size_t)nsz + 1, sizeof(int));
-        if (!peak) {
-            st = kt__swap_nomem(err);
-            goto out;
-        }
-        st = kt_swap_alloc_default(m, NULL, !o->cold, o->memory, &def, err);
-        if (st == KT_OK) {
-            kt__swap_alloc_copy(&g.alloc[0], &def);
-            kt_swap_alloc_free(&def);
-            st = kt_swap_alloc_minimal(m, &minimal, &minbytes, err);
-        }
-        if (st == KT_OK) st = kt__swap_peak_counts(m, NULL, !o->cold, peak, err);
-        if (st == KT_OK) {
-            kt__swap_alloc_copy(&g.alloc[1 % np], &minimal);
-            st = kt__swap_fill(m, &g.alloc[1 % np], peak, o->memory, err);
-        }
-        KT_FREE(peak);
-        if (st != KT_OK) goto out;
-    }
-    for (i = 0; i < np && st == KT_OK; i++) {
-        int *ord = g.order + (size_t)i * n, k;
-        pop[i] = i;
-        if (i < 2 || o->keep_schedule) {
-            for (k = 0; k < n; k++) ord[k] = k;
-        } else {
-            st = kt__swap_mutate(m, NULL, 1.0, &rng, ord, err);
-        }
-        if (i >= 2 && st == KT_OK)
-            st = kt__swap_alloc_random(m, &g.alloc[i], &minimal, o->memory,
-                                       mins, &rng, err);
-        if (st == KT_OK)
-            st = kt__swap_eval(m, ord, &g.alloc[i], o, &g.t[i], &sb, err);
-        r->evaluations++;
-    }
-    if (st != KT_OK) goto out;
-    for (gen = 0;; gen++) {
-        int *freeslot = keep, c, k, nc = 0, nfin = 0;
-        double sum = 0, worst = 0, bestnow = HUGE_VAL;
-        /* best so far, and this generation's figures */
-        for (i = 0; i < np; i++) {
-            double t = g.t[pop[i]];
-            if (kt__swap_better(t, tbest)) {
-                tbest = t;
-                memcpy(best_order, g.order + (size_t)pop[i] * n,
-                       (size_t)n * sizeof(int));
-                kt__swap_alloc_copy(&best_alloc, &g.alloc[pop[i]]);
-            }
-            if (t < HUGE_VAL) {
-                sum += t;
-                nfin++;
-                if (t > worst) worst = t;
-                if (t < bestnow) bestnow = t;
-            }
-        }
-        if (o->progress)
-            o->progress(o->progress_ctx, gen, tbest,
-                        nfin ? sum / nfin : HUGE_VAL, nfin ? worst : HUGE_VAL,
-                        r->evaluations, kt__now() - start);
+    if (st == KT_OK) st = kt__swap_ga_first_generation(&g, r, err);
+    for (gen = 0; st == KT_OK; gen++) {
+        kt__swap_ga_report(&g, gen, r, start);
         r->generations = gen;
         if ((gens > 0 && gen >= gens) ||
             (o->seconds > 0 && kt__now() - start >= o->seconds) ||
-            kt__swap_at_ideal(m, tbest))
+            kt__swap_at_ideal(m, g.tbest))
             break;
-        /* the slots not in the population take the children */
-        {
-            unsigned char *inpop = (unsigned char *)kt__calloc((size_t)nslot, 1);
-            if (!inpop) {
-                st = kt__swap_nomem(err);
-                goto out;
-            }
-            for (i = 0; i < np; i++) inpop[pop[i]] = 1;
-            for (i = 0, k = 0; i < nslot; i++)
-                if (!inpop[i]) freeslot[k++] = i;
-            KT_FREE(inpop);
-        }
-        for (k = 0; k < npairs && st == KT_OK; k++) {
-            int a = pop[kt__swap_below(&rng, np)], b = pop[kt__swap_below(&rng, np)];
-            int sa = freeslot[nc], sb = freeslot[nc + 1];
-            int sc = freeslot[nc + 2], sd = freeslot[nc + 3];
-            int *oa = g.order + (size_t)sa * n, *ob = g.order + (size_t)sb * n;
-            int cr = n > 1 ? 1 + kt__swap_below(&rng, n - 1) : 0;
-            int crm = nsz > 1 ? 1 + kt__swap_below(&rng, nsz - 1) : 0;
-            /* two schedules (thesis 4.4.2), mutated */
-            if (o->keep_schedule) {
-                memcpy(oa, g.order + (size_t)a * n, (size_t)n * sizeof(int));
-                memcpy(ob, g.order + (size_t)b * n, (size_t)n * sizeof(int));
-            } else {
-                int *tmp = g.order + (size_t)sc * n, *tmp2 = g.order + (size_t)sd * n;
-                /* the parents are permutations: the search made them */
-                st = kt__swap_cross_one(n, g.order + (size_t)b * n,
-                                        g.order + (size_t)a * n, cr, tmp, err);
-                if (st == KT_OK)
-                    st = kt__swap_cross_one(n, g.order + (size_t)a * n,
-                                            g.order + (size_t)b * n, cr, tmp2,
-                                            err);
-                if (st == KT_OK)
-                    st = kt__swap_mutate(m, tmp, p, &rng, oa, err);
-                if (st == KT_OK)
-                    st = kt__swap_mutate(m, tmp2, p, &rng, ob, err);
-            }
-            memcpy(g.order + (size_t)sc * n, oa, (size_t)n * sizeof(int));
-            memcpy(g.order + (size_t)sd * n, ob, (size_t)n * sizeof(int));
-            /* two pools (thesis 4.4.3), mutated (the mutation repairs
-               against each child's own class minima) */
-            if (st == KT_OK) {
-                int cl, fits;
-                st = kt_swap_alloc_crossover(m->size, nsz, &g.alloc[a],
-                                             &g.alloc[b], crm, NULL, NULL,
-                                             o->memory, &g.alloc[sa],
-                                             &g.alloc[sb], &fits, err);
-                if (st == KT_OK)
-                    st = kt__swap_alloc_mutate(m, &g.alloc[sa], p, o->memory,
-                                               mins, &rng, err);
-                if (st == KT_OK)
-                    st = kt__swap_alloc_mutate(m, &g.alloc[sb], p, o->memory,
-                                               mins, &rng, err);
-                for (cl = 0; cl < nsz; cl++) {
-                    g.alloc[sc].cls[cl] = g.alloc[sb].cls[cl];
-                    g.alloc[sc].cnt[cl] = g.alloc[sb].cnt[cl];
-                    g.alloc[sd].cls[cl] = g.alloc[sa].cls[cl];
-                    g.alloc[sd].cnt[cl] = g.alloc[sa].cnt[cl];
-                }
-            }
-            /* four children: (A,a) (B,b) (A,b) (B,a) */
-            nc += 4;
-        }
-        for (c = 0; c < nc && st == KT_OK; c++) {
-            int sl = freeslot[c];
-            st = kt__swap_eval(m, g.order + (size_t)sl * n, &g.alloc[sl], o,
-                               &g.t[sl], &sb, err);
-            r->evaluations++;
-        }
-        if (st != KT_OK) goto out;
-        /* survivors among parents and children */
-        for (i = 0; i < np; i++) cand[i] = pop[i];
-        for (c = 0; c < nc; c++) cand[np + c] = freeslot[c];
-        /* a child better than the best so far is recorded before selection */
-        for (c = np; c < np + nc; c++) {
-            int sl = cand[c];
-            if (kt__swap_better(g.t[sl], tbest)) {
-                memcpy(best_order, g.order + (size_t)sl * n,
-                       (size_t)n * sizeof(int));
-                kt__swap_alloc_copy(&best_alloc, &g.alloc[sl]);
-                tbest = g.t[sl];
-            }
-        }
-        {
-            int *sel = (int *)kt__calloc((size_t)np + 1, sizeof(int));
-            if (!sel) {
-                st = kt__swap_nomem(err);
-                goto out;
-            }
-            /* t_norm divides by the best time: 1 when there is none, or
-               it is 0 (ops of no time, nothing swapped) */
-            kt__swap_select(g.t, cand, np + nc, np,
-                            tbest < HUGE_VAL && tbest > 0 ? tbest : 1,
-                            pressure, &rng, sel, w);
-            memcpy(pop, sel, (size_t)np * sizeof(int));
-            KT_FREE(sel);
-        }
+        st = kt__swap_ga_next_generation(&g, r, err);
     }
-    if (!(tbest < HUGE_VAL)) {
+    if (st == KT_OK && !(g.tbest < HUGE_VAL))
         st = kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes: no pool "
                       "the search found can run every op",
                       (long long)o->memory);
-        goto out;
-    }
-    st = kt__swap_plan_build(m, best_order, &best_alloc, o, &r->plan, err);
+    if (st == KT_OK)
+        st = kt__swap_plan_build(m, g.best_order, &g.best_alloc, o, &r->plan,
+                                 err);
     if (st == KT_OK) {
-        r->alloc = best_alloc;
-        memset(&best_alloc, 0, sizeof best_alloc);
+        r->alloc = g.best_alloc;
+        memset(&g.best_alloc, 0, sizeof g.best_alloc);
     }
-out:
     r->search_seconds = kt__now() - start;
     kt__swap_ga_free(&g);
-    kt__swap_simbuf_free(&sb);
-    kt_swap_alloc_free(&best_alloc);
-    kt_swap_alloc_free(&minimal);
-    KT_FREE(pop);
-    KT_FREE(cand);
-    KT_FREE(keep);
-    KT_FREE(w);
-    KT_FREE(mins);
-    KT_FREE(best_order);
     return st;
 }
 

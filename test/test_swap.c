@@ -1955,7 +1955,7 @@ static void test_ga_seed(const kt_swap_model *m) {
     kt_error err;
     int64_t minbytes;
     ga_trace trace[6];
-    int s, differ = 0;
+    int s, differ, keep;
     CHECK(kt_swap_alloc_minimal(m, &mn, &minbytes, &err) == KT_OK);
     kt_swap_alloc_free(&mn);
     memset(&o, 0, sizeof o);
@@ -1963,18 +1963,25 @@ static void test_ga_seed(const kt_swap_model *m) {
     o.generations = 1;
     o.population = 8;
     o.progress = record_averages;
-    memset(trace, 0, sizeof trace);
-    for (s = 0; s < 6; s++) {
-        o.seed = (uint64_t)s + 1;
-        o.progress_ctx = &trace[s];
-        trace[s].average[0] = -1;
-        CHECK(kt_swap_search(m, KT_SWAP_SEARCH_GA, &o, &r, &err) == KT_OK);
-        kt_swap_result_free(&r);
-        /* average[0]: the first generation's */
-        differ += trace[s].average[0] != trace[0].average[0];
+    /* with keep_schedule too: the schedules stay in op order, the pools
+       of the random plans are still drawn */
+    for (keep = 0; keep <= 1; keep++) {
+        o.keep_schedule = keep;
+        memset(trace, 0, sizeof trace);
+        for (s = differ = 0; s < 6; s++) {
+            o.seed = (uint64_t)s + 1;
+            o.progress_ctx = &trace[s];
+            trace[s].average[0] = -1;
+            CHECK(kt_swap_search(m, KT_SWAP_SEARCH_GA, &o, &r, &err) ==
+                  KT_OK);
+            kt_swap_result_free(&r);
+            /* average[0]: the first generation's */
+            differ += trace[s].average[0] != trace[0].average[0];
+        }
+        CHECKF(differ > 0,
+               "keep_schedule %d: six seeds, one first generation "
+               "(average %g)", keep, trace[0].average[0]);
     }
-    CHECKF(differ > 0, "six seeds, one first generation (average %g)",
-           trace[0].average[0]);
 }
 
 /* Baseline on `m` under `memory` bytes: step, bytes swapped, initial
