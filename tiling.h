@@ -6277,221 +6277,261 @@ static int kt__gvar_uses(const kt__gaccess *acc, int nacc, int skip, int v) {
     return n;
 }
 
-/* One backward statement: the gradient of op's output (dY) pushed back to
-   access `wrt`, written into tensor `into`.  For y[o] = red(r) body it is
-     into[p...] = sum(everything else) dY[o] * d body / d access
-   where the access's index variables become the output variables: a
-   plain index keeps its variable; x[h+kh] makes h = p - kh (h is read
-   from dY with zero padding, the transposed convolution); x[h*2+dh] with
-   dh of extent 2 makes h = p/2 (non-overlapping pooling windows);
-   x[i/2] makes i = 2p + r (upsampling).  max/min reductions route the
-   gradient to the elements equal to the result. */
-static kt_status kt__grad_statement(const kt_graph *g, int o, int wrt,
-                                    const char *into, int dy, kt__str *out,
-                                    kt_error *err) {
-    const kt_op *op = &g->op[o];
+/* One backward statement being derived: its index variables (the op's,
+   then the ones solving introduces), the accesses (the op's reads, then
+   dY[o...] at `dyi`), the access `wrt` whose gradient it writes, which
+   variables are solved away, which reads were rewritten (they become
+   zero-padded) and the variable of each output dimension. */
+typedef struct kt__gstmt {
+    const kt_graph *g;
+    const kt_op *op;
+    const kt_tensor *x; /* the tensor read by access wrt */
     kt__gvars gv;
     kt__gaccess acc[KT_MAX_VARS * 2 + 2];
-    int nacc = op->naccess + 1, dyi = op->naccess, outvar[KT_MAX_DIMS];
-    int eliminated[KT__GV], touched[KT_MAX_VARS * 2 + 2], a, d, v;
-    const kt_tensor *x = &g->tensor[op->access[wrt].tensor];
-    kt__dctx ctx;
-    memset(&gv, 0, sizeof gv);
-    memset(eliminated, 0, sizeof eliminated);
-    memset(touched, 0, sizeof touched);
-    if (op->naccess + 1 > (int)(sizeof acc / sizeof acc[0]))
+    int nacc, dyi, wrt;
+    int eliminated[KT__GV], touched[KT_MAX_VARS * 2 + 2];
+    int outvar[KT_MAX_DIMS];
+} kt__gstmt;
+
+static kt_status kt__grad_cannot_invert(const kt__gstmt *s, int d,
+                                        kt_error *err) {
+    return kt__fail(err, KT_ERR_INVALID, s->op->line, "autodiff: cannot "
+                    "invert the index of %s dim %d in %s", s->x->name, d,
+                    s->op->name);
+}
+
+/* A new variable of the statement, or KT_ERR_LIMIT when there is no room. */
+static kt_status kt__grad_new_var(kt__gstmt *s, const char *name,
+                                  int64_t extent, int *v, kt_error *err) {
+    *v = kt__gvar_new(&s->gv, name, extent);
+    if (*v >= 0) return KT_OK;
+    return kt__fail(err, KT_ERR_LIMIT, s->op->line, "autodiff: too many "
+                    "index variables for %s", s->op->name);
+}
+
+/* The op's variables and reads as affine forms, and dY read at the
+   output's variables. */
+static kt_status kt__gstmt_init(kt__gstmt *s, const kt_graph *g, int o,
+                                int wrt, int dy, kt_error *err) {
+    const kt_op *op = &g->op[o];
+    int a, d, v;
+    memset(s, 0, sizeof *s);
+    s->g = g;
+    s->op = op;
+    s->wrt = wrt;
+    s->x = &g->tensor[op->access[wrt].tensor];
+    s->nacc = op->naccess + 1;
+    s->dyi = op->naccess;
+    if (s->nacc > (int)(sizeof s->acc / sizeof s->acc[0]))
         return kt__fail(err, KT_ERR_LIMIT, op->line, "autodiff: op %s has "
                         "too many reads", op->name);
     for (v = 0; v < op->nvars; v++) {
-        snprintf(gv.name[v], sizeof gv.name[0], "%s", op->var[v].name);
-        gv.extent[v] = op->var[v].extent;
+        snprintf(s->gv.name[v], sizeof s->gv.name[0], "%s", op->var[v].name);
+        s->gv.extent[v] = op->var[v].extent;
     }
-    gv.n = op->nvars;
+    s->gv.n = op->nvars;
     for (a = 0; a < op->naccess; a++) {
-        acc[a].tensor = op->access[a].tensor;
-        acc[a].padded = op->access[a].padded;
-        acc[a].rank = g->tensor[acc[a].tensor].rank;
-        for (d = 0; d < acc[a].rank; d++)
-            kt__gindex_from_sym(&acc[a].idx[d], &op->access[a].dim[d],
+        kt__gaccess *ac = &s->acc[a];
+        ac->tensor = op->access[a].tensor;
+        ac->padded = op->access[a].padded;
+        ac->rank = g->tensor[ac->tensor].rank;
+        for (d = 0; d < ac->rank; d++)
+            kt__gindex_from_sym(&ac->idx[d], &op->access[a].dim[d],
                                 op->access[a].whole[d]);
     }
-    /* dY[o...] */
-    memset(&acc[dyi], 0, sizeof acc[dyi]);
-    acc[dyi].tensor = dy;
-    acc[dyi].rank = op->out_rank;
+    s->acc[s->dyi].tensor = dy;
+    s->acc[s->dyi].rank = op->out_rank;
     for (d = 0; d < op->out_rank; d++) {
-        acc[dyi].idx[d].coef[d] = 1;
-        acc[dyi].idx[d].over = 1;
+        s->acc[s->dyi].idx[d].coef[d] = 1;
+        s->acc[s->dyi].idx[d].over = 1;
     }
-    for (d = 0; d < x->rank; d++) {
-        kt__gindex *e = &acc[wrt].idx[d];
-        int only = -1, nv = 0, best = -1, score = -1;
-        for (v = 0; v < gv.n; v++)
-            if (e->coef[v]) {
-                nv++;
-                only = v;
-            }
-        if (e->whole)
-            return kt__fail(err, KT_ERR_INVALID, op->line, "autodiff: %s "
-                            "reads all of %s dim %d; only opaque forms may",
-                            op->name, x->name, d);
-        if (nv == 1 && e->coef[only] == 1 && e->c == 0 && e->over == 1 &&
-            !eliminated[only]) {
-            int used = 0, q;
-            for (q = 0; q < d; q++) used |= outvar[q] == only;
-            if (!used) {
-                outvar[d] = only;
-                continue;
-            }
+    return KT_OK;
+}
+
+/* x[..., i, ...] with i a plain variable not yet used by an earlier
+   dimension: i is the output variable itself.  1 when it applies. */
+static int kt__invert_plain(kt__gstmt *s, int d, int nv, int only) {
+    const kt__gindex *e = &s->acc[s->wrt].idx[d];
+    int q;
+    if (nv != 1 || e->coef[only] != 1 || e->c != 0 || e->over != 1 ||
+        s->eliminated[only])
+        return 0;
+    for (q = 0; q < d; q++)
+        if (s->outvar[q] == only) return 0;
+    s->outvar[d] = only;
+    return 1;
+}
+
+/* x[i/k] (upsampling): i = k*p + r, r a new summed variable of extent k. */
+static kt_status kt__invert_upsampling(kt__gstmt *s, int d, int nv, int only,
+                                       kt_error *err) {
+    kt__gindex *e = &s->acc[s->wrt].idx[d];
+    int p, r, a, q;
+    kt_status st;
+    if (nv != 1 || e->coef[only] != 1 || e->c != 0)
+        return kt__grad_cannot_invert(s, d, err);
+    if ((st = kt__grad_new_var(s, "p", s->x->shape[d], &p, err)) != KT_OK ||
+        (st = kt__grad_new_var(s, "r", e->over, &r, err)) != KT_OK)
+        return st;
+    for (a = 0; a < s->nacc; a++)
+        for (q = 0; q < s->acc[a].rank; q++) {
+            kt__gindex *f = &s->acc[a].idx[q];
+            int64_t k = f->coef[only];
+            if (!k || (a == s->wrt && q == d)) continue;
+            f->coef[only] = 0;
+            f->coef[p] += k * e->over;
+            f->coef[r] += k;
+            s->touched[a] = 1;
         }
-        if (e->over > 1) {
-            /* x[i/s] (upsampling): i = s*p + r, r a new summed variable */
-            int p, r;
-            if (nv != 1 || e->coef[only] != 1 || e->c != 0)
-                return kt__fail(err, KT_ERR_INVALID, op->line, "autodiff: "
-                                "cannot invert the index of %s dim %d in %s",
-                                x->name, d, op->name);
-            p = kt__gvar_new(&gv, "p", x->shape[d]);
-            r = kt__gvar_new(&gv, "r", e->over);
-            if (p < 0 || r < 0) break;
-            for (a = 0; a < nacc; a++) {
-                int q;
-                for (q = 0; q < acc[a].rank; q++) {
-                    kt__gindex *f = &acc[a].idx[q];
-                    int64_t k = f->coef[only];
-                    if (!k || (a == wrt && q == d)) continue;
-                    f->coef[only] = 0;
-                    f->coef[p] += k * e->over;
-                    f->coef[r] += k;
-                    touched[a] = 1;
-                }
-            }
-            memset(e, 0, sizeof *e);
-            e->coef[p] = 1;
-            e->over = 1;
-            eliminated[only] = 1;
-            outvar[d] = p;
+    memset(e, 0, sizeof *e);
+    e->coef[p] = 1;
+    e->over = 1;
+    s->eliminated[only] = 1;
+    s->outvar[d] = p;
+    return KT_OK;
+}
+
+/* The variable to solve dimension d's index for: a +-1 coefficient,
+   preferably a variable whose range a zero-padded read of dY (an output
+   variable) or of another tensor enforces; -1 when none is enforced. */
+static int kt__invert_pick(const kt__gstmt *s, int d) {
+    const kt__gindex *e = &s->acc[s->wrt].idx[d];
+    int v, best = -1, score = -1;
+    for (v = 0; v < s->gv.n; v++) {
+        int sc;
+        if (!e->coef[v] || (e->coef[v] != 1 && e->coef[v] != -1) ||
+            s->eliminated[v])
             continue;
-        }
-        /* pick the variable to solve for: +-1 coefficient, preferably one
-           whose range a zero-padded read of dY (an output variable) or of
-           another tensor enforces */
-        for (v = 0; v < gv.n; v++) {
-            int sc;
-            if (!e->coef[v] || (e->coef[v] != 1 && e->coef[v] != -1) ||
-                eliminated[v])
-                continue;
-            sc = v < op->out_rank ? 2
-                 : kt__gvar_uses(acc, nacc, wrt, v) > 0 ? 1 : 0;
-            if (sc > score) {
-                score = sc;
-                best = v;
-            }
-        }
-        if (score >= 1) {
-            int p = kt__gvar_new(&gv, "p", x->shape[d]);
-            kt__gindex pivot = *e;
-            if (p < 0) break;
-            for (a = 0; a < nacc; a++) {
-                int q;
-                for (q = 0; q < acc[a].rank; q++)
-                    if (acc[a].idx[q].coef[best]) {
-                        if (!kt__gindex_subst(&acc[a].idx[q], best, &pivot, p))
-                            return kt__fail(err, KT_ERR_INVALID, op->line,
-                                            "autodiff: cannot invert the "
-                                            "index of %s dim %d in %s",
-                                            x->name, d, op->name);
-                        if (a != wrt) touched[a] = 1;
-                    }
-            }
-            eliminated[best] = 1;
-            outvar[d] = p;
-            continue;
-        }
-        /* x[h*s + w] with w of extent s read nowhere else: windows do not
-           overlap, so h = p / s and w is determined */
-        {
-            int h = -1, w = -1, p;
-            for (v = 0; v < gv.n; v++) {
-                if (!e->coef[v]) continue;
-                if (e->coef[v] == 1 && gv.extent[v] > 1 && w < 0 &&
-                    kt__gvar_uses(acc, nacc, wrt, v) == 0)
-                    w = v;
-                else
-                    h = v;
-            }
-            if (nv != 2 || h < 0 || w < 0 || e->c != 0 ||
-                e->coef[h] != gv.extent[w])
-                return kt__fail(err, KT_ERR_INVALID, op->line, "autodiff: "
-                                "cannot invert the index of %s dim %d in %s",
-                                x->name, d, op->name);
-            p = kt__gvar_new(&gv, "p", x->shape[d]);
-            if (p < 0) break;
-            for (a = 0; a < nacc; a++) {
-                int q;
-                if (a == wrt) continue;
-                for (q = 0; q < acc[a].rank; q++) {
-                    kt__gindex *f = &acc[a].idx[q];
-                    int u, plain = f->coef[h] == 1 && f->c == 0 && f->over == 1;
-                    if (!f->coef[h]) continue;
-                    for (u = 0; u < gv.n; u++)
-                        if (u != h && f->coef[u]) plain = 0;
-                    if (!plain)
-                        return kt__fail(err, KT_ERR_INVALID, op->line,
-                                        "autodiff: cannot invert the index "
-                                        "of %s dim %d in %s", x->name, d,
-                                        op->name);
-                    f->coef[h] = 0;
-                    f->coef[p] = 1;
-                    f->over = gv.extent[w];
-                    touched[a] = 1;
-                }
-            }
-            memset(e, 0, sizeof *e);
-            e->coef[p] = 1;
-            e->over = 1;
-            eliminated[h] = eliminated[w] = 1;
-            outvar[d] = p;
+        sc = v < s->op->out_rank ? 2
+             : kt__gvar_uses(s->acc, s->nacc, s->wrt, v) > 0 ? 1 : 0;
+        if (sc > score) {
+            score = sc;
+            best = v;
         }
     }
-    if (d < x->rank)
-        return kt__fail(err, KT_ERR_LIMIT, op->line, "autodiff: too many "
-                        "index variables for %s", op->name);
-    for (a = 0; a < nacc; a++)
-        if (touched[a]) acc[a].padded = 1;
-    /* into[outvars] = sum(rest) dY * derivative */
+    return score >= 1 ? best : -1;
+}
+
+/* x[h + kh - 1] solved for `best` (h = p - kh + 1, the transposed
+   convolution): the new output variable p replaces it in every read. */
+static kt_status kt__invert_solve(kt__gstmt *s, int d, int best,
+                                  kt_error *err) {
+    kt__gindex pivot = s->acc[s->wrt].idx[d];
+    int p, a, q;
+    kt_status st = kt__grad_new_var(s, "p", s->x->shape[d], &p, err);
+    if (st != KT_OK) return st;
+    for (a = 0; a < s->nacc; a++)
+        for (q = 0; q < s->acc[a].rank; q++)
+            if (s->acc[a].idx[q].coef[best]) {
+                if (!kt__gindex_subst(&s->acc[a].idx[q], best, &pivot, p))
+                    return kt__grad_cannot_invert(s, d, err);
+                if (a != s->wrt) s->touched[a] = 1;
+            }
+    s->eliminated[best] = 1;
+    s->outvar[d] = p;
+    return KT_OK;
+}
+
+/* x[h*k + w] with w of extent k read nowhere else: the windows do not
+   overlap (pooling), so h = p / k and w is determined. */
+static kt_status kt__invert_window(kt__gstmt *s, int d, int nv,
+                                   kt_error *err) {
+    kt__gindex *e = &s->acc[s->wrt].idx[d];
+    int h = -1, w = -1, p, v, a, q;
+    kt_status st;
+    for (v = 0; v < s->gv.n; v++) {
+        if (!e->coef[v]) continue;
+        if (e->coef[v] == 1 && s->gv.extent[v] > 1 && w < 0 &&
+            kt__gvar_uses(s->acc, s->nacc, s->wrt, v) == 0)
+            w = v;
+        else
+            h = v;
+    }
+    if (nv != 2 || h < 0 || w < 0 || e->c != 0 ||
+        e->coef[h] != s->gv.extent[w])
+        return kt__grad_cannot_invert(s, d, err);
+    if ((st = kt__grad_new_var(s, "p", s->x->shape[d], &p, err)) != KT_OK)
+        return st;
+    for (a = 0; a < s->nacc; a++) {
+        if (a == s->wrt) continue;
+        for (q = 0; q < s->acc[a].rank; q++) {
+            kt__gindex *f = &s->acc[a].idx[q];
+            int u, plain = f->coef[h] == 1 && f->c == 0 && f->over == 1;
+            if (!f->coef[h]) continue;
+            for (u = 0; u < s->gv.n; u++)
+                if (u != h && f->coef[u]) plain = 0;
+            if (!plain) return kt__grad_cannot_invert(s, d, err);
+            f->coef[h] = 0;
+            f->coef[p] = 1;
+            f->over = s->gv.extent[w];
+            s->touched[a] = 1;
+        }
+    }
+    memset(e, 0, sizeof *e);
+    e->coef[p] = 1;
+    e->over = 1;
+    s->eliminated[h] = s->eliminated[w] = 1;
+    s->outvar[d] = p;
+    return KT_OK;
+}
+
+/* Makes dimension d of x's index an output variable of the backward
+   statement, by the first of the forms above that applies. */
+static kt_status kt__invert_dim(kt__gstmt *s, int d, kt_error *err) {
+    const kt__gindex *e = &s->acc[s->wrt].idx[d];
+    int only = -1, nv = 0, v, best;
+    for (v = 0; v < s->gv.n; v++)
+        if (e->coef[v]) {
+            nv++;
+            only = v;
+        }
+    if (e->whole)
+        return kt__fail(err, KT_ERR_INVALID, s->op->line, "autodiff: %s "
+                        "reads all of %s dim %d; only opaque forms may",
+                        s->op->name, s->x->name, d);
+    if (kt__invert_plain(s, d, nv, only)) return KT_OK;
+    if (e->over > 1) return kt__invert_upsampling(s, d, nv, only, err);
+    if ((best = kt__invert_pick(s, d)) >= 0)
+        return kt__invert_solve(s, d, best, err);
+    return kt__invert_window(s, d, nv, err);
+}
+
+/* Writes into[outvars] = sum(the rest) dY * d body / d access. */
+static kt_status kt__gstmt_print(const kt__gstmt *s, const char *into,
+                                 kt__str *out, kt_error *err) {
+    const kt_op *op = s->op;
+    const kt_graph *g = s->g;
+    kt__dctx ctx;
+    int d, v, first = 1;
     kt__str_add(out, "%s[", into);
-    for (d = 0; d < x->rank; d++)
-        kt__str_add(out, "%s%s:%lld", d ? "," : "", gv.name[outvar[d]],
-                    (long long)x->shape[d]);
+    for (d = 0; d < s->x->rank; d++)
+        kt__str_add(out, "%s%s:%lld", d ? "," : "", s->gv.name[s->outvar[d]],
+                    (long long)s->x->shape[d]);
     kt__str_add(out, "] = ");
-    {
-        int first = 1;
-        for (v = 0; v < gv.n; v++) {
-            int isout = 0;
-            for (d = 0; d < x->rank; d++) isout |= outvar[d] == v;
-            if (isout || eliminated[v]) continue;
-            kt__str_add(out, "%s%s:%lld", first ? "sum(" : ",", gv.name[v],
-                        (long long)gv.extent[v]);
-            first = 0;
-        }
-        if (!first) kt__str_add(out, ") ");
+    for (v = 0; v < s->gv.n; v++) {
+        int isout = 0;
+        for (d = 0; d < s->x->rank; d++) isout |= s->outvar[d] == v;
+        if (isout || s->eliminated[v]) continue;
+        kt__str_add(out, "%s%s:%lld", first ? "sum(" : ",", s->gv.name[v],
+                    (long long)s->gv.extent[v]);
+        first = 0;
     }
+    if (!first) kt__str_add(out, ") ");
     ctx.g = g;
     ctx.op = op;
-    ctx.acc = acc;
-    ctx.gv = &gv;
-    kt__gaccess_print(out, g, &acc[dyi], &gv);
+    ctx.acc = s->acc;
+    ctx.gv = &s->gv;
+    kt__gaccess_print(out, g, &s->acc[s->dyi], &s->gv);
     if (op->reducer == KT_REDUCE_MAX || op->reducer == KT_REDUCE_MIN) {
         /* the elements equal to the result receive the gradient */
-        kt__gaccess ya = acc[dyi];
+        kt__gaccess ya = s->acc[s->dyi];
         ya.tensor = op->output;
         kt__str_add(out, " * (1 - step(");
         kt__expr_print(out, &ctx, op->nexpr - 1);
         kt__str_add(out, " - ");
-        kt__gaccess_print(out, g, &ya, &gv);
+        kt__gaccess_print(out, g, &ya, &s->gv);
         kt__str_add(out, ") - step(");
-        kt__gaccess_print(out, g, &ya, &gv);
+        kt__gaccess_print(out, g, &ya, &s->gv);
         kt__str_add(out, " - ");
         kt__expr_print(out, &ctx, op->nexpr - 1);
         kt__str_add(out, "))");
@@ -6500,16 +6540,40 @@ static kt_status kt__grad_statement(const kt_graph *g, int o, int wrt,
                         "in %s is not differentiated", op->name);
     }
     {
-        kt__str d;
+        kt__str dv;
         int kind;
-        memset(&d, 0, sizeof d);
-        kind = kt__deriv(&d, &ctx, op->nexpr - 1, wrt);
+        memset(&dv, 0, sizeof dv);
+        kind = kt__deriv(&dv, &ctx, op->nexpr - 1, s->wrt);
         if (kind == KT__D_ZERO) kt__str_add(out, " * 0");
-        kt__times(out, kind, &d);
-        if (d.oom) out->oom = 1;
-        KT_FREE(d.s);
+        kt__times(out, kind, &dv);
+        if (dv.oom) out->oom = 1;
+        KT_FREE(dv.s);
     }
     return out->oom ? kt__fail(err, KT_ERR_NOMEM, 0, "out of memory") : KT_OK;
+}
+
+/* One backward statement: the gradient of op's output (dY) pushed back to
+   access `wrt`, written into tensor `into`.  For y[o] = red(r) body it is
+     into[p...] = sum(everything else) dY[o] * d body / d access
+   where the access's index variables become the output variables: a
+   plain index keeps its variable; x[h+kh] makes h = p - kh (h is read
+   from dY with zero padding, the transposed convolution); x[h*2+dh] with
+   dh of extent 2 makes h = p/2 (non-overlapping pooling windows);
+   x[i/2] makes i = 2p + r (upsampling).  max/min reductions route the
+   gradient to the elements equal to the result.  Every read an inversion
+   rewrote becomes zero-padded: its index may now leave the tensor. */
+static kt_status kt__grad_statement(const kt_graph *g, int o, int wrt,
+                                    const char *into, int dy, kt__str *out,
+                                    kt_error *err) {
+    kt__gstmt s;
+    int d, a;
+    kt_status st = kt__gstmt_init(&s, g, o, wrt, dy, err);
+    for (d = 0; st == KT_OK && d < s.x->rank; d++)
+        st = kt__invert_dim(&s, d, err);
+    if (st != KT_OK) return st;
+    for (a = 0; a < s.nacc; a++)
+        if (s.touched[a]) s.acc[a].padded = 1;
+    return kt__gstmt_print(&s, into, out, err);
 }
 
 /* opaque(name, a[..], ...): the gradient is opaque(name_grad, a, the other
