@@ -1201,6 +1201,18 @@ static kt_status load_topology(const topology_arg *a, kt_topology *t,
     return kt_topology_load_file(a->value, t, err);
 }
 
+/* --objective bytes|time (NULL: bytes). */
+static int parse_objective(const char *text, kt_objective *obj) {
+    *obj = KT_OBJECTIVE_BYTES;
+    if (!text || strcmp(text, "bytes") == 0) return 0;
+    if (strcmp(text, "time") == 0) {
+        *obj = KT_OBJECTIVE_TIME;
+        return 0;
+    }
+    return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or time",
+                text);
+}
+
 /* --objective and the topology (plan and eval).  *machine_set says
    whether *m (and *topo, when not NULL) hold a parsed topology.  Factors
    that are only the default for their device count (factors_given 0)
@@ -1212,15 +1224,8 @@ static int parse_time_options(const char *objective,
                               kt_machine *m, kt_topology *topo,
                               int *machine_set) {
     kt_error err;
-    *obj = KT_OBJECTIVE_BYTES;
     *machine_set = 0;
-    if (objective) {
-        if (strcmp(objective, "bytes") == 0) *obj = KT_OBJECTIVE_BYTES;
-        else if (strcmp(objective, "time") == 0) *obj = KT_OBJECTIVE_TIME;
-        else
-            return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
-                        "time", objective);
-    }
+    if (parse_objective(objective, obj) != 0) return EXIT_BAD_INPUT;
     if (topology->value) {
         /* spec or file, read as sim reads it: its levels, and the slowest
            of its device kinds (a spec has one) */
@@ -3188,6 +3193,22 @@ static void print_sim_text(FILE *out, const kt_graph *g, const kt_plan *p,
             (long long)cxfer, cxfer == 1 ? "" : "s", b2);
 }
 
+/* sim --write-profile PATH: every sub-operator's simulated time, in the
+   profile format --profile reads (kt_profile_write). */
+static int write_profile_file(const char *path, const kt_graph *g,
+                              const kt_program *prog, const kt_topology *topo) {
+    FILE *pf = fopen(path, "w");
+    kt_error err;
+    kt_status ps;
+    if (!pf)
+        return fail(EXIT_BAD_INPUT, "--write-profile: cannot write %s", path);
+    ps = kt_profile_write(g, prog, topo, pf, &err);
+    if ((ferror(pf) | fclose(pf)) != 0 && ps == KT_OK)
+        /* (opened but not written: like --svg's and stdout's) */
+        return fail(EXIT_INTERNAL, "--write-profile %s: write failed", path);
+    return ps == KT_OK ? 0 : fail_kt("sim", &err);
+}
+
 static int cmd_sim(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
@@ -3231,15 +3252,8 @@ static int cmd_sim(int argc, char **argv) {
     if (!o[O_MODEL].value && !o[O_MODEL_FILE].value)
         return fail(EXIT_BAD_INPUT, "sim: missing --model SPEC or "
                     "--model-file FILE (see 'ktile help sim')");
-    if (o[O_OBJECTIVE].value) {
-        if (strcmp(o[O_OBJECTIVE].value, "bytes") == 0)
-            objective = KT_OBJECTIVE_BYTES;
-        else if (strcmp(o[O_OBJECTIVE].value, "time") == 0)
-            objective = KT_OBJECTIVE_TIME;
-        else
-            return fail(EXIT_BAD_INPUT, "--objective '%s': expected bytes or "
-                        "time", o[O_OBJECTIVE].value);
-    }
+    if (parse_objective(o[O_OBJECTIVE].value, &objective) != 0)
+        return EXIT_BAD_INPUT;
     if ((rc = get_topology_arg("sim", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0)
         return rc;
@@ -3334,26 +3348,10 @@ static int cmd_sim(int argc, char **argv) {
         rc = fail_kt("sim: simulating", &err);
         goto done;
     }
-    if (o[O_WRITE_PROFILE].value) {
-        FILE *pf = fopen(o[O_WRITE_PROFILE].value, "w");
-        kt_status ps;
-        if (!pf) {
-            rc = fail(EXIT_BAD_INPUT, "--write-profile: cannot write %s",
-                      o[O_WRITE_PROFILE].value);
-            goto done;
-        }
-        ps = kt_profile_write(g, &prog, &topo, pf, &err);
-        if ((ferror(pf) | fclose(pf)) != 0 && ps == KT_OK) {
-            /* (opened but not written: like --svg's and stdout's) */
-            rc = fail(EXIT_INTERNAL, "--write-profile %s: write failed",
-                      o[O_WRITE_PROFILE].value);
-            goto done;
-        }
-        if (ps != KT_OK) {
-            rc = fail_kt("sim", &err);
-            goto done;
-        }
-    }
+    if (o[O_WRITE_PROFILE].value &&
+        (rc = write_profile_file(o[O_WRITE_PROFILE].value, g, &prog,
+                                 &topo)) != 0)
+        goto done;
 
     model_label(&ma, label, sizeof label);
     if (o[O_TIMELINE].value &&
@@ -3569,6 +3567,169 @@ static int swap_search_all(const kt_swap_model *m, kt_swap_search_kind kind,
     return 0;
 }
 
+/* --memory 64M,128M,...: up to SWAP_MAX_SIZES positive sizes. */
+static int parse_memory_list(const char *text, int64_t *mem, int *nmem) {
+    const char *p = text;
+    *nmem = 0;
+    for (;;) {
+        char part[64];
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (*nmem == SWAP_MAX_SIZES)
+            return fail(EXIT_BAD_INPUT, "--memory: at most %d sizes",
+                        SWAP_MAX_SIZES);
+        if (len == 0 || len >= sizeof part)
+            return fail(EXIT_BAD_INPUT, "--memory '%s': expected sizes "
+                        "such as 512M or 16G joined by commas", text);
+        memcpy(part, p, len);
+        part[len] = '\0';
+        if (parse_size(part, INT64_C(1) << 60, &mem[*nmem]) != 0 ||
+            mem[*nmem] <= 0)
+            return fail(EXIT_BAD_INPUT, "--memory '%s': '%s' is not a "
+                        "positive size such as 512M or 16G", text, part);
+        (*nmem)++;
+        if (!c) return 0;
+        p = c + 1;
+    }
+}
+
+/* The GA's options of `swap` (NULL: not given) into opt: its budget
+   (--seconds, or --generations, else 10 s), seed (default 1), and the
+   population, mutation rate and selection pressure (kt_swap_search's
+   defaults when not given). */
+static int parse_ga_options(const char *population, const char *mutation,
+                            const char *pressure, const char *seconds,
+                            const char *generations, const char *seed,
+                            kt_swap_options *opt) {
+    int64_t v;
+    int rc;
+    if (population) {
+        if (parse_int(population, 2, KT_SWAP_MAX_POPULATION, &v))
+            return fail(EXIT_BAD_INPUT, "--population '%s': expected a whole "
+                        "number from 2 to %d", population,
+                        KT_SWAP_MAX_POPULATION);
+        opt->population = (int)v;
+    }
+    if (mutation && (rc = parse_above_zero("mutation", mutation, 1,
+                                           "a probability",
+                                           &opt->mutation)) != 0)
+        return rc;
+    if (pressure && (rc = parse_above_zero("pressure", pressure,
+                                           KT_SWAP_MAX_PRESSURE, "a number",
+                                           &opt->pressure)) != 0)
+        return rc;
+    if (seconds && generations)
+        return fail(EXIT_BAD_INPUT, "swap: give --seconds or --generations, "
+                    "not both");
+    if (seconds) {
+        if (parse_above_zero("seconds", seconds, 1e6, "a number of seconds",
+                             &opt->seconds) != 0)
+            return EXIT_BAD_INPUT;
+    } else if (generations) {
+        if (parse_int(generations, 1, 1000000, &v) != 0)
+            return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
+                        "number from 1 to 1000000", generations);
+        opt->generations = (int)v;
+    } else {
+        opt->seconds = 10;
+    }
+    opt->seed = 1;
+    if (seed && parse_seed(seed, &opt->seed) != 0) return EXIT_BAD_INPUT;
+    return 0;
+}
+
+/* What `swap` plans for: the whole graph, or with --factors/--devices one
+   device's share of the DP plan (every tensor at its tile size). */
+static int swap_model_of(const kt_graph *g, const char *factors,
+                         const char *devices_text, kt_swap_model *m,
+                         int64_t *devices) {
+    kt_factors f;
+    kt_search_options so;
+    kt_plan p;
+    kt_error err;
+    int rc;
+    *devices = 1;
+    if (!factors && !devices_text) {
+        if (kt_swap_model_from_graph(g, NULL, m, &err) != KT_OK)
+            return fail_kt("swap", &err);
+        return 0;
+    }
+    if ((rc = parse_factors(factors, devices_text, &f)) != 0) return rc;
+    *devices = kt_factors_devices(&f);
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DP;
+    if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK)
+        return fail_kt("swap: partitioning", &err);
+    rc = kt_swap_model_from_plan(g, &p, NULL, m, &err) != KT_OK
+             ? fail_kt("swap: one device's share", &err)
+             : 0;
+    kt_plan_free(&p);
+    return rc;
+}
+
+/* swap --json: one row object, or {"rows": [...]} for several sizes. */
+static void print_swap_json(const kt_swap_model *m, kt_swap_search_kind kind,
+                            const int64_t *mem, int nmem,
+                            const kt_swap_result *res, const int *fits,
+                            int64_t devices) {
+    int i;
+    if (nmem > 1) printf("{\"rows\": [");
+    for (i = 0; i < nmem; i++) {
+        if (i > 0) printf(", ");
+        swap_row_json(stdout, &res[i], fits[i], mem[i],
+                      swap_search_names[kind], devices,
+                      kt_swap_ideal_seconds(m));
+    }
+    printf(nmem > 1 ? "]}\n" : "\n");
+}
+
+/* swap's text: a sentence for one size, a table for several (N/A where
+   nothing fits). */
+static void print_swap_text(const kt_swap_model *m, kt_swap_search_kind kind,
+                            const kt_swap_options *opt, const int64_t *mem,
+                            int nmem, const kt_swap_result *res,
+                            const int *fits, int64_t devices,
+                            const char *label) {
+    int i;
+    if (nmem > 1) {
+        printf("%s%s, %lld device%s, search %s, host link %.3g GB/s per "
+               "direction\n", label, opt->cold ? " (cold)" : "",
+               (long long)devices, devices == 1 ? "" : "s",
+               swap_search_names[kind], m->h2d_bw / 1e9);
+        printf("%10s  %12s  %12s  %12s  %12s\n", "memory", "step",
+               "ideal", "swapped", "peak");
+    }
+    for (i = 0; i < nmem; i++) {
+        const kt_swap_result *r = &res[i];
+        char b[5][32];
+        format_bytes(mem[i], b[0], sizeof b[0]);
+        format_seconds(kt_swap_ideal_seconds(m), b[2], sizeof b[2]);
+        if (fits[i]) {
+            format_seconds(r->step_seconds, b[1], sizeof b[1]);
+            format_bytes(r->swapped_bytes, b[3], sizeof b[3]);
+            format_bytes(r->peak_bytes, b[4], sizeof b[4]);
+        } else {
+            snprintf(b[1], sizeof b[1], "N/A");
+            snprintf(b[3], sizeof b[3], "-");
+            snprintf(b[4], sizeof b[4], "-");
+        }
+        if (nmem > 1) {
+            printf("%10s  %12s  %12s  %12s  %12s\n", b[0], b[1], b[2], b[3],
+                   b[4]);
+            continue;
+        }
+        printf("%s%s, %lld device%s, search %s\n", label,
+               opt->cold ? " (cold)" : "", (long long)devices,
+               devices == 1 ? "" : "s", swap_search_names[kind]);
+        printf("memory %s: step %s (ideal %s), swapped %s, peak %s", b[0],
+               b[1], b[2], b[3], b[4]);
+        if (kind == KT_SWAP_SEARCH_GA)
+            printf(", %lld plans in %.1f s", (long long)r->evaluations,
+                   r->search_seconds);
+        printf("\n");
+    }
+}
+
 static int cmd_swap(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_MEMORY, O_SEARCH,
@@ -3590,8 +3751,7 @@ static int cmd_swap(int argc, char **argv) {
     kt_swap_model m;
     kt_swap_options opt;
     kt_swap_search_kind kind = KT_SWAP_SEARCH_GA;
-    kt_error err;
-    int64_t mem[SWAP_MAX_SIZES], devices = 1, v;
+    int64_t mem[SWAP_MAX_SIZES], devices = 1;
     kt_swap_result res[SWAP_MAX_SIZES];
     int fits[SWAP_MAX_SIZES];
     int nmem = 0, rc = 0, i, have_model = 0, searched = 0;
@@ -3609,31 +3769,8 @@ static int cmd_swap(int argc, char **argv) {
     if (!o[O_MEMORY].value)
         return fail(EXIT_BAD_INPUT, "swap: missing --memory SIZE (e.g. 8G; "
                     "see 'ktile help swap')");
-    {   /* --memory 64M,128M,... */
-        const char *p = o[O_MEMORY].value;
-        for (;;) {
-            char part[64];
-            const char *c = strchr(p, ',');
-            size_t len = c ? (size_t)(c - p) : strlen(p);
-            if (nmem == (int)(sizeof mem / sizeof mem[0]))
-                return fail(EXIT_BAD_INPUT, "--memory: at most %d sizes",
-                            (int)(sizeof mem / sizeof mem[0]));
-            if (len == 0 || len >= sizeof part)
-                return fail(EXIT_BAD_INPUT, "--memory '%s': expected sizes "
-                            "such as 512M or 16G joined by commas",
-                            o[O_MEMORY].value);
-            memcpy(part, p, len);
-            part[len] = '\0';
-            if (parse_size(part, INT64_C(1) << 60, &mem[nmem]) != 0 ||
-                mem[nmem] <= 0)
-                return fail(EXIT_BAD_INPUT, "--memory '%s': '%s' is not a "
-                            "positive size such as 512M or 16G",
-                            o[O_MEMORY].value, part);
-            nmem++;
-            if (!c) break;
-            p = c + 1;
-        }
-    }
+    if ((rc = parse_memory_list(o[O_MEMORY].value, mem, &nmem)) != 0)
+        return rc;
     if (o[O_SEARCH].value) {
         for (i = 0; i < 4; i++)
             if (strcmp(o[O_SEARCH].value, swap_search_names[i]) == 0)
@@ -3648,42 +3785,11 @@ static int cmd_swap(int argc, char **argv) {
         if (o[i].value)
             return fail(EXIT_BAD_INPUT, "swap: --%s goes with --search ga, "
                         "not %s", o[i].name, swap_search_names[kind]);
-    if (o[O_POPULATION].value) {
-        if (parse_int(o[O_POPULATION].value, 2, KT_SWAP_MAX_POPULATION, &v))
-            return fail(EXIT_BAD_INPUT, "--population '%s': expected a whole "
-                        "number from 2 to %d", o[O_POPULATION].value,
-                        KT_SWAP_MAX_POPULATION);
-        opt.population = (int)v;
-    }
-    if (o[O_MUTATION].value &&
-        (rc = parse_above_zero("mutation", o[O_MUTATION].value, 1,
-                               "a probability", &opt.mutation)) != 0)
+    if ((rc = parse_ga_options(o[O_POPULATION].value, o[O_MUTATION].value,
+                               o[O_PRESSURE].value, o[O_SECONDS].value,
+                               o[O_GENERATIONS].value, o[O_SEED].value,
+                               &opt)) != 0)
         return rc;
-    if (o[O_PRESSURE].value &&
-        (rc = parse_above_zero("pressure", o[O_PRESSURE].value,
-                               KT_SWAP_MAX_PRESSURE, "a number",
-                               &opt.pressure)) != 0)
-        return rc;
-    if (o[O_SECONDS].value && o[O_GENERATIONS].value)
-        return fail(EXIT_BAD_INPUT, "swap: give --seconds or --generations, "
-                    "not both");
-    if (o[O_SECONDS].value) {
-        if (parse_above_zero("seconds", o[O_SECONDS].value, 1e6,
-                             "a number of seconds", &opt.seconds) != 0)
-            return EXIT_BAD_INPUT;
-    } else if (o[O_GENERATIONS].value) {
-        if (parse_int(o[O_GENERATIONS].value, 1, 1000000, &v) != 0)
-            return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
-                        "number from 1 to 1000000", o[O_GENERATIONS].value);
-        opt.generations = (int)v;
-    } else {
-        opt.seconds = 10;
-    }
-    if (o[O_SEED].value) {
-        if (parse_seed(o[O_SEED].value, &opt.seed) != 0) return EXIT_BAD_INPUT;
-    } else {
-        opt.seed = 1;
-    }
     if (o[O_HOST_BW].value && parse_rate(o[O_HOST_BW].value, &host_bw) != 0)
         return fail(EXIT_BAD_INPUT, "--host-bw '%s': expected a bandwidth "
                     "from 1 byte/s to 1e18 bytes/s, such as 25G",
@@ -3694,30 +3800,9 @@ static int cmd_swap(int argc, char **argv) {
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
     if ((rc = load_model("swap", &ma, &g)) != 0) return rc;
-    if (o[O_DEVICES].value || o[O_FACTORS].value) {
-        kt_factors f;
-        kt_search_options so;
-        kt_plan p;
-        if ((rc = parse_factors(o[O_FACTORS].value, o[O_DEVICES].value, &f)) !=
-            0)
-            goto done;
-        devices = kt_factors_devices(&f);
-        memset(&so, 0, sizeof so);
-        so.strategy = KT_STRATEGY_DP;
-        if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) {
-            rc = fail_kt("swap: partitioning", &err);
-            goto done;
-        }
-        if (kt_swap_model_from_plan(g, &p, NULL, &m, &err) != KT_OK) {
-            kt_plan_free(&p);
-            rc = fail_kt("swap: one device's share", &err);
-            goto done;
-        }
-        kt_plan_free(&p);
-    } else if (kt_swap_model_from_graph(g, NULL, &m, &err) != KT_OK) {
-        rc = fail_kt("swap", &err);
+    if ((rc = swap_model_of(g, o[O_FACTORS].value, o[O_DEVICES].value, &m,
+                            &devices)) != 0)
         goto done;
-    }
     have_model = 1;
     if (host_bw > 0) {
         m.h2d_bw = m.d2h_bw = host_bw;
@@ -3729,51 +3814,10 @@ static int cmd_swap(int argc, char **argv) {
     searched = 1;
     /* printed once every search has succeeded, so that an error leaves
        no half-written table or JSON */
-    if (o[O_JSON].value && nmem > 1) printf("{\"rows\": [");
-    if (!o[O_JSON].value && nmem > 1) {
-        printf("%s%s, %lld device%s, search %s, host link %.3g GB/s per "
-               "direction\n", label, opt.cold ? " (cold)" : "",
-               (long long)devices, devices == 1 ? "" : "s",
-               swap_search_names[kind], m.h2d_bw / 1e9);
-        printf("%10s  %12s  %12s  %12s  %12s\n", "memory", "step",
-               "ideal", "swapped", "peak");
-    }
-    for (i = 0; i < nmem; i++) {
-        const kt_swap_result *r = &res[i];
-        if (o[O_JSON].value) {
-            if (i > 0) printf(", ");
-            swap_row_json(stdout, r, fits[i], mem[i], swap_search_names[kind],
-                          devices, kt_swap_ideal_seconds(&m));
-        } else {
-            char b[5][32];
-            format_bytes(mem[i], b[0], sizeof b[0]);
-            format_seconds(kt_swap_ideal_seconds(&m), b[2], sizeof b[2]);
-            if (fits[i]) {
-                format_seconds(r->step_seconds, b[1], sizeof b[1]);
-                format_bytes(r->swapped_bytes, b[3], sizeof b[3]);
-                format_bytes(r->peak_bytes, b[4], sizeof b[4]);
-            } else {
-                snprintf(b[1], sizeof b[1], "N/A");
-                snprintf(b[3], sizeof b[3], "-");
-                snprintf(b[4], sizeof b[4], "-");
-            }
-            if (nmem > 1) {
-                printf("%10s  %12s  %12s  %12s  %12s\n", b[0], b[1], b[2],
-                       b[3], b[4]);
-            } else {
-                printf("%s%s, %lld device%s, search %s\n", label,
-                       opt.cold ? " (cold)" : "", (long long)devices,
-                       devices == 1 ? "" : "s", swap_search_names[kind]);
-                printf("memory %s: step %s (ideal %s), swapped %s, peak %s",
-                       b[0], b[1], b[2], b[3], b[4]);
-                if (kind == KT_SWAP_SEARCH_GA)
-                    printf(", %lld plans in %.1f s", (long long)r->evaluations,
-                           r->search_seconds);
-                printf("\n");
-            }
-        }
-    }
-    if (o[O_JSON].value) printf(nmem > 1 ? "]}\n" : "\n");
+    if (o[O_JSON].value)
+        print_swap_json(&m, kind, mem, nmem, res, fits, devices);
+    else
+        print_swap_text(&m, kind, &opt, mem, nmem, res, fits, devices, label);
     if (stdout_written() != 0) rc = EXIT_INTERNAL;
 done:
     if (searched)
