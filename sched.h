@@ -3572,6 +3572,63 @@ static int kt__sim_derive(struct kt__sim_work *w) {
     return 1;
 }
 
+/* Task i of a caller's graph as the simulator needs it: a device or link
+   of the nres resources, a known kind, a predecessor range that does not
+   wrap, and a finite run time >= 0 (the ready queue needs times that
+   never go back). */
+static kt_status kt__sim_check_task(const kt_sim_task *t, int i, int64_t nres,
+                                    kt_error *err) {
+    if (t->device < 0 || t->device >= nres)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
+                        "device %lld of %lld", i, (long long)t->device,
+                        (long long)nres);
+    /* (a kind outside the enum was taken for a transfer) */
+    if (t->kind != KT_TASK_COMPUTE && t->kind != KT_TASK_TRANSFER)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d is of "
+                        "kind %d, neither compute nor transfer", i,
+                        (int)t->kind);
+    if (t->npred < 0 || t->pred_first < 0 ||
+        t->pred_first > INT_MAX - t->npred)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
+                        "predecessors pred[%d .. %d + %d)", i, t->pred_first,
+                        t->pred_first, t->npred);
+    if (!(t->seconds >= 0) || t->seconds > 1e30)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d: run "
+                        "time %g s is not a finite number of seconds >= 0",
+                        i, t->seconds);
+    return KT_OK;
+}
+
+/* The run times rounded again to s->tick, when it is not the tick the
+   pass guessed, and the busy times summed again (whole ticks, so
+   exactly, in any order). */
+static void kt__sim_requantize(kt_sim *s, struct kt__sim_work *w) {
+    double tick = s->tick, *sec = w->sec, *busy = s->busy;
+    double per_s = kt__sim_per_tick(tick);
+    int i;
+    for (i = 0; i < s->ndev; i++) busy[i] = 0;
+    for (i = 0; i < s->ntask; i++) {
+        sec[i] = kt__sim_quantize(s->task[i].seconds, tick, per_s);
+        if (w->compute[i] && w->dev[i] < s->ndev) busy[w->dev[i]] += sec[i];
+    }
+}
+
+/* Names the first task with a predecessor outside the graph. */
+static kt_status kt__sim_bad_pred(const kt_sim *s,
+                                  const struct kt__sim_work *w,
+                                  kt_error *err) {
+    int i, j, n = s->ntask;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < w->npred[i]; j++) {
+            int p = s->pred[w->pred_first[i] + j];
+            if (p < 0 || p >= n)
+                return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d "
+                                "waits for task %d of %d", i, p, n);
+        }
+    return kt__fail(err, KT_ERR_INTERNAL, 0, "simulation: a predecessor list "
+                    "was refused but names only tasks of the graph");
+}
+
 /* Sizes the workspace and derives from the tasks what a run needs: each
    task's resource, predecessor range and the successor lists.  Done on
    every full run, so a caller may refill a kt_sim with another task graph
@@ -3624,32 +3681,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
            the hardware's own prefetching from staying that far ahead */
         if (i + KT__PREFETCH_AHEAD < n)
             KT__PREFETCH(&s->task[i + KT__PREFETCH_AHEAD]);
-        if (t->device < 0 || t->device >= w->nres) {
+        if ((st = kt__sim_check_task(t, i, w->nres, err)) != KT_OK) {
             w->derived = 0;
-            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
-                            "device %lld of %lld", i, (long long)t->device,
-                            (long long)w->nres);
-        }
-        /* (a kind outside the enum was taken for a transfer) */
-        if (t->kind != KT_TASK_COMPUTE && t->kind != KT_TASK_TRANSFER) {
-            w->derived = 0;
-            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d is "
-                            "of kind %d, neither compute nor transfer", i,
-                            (int)t->kind);
-        }
-        if (t->npred < 0 || t->pred_first < 0 ||
-            t->pred_first > INT_MAX - t->npred) {
-            w->derived = 0;
-            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d has "
-                            "predecessors pred[%d .. %d + %d)", i,
-                            t->pred_first, t->pred_first, t->npred);
-        }
-        if (!(t->seconds >= 0) || t->seconds > 1e30) {
-            /* the ready queue needs times that never go back */
-            w->derived = 0;
-            return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d: "
-                            "run time %g s is not a finite number of "
-                            "seconds >= 0", i, t->seconds);
+            return st;
         }
         /* written only when they differ: most runs change nothing here */
         if (!same || w->dev[i] != (int)t->device ||
@@ -3702,17 +3736,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
        run times are rounded again, and the busy times summed again
        (whole ticks, so exactly, in any order) */
     s->tick = kt__sim_tick(w);
-    if (s->tick != guess) {
-        double tick = s->tick, *sec = w->sec;
-        const unsigned char *compute = w->compute;
-        const int *dev = w->dev;
-        per_s = kt__sim_per_tick(tick);
-        for (i = 0; i < ndev; i++) busy[i] = 0;
-        for (i = 0; i < n; i++) {
-            sec[i] = kt__sim_quantize(s->task[i].seconds, tick, per_s);
-            if (compute[i] && dev[i] < ndev) busy[dev[i]] += sec[i];
-        }
-    }
+    if (s->tick != guess) kt__sim_requantize(s, w);
     w->tick = s->tick;
     if (e + 1 > w->cap_e) {
         void *np = kt__sim_grow(w->preds, &w->cap_e, e + 1, sizeof(int));
@@ -3729,17 +3753,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
                                 len, at, &same))
             bad = 1;
     }
-    if (bad) { /* name the first task with a bad predecessor */
-        for (i = 0; i < n; i++)
-            for (j = 0; j < w->npred[i]; j++) {
-                int p = s->pred[w->pred_first[i] + j];
-                if (p < 0 || p >= n) {
-                    w->derived = 0;
-                    return kt__fail(err, KT_ERR_INVALID, 0, "simulation: "
-                                    "task %d waits for task %d of %d", i, p,
-                                    n);
-                }
-            }
+    if (bad) {
+        w->derived = 0;
+        return kt__sim_bad_pred(s, w, err);
     }
     w->ne = e;
     if (!same && !kt__sim_derive(w)) goto nomem;
