@@ -2922,97 +2922,89 @@ static void tl_task(FILE *out, const kt_graph *g, const kt_sim *s, int i,
             critical ? "; critical path" : "");
 }
 
-static int write_timeline(const char *path, const kt_graph *g,
-                          const kt_sim *s, const kt_topology *t,
-                          const char *label) {
-    int64_t ndev = s->ndev, nlinks = 0, nshown = 0, hidden_xfers = 0, r;
-    int64_t ncompute = 0, nxfer = 0, nrows, i;
-    tl_link *links = NULL;
-    char *crit = NULL;
-    double span = s->step_seconds, scale, tick, unit, width, height, k;
+/* The chart's layout: which links get a row, and the time scale. */
+typedef struct tl_layout {
+    tl_link *links;       /* every link that carries a transfer, by link */
+    int64_t nlinks, nshown, hidden_xfers, ncompute, nxfer, nrows;
+    double span, scale, tick, unit, width, height;
     const char *uname;
-    char b1[64];
-    FILE *out;
-    int bad, pass;
+} tl_layout;
 
-    if (ndev > TL_MAX_DEVICES)
-        return fail(EXIT_BAD_INPUT, "--timeline: a chart shows at most %d "
-                    "devices, the plan has %lld", TL_MAX_DEVICES,
-                    (long long)ndev);
-    links = (tl_link *)calloc((size_t)s->ntask + 1, sizeof *links);
-    crit = (char *)calloc((size_t)s->ntask + 1, 1);
-    if (!links || !crit) {
-        free(links);
-        free(crit);
-        return fail(EXIT_INTERNAL, "--timeline: out of memory");
-    }
-    for (i = 0; i < s->ncritical; i++)
-        if (s->critical[i] >= 0 && s->critical[i] < s->ntask)
-            crit[s->critical[i]] = 1;
-    /* the links that carry transfers, with their busy time */
+/* The links that carry transfers, each with its busy time, in link order;
+   when there are more than TL_MAX_LINK_ROWS, only the busiest get a row
+   (after the devices'), and the transfers of the others are counted. */
+static void tl_place_links(const kt_sim *s, tl_layout *l) {
+    int64_t i, r, ndev = s->ndev;
+    tl_link *links = l->links;
+    l->nlinks = l->nshown = l->hidden_xfers = l->ncompute = l->nxfer = 0;
     for (i = 0; i < s->ntask; i++) {
         const kt_sim_task *t = &s->task[i];
-        if (!isfinite(span) || s->end[i] > span) span = s->end[i];
+        if (!isfinite(l->span) || s->end[i] > l->span) l->span = s->end[i];
         if (t->kind == KT_TASK_COMPUTE) {
-            ncompute++;
+            l->ncompute++;
             continue;
         }
-        nxfer++;
-        links[nlinks].link = t->src * ndev + t->dst;
-        links[nlinks].src = t->src;
-        links[nlinks].dst = t->dst;
-        links[nlinks].busy = s->end[i] - s->start[i];
-        nlinks++;
+        l->nxfer++;
+        links[l->nlinks].link = t->src * ndev + t->dst;
+        links[l->nlinks].src = t->src;
+        links[l->nlinks].dst = t->dst;
+        links[l->nlinks].busy = s->end[i] - s->start[i];
+        l->nlinks++;
     }
-    qsort(links, (size_t)nlinks, sizeof *links, tl_by_link);
-    for (i = 0, r = 0; i < nlinks; i++) {
+    qsort(links, (size_t)l->nlinks, sizeof *links, tl_by_link);
+    for (i = 0, r = 0; i < l->nlinks; i++) {
         if (r > 0 && links[r - 1].link == links[i].link) {
             links[r - 1].busy += links[i].busy;
             continue;
         }
         links[r++] = links[i];
     }
-    nlinks = r;
-    if (nlinks > TL_MAX_LINK_ROWS) {
-        qsort(links, (size_t)nlinks, sizeof *links, tl_by_busy);
-        for (i = 0; i < nlinks; i++) links[i].row = i < TL_MAX_LINK_ROWS ? 0 : -1;
-        qsort(links, (size_t)nlinks, sizeof *links, tl_by_link);
+    l->nlinks = r;
+    if (l->nlinks > TL_MAX_LINK_ROWS) {
+        qsort(links, (size_t)l->nlinks, sizeof *links, tl_by_busy);
+        for (i = 0; i < l->nlinks; i++)
+            links[i].row = i < TL_MAX_LINK_ROWS ? 0 : -1;
+        qsort(links, (size_t)l->nlinks, sizeof *links, tl_by_link);
     }
-    for (i = 0; i < nlinks; i++)
-        if (links[i].row == 0) links[i].row = ndev + nshown++;
+    for (i = 0; i < l->nlinks; i++)
+        if (links[i].row == 0) links[i].row = ndev + l->nshown++;
     for (i = 0; i < s->ntask; i++)
         if (s->task[i].kind == KT_TASK_TRANSFER &&
-            tl_row(s, &s->task[i], links, nlinks) < 0)
-            hidden_xfers++;
+            tl_row(s, &s->task[i], links, l->nlinks) < 0)
+            l->hidden_xfers++;
+}
 
-    if (!(span > 0) || !isfinite(span)) span = 1e-9;
-    nrows = ndev + nshown;
-    scale = TL_PLOT_W / span;
-    tick = tl_tick(span);
-    if (tick >= 1) { unit = 1; uname = "s"; }
-    else if (tick >= 1e-3) { unit = 1e-3; uname = "ms"; }
-    else if (tick >= 1e-6) { unit = 1e-6; uname = "us"; }
-    else { unit = 1e-9; uname = "ns"; }
-    width = 2 * TL_MARGIN + TL_LABEL_W + TL_PLOT_W;
-    height = TL_TOP + (double)nrows * TL_ROW_H + (nshown ? 4 : 0) + TL_MARGIN;
+/* The time scale: the step over TL_PLOT_W pixels, ticks in the unit that
+   suits them, and the picture's size. */
+static void tl_scale(const kt_sim *s, tl_layout *l) {
+    if (!(l->span > 0) || !isfinite(l->span)) l->span = 1e-9;
+    l->nrows = s->ndev + l->nshown;
+    l->scale = TL_PLOT_W / l->span;
+    l->tick = tl_tick(l->span);
+    if (l->tick >= 1) { l->unit = 1; l->uname = "s"; }
+    else if (l->tick >= 1e-3) { l->unit = 1e-3; l->uname = "ms"; }
+    else if (l->tick >= 1e-6) { l->unit = 1e-6; l->uname = "us"; }
+    else { l->unit = 1e-9; l->uname = "ns"; }
+    l->width = 2 * TL_MARGIN + TL_LABEL_W + TL_PLOT_W;
+    l->height = TL_TOP + (double)l->nrows * TL_ROW_H + (l->nshown ? 4 : 0) +
+                TL_MARGIN;
+}
 
-    if (!(out = fopen(path, "w"))) {
-        int e = errno;
-        free(links);
-        free(crit);
-        return fail(EXIT_BAD_INPUT, "--timeline %s: cannot write: %s", path,
-                    strerror(e));
-    }
+/* The SVG header, background, title and caption. */
+static void tl_write_title(FILE *out, const kt_sim *s, const tl_layout *l,
+                           const char *label) {
+    int64_t ndev = s->ndev;
+    char b1[64];
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>"
             "\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
             "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
             "font-family=\"Helvetica, Arial, sans-serif\">\n<title>ktile sim: ",
-            width, height, width, height);
+            l->width, l->height, l->width, l->height);
     svg_text(out, label);
     fprintf(out, " on %lld device%s</title>\n", (long long)ndev,
             ndev == 1 ? "" : "s");
     fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
-            "fill=\"#ffffff\"/>\n", width, height);
+            "fill=\"#ffffff\"/>\n", l->width, l->height);
     format_seconds(s->step_seconds, b1, sizeof b1);
     fprintf(out, "<text x=\"%d\" y=\"26\" font-size=\"15\" "
             "font-weight=\"bold\">", TL_MARGIN);
@@ -3023,24 +3015,28 @@ static int write_timeline(const char *path, const kt_graph *g,
             "tasks, %lld transfers on %lld links. Colour: the operator "
             "(solid: compute, light: its transfers); black outline: the "
             "critical path (%d tasks). Hover a task for details.</text>\n",
-            TL_MARGIN, (long long)ncompute, (long long)nxfer,
-            (long long)nlinks, s->ncritical);
-    if (nshown < nlinks)
+            TL_MARGIN, (long long)l->ncompute, (long long)l->nxfer,
+            (long long)l->nlinks, s->ncritical);
+    if (l->nshown < l->nlinks)
         fprintf(out, "<text x=\"%d\" y=\"60\" font-size=\"11\" "
                 "fill=\"#b00000\">Showing the %lld busiest of %lld links; "
                 "the %lld transfers on the other links are not drawn."
-                "</text>\n", TL_MARGIN, (long long)nshown, (long long)nlinks,
-                (long long)hidden_xfers);
+                "</text>\n", TL_MARGIN, (long long)l->nshown,
+                (long long)l->nlinks, (long long)l->hidden_xfers);
+}
 
-    /* rows: shading and labels */
-    for (r = 0; r < nrows; r++) {
+/* The rows: shading, a label per device ("d3", then its kind when the
+   topology names kinds) and per shown link, and the line between. */
+static void tl_write_rows(FILE *out, const kt_sim *s, const kt_topology *t,
+                          const tl_layout *l) {
+    int64_t r, i, ndev = s->ndev;
+    for (r = 0; r < l->nrows; r++) {
         double y = TL_TOP + (double)r * TL_ROW_H;
         if (r % 2 == 0)
             fprintf(out, "<rect x=\"%d\" y=\"%.0f\" width=\"%.0f\" "
                     "height=\"%d\" fill=\"#f2f2f2\"/>\n", TL_MARGIN, y,
                     TL_LABEL_W + TL_PLOT_W, TL_ROW_H);
     }
-    /* a device row: "d3", then its kind when the topology names kinds */
     for (r = 0; r < ndev; r++) {
         const char *kind = device_kind_name(t, r);
         fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\">d%lld",
@@ -3053,49 +3049,94 @@ static int write_timeline(const char *path, const kt_graph *g,
         }
         fputs("</text>\n", out);
     }
-    for (i = 0; i < nlinks; i++)
-        if (links[i].row >= 0)
+    for (i = 0; i < l->nlinks; i++)
+        if (l->links[i].row >= 0)
             fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" "
                     "fill=\"#555555\">d%lld-&gt;d%lld</text>\n",
                     TL_MARGIN + 4,
-                    TL_TOP + (double)links[i].row * TL_ROW_H + TL_ROW_H - 4,
-                    (long long)links[i].src, (long long)links[i].dst);
-    if (nshown)
+                    TL_TOP + (double)l->links[i].row * TL_ROW_H + TL_ROW_H - 4,
+                    (long long)l->links[i].src, (long long)l->links[i].dst);
+    if (l->nshown)
         fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
                 "stroke=\"#888888\" stroke-width=\"1\"/>\n", TL_MARGIN,
-                TL_TOP + (double)ndev * TL_ROW_H, width - TL_MARGIN,
+                TL_TOP + (double)ndev * TL_ROW_H, l->width - TL_MARGIN,
                 TL_TOP + (double)ndev * TL_ROW_H);
+}
 
-    /* the time axis: ticks, labels and grid lines */
+/* The time axis: its unit, ticks, labels and grid lines. */
+static void tl_write_axis(FILE *out, const tl_layout *l) {
+    double k;
     fprintf(out, "<text x=\"%d\" y=\"%d\" font-size=\"10\" "
             "fill=\"#555555\">time (%s)</text>\n", TL_MARGIN + 4, TL_TOP - 8,
-            uname);
+            l->uname);
     fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%.0f\" y2=\"%d\" "
             "stroke=\"#333333\" stroke-width=\"1\"/>\n",
             TL_MARGIN + TL_LABEL_W, TL_TOP - 2,
             TL_MARGIN + TL_LABEL_W + TL_PLOT_W, TL_TOP - 2);
-    for (k = 0; k <= span * (1 + 1e-9) && k / tick < 1000; k += tick) {
-        double x = TL_MARGIN + TL_LABEL_W + k * scale;
+    for (k = 0; k <= l->span * (1 + 1e-9) && k / l->tick < 1000;
+         k += l->tick) {
+        double x = TL_MARGIN + TL_LABEL_W + k * l->scale;
         fprintf(out, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.0f\" "
                 "stroke=\"#cccccc\" stroke-width=\"0.5\"/>"
                 "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" "
                 "text-anchor=\"middle\">%g</text>\n", x, TL_TOP - 6, x,
-                TL_TOP + (double)nrows * TL_ROW_H, x, TL_TOP - 10,
-                k / unit);
+                TL_TOP + (double)l->nrows * TL_ROW_H, x, TL_TOP - 10,
+                k / l->unit);
     }
+}
 
+/* sim --timeline PATH: every device's compute and the busiest links'
+   transfers over one step, as an SVG (see "tl_" above). */
+static int write_timeline(const char *path, const kt_graph *g,
+                          const kt_sim *s, const kt_topology *t,
+                          const char *label) {
+    tl_layout l;
+    char *crit = NULL;
+    FILE *out;
+    int64_t i;
+    int bad, pass;
+
+    if (s->ndev > TL_MAX_DEVICES)
+        return fail(EXIT_BAD_INPUT, "--timeline: a chart shows at most %d "
+                    "devices, the plan has %lld", TL_MAX_DEVICES,
+                    (long long)s->ndev);
+    memset(&l, 0, sizeof l);
+    l.span = s->step_seconds;
+    l.links = (tl_link *)calloc((size_t)s->ntask + 1, sizeof *l.links);
+    crit = (char *)calloc((size_t)s->ntask + 1, 1);
+    if (!l.links || !crit) {
+        free(l.links);
+        free(crit);
+        return fail(EXIT_INTERNAL, "--timeline: out of memory");
+    }
+    for (i = 0; i < s->ncritical; i++)
+        if (s->critical[i] >= 0 && s->critical[i] < s->ntask)
+            crit[s->critical[i]] = 1;
+    tl_place_links(s, &l);
+    tl_scale(s, &l);
+    if (!(out = fopen(path, "w"))) {
+        int e = errno;
+        free(l.links);
+        free(crit);
+        return fail(EXIT_BAD_INPUT, "--timeline %s: cannot write: %s", path,
+                    strerror(e));
+    }
+    tl_write_title(out, s, &l, label);
+    tl_write_rows(out, s, t, &l);
+    tl_write_axis(out, &l);
     /* tasks: the critical path last, so its outlines stay on top */
     for (pass = 0; pass < 2; pass++)
         for (i = 0; i < s->ntask; i++) {
             int64_t row;
             if (crit[i] != pass) continue;
-            if ((row = tl_row(s, &s->task[i], links, nlinks)) < 0) continue;
-            tl_task(out, g, s, (int)i, row, scale, crit[i]);
+            if ((row = tl_row(s, &s->task[i], l.links, l.nlinks)) < 0)
+                continue;
+            tl_task(out, g, s, (int)i, row, l.scale, crit[i]);
         }
     fputs("</svg>\n", out);
     bad = ferror(out);
     if (fclose(out) != 0) bad = 1;
-    free(links);
+    free(l.links);
     free(crit);
     if (bad) return fail(EXIT_INTERNAL, "--timeline %s: write failed", path);
     return 0;
