@@ -2063,12 +2063,65 @@ static const char *mcmc_start_name(const kt_mcmc_result *r,
     return "the DP plan by bytes (data parallelism does not apply)";
 }
 
+/* plan --strategy mcmc (FlexFlow 6): the chains on `given` (the
+   --topology one), else on flat:N:450G, whose spec is written into spec;
+   the first from data parallelism or, with --start dp, from the level
+   DP's plan for opt's objective.  mc[0..5] are the --seconds,
+   --proposals, --seed, --beta, --restarts and --start options.  Fills
+   r's mcmc fields and *machine with the topology's roofline. */
+static int plan_by_mcmc(const kt_graph *g, const kt_factors *f,
+                        kt_search_options *opt, const kt_topology *given,
+                        const cli_opt *mc, char *spec, size_t spec_size,
+                        kt_machine *machine, kt_plan *p, plan_report *r) {
+    const char *start = mc[5].value;
+    kt_topology topo;
+    kt_mcmc_options mo;
+    kt_plan dp;
+    kt_mcmc_result res;
+    kt_error err;
+    int rc;
+    if (given) {
+        topo = *given; /* read once, by parse_time_options */
+    } else {
+        snprintf(spec, spec_size, "flat:%lld:450G",
+                 (long long)kt_factors_devices(f));
+        if (kt_topology_parse(spec, &topo, &err) != KT_OK)
+            return fail_kt("plan", &err);
+    }
+    if (start && strcmp(start, "data") != 0 && strcmp(start, "dp") != 0)
+        return fail(EXIT_BAD_INPUT, "--start '%s': expected data or dp",
+                    start);
+    if ((rc = parse_mcmc_options(mc[0].value, mc[1].value, mc[2].value,
+                                 mc[3].value, mc[4].value, &mo)) != 0)
+        return rc;
+    if (start && strcmp(start, "dp") == 0) {
+        /* refine the level DP's plan (for the same objective) */
+        *machine = kt_topology_machine(&topo);
+        opt->strategy = KT_STRATEGY_DP;
+        opt->machine = machine;
+        if (kt_plan_search(g, f, opt, &dp, &err) != KT_OK)
+            return fail_kt("plan", &err);
+        mo.start = &dp;
+    }
+    rc = kt_plan_mcmc(g, f, &topo, &mo, p, &res, &err) != KT_OK;
+    if (mo.start) kt_plan_free(&dp);
+    if (rc) return fail_kt("plan", &err);
+    *machine = kt_topology_machine(&topo);
+    r->simulated = 1;
+    r->simulated_seconds = res.step_seconds;
+    r->start = mcmc_start_name(&res, opt->objective);
+    r->tried = res.tried;
+    r->accepted = res.accepted;
+    r->chains = res.chains;
+    return 0;
+}
+
 static int cmd_plan(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
         O_TOPOLOGY, O_TOPOLOGY_FILE, O_MEMCAP, O_SVG, O_JSON, O_SECONDS,
         O_PROPOSALS, O_SEED, O_BETA, O_RESTARTS, O_START, O_N
-    };
+    }; /* mcmc's options, O_SECONDS to O_START in this order (plan_by_mcmc) */
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
         {"devices", 1, NULL},   {"factors", 1, NULL},
@@ -2092,10 +2145,6 @@ static int cmd_plan(int argc, char **argv) {
     plan_report r;
     char label[512], mc_spec[64]; /* mcmc's default topology */
     int rc, i, machine_set = 0, strategy = -2;
-    int64_t mc_tried = -1, mc_accepted = -1; /* --strategy mcmc's counts */
-    int mc_chains = 0;
-    double mc_simulated = 0;                 /* and its simulated step */
-    const char *mc_start = NULL;             /* and what it started from */
     int64_t cap = 0;
 
     rc = cli_parse("plan", argc, argv, o, O_N);
@@ -2145,72 +2194,27 @@ static int cmd_plan(int argc, char **argv) {
     opt.strategy = (kt_strategy)strategy;
     opt.machine = machine_set ? &machine : NULL;
     opt.memory_cap = cap;
+    memset(&r, 0, sizeof r);
+    r.tried = r.accepted = -1;
     if (strategy == STRATEGY_MCMC) {
-        /* FlexFlow 6 on the topology (default flat:N:450G) */
-        kt_topology topo;
-        kt_mcmc_options mo;
-        kt_plan start;
-        kt_mcmc_result res;
         if (cap) {
             kt_graph_destroy(g);
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
-        if (machine_set) {
-            topo = topology; /* read once, by parse_time_options */
-        } else {
-            snprintf(mc_spec, sizeof mc_spec, "flat:%lld:450G",
-                     (long long)kt_factors_devices(&f));
-            if (kt_topology_parse(mc_spec, &topo, &err) != KT_OK) {
-                kt_graph_destroy(g);
-                return fail_kt("plan", &err);
-            }
-        }
-        if (o[O_START].value && strcmp(o[O_START].value, "data") != 0 &&
-            strcmp(o[O_START].value, "dp") != 0) {
-            kt_graph_destroy(g);
-            return fail(EXIT_BAD_INPUT, "--start '%s': expected data or dp",
-                        o[O_START].value);
-        }
-        if ((rc = parse_mcmc_options(o[O_SECONDS].value,
-                                     o[O_PROPOSALS].value, o[O_SEED].value,
-                                     o[O_BETA].value, o[O_RESTARTS].value,
-                                     &mo)) != 0) {
+        if ((rc = plan_by_mcmc(g, &f, &opt, machine_set ? &topology : NULL,
+                               &o[O_SECONDS], mc_spec, sizeof mc_spec,
+                               &machine, &p, &r)) != 0) {
             kt_graph_destroy(g);
             return rc;
         }
-        if (o[O_START].value && strcmp(o[O_START].value, "dp") == 0) {
-            /* refine the level DP's plan (for the same objective) */
-            machine = kt_topology_machine(&topo);
-            opt.strategy = KT_STRATEGY_DP;
-            opt.machine = &machine;
-            if (kt_plan_search(g, &f, &opt, &start, &err) != KT_OK) {
-                kt_graph_destroy(g);
-                return fail_kt("plan", &err);
-            }
-            mo.start = &start;
-        }
-        rc = kt_plan_mcmc(g, &f, &topo, &mo, &p, &res, &err) != KT_OK;
-        if (mo.start) kt_plan_free(&start);
-        if (rc) {
-            kt_graph_destroy(g);
-            return fail_kt("plan", &err);
-        }
-        mc_tried = res.tried;
-        mc_accepted = res.accepted;
-        mc_chains = res.chains;
-        mc_start = mcmc_start_name(&res, opt.objective);
         /* step_seconds means one thing for every search and for eval:
            the model's, on the same machine; the simulated step that
            mcmc minimised is reported beside it */
-        machine = kt_topology_machine(&topo);
         machine_set = 1;
-        mc_simulated = res.step_seconds;
-    } else {
-        if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
-            kt_graph_destroy(g);
-            return fail_kt("plan", &err);
-        }
+    } else if (kt_plan_search(g, &f, &opt, &p, &err) != KT_OK) {
+        kt_graph_destroy(g);
+        return fail_kt("plan", &err);
     }
     p.step_seconds =
         kt_plan_step_seconds(g, &p, machine_set ? &machine : NULL);
@@ -2227,12 +2231,6 @@ static int cmd_plan(int argc, char **argv) {
                      : ta.value;
     r.show_time = opt.objective == KT_OBJECTIVE_TIME || machine_set ||
                   strategy == STRATEGY_MCMC; /* mcmc always simulates */
-    r.simulated = strategy == STRATEGY_MCMC;
-    r.simulated_seconds = mc_simulated;
-    r.start = mc_start;
-    r.tried = mc_tried;
-    r.accepted = mc_accepted;
-    r.chains = mc_chains;
     rc = finish_plan(g, &p, &r, o[O_SVG].value, o[O_JSON].value != NULL);
     kt_plan_free(&p);
     kt_graph_destroy(g);
