@@ -6803,21 +6803,10 @@ static kt_status kt__emit_update(kt_graph *g, int w, const char *gname,
     return kt__emit(g, b, group, err);
 }
 
-kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
-                            kt_error *err) {
-    kt_autodiff_options o;
-    int nfwd = g->nop, nt = g->ntensor, loss = g->loss, i, a;
-    int *need = NULL, *relevant = NULL, *parts = NULL, *done = NULL,
-        *first_reader = NULL;
-    char (*gname)[KT_NAME_MAX] = NULL;
-    kt__name_set taken;
-    kt__str b;
-    kt_status s = KT_OK;
-    memset(&b, 0, sizeof b);
-    memset(&taken, 0, sizeof taken);
-    memset(&o, 0, sizeof o);
-    if (opt) o = *opt;
-    if (o.learning_rate <= 0) o.learning_rate = 0.01;
+/* What autodiff needs of the forward graph: a loss computed by a
+   statement, and no in-place update yet. */
+static kt_status kt__autodiff_check(const kt_graph *g, kt_error *err) {
+    int i, loss = g->loss;
     if (loss < 0)
         return kt__fail(err, KT_ERR_GRAPH, 0, "autodiff: no loss tensor (add "
                         "a line `loss NAME`)");
@@ -6833,11 +6822,62 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
                         : g->tensor[loss].kind == KT_WEIGHT ? "a weight"
                                                             : "optimizer "
                                                               "state");
-    for (i = 0; i < nfwd; i++)
+    for (i = 0; i < g->nop; i++)
         if (g->op[i].in_place)
             return kt__fail(err, KT_ERR_GRAPH, g->op[i].line, "autodiff: the "
                             "forward graph already updates %s in place",
                             g->tensor[g->op[i].output].name);
+    return KT_OK;
+}
+
+/* Gradient tensors (and their partial sums, NAME__k) belong to their
+   forward tensor (Tofu 5.1): every activation created since the first
+   nt tensors whose name, up to "__", is the gradient of a needed tensor
+   becomes a KT_GRADIENT of it. */
+static kt_status kt__mark_gradients(kt_graph *g, int nt, const int *need,
+                                    char (*gname)[KT_NAME_MAX],
+                                    kt_error *err) {
+    int *owner = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
+    int i;
+    if (!owner) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    for (i = 0; i < g->ntensor; i++) owner[i] = -1;
+    for (i = 0; i < nt; i++) {
+        int t = need[i] ? kt_graph_find_tensor(g, gname[i]) : -1;
+        if (t >= 0) owner[t] = i;
+    }
+    for (i = nt; i < g->ntensor; i++) {
+        char base[KT_NAME_MAX];
+        char *cut;
+        int t;
+        if (g->tensor[i].kind != KT_ACTIVATION) continue;
+        snprintf(base, sizeof base, "%s", g->tensor[i].name);
+        cut = strstr(base, "__");
+        if (cut) *cut = '\0';
+        t = kt_graph_find_tensor(g, base);
+        if (t < 0 || owner[t] < 0) continue;
+        g->tensor[i].kind = KT_GRADIENT;
+        g->tensor[i].of = owner[t];
+    }
+    KT_FREE(owner);
+    return KT_OK;
+}
+
+kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
+                            kt_error *err) {
+    kt_autodiff_options o;
+    int nfwd = g->nop, nt = g->ntensor, loss = g->loss, i, a;
+    int *need = NULL, *relevant = NULL, *parts = NULL, *done = NULL,
+        *first_reader = NULL;
+    char (*gname)[KT_NAME_MAX] = NULL;
+    kt__name_set taken;
+    kt__str b;
+    kt_status s = KT_OK;
+    memset(&b, 0, sizeof b);
+    memset(&taken, 0, sizeof taken);
+    memset(&o, 0, sizeof o);
+    if (opt) o = *opt;
+    if (o.learning_rate <= 0) o.learning_rate = 0.01;
+    if ((s = kt__autodiff_check(g, err)) != KT_OK) return s;
     need = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     parts = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     done = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
@@ -6923,36 +6963,8 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
         if (s == KT_OK && parts[i] > 0)
             s = kt__emit_update(g, i, gname[i], &o, first_reader[i], &b, err);
     }
-    if (s != KT_OK) goto done;
-    /* Gradient tensors (and their partial sums) belong to their forward
-       tensor (Tofu 5.1): every tensor created since nt is one. */
-    {
-        int *owner = (int *)kt__calloc((size_t)g->ntensor + 1, sizeof(int));
-        if (!owner) {
-            s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-            goto done;
-        }
-        for (i = 0; i < g->ntensor; i++) owner[i] = -1;
-        for (i = 0; i < nt; i++) {
-            int t = need[i] ? kt_graph_find_tensor(g, gname[i]) : -1;
-            if (t >= 0) owner[t] = i;
-        }
-        for (i = nt; i < g->ntensor; i++) {
-            char base[KT_NAME_MAX];
-            char *cut;
-            int t;
-            if (g->tensor[i].kind != KT_ACTIVATION) continue;
-            snprintf(base, sizeof base, "%s", g->tensor[i].name);
-            cut = strstr(base, "__");
-            if (cut) *cut = '\0';
-            t = kt_graph_find_tensor(g, base);
-            if (t < 0 || owner[t] < 0) continue;
-            g->tensor[i].kind = KT_GRADIENT;
-            g->tensor[i].of = owner[t];
-        }
-        KT_FREE(owner);
-    }
-    s = kt_graph_finalize(g, err);
+    if (s == KT_OK) s = kt__mark_gradients(g, nt, need, gname, err);
+    if (s == KT_OK) s = kt_graph_finalize(g, err);
 done:
     KT_FREE(need);
     KT_FREE(parts);
