@@ -4,6 +4,7 @@
 #   make test       everything that needs no GPU; ends with "N passed, M failed"
 #   make sanitize   the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make valgrind   the tests under valgrind (leaks and memory errors fail)
+#   make clang-check every source through clang's warnings (CHECK_CC, no build)
 #   make demo       conversion costs, zoo plans (an SVG of tiles), SOYBEAN 2.2
 #   make bench      run the benchmarks
 #   make fuzz       libFuzzer on the text parsers, FUZZ_SECONDS (60) each;
@@ -65,7 +66,8 @@ MAKE_PROG := $(MAKE)
 TEST_ENV = KT_CC="$(CC)" KT_CXX="$(CXX)" KT_MAKE="$(MAKE_PROG)"
 RUNNER   = sh test/run.sh
 
-.PHONY: all test sanitize valgrind cxx-check demo bench fuzz install uninstall \
+.PHONY: all test sanitize valgrind cxx-check clang-check demo bench fuzz \
+        install uninstall \
         clean
 
 all: $(KTILE) $(EXAMPLE_BINS) $(TEST_BINS) $(BENCH_BINS)
@@ -116,6 +118,17 @@ valgrind: all
 # The headers compile as C++ (DESIGN.md "Conventions"); `make test` runs it.
 cxx-check: build/test/test_include_cpp
 	build/test/test_include_cpp
+
+# Every C and C++ source through clang's warnings, -Werror, compiling
+# nothing (clang warns where gcc does not: -Wstring-concatenation, say).
+CHECK_CC  ?= clang
+CHECK_CXX ?= clang++
+clang-check:
+	@for f in examples/*.c test/*.c test/fuzz/*.c bench/*.c; do \
+	    $(CHECK_CC) -std=c99 $(WARN) -fsyntax-only $$f || exit 1; done
+	@for f in test/*.cpp; do \
+	    $(CHECK_CXX) -std=c++11 $(WARN) -fsyntax-only $$f || exit 1; done
+	@echo "clang-check: every source compiles without a warning"
 
 demo: all
 	build/examples/conversion_table

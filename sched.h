@@ -287,9 +287,9 @@ int kt_topology_find_kind(const kt_topology *t, const char *name);
 /* The same levels as a tiling.h machine, for the time objective.  Its one
    roofline is the slowest of the kinds in use: the least peak and the
    least memory bandwidth of any kind some device has.  The level DP
-   prices an op by its largest tile on one device and balanced splits give
-   every device an equal share, so a step waits for the slowest device --
-   exact when one kind is slowest in both, an upper bound otherwise. */
+   prices an op by its slowest tile and balanced splits give every device
+   about an equal share, so a step waits for the slowest device -- exact
+   when one kind is slowest in both, an upper bound otherwise. */
 kt_machine kt_topology_machine(const kt_topology *t);
 
 /* ------------------------------------------------------------- profiles */
@@ -1865,9 +1865,8 @@ int kt_topology_device_kind(const kt_topology *t, int64_t dev) {
 }
 
 /* tiling.h's level DP has one roofline for all devices (kt_machine): it
-   prices an op by the largest tile on one device, and with balanced
-   splits every device gets a tile of that size, so the op ends when the
-   slowest device does.  The machine's roofline is therefore the slowest
+   prices an op by its slowest tile, and with balanced splits every device
+   gets about that much, so the op ends when the slowest device does.  The machine's roofline is therefore the slowest
    of the kinds that hold a device, each of its two roofs taken
    separately (see kt_topology_machine's declaration). */
 kt_machine kt_topology_machine(const kt_topology *t) {

@@ -521,7 +521,8 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
 int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p);
 /* Modelled step time: cut i's bytes spread over all devices at the
    bandwidth of the level it maps to, plus every op's compute time on its
-   largest tile (max of flops/peak and bytes/mem_bw). */
+   slowest device (max of flops/peak and bytes/mem_bw; the largest tile,
+   or where a cut splits a padded read, the tile with the most work). */
 double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
                             const kt_machine *m);
 /* A single-level machine of one H200-class GPU per device (450 GB/s links,
@@ -4116,30 +4117,67 @@ static void kt__box_work(const kt_graph *g, const kt_op *op,
     }
 }
 
-/* The work of op's tile on the last device, which holds the largest tile
-   of every balanced split (kt_plan_tensor_bytes). */
-static void kt__op_work(const kt_graph *g, int o, const kt_factors *f,
-                        const int *split, double *flops, double *bytes) {
-    const kt_op *op = &g->op[o];
+/* The variables (a bit each) that index a padded read of op: a tile at
+   the edge of their range reads padding where a middle one reads data. */
+static unsigned kt__padded_vars(const kt_graph *g, const kt_op *op) {
+    unsigned mask = 0;
+    int a, d, v;
+    for (a = 0; a < op->naccess; a++) {
+        const kt_access *acc = &op->access[a];
+        if (!acc->padded) continue;
+        for (d = 0; d < g->tensor[acc->tensor].rank; d++)
+            for (v = 0; v < KT_MAX_VARS; v++)
+                if (!acc->whole[d] &&
+                    acc->dim[d].lower.lo_coef[v] + acc->dim[d].lower.hi_coef[v])
+                    mask |= 1u << v;
+    }
+    return mask;
+}
+
+/* Roofline time of op's tile at device coordinates coords: the slower of
+   compute and memory traffic (kt__box_work). */
+static double kt__tile_seconds(const kt_graph *g, const kt_op *op,
+                               const kt_factors *f, const int *split,
+                               const int *coords, const kt_machine *m) {
     kt_range box[KT_MAX_VARS];
-    int coords[KT_MAX_CUTS], i;
-    kt_device_coords(f, kt_factors_devices(f) - 1, coords);
+    double flops, bytes, a, b;
+    int i;
     kt_op_var_box(op, box);
     for (i = 0; i < f->count; i++)
         if (split[i] >= 0)
             box[split[i]] = kt_split_range(box[split[i]], f->k[i], coords[i]);
-    kt__box_work(g, op, box, flops, bytes);
-}
-
-/* Roofline: the slower of compute and memory traffic on the largest
-   tile. */
-static double kt__op_seconds(const kt_graph *g, int o, const kt_factors *f,
-                             const int *split, const kt_machine *m) {
-    double flops, bytes, a, b;
-    kt__op_work(g, o, f, split, &flops, &bytes);
+    kt__box_work(g, op, box, &flops, &bytes);
     a = flops / m->peak_flops;
     b = bytes / m->mem_bw;
     return a > b ? a : b;
+}
+
+/* The time of op's sub-operator on its slowest device: the operator ends
+   when that one does.  The last device holds the largest tile of every
+   balanced split (kt_plan_tensor_bytes), which is the slowest unless a
+   padded read makes an edge tile lighter: its zeros are no work
+   (kt__useful_share) and its halo reads less.  So the cuts that split a
+   variable of a padded read try every position (the tiles that can
+   differ), and the other cuts keep the last. */
+static double kt__op_seconds(const kt_graph *g, int o, const kt_factors *f,
+                             const int *split, const kt_machine *m) {
+    const kt_op *op = &g->op[o];
+    unsigned padded = kt__padded_vars(g, op);
+    int coords[KT_MAX_CUTS], vary[KT_MAX_CUTS], nvary = 0, i, j;
+    double worst = 0;
+    kt_device_coords(f, kt_factors_devices(f) - 1, coords);
+    for (i = 0; i < f->count; i++)
+        if (split[i] >= 0 && (padded >> split[i] & 1u)) {
+            vary[nvary++] = i;
+            coords[i] = 0;
+        }
+    for (;;) { /* every combination of the varied cuts' positions */
+        double t = kt__tile_seconds(g, op, f, split, coords, m);
+        if (t > worst) worst = t;
+        for (j = 0; j < nvary && ++coords[vary[j]] == f->k[vary[j]]; j++)
+            coords[vary[j]] = 0;
+        if (j == nvary) return worst;
+    }
 }
 
 double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,

@@ -1823,8 +1823,9 @@ static void test_simulation(void) {
     {
         static const char *const tiny[] = {
             "flat:6:1e-320", "flat:6:0.5", "nodes:2x3:1e-310:1G",
-            "nodes:2x3:1G:7b", "level 6 0.5\n", "level 6 1G\ndevice membw "
-            "1e-310\n", "level 6 1G\ndevice flops 0.9\n",
+            "nodes:2x3:1G:7b", "level 6 0.5\n",
+            "level 6 1G\ndevice membw 1e-310\n",
+            "level 6 1G\ndevice flops 0.9\n",
             "level 6 1G\nkind a flops 1e-300 membw 1T\ndevices all a\n"};
         unsigned i;
         for (i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
@@ -3636,28 +3637,114 @@ static void test_compute_model(void) {
            bwd);
     CHECKF(strided_fwd > 0 && strided > 0 && strided < 4 * strided_fwd,
            "c_b4b %g, db4a %g", strided_fwd, strided);
-    {
-        /* The level DP prices each op by the last device's tile
-           (kt_plan_step_seconds' compute term); with links of infinite
-           bandwidth that is all it adds, and it must be the simulator's
-           price of the same tiles, padded zeros left out alike. */
-        kt_machine m = kt_topology_machine(&t);
-        double dp = 0, last = 0;
-        int l;
-        for (l = 0; l < KT_MAX_CUTS; l++) m.level_bw[l] = INFINITY;
-        dp = kt_plan_step_seconds(g, &p, &m);
-        for (i = 0; i < sim.ntask; i++)
-            if (sim.task[i].kind == KT_TASK_COMPUTE &&
-                sim.task[i].device == sim.ndev - 1)
-                last += sim.task[i].seconds;
-        CHECKF(fabs(dp - last) <= 1e-12 * last,
-               "the DP's compute %.17g s, the simulator's last device %.17g s",
-               dp, last);
-    }
     kt_sim_free(&sim);
     kt_program_free(&prog);
     kt_plan_free(&p);
     kt_graph_destroy(g);
+}
+
+/* The level DP prices an op by its slowest device (kt__op_seconds): that
+   must be the simulator's slowest compute task of the op, to the last
+   bit, padded zeros left out alike.  The last device holds the largest
+   tile, but where a cut splits a variable of a padded read (a spatial
+   split of a convolution) an edge tile skips more zeros and reads less
+   halo, and a middle device is the slowest.  Small convolution nets on
+   1 to 3 cuts, the DP's plan and random plans (spatial splits among
+   them); with links of infinite bandwidth kt_plan_step_seconds is the
+   sum of these maxima. */
+static void test_dp_prices_slowest_device(void) {
+    static const char *const models[] = {
+        "wresnet:depth=26,widen=1,width=2,batch=2,image=32,classes=10",
+        "vgg16:batch=1,image=32,width=2,fc=16,classes=10",
+        "alexnet:batch=2,image=39,width=2,fc=16,classes=10"};
+    static const char *const devs[] = {"2", "4", "2,2,2", "3,2"};
+    uint64_t seed = 2026;
+    int mi, c, r, ops = 0, wrong = 0, middle = 0;
+    for (mi = 0; mi < 3; mi++) {
+        kt_graph *g;
+        kt_error err;
+        if (kt_zoo_build(models[mi], &g, &err) != KT_OK) {
+            CHECKF(0, "%s: %s", models[mi], err.message);
+            continue;
+        }
+        for (c = 0; c < 4; c++) {
+            kt_factors f;
+            kt_topology t;
+            kt_machine m;
+            char spec[32];
+            int l;
+            CHECK(kt_factors_parse(devs[c], &f, &err) == KT_OK);
+            snprintf(spec, sizeof spec, "flat:%lld:100G",
+                     (long long)kt_factors_devices(&f));
+            CHECK(kt_topology_parse(spec, &t, &err) == KT_OK);
+            m = kt_topology_machine(&t);
+            for (l = 0; l < KT_MAX_CUTS; l++) m.level_bw[l] = INFINITY;
+            for (r = 0; r < 5; r++) {
+                kt_plan p;
+                kt_program prog;
+                kt_sim sim;
+                double *worst, *last, sum = 0, dp;
+                int64_t i;
+                int o, *at;
+                if (r == 0 ? kt_plan_search(g, &f, NULL, &p, &err) != KT_OK
+                           : kt_plan_init(&p, g, &f, &err) != KT_OK) {
+                    CHECKF(0, "plan: %s", err.message);
+                    continue;
+                }
+                if (r > 0) random_plan(g, &p, &seed);
+                memset(&sim, 0, sizeof sim);
+                if (kt_lower(g, &p, &prog, &err) != KT_OK ||
+                    kt_sim_build(g, &p, &prog, &t, &sim, &err) != KT_OK) {
+                    CHECKF(0, "%s on %s: %s", models[mi], devs[c],
+                           err.message);
+                    kt_plan_free(&p);
+                    continue;
+                }
+                worst = (double *)calloc((size_t)g->nop, sizeof *worst);
+                last = (double *)calloc((size_t)g->nop, sizeof *last);
+                at = (int *)calloc((size_t)g->nop, sizeof *at);
+                for (i = 0; worst && last && at && i < sim.ntask; i++) {
+                    const kt_sim_task *k = &sim.task[i];
+                    if (k->kind != KT_TASK_COMPUTE) continue;
+                    if (k->seconds > worst[k->op]) {
+                        worst[k->op] = k->seconds;
+                        at[k->op] = (int)k->device;
+                    }
+                    if (k->device == sim.ndev - 1) last[k->op] = k->seconds;
+                }
+                for (o = 0; worst && last && at && o < g->nop; o++) {
+                    double mine = kt__op_seconds(
+                        g, o, &p.f, &p.split[o * KT_MAX_CUTS], &m);
+                    ops++;
+                    middle += worst[o] > last[o]; /* strictly slower */
+                    if (mine != worst[o] && wrong++ < 3)
+                        printf("  %s on %s, plan %d, op %s: the DP %.17g s, "
+                               "the slowest device (d%d) %.17g s\n",
+                               models[mi], devs[c], r, g->op[o].name, mine,
+                               at[o], worst[o]);
+                    sum += worst[o];
+                }
+                dp = kt_plan_step_seconds(g, &p, &m);
+                CHECKF(fabs(dp - sum) <= 1e-12 * sum,
+                       "%s on %s, plan %d: kt_plan_step_seconds %.17g s, the "
+                       "slowest devices' sum %.17g s", models[mi], devs[c], r,
+                       dp, sum);
+                free(worst);
+                free(last);
+                free(at);
+                kt_sim_free(&sim);
+                kt_program_free(&prog);
+                kt_plan_free(&p);
+            }
+        }
+        kt_graph_destroy(g);
+    }
+    printf("DP against the simulator: %d ops priced, %d slower on another "
+           "device than on the last, %d wrong\n", ops, middle, wrong);
+    CHECKF(wrong == 0, "%d ops priced otherwise than their slowest device",
+           wrong);
+    CHECKF(middle > 0, "no op's slowest device was other than the last: the "
+           "test does not reach the case");
 }
 
 static void test_device_kinds(void); /* at the end of the file */
@@ -5545,6 +5632,7 @@ int main(void) {
     test_delta();
     test_profile();
     test_compute_model();
+    test_dp_prices_slowest_device();
     test_mcmc();
     test_mcmc_origin();
     test_mcmc_rule();

@@ -1902,8 +1902,14 @@ static void test_ga_breed_pairs(void) {
     o.memory = 64 * MB;
     o.population = 2;
     o.seed = 3;
-    CHECK(kt__swap_ga_init(&g, &m, &o, &err) == KT_OK && g.nslot == 6 &&
-          m.nsizes == 3);
+    if (kt__swap_ga_init(&g, &m, &o, &err) != KT_OK || g.nslot != 6 ||
+        m.nsizes != 3) {
+        CHECKF(0, "GA set-up: %d slots, %d sizes (want 6, 3)", g.nslot,
+               m.nsizes);
+        kt__swap_ga_free(&g);
+        kt_swap_model_free(&m);
+        return;
+    }
     g.mutation = 0;
     for (i = 0; i < 3; i++) {
         int *a = kt__swap_ga_order(&g, 0), *b = kt__swap_ga_order(&g, 1);

@@ -809,8 +809,8 @@ static void test_lstm_cell(void) {
         "f_l1_t0[n,k] = sigmoid(zf_l1_t0[n,k])\n",
         "o_l1_t0[n,k] = sigmoid(zo_l1_t0[n,k])\n",
         "g_l1_t0[n,k] = tanh(zg_l1_t0[n,k])\n",
-        "c_l1_t0[n,k] = f_l1_t0[n,k] * c_l1_init[n,k] + "
-        "i_l1_t0[n,k] * g_l1_t0[n,k]\n",
+        ("c_l1_t0[n,k] = f_l1_t0[n,k] * c_l1_init[n,k] + "
+         "i_l1_t0[n,k] * g_l1_t0[n,k]\n"),
         "x_l1_t0[n,k] = o_l1_t0[n,k] * tanh(c_l1_t0[n,k])\n"};
     char *text = NULL;
     int training, i;
