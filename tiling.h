@@ -521,8 +521,9 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
 int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p);
 /* Modelled step time: cut i's bytes spread over all devices at the
    bandwidth of the level it maps to, plus every op's compute time on its
-   slowest device (max of flops/peak and bytes/mem_bw; the largest tile,
-   or where a cut splits a padded read, the tile with the most work). */
+   slowest device: the highest roofline time, max(flops/peak,
+   bytes/mem_bw), of its tiles (the largest, unless where a tile sits
+   changes what it reads: padded, divided or doubly read indices). */
 double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
                             const kt_machine *m);
 /* A single-level machine of one H200-class GPU per device (450 GB/s links,
@@ -4117,20 +4118,54 @@ static void kt__box_work(const kt_graph *g, const kt_op *op,
     }
 }
 
-/* The variables (a bit each) that index a padded read of op: a tile at
-   the edge of their range reads padding where a middle one reads data. */
-static unsigned kt__padded_vars(const kt_graph *g, const kt_op *op) {
+static int kt__same_interval(const kt_sym_interval *a,
+                             const kt_sym_interval *b) {
+    int v;
+    if (a->divisor != b->divisor || a->lower.c != b->lower.c ||
+        a->upper.c != b->upper.c)
+        return 0;
+    for (v = 0; v < KT_MAX_VARS; v++)
+        if (a->lower.lo_coef[v] != b->lower.lo_coef[v] ||
+            a->lower.hi_coef[v] != b->lower.hi_coef[v] ||
+            a->upper.lo_coef[v] != b->upper.lo_coef[v] ||
+            a->upper.hi_coef[v] != b->upper.hi_coef[v])
+            return 0;
+    return 1;
+}
+
+/* The variables (a bit each) whose position, not only their range's
+   length, changes what a tile of op reads -- those indexing a dimension
+   that is
+   - read padded: an edge tile reads padding where a middle one reads
+     data (and its product-sum skips those zeros, kt__useful_share);
+   - read divided: x[i/2] over an even range starting at an odd i reads
+     one element more than starting at an even one;
+   - read twice from one input with different indices: x[i,j] + x[j,i]
+     reads the box around both, the larger the farther apart they are.
+   Any other read's region has a size set by the ranges' lengths alone. */
+static unsigned kt__position_vars(const kt_graph *g, const kt_op *op) {
     unsigned mask = 0;
-    int a, d, v;
+    int a, b, d, v;
+    typedef char kt__mask_holds_every_var[KT_MAX_VARS <= 32 ? 1 : -1];
     for (a = 0; a < op->naccess; a++) {
         const kt_access *acc = &op->access[a];
-        if (!acc->padded) continue;
-        for (d = 0; d < g->tensor[acc->tensor].rank; d++)
+        for (d = 0; d < g->tensor[acc->tensor].rank; d++) {
+            const kt_sym_interval *x = &acc->dim[d];
+            int moves = acc->padded || x->divisor != 1;
+            if (acc->whole[d]) continue;
+            for (b = 0; b < op->naccess && !moves; b++)
+                if (b != a && op->access[b].input == acc->input &&
+                    (op->access[b].whole[d] ||
+                     !kt__same_interval(&op->access[b].dim[d], x)))
+                    moves = 1;
+            if (!moves) continue;
             for (v = 0; v < KT_MAX_VARS; v++)
-                if (!acc->whole[d] &&
-                    acc->dim[d].lower.lo_coef[v] + acc->dim[d].lower.hi_coef[v])
+                if (x->lower.lo_coef[v] || x->lower.hi_coef[v] ||
+                    x->upper.lo_coef[v] || x->upper.hi_coef[v])
                     mask |= 1u << v;
+        }
     }
+    (void)sizeof(kt__mask_holds_every_var);
     return mask;
 }
 
@@ -4154,20 +4189,19 @@ static double kt__tile_seconds(const kt_graph *g, const kt_op *op,
 
 /* The time of op's sub-operator on its slowest device: the operator ends
    when that one does.  The last device holds the largest tile of every
-   balanced split (kt_plan_tensor_bytes), which is the slowest unless a
-   padded read makes an edge tile lighter: its zeros are no work
-   (kt__useful_share) and its halo reads less.  So the cuts that split a
-   variable of a padded read try every position (the tiles that can
-   differ), and the other cuts keep the last. */
+   balanced split (kt_plan_tensor_bytes), which is the slowest unless
+   where a tile sits changes its work (kt__position_vars: padded, divided
+   and doubly read dimensions).  So the cuts that split such a variable
+   try every position, and the other cuts keep the last. */
 static double kt__op_seconds(const kt_graph *g, int o, const kt_factors *f,
                              const int *split, const kt_machine *m) {
     const kt_op *op = &g->op[o];
-    unsigned padded = kt__padded_vars(g, op);
+    unsigned moving = kt__position_vars(g, op);
     int coords[KT_MAX_CUTS], vary[KT_MAX_CUTS], nvary = 0, i, j;
     double worst = 0;
     kt_device_coords(f, kt_factors_devices(f) - 1, coords);
     for (i = 0; i < f->count; i++)
-        if (split[i] >= 0 && (padded >> split[i] & 1u)) {
+        if (split[i] >= 0 && (moving >> split[i] & 1u)) {
             vary[nvary++] = i;
             coords[i] = 0;
         }

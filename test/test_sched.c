@@ -3643,108 +3643,158 @@ static void test_compute_model(void) {
     kt_graph_destroy(g);
 }
 
+/* Counts of test_dp_prices_slowest_device. */
+typedef struct dp_sim_counts {
+    int ops, wrong, middle;
+} dp_sim_counts;
+
+/* Plan p of g (factors p.f) lowered and simulated on flat:N:100G: each
+   op's DP price (kt__op_seconds) against the simulator's slowest compute
+   task of it, and kt_plan_step_seconds with links of infinite bandwidth
+   against the sum of those.  Counts ops priced, wrong, and slower on
+   another device than on the last. */
+static void dp_against_sim(const kt_graph *g, const kt_plan *p,
+                           const char *what, dp_sim_counts *n) {
+    kt_topology t;
+    kt_machine m;
+    kt_program prog;
+    kt_sim sim;
+    kt_error err;
+    char spec[32];
+    double *worst, *last, sum = 0, dp;
+    int64_t i;
+    int o, l, *at;
+    snprintf(spec, sizeof spec, "flat:%lld:100G",
+             (long long)kt_factors_devices(&p->f));
+    CHECK(kt_topology_parse(spec, &t, &err) == KT_OK);
+    m = kt_topology_machine(&t);
+    for (l = 0; l < KT_MAX_CUTS; l++) m.level_bw[l] = INFINITY;
+    memset(&sim, 0, sizeof sim);
+    if (kt_lower(g, p, &prog, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return;
+    }
+    if (kt_sim_build(g, p, &prog, &t, &sim, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        kt_program_free(&prog);
+        return;
+    }
+    worst = (double *)calloc((size_t)g->nop, sizeof *worst);
+    last = (double *)calloc((size_t)g->nop, sizeof *last);
+    at = (int *)calloc((size_t)g->nop, sizeof *at);
+    for (i = 0; worst && last && at && i < sim.ntask; i++) {
+        const kt_sim_task *k = &sim.task[i];
+        if (k->kind != KT_TASK_COMPUTE) continue;
+        if (k->seconds > worst[k->op]) {
+            worst[k->op] = k->seconds;
+            at[k->op] = (int)k->device;
+        }
+        if (k->device == sim.ndev - 1) last[k->op] = k->seconds;
+    }
+    for (o = 0; worst && last && at && o < g->nop; o++) {
+        double mine =
+            kt__op_seconds(g, o, &p->f, &p->split[o * KT_MAX_CUTS], &m);
+        n->ops++;
+        n->middle += worst[o] > last[o]; /* strictly slower */
+        if (mine != worst[o] && n->wrong++ < 3)
+            printf("  %s, op %s: the DP %.17g s, the slowest device (d%d) "
+                   "%.17g s\n", what, g->op[o].name, mine, at[o], worst[o]);
+        sum += worst[o];
+    }
+    dp = kt_plan_step_seconds(g, p, &m);
+    CHECKF(fabs(dp - sum) <= 1e-12 * sum,
+           "%s: kt_plan_step_seconds %.17g s, the slowest devices' sum "
+           "%.17g s", what, dp, sum);
+    free(worst);
+    free(last);
+    free(at);
+    kt_sim_free(&sim);
+    kt_program_free(&prog);
+}
+
 /* The level DP prices an op by its slowest device (kt__op_seconds): that
    must be the simulator's slowest compute task of the op, to the last
    bit, padded zeros left out alike.  The last device holds the largest
-   tile, but where a cut splits a variable of a padded read (a spatial
-   split of a convolution) an edge tile skips more zeros and reads less
-   halo, and a middle device is the slowest.  Small convolution nets on
-   1 to 3 cuts, the DP's plan and random plans (spatial splits among
-   them); with links of infinite bandwidth kt_plan_step_seconds is the
-   sum of these maxima. */
+   tile, but where a tile sits can change its work: where a cut splits a
+   variable of a padded read (a spatial split of a convolution) an edge
+   tile skips more zeros and reads less halo; a divided read x[i/2] reads
+   one element more from an odd start; and x[i,j] + x[j,i] reads the box
+   around both reads, larger off the diagonal.  Small convolution nets
+   on 1 to 3 cuts, the DP's plan and random plans (spatial splits among
+   them), and hand graphs of the other two forms with the splits that
+   show them; with links of infinite bandwidth kt_plan_step_seconds is
+   the sum of these maxima. */
 static void test_dp_prices_slowest_device(void) {
     static const char *const models[] = {
         "wresnet:depth=26,widen=1,width=2,batch=2,image=32,classes=10",
         "vgg16:batch=1,image=32,width=2,fc=16,classes=10",
         "alexnet:batch=2,image=39,width=2,fc=16,classes=10"};
     static const char *const devs[] = {"2", "4", "2,2,2", "3,2"};
+    /* (model file, factors, the split of every op) */
+    static const char *const hand[][3] = {
+        {"input x[3]\ny[i] = x[i/2]\n", "4", "i"},
+        {"input x[3]\ny[i] = x[i/2]\n", "2,2", "i.i"},
+        {"input x[8,64,7,7]\nu[n,c,h,w] = x[n,c,h/2,w/2]\n", "2,2", "h.h"},
+        {"input x[64,64]\ny[i,j] = x[i,j] + x[j,i]\n", "2,2", "i.j"},
+        {"input x[4,4096]\nG[i,j] = sum(n) x[n,i] * x[n,j]\n", "2,2", "i.j"},
+        {"input x[64]\ny[i:64,j] = pad(x[i+1]) + x[j]\n", "2,2", "i.j"}};
     uint64_t seed = 2026;
-    int mi, c, r, ops = 0, wrong = 0, middle = 0;
+    dp_sim_counts n = {0, 0, 0};
+    int mi, c, r, h;
+    kt_error err;
     for (mi = 0; mi < 3; mi++) {
         kt_graph *g;
-        kt_error err;
         if (kt_zoo_build(models[mi], &g, &err) != KT_OK) {
             CHECKF(0, "%s: %s", models[mi], err.message);
             continue;
         }
         for (c = 0; c < 4; c++) {
             kt_factors f;
-            kt_topology t;
-            kt_machine m;
-            char spec[32];
-            int l;
             CHECK(kt_factors_parse(devs[c], &f, &err) == KT_OK);
-            snprintf(spec, sizeof spec, "flat:%lld:100G",
-                     (long long)kt_factors_devices(&f));
-            CHECK(kt_topology_parse(spec, &t, &err) == KT_OK);
-            m = kt_topology_machine(&t);
-            for (l = 0; l < KT_MAX_CUTS; l++) m.level_bw[l] = INFINITY;
             for (r = 0; r < 5; r++) {
                 kt_plan p;
-                kt_program prog;
-                kt_sim sim;
-                double *worst, *last, sum = 0, dp;
-                int64_t i;
-                int o, *at;
+                char what[160];
                 if (r == 0 ? kt_plan_search(g, &f, NULL, &p, &err) != KT_OK
                            : kt_plan_init(&p, g, &f, &err) != KT_OK) {
                     CHECKF(0, "plan: %s", err.message);
                     continue;
                 }
                 if (r > 0) random_plan(g, &p, &seed);
-                memset(&sim, 0, sizeof sim);
-                if (kt_lower(g, &p, &prog, &err) != KT_OK ||
-                    kt_sim_build(g, &p, &prog, &t, &sim, &err) != KT_OK) {
-                    CHECKF(0, "%s on %s: %s", models[mi], devs[c],
-                           err.message);
-                    kt_plan_free(&p);
-                    continue;
-                }
-                worst = (double *)calloc((size_t)g->nop, sizeof *worst);
-                last = (double *)calloc((size_t)g->nop, sizeof *last);
-                at = (int *)calloc((size_t)g->nop, sizeof *at);
-                for (i = 0; worst && last && at && i < sim.ntask; i++) {
-                    const kt_sim_task *k = &sim.task[i];
-                    if (k->kind != KT_TASK_COMPUTE) continue;
-                    if (k->seconds > worst[k->op]) {
-                        worst[k->op] = k->seconds;
-                        at[k->op] = (int)k->device;
-                    }
-                    if (k->device == sim.ndev - 1) last[k->op] = k->seconds;
-                }
-                for (o = 0; worst && last && at && o < g->nop; o++) {
-                    double mine = kt__op_seconds(
-                        g, o, &p.f, &p.split[o * KT_MAX_CUTS], &m);
-                    ops++;
-                    middle += worst[o] > last[o]; /* strictly slower */
-                    if (mine != worst[o] && wrong++ < 3)
-                        printf("  %s on %s, plan %d, op %s: the DP %.17g s, "
-                               "the slowest device (d%d) %.17g s\n",
-                               models[mi], devs[c], r, g->op[o].name, mine,
-                               at[o], worst[o]);
-                    sum += worst[o];
-                }
-                dp = kt_plan_step_seconds(g, &p, &m);
-                CHECKF(fabs(dp - sum) <= 1e-12 * sum,
-                       "%s on %s, plan %d: kt_plan_step_seconds %.17g s, the "
-                       "slowest devices' sum %.17g s", models[mi], devs[c], r,
-                       dp, sum);
-                free(worst);
-                free(last);
-                free(at);
-                kt_sim_free(&sim);
-                kt_program_free(&prog);
+                snprintf(what, sizeof what, "%s on %s, plan %d", models[mi],
+                         devs[c], r);
+                dp_against_sim(g, &p, what, &n);
                 kt_plan_free(&p);
             }
         }
         kt_graph_destroy(g);
     }
-    printf("DP against the simulator: %d ops priced, %d slower on another "
-           "device than on the last, %d wrong\n", ops, middle, wrong);
-    CHECKF(wrong == 0, "%d ops priced otherwise than their slowest device",
-           wrong);
-    CHECKF(middle > 0, "no op's slowest device was other than the last: the "
-           "test does not reach the case");
+    printf("DP against the simulator: %d ops of zoo plans priced, %d slower "
+           "on another device than on the last, %d wrong\n", n.ops,
+           n.middle, n.wrong);
+    CHECKF(n.middle > 0, "no op's slowest device was other than the last: "
+           "the test does not reach the case");
+    for (h = 0; h < (int)(sizeof hand / sizeof hand[0]); h++) {
+        kt_graph *g = parse("hand graph", hand[h][0]);
+        kt_factors f;
+        kt_plan p;
+        char what[160], *nl;
+        int middle = n.middle;
+        if (!g) continue;
+        snprintf(what, sizeof what, "%s on %s", hand[h][0], hand[h][1]);
+        while ((nl = strchr(what, '\n')) != NULL) *nl = ';';
+        CHECK(kt_factors_parse(hand[h][1], &f, &err) == KT_OK);
+        if (kt_plan_init(&p, g, &f, &err) == KT_OK) {
+            CHECKF(kt_plan_parse_split(g, &p, 0, hand[h][2], &err) == KT_OK,
+                   "%s", err.message);
+            dp_against_sim(g, &p, what, &n);
+            CHECKF(n.middle > middle, "%s: the last device is the slowest; "
+                   "the case shows nothing", what);
+            kt_plan_free(&p);
+        }
+        kt_graph_destroy(g);
+    }
+    CHECKF(n.wrong == 0, "%d ops priced otherwise than their slowest device",
+           n.wrong);
 }
 
 static void test_device_kinds(void); /* at the end of the file */
