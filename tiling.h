@@ -4192,11 +4192,12 @@ static double kt__tile_seconds(const kt_graph *g, const kt_op *op,
    balanced split (kt_plan_tensor_bytes), which is the slowest unless
    where a tile sits changes its work (kt__position_vars: padded, divided
    and doubly read dimensions).  So the cuts that split such a variable
-   try every position, and the other cuts keep the last. */
+   try every position, and the other cuts keep the last.  moving is
+   kt__position_vars(g, op), which the caller computes once per op. */
 static double kt__op_seconds(const kt_graph *g, int o, const kt_factors *f,
-                             const int *split, const kt_machine *m) {
+                             const int *split, const kt_machine *m,
+                             unsigned moving) {
     const kt_op *op = &g->op[o];
-    unsigned moving = kt__position_vars(g, op);
     int coords[KT_MAX_CUTS], vary[KT_MAX_CUTS], nvary = 0, i, j;
     double worst = 0;
     kt_device_coords(f, kt_factors_devices(f) - 1, coords);
@@ -4224,7 +4225,8 @@ double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
         t += (double)p->cut_bytes[i] /
              (ndev * m->level_bw[kt_machine_level_of_cut(m, &p->f, i)]);
     for (o = 0; o < g->nop; o++)
-        t += kt__op_seconds(g, o, &p->f, &p->split[o * KT_MAX_CUTS], m);
+        t += kt__op_seconds(g, o, &p->f, &p->split[o * KT_MAX_CUTS], m,
+                            kt__position_vars(g, &g->op[o]));
     return t;
 }
 
@@ -4687,6 +4689,7 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
     kt_factors fp = kt__prefix_factors(&c->p->f, c->cut + 1);
     int ns = c->nstrat[o], r, s, ch;
     int split[KT_MAX_CUTS];
+    unsigned moving = c->machine ? kt__position_vars(g, op) : 0;
     /* each tensor placement is built at most once, on the first miss */
     kt_placement tp[KT_MAX_VARS + 1][KT_MAX_DIMS + 1];
     kt_status st = KT_OK;
@@ -4701,7 +4704,8 @@ static kt_status kt__member_costs(kt__cut *c, int o, kt__factor *fa,
         int placed = 0;
         split[c->cut] = c->strat[o][s];
         if (c->machine && c->cut + 1 == c->p->f.count)
-            compute[s] += kt__op_seconds(g, o, &c->p->f, split, c->machine);
+            compute[s] +=
+                kt__op_seconds(g, o, &c->p->f, split, c->machine, moving);
         for (r = 0; r <= op->ninputs && st == KT_OK; r++) {
             int x = r < op->ninputs ? op->input[r] : op->output;
             const kt_tensor *tx = &g->tensor[x];

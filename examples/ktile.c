@@ -1213,7 +1213,7 @@ static int parse_objective(const char *text, kt_objective *obj) {
                 text);
 }
 
-/* --objective and the topology (plan and eval).  *machine_set says
+/* --objective and the topology (plan, eval and sim).  *machine_set says
    whether *m (and *topo, when not NULL) hold a parsed topology.  Factors
    that are only the default for their device count (factors_given 0)
    are replaced by the topology's (kt_machine_factors: no cut straddles
@@ -3278,7 +3278,7 @@ static int cmd_sim(int argc, char **argv) {
     jv root;
     char label[512], defspec[64];
     int64_t ndev;
-    int rc, have_plan = 0, have_prog = 0, have_sim = 0;
+    int rc, machine_set, have_plan = 0, have_prog = 0, have_sim = 0;
 
     memset(&root, 0, sizeof root);
     memset(&prof, 0, sizeof prof);
@@ -3322,30 +3322,18 @@ static int cmd_sim(int argc, char **argv) {
         goto done;
     }
 
-    /* the topology, with as many devices as the plan */
+    /* the topology (default flat:N:450G), with as many devices as the
+       plan; without --factors or a plan the cuts follow its levels
+       (kt_machine_factors, SOYBEAN 5.1: cut 1 on the slowest) */
     memset(&topo, 0, sizeof topo);
     if (!ta.value) {
         snprintf(defspec, sizeof defspec, "flat:%lld:450G", (long long)ndev);
         ta.value = defspec;
     }
-    if (load_topology(&ta, &topo, &err) != KT_OK) {
-        rc = fail_kt(NULL, &err); /* the message names the spec or file */
+    if ((rc = parse_time_options(o[O_OBJECTIVE].value, &ta, &f,
+                                 path || o[O_FACTORS].value, &objective,
+                                 &machine, &topo, &machine_set)) != 0)
         goto done;
-    }
-    if (topo.ndev != ndev) {
-        rc = fail(EXIT_BAD_INPUT, "%s %s has %lld devices but the plan is for "
-                  "%lld", ta.flag, ta.value, (long long)topo.ndev,
-                  (long long)ndev);
-        goto done;
-    }
-    /* without --factors or a plan, the cuts follow the topology's levels
-       (kt_machine_factors, SOYBEAN 5.1: cut 1 on the slowest) */
-    machine = kt_topology_machine(&topo);
-    if (!path && !o[O_FACTORS].value &&
-        kt_machine_factors(&machine, ndev, &f, &err) != KT_OK) {
-        rc = fail_kt("--devices", &err);
-        goto done;
-    }
 
     /* the plan */
     ma.spec = o[O_MODEL].value;
@@ -3632,6 +3620,14 @@ static int parse_memory_list(const char *text, int64_t *mem, int *nmem) {
     }
 }
 
+/* --generations N: the GA's generation budget, 1 to 1,000,000. */
+static int parse_generations(const char *text, int64_t *generations) {
+    if (parse_int(text, 1, 1000000, generations) != 0)
+        return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
+                    "number from 1 to 1000000", text);
+    return 0;
+}
+
 /* The GA's options of `swap` (NULL: not given) into opt: its budget
    (--seconds, or --generations, else 10 s), seed (default 1), and the
    population, mutation rate and selection pressure (kt_swap_search's
@@ -3665,9 +3661,7 @@ static int parse_ga_options(const char *population, const char *mutation,
                              &opt->seconds) != 0)
             return EXIT_BAD_INPUT;
     } else if (generations) {
-        if (parse_int(generations, 1, 1000000, &v) != 0)
-            return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
-                        "number from 1 to 1000000", generations);
+        if ((rc = parse_generations(generations, &v)) != 0) return rc;
         opt->generations = (int)v;
     } else {
         opt->seconds = 10;
@@ -4261,9 +4255,8 @@ static int cmd_verify(int argc, char **argv) {
         return fail(EXIT_BAD_INPUT, "verify: --generations goes with "
                     "--search ga, not none");
     if (o[O_GENERATIONS].value &&
-        parse_int(o[O_GENERATIONS].value, 1, 1000000, &gens) != 0)
-        return fail(EXIT_BAD_INPUT, "--generations '%s': expected a whole "
-                    "number from 1 to 1000000", o[O_GENERATIONS].value);
+        (rc = parse_generations(o[O_GENERATIONS].value, &gens)) != 0)
+        return rc;
     kt_cpu_verify_defaults(&vo);
     if (o[O_SEED].value && parse_seed(o[O_SEED].value, &vo.seed) != 0)
         return EXIT_BAD_INPUT;

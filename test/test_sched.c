@@ -3693,7 +3693,8 @@ static void dp_against_sim(const kt_graph *g, const kt_plan *p,
     }
     for (o = 0; worst && last && at && o < g->nop; o++) {
         double mine =
-            kt__op_seconds(g, o, &p->f, &p->split[o * KT_MAX_CUTS], &m);
+            kt__op_seconds(g, o, &p->f, &p->split[o * KT_MAX_CUTS], &m,
+                           kt__position_vars(g, &g->op[o]));
         n->ops++;
         n->middle += worst[o] > last[o]; /* strictly slower */
         if (mine != worst[o] && n->wrong++ < 3)
