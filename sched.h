@@ -6791,80 +6791,65 @@ static void kt__plan_sim_window_bases(const struct kt__plan_sim_work *w,
     }
 }
 
-/* Op o's block slot grown to room for `need` tasks (FlexFlow 6's
-   proposals change blocks' sizes; see "Relayout" at the top) by moving
-   the blocks of the ops around it, in both graphs (equal but for the
-   timeline here: right after the re-sync): the holes of the window of
-   slots that moves the fewest tasks (kt__plan_sim_window: below o, above
-   it or both -- each side alone moves about twice as many on the 64
-   device bench) are taken, or, when the holes run out or taking them
-   moves more than an eighth of the tasks after o, every later slot is
-   refilled (below).  The moved tasks are renumbered in order (so the live
-   tasks keep the compact order): their per-task data moves, and every
-   reference to one is renumbered -- the predecessor entries of the ops
-   reading its block (dep_op), the successor entries of the ops whose
-   tasks it waits for (the op itself and the producers of its inputs:
-   kt__tg_op_preds), the timeline's slots (kt__tl: its order) and the
-   critical path's last task.  Compute tasks never move, so an op whose
-   block is empty moves no task and names none to renumber.  0: out of
-   memory or past KT__PS_MAX (nothing changed). */
-static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
-                                  int need) {
-    const kt_graph *g = w->c.g;
+/* The bases of kt__plan_sim_grow_slot's refill, into nbase: when the
+   holes ran out (the slots grow at the end), or reaching them moves more
+   than an eighth of the later tasks, every block after o moves, and each
+   gets back the room of the first layout (kt__plan_sim_slot) where it has
+   less.  Else the growths drain the holes of whole stretches of slots,
+   and each later growth before them moves all their tasks again (in a
+   long chain, most of the graph a growth).  The room given back is paid
+   for by the growths that use it up, as a growable array's doubling is:
+   this move costs at most eight times the one it replaces.  (Measured on
+   the bench's chain, tasks moved by all growths: with a half instead of
+   an eighth 4.5M against 2.0M over 200 proposals on 64 devices, 28.9M
+   against 9.6M over 600, 1.5M against 0.3M over 400 on 8; a sixteenth
+   moves more again, 2.4M over 200.)  `grow` is the slots' growth at the
+   end; both sides get room for the new end.  0: out of memory or past
+   KT__PS_MAX (nothing changed). */
+static int kt__plan_sim_refill_bases(struct kt__plan_sim_work *w, int o,
+                                     int grow, int *nbase) {
     const kt__tg *O = &w->tg[w->cur];
-    int nop = g->nop, *nbase = w->lstart, a, b, first, k, x, j, r, lo, hi;
-    int u, ns_old = w->side[w->cur].nslot, moved = 0, mlo, mhi, hfirst;
-    int slot = O->base[o + 1] - O->base[o], end = O->base[nop];
-    int64_t later = 0, cost; /* the tasks after o */
-    int refill = 0;
-    /* (every moved number stays below the new end of the slots) */
-    if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, need) - slot))
-        return 0;
-    for (k = o + 1; k < nop; k++) later += kt__plan_sim_live_of(O, k);
-    cost = kt__plan_sim_window(w, o, end - O->base[nop], &a, &b);
-    if (cost >= 0 && cost <= later / 8) {
-        kt__plan_sim_window_bases(w, o, end - O->base[nop], a, b, nbase,
-                                  &first);
-        hfirst = a;
-        w->downs += first <= o;
-    } else {
-        /* The holes ran out (the slots grow at the end), or reaching them
-           moves more than an eighth of the later tasks: then every later
-           block moves, and each gets back the room of the first layout
-           (kt__plan_sim_slot) where it has less.  Else the growths drain
-           the holes of whole stretches of slots, and each later growth
-           before them moves all their tasks again (in a long chain, most
-           of the graph a growth).  The room given back is paid for by the
-           growths that use it up, as a growable array's doubling is: this
-           move costs at most eight times the one it replaces.  (Measured
-           on the bench's chain, tasks moved by all growths: with a half
-           instead of an eighth 4.5M against 2.0M over 200 proposals on 64
-           devices, 28.9M against 9.6M over 600, 1.5M against 0.3M over
-           400 on 8; a sixteenth moves more again, 2.4M over 200.) */
-        int e = O->base[o + 1];
-        if (!kt__plan_sim_extend(w, &e, end - O->base[nop])) return 0;
-        for (k = 0; k <= o; k++) nbase[k] = O->base[k];
-        for (k = o + 1; k < nop; k++) {
-            int have = O->base[k + 1] - O->base[k];
-            int64_t want = kt__plan_sim_slot(w, kt__plan_sim_live_of(O, k));
-            nbase[k] = e;
-            if (!kt__plan_sim_extend(w, &e, want > have ? want : have))
-                return 0;
-        }
-        nbase[nop] = e;
-        first = o + 1;
-        hfirst = o;
-        b = nop - 1;
-        refill = 1;
-        for (x = 0; x < 2; x++) {
-            w->side[x].nslot = nbase[nop];
-            if (!kt__plan_sim_room(w, x, 0)) {
-                w->side[0].nslot = w->side[1].nslot = ns_old;
-                w->tg[0].sim.ntask = w->tg[1].sim.ntask = ns_old;
-                return 0;
-            }
+    int nop = w->c.g->nop, ns_old = w->side[w->cur].nslot, e, k, x;
+    e = O->base[o + 1];
+    if (!kt__plan_sim_extend(w, &e, grow)) return 0;
+    for (k = 0; k <= o; k++) nbase[k] = O->base[k];
+    for (k = o + 1; k < nop; k++) {
+        int have = O->base[k + 1] - O->base[k];
+        int64_t want = kt__plan_sim_slot(w, kt__plan_sim_live_of(O, k));
+        nbase[k] = e;
+        if (!kt__plan_sim_extend(w, &e, want > have ? want : have))
+            return 0;
+    }
+    nbase[nop] = e;
+    for (x = 0; x < 2; x++) {
+        w->side[x].nslot = nbase[nop];
+        if (!kt__plan_sim_room(w, x, 0)) {
+            w->side[0].nslot = w->side[1].nslot = ns_old;
+            w->tg[0].sim.ntask = w->tg[1].sim.ntask = ns_old;
+            return 0;
         }
     }
+    return 1;
+}
+
+/* Every reference to a task of the blocks of ops first..b (in the old
+   numbering, O's), renumbered to nbase's layout (kt__plan_sim_moved):
+   the predecessor entries of the ops reading those blocks (dep_op), the
+   successor entries of the ops whose tasks they wait for (the op itself
+   and the producers of its inputs: kt__tg_op_preds), the critical path's
+   last task and the timeline's slots (kt__tl: one for both graphs).  The
+   lists are renumbered in the current graph and copied into the scratch
+   one, whose lists are the same (right after the re-sync), in slots of
+   their own. */
+static void kt__plan_sim_renumber(struct kt__plan_sim_work *w, int first,
+                                  int b, const int *nbase) {
+    const kt_graph *g = w->c.g;
+    const kt__tg *O = &w->tg[w->cur];
+    kt__tg *Y = &w->tg[1 - w->cur];
+    const kt__ps_side *sd = &w->side[w->cur];
+    kt__ps_side *sy = &w->side[1 - w->cur];
+    int *pred = O->sim.pred, *se = sd->se;
+    int mlo = O->base[first], mhi = O->bend[b], k, j, j2, r, u, x, lo, hi;
     /* who names a moved task: readers (rmark) and read ops (gmark) */
     w->nrops = w->ngops = 0;
     for (k = first; k <= b; k++) {
@@ -6881,77 +6866,116 @@ static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
         for (j = 0; j < op->ninputs; j++)
             kt__plan_sim_gadd(w, g->tensor[op->input[j]].producer);
     }
-    mlo = O->base[first];
-    mhi = O->bend[b];
-    { /* the references, in the old numbering: renumbered in the current
-         graph and copied into the scratch one, whose lists are the same
-         (right after the re-sync), in slots of their own */
-        const kt__tg *X = O;
-        kt__tg *Y = &w->tg[1 - w->cur];
-        const kt__ps_side *sd = &w->side[w->cur];
-        kt__ps_side *sy = &w->side[1 - w->cur];
-        int *pred = X->sim.pred, *se = sd->se;
-        for (k = 0; k < w->nrops; k++) {
-            int q = w->rops[k], j2 = X->send[q];
-            for (j = X->seg[q]; j < j2; j++)
-                pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi, pred[j]);
-            memcpy(Y->sim.pred + Y->seg[q], pred + X->seg[q],
-                   sizeof(int) * (size_t)(j2 - X->seg[q]));
-        }
-        for (k = 0; k < w->ngops; k++) {
-            int q = w->gops[k];
-            for (r = 0; r < 2; r++) {
-                kt__plan_sim_range(w, X, q, r, &lo, &hi);
-                for (u = lo; u < hi; u++) {
-                    int j2 = sd->sfirst[u] + sd->sn[u];
-                    for (j = sd->sfirst[u]; j < j2; j++)
-                        se[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
-                                                   se[j]);
-                }
-            }
-            memcpy(sy->se + sy->sseg[q], se + sd->sseg[q],
-                   sizeof(int) * (size_t)sd->suse[q]);
-        }
-        for (x = 0; x < 2; x++)
-            if (w->crit_last[x] >= 0)
-                w->crit_last[x] = kt__plan_sim_moved(w, O, nbase, mlo, mhi,
-                                                     w->crit_last[x]);
+    for (k = 0; k < w->nrops; k++) {
+        int q = w->rops[k];
+        j2 = O->send[q];
+        for (j = O->seg[q]; j < j2; j++)
+            pred[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi, pred[j]);
+        memcpy(Y->sim.pred + Y->seg[q], pred + O->seg[q],
+               sizeof(int) * (size_t)(j2 - O->seg[q]));
     }
-    /* the timeline names the moved tasks (kt__tl: one for both graphs) */
+    for (k = 0; k < w->ngops; k++) {
+        int q = w->gops[k];
+        for (r = 0; r < 2; r++) {
+            kt__plan_sim_range(w, O, q, r, &lo, &hi);
+            for (u = lo; u < hi; u++) {
+                j2 = sd->sfirst[u] + sd->sn[u];
+                for (j = sd->sfirst[u]; j < j2; j++)
+                    se[j] = kt__plan_sim_moved(w, O, nbase, mlo, mhi, se[j]);
+            }
+        }
+        memcpy(sy->se + sy->sseg[q], se + sd->sseg[q],
+               sizeof(int) * (size_t)sd->suse[q]);
+    }
+    for (x = 0; x < 2; x++)
+        if (w->crit_last[x] >= 0)
+            w->crit_last[x] =
+                kt__plan_sim_moved(w, O, nbase, mlo, mhi, w->crit_last[x]);
     for (k = first; k <= b; k++)
         for (u = O->base[k]; u < O->bend[k]; u++)
             if (w->tl.sp[u] >= 0)
-                w->tl.ord[w->tl.sp[u]] = kt__plan_sim_moved(w, O, nbase, mlo,
-                                                            mhi, u);
+                w->tl.ord[w->tl.sp[u]] =
+                    kt__plan_sim_moved(w, O, nbase, mlo, mhi, u);
     for (k = 0; k < w->nrops; k++) w->rmark[w->rops[k]] = 0;
     for (k = 0; k < w->ngops; k++) w->gmark[w->gops[k]] = 0;
     w->nrops = w->ngops = 0;
-    for (x = 0; x < 2; x++) {
-        kt__tg *X = &w->tg[x];
-        kt__ps_side *sd = &w->side[x];
-        /* the moved tasks' data: the blocks moving down lowest first, those
-           moving up last first (memmove: each over the holes it takes) */
-        for (j = first; j <= b; j++) {
-            int from, to, n;
-            k = j <= o ? j : b - (j - (o + 1));
-            from = X->base[k];
-            to = nbase[k];
-            n = X->bend[k] - from;
-            if (to != from && n > 0)
-                kt__plan_sim_move_block(w, x, from, to, n);
-            X->bend[k] = to + n;
-            if (x == 0) moved += n;
-        }
-        for (k = first; k <= nop; k++) X->base[k] = nbase[k];
-        for (k = hfirst; k <= b; k++) /* owners, and holes where none lives */
-            for (u = X->bend[k]; u < X->base[k + 1]; u++) {
-                sd->owner[u] = k;
-                kt__plan_sim_hole(w, x, u);
-                w->tl.sp[u] = -1;
-            }
-        for (k = first; k <= b; k++)
-            for (u = X->base[k]; u < X->bend[k]; u++) sd->owner[u] = k;
+}
+
+/* The blocks of ops first..b moved to nbase's layout in graph x: their
+   tasks' data (the blocks moving down lowest first, those moving up last
+   first -- memmove: each over the holes it takes), the bases, and the
+   slots' owners, with holes where no task lives from op hfirst on.
+   Returns the tasks moved. */
+static int kt__plan_sim_move_blocks(struct kt__plan_sim_work *w, int x,
+                                    int o, int first, int hfirst, int b,
+                                    const int *nbase) {
+    kt__tg *X = &w->tg[x];
+    kt__ps_side *sd = &w->side[x];
+    int nop = w->c.g->nop, moved = 0, j, k, u;
+    for (j = first; j <= b; j++) {
+        int from, to, n;
+        k = j <= o ? j : b - (j - (o + 1));
+        from = X->base[k];
+        to = nbase[k];
+        n = X->bend[k] - from;
+        if (to != from && n > 0) kt__plan_sim_move_block(w, x, from, to, n);
+        X->bend[k] = to + n;
+        moved += n;
     }
+    for (k = first; k <= nop; k++) X->base[k] = nbase[k];
+    for (k = hfirst; k <= b; k++) /* owners, and holes where none lives */
+        for (u = X->bend[k]; u < X->base[k + 1]; u++) {
+            sd->owner[u] = k;
+            kt__plan_sim_hole(w, x, u);
+            w->tl.sp[u] = -1;
+        }
+    for (k = first; k <= b; k++)
+        for (u = X->base[k]; u < X->bend[k]; u++) sd->owner[u] = k;
+    return moved;
+}
+
+/* Op o's block slot grown to room for `need` tasks (FlexFlow 6's
+   proposals change blocks' sizes; see "Relayout" at the top) by moving
+   the blocks of the ops around it, in both graphs (equal but for the
+   timeline here: right after the re-sync): the holes of the window of
+   slots that moves the fewest tasks (kt__plan_sim_window: below o, above
+   it or both -- each side alone moves about twice as many on the 64
+   device bench) are taken, or, when the holes run out or taking them
+   moves more than an eighth of the tasks after o, every later slot is
+   refilled (kt__plan_sim_refill_bases).  The moved tasks are renumbered
+   in order (so the live tasks keep the compact order): their per-task
+   data moves (kt__plan_sim_move_blocks), and every reference to one is
+   renumbered (kt__plan_sim_renumber).  Compute tasks never move, so an
+   op whose block is empty moves no task and names none to renumber.
+   0: out of memory or past KT__PS_MAX (nothing changed). */
+static int kt__plan_sim_grow_slot(struct kt__plan_sim_work *w, int o,
+                                  int need) {
+    const kt__tg *O = &w->tg[w->cur];
+    int nop = w->c.g->nop, *nbase = w->lstart, a, b, first, hfirst, k;
+    int slot = O->base[o + 1] - O->base[o], end = O->base[nop], moved;
+    int64_t later = 0, cost; /* the tasks after o */
+    int refill = 0;
+    /* (every moved number stays below the new end of the slots) */
+    if (!kt__plan_sim_extend(w, &end, kt__plan_sim_slot(w, need) - slot))
+        return 0;
+    for (k = o + 1; k < nop; k++) later += kt__plan_sim_live_of(O, k);
+    cost = kt__plan_sim_window(w, o, end - O->base[nop], &a, &b);
+    if (cost >= 0 && cost <= later / 8) {
+        kt__plan_sim_window_bases(w, o, end - O->base[nop], a, b, nbase,
+                                  &first);
+        hfirst = a;
+        w->downs += first <= o;
+    } else {
+        if (!kt__plan_sim_refill_bases(w, o, end - O->base[nop], nbase))
+            return 0;
+        first = o + 1;
+        hfirst = o;
+        b = nop - 1;
+        refill = 1;
+    }
+    kt__plan_sim_renumber(w, first, b, nbase);
+    moved = kt__plan_sim_move_blocks(w, 0, o, first, hfirst, b, nbase);
+    kt__plan_sim_move_blocks(w, 1, o, first, hfirst, b, nbase);
     w->relayouts++;
     w->moved += moved;
     w->refills += refill;
