@@ -5468,6 +5468,22 @@ static void kt__minimise_out(const kt__table *b, int nb, int v,
     }
 }
 
+/* Appends table t to the DP's list *ptab (of *ntab, room for *cap),
+   doubling the room when it is full.  0: out of memory (t is the
+   caller's to free). */
+static int kt__table_push(kt__table **ptab, int *ntab, int *cap,
+                          kt__table t) {
+    if (*ntab == *cap) {
+        kt__table *grown = (kt__table *)KT_REALLOC(
+            *ptab, (size_t)*cap * 2 * sizeof **ptab);
+        if (!grown) return 0;
+        *ptab = grown;
+        *cap *= 2;
+    }
+    (*ptab)[(*ntab)++] = t;
+    return 1;
+}
+
 /* Eliminates v: adds up every factor containing it (its bucket), minimises
    v out, and remembers the minimiser for every assignment of the rest (the
    g_l tables of SOYBEAN equations 4-5). */
@@ -5553,15 +5569,8 @@ static kt_status kt__eliminate(kt__table **ptab, int *ntab, int *cap,
     step = sv = NULL;
     ptr = NULL;
     digit = NULL;
-    if (*ntab == *cap) {
-        int nc = *cap * 2;
-        kt__table *nt2 = (kt__table *)KT_REALLOC(tab, (size_t)nc * sizeof *tab);
-        if (!nt2) goto nomem;
-        tab = *ptab = nt2;
-        *cap = nc;
-    }
-    tab[*ntab] = nt;
-    (*ntab)++;
+    if (!kt__table_push(ptab, ntab, cap, nt)) goto nomem;
+    tab = *ptab;
     KT_FREE(in);
     KT_FREE(vars);
     for (j = 0; j < nv; j++)
@@ -5639,6 +5648,61 @@ static kt_status kt__absorb_tables(kt__table *tab, int ntab,
     return KT_OK;
 }
 
+/* The DP's initial factors (kt__cut_dp), one table per op class, copied
+   from the class factors into *ptab; marks their tensors active and dirty
+   (to be scored), gives each the BFS rank of its first op (vrank), and
+   lists each table on its tensors' adjacency lists. */
+static kt_status kt__dp_initial_tables(const kt__cut *c, const int *rank,
+                                       int *vrank, int *active, int *dirty,
+                                       kt__table **ptab, int *ntab, int *cap,
+                                       kt__adj *adj, kt_error *err) {
+    const kt_graph *g = c->g;
+    int i, j;
+    for (i = 0; i < g->nop; i++) {
+        const kt__factor *fa = &c->factor[i];
+        kt__table t;
+        if (c->ocls[i] != i) continue;
+        memset(&t, 0, sizeof t);
+        t.nv = fa->nt;
+        t.size = fa->size;
+        t.alive = 1;
+        t.var = (int *)kt__calloc((size_t)fa->nt + 1, sizeof(int));
+        t.t = (double *)KT_MALLOC((size_t)fa->size * sizeof(double));
+        if (!t.var || !t.t || !kt__table_push(ptab, ntab, cap, t)) {
+            KT_FREE(t.var);
+            KT_FREE(t.t);
+            return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
+        }
+        memcpy(t.var, fa->tensor, sizeof(int) * (size_t)fa->nt);
+        memcpy(t.t, fa->cost, sizeof(double) * (size_t)fa->size);
+        for (j = 0; j < fa->nt; j++) {
+            active[fa->tensor[j]] = 1;
+            dirty[fa->tensor[j]] = 1;
+            if (rank[i] < vrank[fa->tensor[j]]) vrank[fa->tensor[j]] = rank[i];
+            if (!kt__adj_add(&adj[fa->tensor[j]], *ntab - 1))
+                return kt__fail(err, KT_ERR_NOMEM, 0,
+                                "out of memory in the DP");
+        }
+    }
+    return KT_OK;
+}
+
+/* The DP's choices (c->pick) from its ne eliminations, walked backwards:
+   each one's argmin is indexed by the choices of the tensors eliminated
+   after it. */
+static void kt__dp_backtrack(kt__cut *c, const kt__elim *el, int ne) {
+    int i, j;
+    for (i = 0; i < c->g->ntensor; i++) c->pick[i] = 0;
+    for (i = ne - 1; i >= 0; i--) {
+        int64_t idx = 0, stride = 1;
+        for (j = 0; j < el[i].nothers; j++) {
+            idx += c->pick[el[i].others[j]] * stride;
+            stride *= c->nchoice[el[i].others[j]];
+        }
+        c->pick[el[i].var] = el[i].argmin[idx];
+    }
+}
+
 /* The DP over one cut as variable elimination on the factor graph of
    tensor classes.  SOYBEAN 4.2 eliminates level by level along BFS levels,
    keeping the tensors shared by adjacent levels as the state; ktile
@@ -5670,46 +5734,8 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
     }
     if ((s = kt__dp_rank(c, rank, err)) != KT_OK) goto done;
     for (i = 0; i < nt; i++) vrank[i] = g->nop;
-    /* the initial factors: one per op class */
-    for (i = 0; i < g->nop && s == KT_OK; i++) {
-        const kt__factor *fa = &c->factor[i];
-        kt__table t;
-        if (c->ocls[i] != i) continue;
-        memset(&t, 0, sizeof t);
-        t.nv = fa->nt;
-        t.size = fa->size;
-        t.alive = 1;
-        t.var = (int *)kt__calloc((size_t)fa->nt + 1, sizeof(int));
-        t.t = (double *)KT_MALLOC((size_t)fa->size * sizeof(double));
-        if (!t.var || !t.t) {
-            KT_FREE(t.var);
-            KT_FREE(t.t);
-            s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
-            break;
-        }
-        memcpy(t.var, fa->tensor, sizeof(int) * (size_t)fa->nt);
-        memcpy(t.t, fa->cost, sizeof(double) * (size_t)fa->size);
-        for (j = 0; j < fa->nt; j++) {
-            active[fa->tensor[j]] = 1;
-            dirty[fa->tensor[j]] = 1;
-            if (rank[i] < vrank[fa->tensor[j]]) vrank[fa->tensor[j]] = rank[i];
-            if (!kt__adj_add(&adj[fa->tensor[j]], ntab))
-                s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory in the DP");
-        }
-        if (ntab == cap) {
-            kt__table *n2 = (kt__table *)KT_REALLOC(tab, (size_t)cap * 2 *
-                                                             sizeof *tab);
-            if (!n2) {
-                KT_FREE(t.var);
-                KT_FREE(t.t);
-                s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-                break;
-            }
-            tab = n2;
-            cap *= 2;
-        }
-        tab[ntab++] = t;
-    }
+    s = kt__dp_initial_tables(c, rank, vrank, active, dirty, &tab, &ntab,
+                              &cap, adj, err);
     if (s == KT_OK)
         s = kt__absorb_tables(tab, ntab, adj, c->nchoice, nt, err);
     /* the variables still to eliminate, as a list (most tensors are tied
@@ -5750,17 +5776,7 @@ static kt_status kt__cut_dp(kt__cut *c, int64_t limit, kt_error *err) {
         active[at] = active[--left];
     }
     if (s != KT_OK) goto done;
-    /* Walk the eliminations backwards: each one's argmin is indexed by the
-       choices of the tensors eliminated after it. */
-    for (i = 0; i < nt; i++) c->pick[i] = 0;
-    for (i = ne - 1; i >= 0; i--) {
-        int64_t idx = 0, stride = 1;
-        for (j = 0; j < el[i].nothers; j++) {
-            idx += c->pick[el[i].others[j]] * stride;
-            stride *= c->nchoice[el[i].others[j]];
-        }
-        c->pick[el[i].var] = el[i].argmin[idx];
-    }
+    kt__dp_backtrack(c, el, ne);
 done:
     for (i = 0; i < ne; i++) {
         KT_FREE(el[i].argmin);
