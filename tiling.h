@@ -1543,15 +1543,17 @@ static kt_status kt__partial_total(int rank, const int64_t *shape,
     return KT_OK;
 }
 
-kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
-                             const kt_placement *from, const kt_placement *to,
-                             int64_t *bytes, int64_t *received, kt_error *err) {
-    kt__grid g;
-    int64_t *need = NULL, *both = NULL, *held = NULL, *roots_seen = NULL;
-    int64_t total = 0, dev, cell, q;
-    int d, ok = 1;
+/* kt_conversion_cost's arguments: two placements of one tensor on the
+   same devices, a target without partial sums, a positive element size
+   and extents, and a worst case (q - 1 + ndev per element) whose bytes
+   stay inside int64. */
+static kt_status kt__conversion_check(int rank, const int64_t *shape,
+                                      int elem_bytes,
+                                      const kt_placement *from,
+                                      const kt_placement *to, kt_error *err) {
+    double worst;
+    int d;
     kt_status s;
-    *bytes = 0;
     if ((s = kt__check_placement(from, rank, "source", err)) != KT_OK) return s;
     if ((s = kt__check_placement(to, rank, "target", err)) != KT_OK) return s;
     if (from->ndev != to->ndev)
@@ -1565,59 +1567,62 @@ kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
     if (elem_bytes < 1)
         return kt__fail(err, KT_ERR_INVALID, 0,
                         "conversion cost: element size %d", elem_bytes);
-    {
-        /* the most an element can cost is q - 1 + ndev; keep every sum of
-           bytes inside int64 */
-        double worst = (double)elem_bytes *
-                       (double)(from->partials + to->ndev);
+    worst = (double)elem_bytes * (double)(from->partials + to->ndev);
+    for (d = 0; d < rank; d++) {
+        if (shape[d] < 1)
+            return kt__fail(err, KT_ERR_SHAPE, 0,
+                            "conversion cost: dim %d has extent %lld", d,
+                            (long long)shape[d]);
+        worst *= (double)shape[d];
+    }
+    if (worst > (double)(INT64_C(1) << 60))
+        return kt__fail(err, KT_ERR_LIMIT, 0, "conversion cost: up to %.3g "
+                        "bytes could move, beyond 2^60", worst);
+    return KT_OK;
+}
+
+/* Without partial sums, summing |T \ H| over the elements is summing
+   over the devices what each needs and does not hold: two box volumes
+   per device, no grid needed.  Returns the elements moved; received
+   (when not NULL) gets each device's bytes. */
+static int64_t kt__copy_cost(int rank, const int64_t *shape, int elem_bytes,
+                             const kt_placement *from,
+                             const kt_placement *to, int64_t *received) {
+    int64_t total = 0, dev;
+    int d;
+    for (dev = 0; dev < to->ndev; dev++) {
+        int64_t need = 1, both = 1;
         for (d = 0; d < rank; d++) {
-            if (shape[d] < 1)
-                return kt__fail(err, KT_ERR_SHAPE, 0,
-                                "conversion cost: dim %d has extent %lld", d,
-                                (long long)shape[d]);
-            worst *= (double)shape[d];
+            kt_range t = to->box[dev].r[d], h = from->box[dev].r[d];
+            int64_t tlo = t.lo > 0 ? t.lo : 0;
+            int64_t thi = t.hi < shape[d] ? t.hi : shape[d];
+            int64_t blo = h.lo > tlo ? h.lo : tlo;
+            int64_t bhi = h.hi < thi ? h.hi : thi;
+            need *= thi > tlo ? thi - tlo : 0;
+            both *= bhi > blo ? bhi - blo : 0;
         }
-        if (worst > (double)(INT64_C(1) << 60))
-            return kt__fail(err, KT_ERR_LIMIT, 0, "conversion cost: up to "
-                            "%.3g bytes could move, beyond 2^60", worst);
+        total += need - both;
+        if (received) received[dev] = (need - both) * elem_bytes;
     }
-    if (received)
-        for (dev = 0; dev < to->ndev; dev++) received[dev] = 0;
-    if (from->partials == 1) {
-        /* Without partial sums, summing |T \ H| over the elements is
-           summing over the devices what each needs and does not hold: two
-           box volumes per device, no grid needed. */
-        for (dev = 0; dev < to->ndev; dev++) {
-            int64_t need = 1, both = 1;
-            for (d = 0; d < rank; d++) {
-                kt_range t = to->box[dev].r[d], h = from->box[dev].r[d];
-                int64_t tlo = t.lo > 0 ? t.lo : 0;
-                int64_t thi = t.hi < shape[d] ? t.hi : shape[d];
-                int64_t blo = h.lo > tlo ? h.lo : tlo;
-                int64_t bhi = h.hi < thi ? h.hi : thi;
-                need *= thi > tlo ? thi - tlo : 0;
-                both *= bhi > blo ? bhi - blo : 0;
-            }
-            total += need - both;
-            if (received) received[dev] = (need - both) * elem_bytes;
-        }
-        *bytes = total * elem_bytes;
-        kt__ok(err);
-        return KT_OK;
-    }
-    if (!received) {
-        if ((s = kt__partial_total(rank, shape, from, to, &total, err)) !=
-            KT_OK)
-            return s;
-        *bytes = total * elem_bytes;
-        kt__ok(err);
-        return KT_OK;
-    }
-    s = kt__grid_build(&g, rank, shape, from, to, err);
+    return total;
+}
+
+/* Partial sums with each device's received bytes: the DESIGN.md rule
+   cell by cell on the grid of both placements' tile boundaries (every
+   element of a cell is in the same tiles).  Per cell: |T| (need),
+   |T and H| (both), |H| (held), and how many of its reduction roots
+   have been met so far (roots_seen, for kt__attribute_received).
+   *total gets the elements moved. */
+static kt_status kt__grid_cost(int rank, const int64_t *shape,
+                               int elem_bytes, const kt_placement *from,
+                               const kt_placement *to, int64_t *total,
+                               int64_t *received, kt_error *err) {
+    kt__grid g;
+    int64_t *need = NULL, *both = NULL, *held = NULL, *roots_seen = NULL;
+    int64_t dev, cell, q = from->partials;
+    int ok = 1;
+    kt_status s = kt__grid_build(&g, rank, shape, from, to, err);
     if (s != KT_OK) return s;
-    q = from->partials;
-    /* Per cell: |T| (need), |T and H| (both), |H| (held), and how many of
-       its reduction roots have been met so far (roots_seen). */
     need = (int64_t *)kt__calloc((size_t)g.ncells, sizeof(int64_t));
     both = (int64_t *)kt__calloc((size_t)g.ncells, sizeof(int64_t));
     held = (int64_t *)kt__calloc((size_t)g.ncells, sizeof(int64_t));
@@ -1642,17 +1647,17 @@ kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
                 both[it.cell]++;
         }
     }
-    /* Cost of every cell from the DESIGN.md rule. */
-    for (cell = 0; cell < g.ncells; cell++) {
-        int64_t per;
-        if (need[cell] == 0) continue;
-        if (q == 1) per = need[cell] - both[cell];
-        else per = (q - 1) + need[cell] - (both[cell] > 0);
-        total += per * kt__cell_volume(&g, cell);
-    }
-    *bytes = total * elem_bytes;
-    if (received) kt__attribute_received(&g, from, to, need, both, held,
-                                         roots_seen, elem_bytes, received);
+    /* each needed cell, from DESIGN.md's q >= 2 rule (reduce, then
+       deliver): q - 1 partials sent to one root, then the sum to every
+       device that needs it, less one when a needing device holds a
+       partial and can be the root */
+    *total = 0;
+    for (cell = 0; cell < g.ncells; cell++)
+        if (need[cell] > 0)
+            *total += ((q - 1) + need[cell] - (both[cell] > 0)) *
+                      kt__cell_volume(&g, cell);
+    kt__attribute_received(&g, from, to, need, both, held, roots_seen,
+                           elem_bytes, received);
 done:
     KT_FREE(need);
     KT_FREE(both);
@@ -1663,6 +1668,28 @@ done:
         return kt__fail(err, KT_ERR_NOMEM, 0,
                         "out of memory: %lld cells in the conversion grid",
                         (long long)g.ncells);
+    return KT_OK;
+}
+
+kt_status kt_conversion_cost(int rank, const int64_t *shape, int elem_bytes,
+                             const kt_placement *from, const kt_placement *to,
+                             int64_t *bytes, int64_t *received, kt_error *err) {
+    int64_t total = 0, dev;
+    kt_status s;
+    *bytes = 0;
+    s = kt__conversion_check(rank, shape, elem_bytes, from, to, err);
+    if (s != KT_OK) return s;
+    if (received)
+        for (dev = 0; dev < to->ndev; dev++) received[dev] = 0;
+    if (from->partials == 1)
+        total = kt__copy_cost(rank, shape, elem_bytes, from, to, received);
+    else if (!received)
+        s = kt__partial_total(rank, shape, from, to, &total, err);
+    else
+        s = kt__grid_cost(rank, shape, elem_bytes, from, to, &total,
+                          received, err);
+    if (s != KT_OK) return s;
+    *bytes = total * elem_bytes;
     kt__ok(err);
     return KT_OK;
 }
