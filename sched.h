@@ -913,124 +913,156 @@ static int64_t kt__box_volume(const kt_box *b, int rank) {
     return v;
 }
 
+/* What the cells of one conversion share while they are lowered
+   (kt__lower_conversion). */
+typedef struct kt__cell_lowering {
+    const kt_tensor *x;
+    const kt_factors *f;
+    const kt_placement *from;
+    kt__cover held, need;            /* per cell: who holds it, needs it */
+    int64_t span[KT_MAX_CUTS + 1];   /* span[L] = k[L] * .. * k[count-1] */
+    int64_t *best, *roots;           /* scratch: per partial class, root */
+    kt__xfers *out, copies;          /* copies go after every reduction */
+    kt_transfer t;                   /* op, role and tensor filled in */
+} kt__cell_lowering;
+
+/* One cell without partial sums: each device that needs it and does not
+   hold it fetches it from its nearest holder. */
+static void kt__lower_cell_fetch(kt__cell_lowering *cl, int64_t cell,
+                                 const kt_box *box) {
+    int64_t i;
+    for (i = cl->need.first[cell]; i < cl->need.first[cell + 1]; i++) {
+        int64_t dst = cl->need.dev[i];
+        if (kt__covers(&cl->held, cell, dst)) continue;
+        cl->t.src = kt__nearest_holder(&cl->held, cell, cl->span,
+                                       cl->f->count, dst);
+        cl->t.dst = dst;
+        cl->t.region = *box;
+        cl->t.bytes = kt__box_volume(box, cl->x->rank) * cl->x->elem_bytes;
+        cl->t.kind = KT_XFER_COPY;
+        kt__xfer_push(cl->out, &cl->t);
+    }
+}
+
+/* One cell with partial sums: its elements are shared along its longest
+   dimension among its roots (the devices that need and hold it, else
+   those that hold it); each root receives its share from the nearest
+   holder of every other partial class (REDUCE) and sends the sum to the
+   other devices that need it (COPY, queued after all reductions). */
+static void kt__lower_cell_reduce(kt__cell_lowering *cl, int64_t cell,
+                                  const kt_box *box) {
+    const kt__cover *held = &cl->held, *need = &cl->need;
+    int64_t h0 = held->first[cell], h1 = held->first[cell + 1];
+    int64_t n0 = need->first[cell], n1 = need->first[cell + 1];
+    int64_t q = cl->from->partials, nroots = 0, r, i, j, c;
+    int longest = 0, d;
+    for (i = n0; i < n1; i++)
+        if (kt__covers(held, cell, need->dev[i]))
+            cl->roots[nroots++] = need->dev[i];
+    if (nroots == 0)
+        for (i = h0; i < h1; i++) cl->roots[nroots++] = held->dev[i];
+    for (d = 1; d < cl->x->rank; d++)
+        if (box->r[d].hi - box->r[d].lo >
+            box->r[longest].hi - box->r[longest].lo)
+            longest = d;
+    for (r = 0; r < nroots; r++) {
+        int64_t root = cl->roots[r];
+        kt_box part = *box;
+        part.r[longest] =
+            kt_split_range(box->r[longest], (int)nroots, (int)r);
+        if (part.r[longest].hi <= part.r[longest].lo) continue;
+        cl->t.region = part;
+        cl->t.bytes = kt__box_volume(&part, cl->x->rank) * cl->x->elem_bytes;
+        /* the nearest holder of every other partial class */
+        for (c = 0; c < q; c++) cl->best[c] = -1;
+        for (j = h0; j < h1; j++) {
+            int64_t hd = held->dev[j], hc = cl->from->partial_class[hd];
+            if (cl->best[hc] < 0 || kt__nearness(cl->f, hd, root) >
+                                        kt__nearness(cl->f, cl->best[hc], root))
+                cl->best[hc] = hd;
+        }
+        for (c = 0; c < q; c++) {
+            if (c == cl->from->partial_class[root] || cl->best[c] < 0)
+                continue;
+            cl->t.src = cl->best[c];
+            cl->t.dst = root;
+            cl->t.kind = KT_XFER_REDUCE;
+            kt__xfer_push(cl->out, &cl->t);
+        }
+        for (i = n0; i < n1; i++) {
+            if (need->dev[i] == root) continue;
+            cl->t.src = root;
+            cl->t.dst = need->dev[i];
+            cl->t.kind = KT_XFER_COPY;
+            kt__xfer_push(&cl->copies, &cl->t);
+        }
+    }
+}
+
 /* The transfers of one conversion, cell by cell of the compressed grid
    (DESIGN.md "Conversion cost"): without partial sums each device fetches
-   what it lacks from its nearest holder; with them every cell's elements
-   are shared among its roots (the devices that need and hold it, else
-   those that hold it), each root receives the other partial classes'
-   values of its share (REDUCE) and sends the sums on (COPY). */
+   what it lacks from its nearest holder (kt__lower_cell_fetch); with them
+   every cell's elements are shared among its roots, each root receives
+   the other partial classes' values of its share (REDUCE) and sends the
+   sums on (COPY: kt__lower_cell_reduce). */
 static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
                                       int op, int role, int tensor,
                                       const kt_placement *from,
                                       const kt_placement *to, kt__xfers *out,
                                       kt_error *err) {
-    const kt_tensor *x = &g->tensor[tensor];
+    kt__cell_lowering cl;
     kt__grid grid;
-    kt__cover held, need;
-    int64_t cell, q = from->partials, span[KT_MAX_CUTS + 1];
-    int64_t *best = NULL, *roots = NULL;
-    kt__xfers copies;
+    int64_t cell;
     kt_status s;
-    kt_transfer t;
     int L;
-    span[p->f.count] = 1;
-    for (L = p->f.count - 1; L >= 0; L--) span[L] = span[L + 1] * p->f.k[L];
-    memset(&t, 0, sizeof t);
-    memset(&copies, 0, sizeof copies);
-    t.op = op;
-    t.role = role;
-    t.tensor = tensor;
-    if ((s = kt__grid_build(&grid, x->rank, x->shape, from, to, err)) != KT_OK)
+    memset(&cl, 0, sizeof cl);
+    cl.x = &g->tensor[tensor];
+    cl.f = &p->f;
+    cl.from = from;
+    cl.out = out;
+    cl.t.op = op;
+    cl.t.role = role;
+    cl.t.tensor = tensor;
+    cl.span[p->f.count] = 1;
+    for (L = p->f.count - 1; L >= 0; L--)
+        cl.span[L] = cl.span[L + 1] * p->f.k[L];
+    if ((s = kt__grid_build(&grid, cl.x->rank, cl.x->shape, from, to, err)) !=
+        KT_OK)
         return s;
-    memset(&held, 0, sizeof held);
-    memset(&need, 0, sizeof need);
-    best = (int64_t *)kt__calloc((size_t)q + 1, sizeof(int64_t));
-    roots = (int64_t *)kt__calloc((size_t)(from->ndev + to->ndev) + 1,
-                                  sizeof(int64_t));
-    if (!best || !roots || !kt__cover_build(&held, &grid, from) ||
-        !kt__cover_build(&need, &grid, to)) {
+    cl.best = (int64_t *)kt__calloc((size_t)from->partials + 1,
+                                    sizeof(int64_t));
+    cl.roots = (int64_t *)kt__calloc((size_t)(from->ndev + to->ndev) + 1,
+                                     sizeof(int64_t));
+    if (!cl.best || !cl.roots || !kt__cover_build(&cl.held, &grid, from) ||
+        !kt__cover_build(&cl.need, &grid, to)) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering %s",
-                     x->name);
+                     cl.x->name);
         goto done;
     }
-    for (cell = 0; cell < grid.ncells && s == KT_OK; cell++) {
-        int64_t i, j, h0 = held.first[cell], h1 = held.first[cell + 1];
-        int64_t n0 = need.first[cell], n1 = need.first[cell + 1];
+    for (cell = 0; cell < grid.ncells; cell++) {
         kt_box box;
-        if (n0 == n1) continue;
-        if (h0 == h1) {
+        if (cl.need.first[cell] == cl.need.first[cell + 1]) continue;
+        if (cl.held.first[cell] == cl.held.first[cell + 1]) {
             s = kt__fail(err, KT_ERR_INTERNAL, 0, "lowering %s: an element "
-                         "is needed but held by no device", x->name);
-            break;
+                         "is needed but held by no device", cl.x->name);
+            goto done;
         }
         kt__cell_box(&grid, cell, &box);
-        if (q == 1) {
-            for (i = n0; i < n1; i++) {
-                int64_t dst = need.dev[i];
-                if (kt__covers(&held, cell, dst)) continue;
-                t.src = kt__nearest_holder(&held, cell, span, p->f.count, dst);
-                t.dst = dst;
-                t.region = box;
-                t.bytes = kt__box_volume(&box, x->rank) * x->elem_bytes;
-                t.kind = KT_XFER_COPY;
-                kt__xfer_push(out, &t);
-            }
-        } else {
-            int64_t nroots = 0, r;
-            int longest = 0, d;
-            for (i = n0; i < n1; i++)
-                if (kt__covers(&held, cell, need.dev[i]))
-                    roots[nroots++] = need.dev[i];
-            if (nroots == 0)
-                for (i = h0; i < h1; i++) roots[nroots++] = held.dev[i];
-            for (d = 1; d < x->rank; d++)
-                if (box.r[d].hi - box.r[d].lo >
-                    box.r[longest].hi - box.r[longest].lo)
-                    longest = d;
-            for (r = 0; r < nroots; r++) {
-                int64_t root = roots[r], c;
-                kt_box part = box;
-                part.r[longest] = kt_split_range(box.r[longest], (int)nroots,
-                                                 (int)r);
-                if (part.r[longest].hi <= part.r[longest].lo) continue;
-                t.region = part;
-                t.bytes = kt__box_volume(&part, x->rank) * x->elem_bytes;
-                /* the nearest holder of every other partial class */
-                for (c = 0; c < q; c++) best[c] = -1;
-                for (j = h0; j < h1; j++) {
-                    int64_t hd = held.dev[j], hc = from->partial_class[hd];
-                    if (best[hc] < 0 ||
-                        kt__nearness(&p->f, hd, root) >
-                            kt__nearness(&p->f, best[hc], root))
-                        best[hc] = hd;
-                }
-                for (c = 0; c < q; c++) {
-                    if (c == from->partial_class[root] || best[c] < 0) continue;
-                    t.src = best[c];
-                    t.dst = root;
-                    t.kind = KT_XFER_REDUCE;
-                    kt__xfer_push(out, &t);
-                }
-                for (i = n0; i < n1; i++) {
-                    if (need.dev[i] == root) continue;
-                    t.src = root;
-                    t.dst = need.dev[i];
-                    t.kind = KT_XFER_COPY;
-                    kt__xfer_push(&copies, &t); /* after all reductions */
-                }
-            }
-        }
+        if (from->partials == 1)
+            kt__lower_cell_fetch(&cl, cell, &box);
+        else
+            kt__lower_cell_reduce(&cl, cell, &box);
     }
-    for (cell = 0; s == KT_OK && cell < copies.n; cell++)
-        kt__xfer_push(out, &copies.x[cell]);
-    if (s == KT_OK && (out->oom || copies.oom))
+    for (cell = 0; cell < cl.copies.n; cell++)
+        kt__xfer_push(out, &cl.copies.x[cell]);
+    if (out->oom || cl.copies.oom)
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for transfers");
 done:
-    KT_FREE(copies.x);
-    KT_FREE(best);
-    KT_FREE(roots);
-    kt__cover_free(&held);
-    kt__cover_free(&need);
+    KT_FREE(cl.copies.x);
+    KT_FREE(cl.best);
+    KT_FREE(cl.roots);
+    kt__cover_free(&cl.held);
+    kt__cover_free(&cl.need);
     kt__grid_free(&grid);
     return s;
 }
