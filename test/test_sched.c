@@ -1812,6 +1812,19 @@ static void test_simulation(void) {
     CHECKF(kt_schedule_check(g, ord, n, &err) == KT_OK, "%s", err.message);
     CHECK(kt_sim_build_ordered(g, &p, &prog, &fast, ord, &sim2, &err) == KT_OK);
     CHECK(kt_sim_run(&sim2, &err) == KT_OK);
+    { /* the given order is each device's program order: the update listed
+         last (op n - 2) starts on every device after the other ends */
+        int64_t d, nd = sim2.ndev;
+        for (d = 0; d < nd; d++)
+            CHECKF(sim2.start[(int64_t)(n - 2) * nd + d] >=
+                       sim2.end[(int64_t)(n - 1) * nd + d],
+                   "device %lld: op %d starts at %g, op %d ends at %g",
+                   (long long)d, n - 2,
+                   sim2.start[(int64_t)(n - 2) * nd + d], n - 1,
+                   sim2.end[(int64_t)(n - 1) * nd + d]);
+        CHECK(sim.start[(int64_t)(n - 1) * nd + 0] >=
+              sim.end[(int64_t)(n - 2) * nd + 0]); /* and the default */
+    }
     kt_sim_free(&sim2);
     /* topology errors */
     CHECK(kt_topology_parse("nodes:2x:1G:1G", &slow, &err) != KT_OK &&
