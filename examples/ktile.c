@@ -1990,6 +1990,9 @@ static const char plan_usage[] =
     "  --start data|dp     --strategy mcmc: the first chain starts from data\n"
     "                      parallelism (default) or refines the level DP's plan\n"
     "                      (searched for --objective)\n"
+    "  --profile FILE      --strategy mcmc: simulate with measured compute times\n"
+    "                      (as 'ktile sim --profile'; sub-operators not listed\n"
+    "                      keep the roofline)\n"
     "  --json              print one JSON object:\n"
     "      {\"devices\", \"factors\", \"total_bytes\", \"cut_bytes\", "
     "\"search_seconds\",\n"
@@ -2066,13 +2069,16 @@ static const char *mcmc_start_name(const kt_mcmc_result *r,
 /* plan --strategy mcmc (FlexFlow 6): the chains on `given` (the
    --topology one), else on flat:N:450G, whose spec is written into spec;
    the first from data parallelism or, with --start dp, from the level
-   DP's plan for opt's objective.  mc[0..5] are the --seconds,
-   --proposals, --seed, --beta, --restarts and --start options.  Fills
-   r's mcmc fields and *machine with the topology's roofline. */
+   DP's plan for opt's objective; compute times from prof (read from
+   mc[6], --profile) when not NULL, else the roofline.  mc[0..5] are the
+   --seconds, --proposals, --seed, --beta, --restarts and --start
+   options.  Fills r's mcmc fields and *machine with the topology's
+   roofline. */
 static int plan_by_mcmc(const kt_graph *g, const kt_factors *f,
                         kt_search_options *opt, const kt_topology *given,
-                        const cli_opt *mc, char *spec, size_t spec_size,
-                        kt_machine *machine, kt_plan *p, plan_report *r) {
+                        const kt_profile *prof, const cli_opt *mc,
+                        char *spec, size_t spec_size, kt_machine *machine,
+                        kt_plan *p, plan_report *r) {
     const char *start = mc[5].value;
     kt_topology topo;
     kt_mcmc_options mo;
@@ -2087,6 +2093,11 @@ static int plan_by_mcmc(const kt_graph *g, const kt_factors *f,
                  (long long)kt_factors_devices(f));
         if (kt_topology_parse(spec, &topo, &err) != KT_OK)
             return fail_kt("plan", &err);
+    }
+    if (prof) { /* measured compute times for the chains' simulations */
+        if (kt_profile_check_kinds(prof, &topo, &err) != KT_OK)
+            return fail_kt(mc[6].value, &err);
+        topo.profile = prof;
     }
     if (start && strcmp(start, "data") != 0 && strcmp(start, "dp") != 0)
         return fail(EXIT_BAD_INPUT, "--start '%s': expected data or dp",
@@ -2120,8 +2131,9 @@ static int cmd_plan(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_STRATEGY, O_OBJECTIVE,
         O_TOPOLOGY, O_TOPOLOGY_FILE, O_MEMCAP, O_SVG, O_JSON, O_SECONDS,
-        O_PROPOSALS, O_SEED, O_BETA, O_RESTARTS, O_START, O_N
-    }; /* mcmc's options, O_SECONDS to O_START in this order (plan_by_mcmc) */
+        O_PROPOSALS, O_SEED, O_BETA, O_RESTARTS, O_START, O_PROFILE, O_N
+    }; /* mcmc's options, O_SECONDS to O_PROFILE in this order
+          (plan_by_mcmc reads them) */
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
         {"devices", 1, NULL},   {"factors", 1, NULL},
@@ -2131,8 +2143,10 @@ static int cmd_plan(int argc, char **argv) {
         {"svg", 1, NULL},       {"json", 0, NULL},
         {"seconds", 1, NULL},   {"proposals", 1, NULL},
         {"seed", 1, NULL},      {"beta", 1, NULL},
-        {"restarts", 1, NULL},  {"start", 1, NULL}};
+        {"restarts", 1, NULL},  {"start", 1, NULL},
+        {"profile", 1, NULL}};
     const char *sname;
+    kt_profile prof;
     topology_arg ta;
     model_args ma;
     kt_search_options opt;
@@ -2164,7 +2178,7 @@ static int cmd_plan(int argc, char **argv) {
     if (strategy == STRATEGY_MISSING)
         return fail(EXIT_BAD_INPUT, "strategy %s is not implemented yet",
                     sname);
-    for (i = O_SECONDS; i <= O_START; i++)
+    for (i = O_SECONDS; i <= O_PROFILE; i++)
         if (o[i].value && strategy != STRATEGY_MCMC)
             return fail(EXIT_BAD_INPUT, "plan: --%s is an option of "
                         "--strategy mcmc", o[i].name);
@@ -2202,9 +2216,18 @@ static int cmd_plan(int argc, char **argv) {
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
-        if ((rc = plan_by_mcmc(g, &f, &opt, machine_set ? &topology : NULL,
-                               &o[O_SECONDS], mc_spec, sizeof mc_spec,
-                               &machine, &p, &r)) != 0) {
+        memset(&prof, 0, sizeof prof);
+        if (o[O_PROFILE].value &&
+            kt_profile_load_file(g, o[O_PROFILE].value, &prof, &err) !=
+                KT_OK) {
+            kt_graph_destroy(g);
+            return fail_kt(NULL, &err); /* the message names the file */
+        }
+        rc = plan_by_mcmc(g, &f, &opt, machine_set ? &topology : NULL,
+                          o[O_PROFILE].value ? &prof : NULL, &o[O_SECONDS],
+                          mc_spec, sizeof mc_spec, &machine, &p, &r);
+        kt_profile_free(&prof);
+        if (rc != 0) {
             kt_graph_destroy(g);
             return rc;
         }

@@ -561,6 +561,39 @@ printf 'input x[3,64]\nweight W[64,64]\ny[i,k] = sum(j) x[i,j] * W[j,k]\n' \
 expect_text 'from the DP plan by bytes (data parallelism does not apply)' \
     plan --model-file "$dir/rows3.txt" --devices 4 --strategy mcmc \
     --proposals 20
+# --profile: the chains simulate with measured compute times (here the
+# modelled ones times 10), and the plan's simulated step is ktile sim's
+# with the same profile
+expect_ok sim --model-file "$M" --devices 4 --write-profile "$dir/mprof.txt"
+awk '/^#/ { print; next } { $3 = $3 * 10; print }' "$dir/mprof.txt" \
+    >"$dir/mprof10.txt"
+expect_json "$dir/mcp0.json" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 40 --json
+expect_json "$dir/mcp.json" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --proposals 40 --profile "$dir/mprof10.txt" --json
+expect_json "$dir/mcp.sim.json" sim --model-file "$M" --plan "$dir/mcp.json" \
+    --profile "$dir/mprof10.txt" --json
+check "mcmc --profile: simulated with the profile's times" '
+import json, sys
+p0, p, s = (json.load(open(f)) for f in sys.argv[1:4])
+assert p["simulated_step_seconds"] > 2 * p0["simulated_step_seconds"], (p, p0)
+r = abs(p["simulated_step_seconds"] - s["step_seconds"]) / s["step_seconds"]
+assert r < 1e-8, (p["simulated_step_seconds"], s["step_seconds"])
+' "$dir/mcp0.json" "$dir/mcp.json" "$dir/mcp.sim.json"
+expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
+    --devices 4 --profile "$dir/mprof10.txt"
+expect_bad_msg "$dir/nonexistent.txt" plan --model-file "$M" --devices 4 \
+    --strategy mcmc --profile "$dir/nonexistent.txt"
+printf 'nosuchop 4x4 1e-3\n' >"$dir/badprof.txt"
+expect_bad_msg 'badprof.txt: line 1: .*nosuchop' plan --model-file "$M" --devices 4 \
+    --strategy mcmc --profile "$dir/badprof.txt"
+printf 'level 4 1G\nkind a flops 1T membw 1T\ndevices all a\n' \
+    >"$dir/kinda.txt"
+awk '/^#/ { next } { print $1, $2, $3, "b" }' "$dir/mprof.txt" \
+    >"$dir/kindb.txt"
+expect_bad_msg 'kindb.txt' plan --model-file "$M" --devices 4 \
+    --strategy mcmc --topology-file "$dir/kinda.txt" \
+    --profile "$dir/kindb.txt"
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
     --devices 4 --seed 3
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
