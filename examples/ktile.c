@@ -2742,9 +2742,9 @@ static const char sim_usage[] =
     "                      that form with the time used: a table to measure\n"
     "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
     "device\n"
-    "                      and per link carrying transfers (the 200 busiest "
-    "links\n"
-    "                      at most), tasks coloured by operator, transfers "
+    "                      and per link carrying transfers (at most 200: those\n"
+    "                      on the critical path, then the busiest), tasks\n"
+    "                      coloured by operator (a palette of 12), transfers "
     "lighter,\n"
     "                      the critical path outlined\n"
     "  --json              print one JSON object:\n"
@@ -2878,6 +2878,7 @@ typedef struct tl_link {
     int64_t link, src, dst; /* link = src * ndev + dst */
     double busy;   /* seconds of transfers on it */
     int64_t row;   /* its row, -1 when not drawn */
+    int critical;  /* 1: carries a transfer of the critical path */
 } tl_link;
 
 static int tl_by_link(const void *a, const void *b) {
@@ -2886,8 +2887,11 @@ static int tl_by_link(const void *a, const void *b) {
 }
 
 /* busiest first; ties by link */
+/* The links that get a row first: those on the critical path, then the
+   busiest. */
 static int tl_by_busy(const void *a, const void *b) {
     const tl_link *x = (const tl_link *)a, *y = (const tl_link *)b;
+    if (x->critical != y->critical) return y->critical - x->critical;
     if (x->busy != y->busy) return x->busy > y->busy ? -1 : 1;
     return x->link < y->link ? -1 : x->link > y->link;
 }
@@ -2947,17 +2951,20 @@ static void tl_task(FILE *out, const kt_graph *g, const kt_sim *s, int i,
 typedef struct tl_layout {
     tl_link *links;       /* every link that carries a transfer, by link */
     int64_t nlinks, nshown, hidden_xfers, ncompute, nxfer, nrows;
+    int64_t ncritical_links; /* links carrying critical-path transfers */
     double span, scale, tick, unit, width, height;
     const char *uname;
 } tl_layout;
 
 /* The links that carry transfers, each with its busy time, in link order;
-   when there are more than TL_MAX_LINK_ROWS, only the busiest get a row
-   (after the devices'), and the transfers of the others are counted. */
+   when there are more than TL_MAX_LINK_ROWS, only those on the critical
+   path and then the busiest get a row (after the devices'), and the
+   transfers of the others are counted. */
 static void tl_place_links(const kt_sim *s, tl_layout *l) {
     int64_t i, r, ndev = s->ndev;
     tl_link *links = l->links;
     l->nlinks = l->nshown = l->hidden_xfers = l->ncompute = l->nxfer = 0;
+    l->ncritical_links = 0;
     for (i = 0; i < s->ntask; i++) {
         const kt_sim_task *t = &s->task[i];
         if (!isfinite(l->span) || s->end[i] > l->span) l->span = s->end[i];
@@ -2970,6 +2977,7 @@ static void tl_place_links(const kt_sim *s, tl_layout *l) {
         links[l->nlinks].src = t->src;
         links[l->nlinks].dst = t->dst;
         links[l->nlinks].busy = s->end[i] - s->start[i];
+        links[l->nlinks].critical = 0;
         l->nlinks++;
     }
     qsort(links, (size_t)l->nlinks, sizeof *links, tl_by_link);
@@ -2981,6 +2989,18 @@ static void tl_place_links(const kt_sim *s, tl_layout *l) {
         links[r++] = links[i];
     }
     l->nlinks = r;
+    for (i = 0; i < s->ncritical; i++) {
+        const kt_sim_task *t = &s->task[s->critical[i]];
+        tl_link key, *hit;
+        if (t->kind != KT_TASK_TRANSFER) continue;
+        key.link = t->src * ndev + t->dst;
+        hit = (tl_link *)bsearch(&key, links, (size_t)l->nlinks, sizeof key,
+                                 tl_by_link);
+        if (hit && !hit->critical) {
+            hit->critical = 1;
+            l->ncritical_links++;
+        }
+    }
     if (l->nlinks > TL_MAX_LINK_ROWS) {
         qsort(links, (size_t)l->nlinks, sizeof *links, tl_by_busy);
         for (i = 0; i < l->nlinks; i++)
@@ -3033,17 +3053,22 @@ static void tl_write_title(FILE *out, const kt_sim *s, const tl_layout *l,
     fprintf(out, ": one step on %lld device%s, %s</text>\n", (long long)ndev,
             ndev == 1 ? "" : "s", b1);
     fprintf(out, "<text x=\"%d\" y=\"44\" font-size=\"11\">%lld compute "
-            "tasks, %lld transfers on %lld links. Colour: the operator "
-            "(solid: compute, light: its transfers); black outline: the "
-            "critical path (%d tasks). Hover a task for details.</text>\n",
+            "tasks, %lld transfers on %lld links. Colour: the operator, "
+            "from a palette of 12 (solid: compute, light: its transfers); "
+            "black outline: the critical path (%d tasks). Hover a task for "
+            "its operator and times.</text>\n",
             TL_MARGIN, (long long)l->ncompute, (long long)l->nxfer,
             (long long)l->nlinks, s->ncritical);
     if (l->nshown < l->nlinks)
         fprintf(out, "<text x=\"%d\" y=\"60\" font-size=\"11\" "
-                "fill=\"#b00000\">Showing the %lld busiest of %lld links; "
-                "the %lld transfers on the other links are not drawn."
-                "</text>\n", TL_MARGIN, (long long)l->nshown,
-                (long long)l->nlinks, (long long)l->hidden_xfers);
+                "fill=\"#b00000\">Showing %lld of %lld links (%s, then the "
+                "busiest); the %lld transfers on the other links are not "
+                "drawn.</text>\n", TL_MARGIN, (long long)l->nshown,
+                (long long)l->nlinks,
+                l->ncritical_links <= TL_MAX_LINK_ROWS
+                    ? "every link on the critical path"
+                    : "the first links of the critical path",
+                (long long)l->hidden_xfers);
 }
 
 /* The rows: shading, a label per device ("d3", then its kind when the

@@ -264,6 +264,21 @@ assert len(outlined) == d["critical_path_tasks"], (len(outlined), d["critical_pa
 assert outlined == list(range(len(boxes) - len(outlined), len(boxes))), "critical path not drawn last"
 ' "$dir/tl.svg" "$dir/tl.json"
 
+# Past 200 links only 200 get a row: every link of the critical path
+# first (it was the busiest alone, and a transformer layer on 64 devices
+# lost 10 of its 50 critical tasks), so every critical task is outlined.
+TF=transformer:layers=1,dmodel=256,heads=8,ffn=1024,seq=64,batch=8
+expect_json "$dir/tl64.json" sim --model "$TF" --devices 64 \
+    --timeline "$dir/tl64.svg" --json
+check "sim --timeline past 200 links: the whole critical path drawn" '
+import json, re, sys
+svg = open(sys.argv[1]).read()
+d = json.load(open(sys.argv[2]))
+assert re.search(r"Showing 200 of \d+ links \(every link on the critical path", svg), "no cap"
+n = svg.count("; critical path</title>")
+assert n == d["critical_path_tasks"] > 0, (n, d["critical_path_tasks"])
+' "$dir/tl64.svg" "$dir/tl64.json"
+
 # Text output: the step, the per-device table and the critical path.
 expect_text 'step .* simulated' sim --model "$M" --devices 8 --topology "$FAST"
 expect_text 'utilisation' sim --model "$M" --devices 8 --topology "$FAST"
