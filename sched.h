@@ -1469,6 +1469,7 @@ typedef struct kt__topo_reader {
     const char *name;      /* the file, for messages                     */
     int named;             /* kind lines seen                            */
     int device_line;       /* the first `device` line, 0: none           */
+    int flops_line, membw_line; /* the `device flops` / `membw` lines    */
     int kind_line[KT_MAX_DEVICE_KINDS];
     int nitem;
     kt__kind_item item[KT_MAX_KIND_RANGES];
@@ -1663,25 +1664,37 @@ static kt_status kt__topo_devices_line(kt__topo_reader *r, kt_topology *t,
     return KT_OK;
 }
 
-/* level FANOUT BANDWIDTH [LATENCY] */
+/* level FANOUT BANDWIDTH [LATENCY]; a bad field is named with its
+   range. */
 static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
                                      char **w, int n, int line,
                                      kt_error *err) {
     char *end;
-    long fan = n >= 2 ? strtol(w[1], &end, 10) : 0;
+    long fan;
     double lat = -1; /* none given: kt__default_latency once all are read */
-    if ((n != 3 && n != 4) || *end || fan < 1 ||
-        t->nlevels == KT_MAX_CUTS ||
-        !kt__parse_rate(w[2], strlen(w[2]), KT__MAX_BANDWIDTH,
-                        &t->bandwidth[t->nlevels]) ||
-        (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
-                    lat > 1e6)))
-        return kt__fail_named(
-            err, KT_ERR_PARSE, r->name, line,
-            "expected `level "
-            "FANOUT BANDWIDTH [LATENCY]` (a fan-out from 1, "
-            "bandwidth from 1 to 1e18 bytes/s, latency from 0 "
-            "to 1e6 s)");
+    if (n != 3 && n != 4)
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "expected `level FANOUT BANDWIDTH [LATENCY]`");
+    if (t->nlevels == KT_MAX_CUTS)
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "more than %d levels", KT_MAX_CUTS);
+    errno = 0;
+    fan = strtol(w[1], &end, 10);
+    if (*end || fan < 1 || errno || !isdigit((unsigned char)w[1][0]))
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "fan-out '%s': expected a whole number from 1",
+                              w[1]);
+    if (!kt__parse_rate(w[2], strlen(w[2]), KT__MAX_BANDWIDTH,
+                        &t->bandwidth[t->nlevels]))
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "bandwidth '%s': expected 1 to 1e18 bytes/s "
+                              "(e.g. 450G, or 400Gb in bits)", w[2]);
+    if (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
+                   lat > 1e6 || !(isdigit((unsigned char)w[3][0]) ||
+                                  w[3][0] == '.')))
+        return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                              "latency '%s': expected 0 to 1e6 seconds",
+                              w[3]);
     t->fanout[t->nlevels] = fan;
     t->latency[t->nlevels] = lat;
     t->nlevels++;
@@ -1710,6 +1723,14 @@ static kt_status kt__topo_device_line(kt__topo_reader *r, kt_topology *t,
                               "bad number '%s' (1 "
                               "to 1e30 per second, e.g. 67T)",
                               w[2]);
+    {   /* each once: a second value would silently replace the first */
+        int *seen = !strcmp(w[1], "flops") ? &r->flops_line : &r->membw_line;
+        if (*seen)
+            return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
+                                  "device %s given twice (first on line "
+                                  "%d)", w[1], *seen);
+        *seen = line;
+    }
     if (!strcmp(w[1], "flops")) t->kind[0].peak_flops = v;
     else t->kind[0].mem_bw = v;
     if (!r->device_line) r->device_line = line;

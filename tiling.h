@@ -3887,8 +3887,11 @@ static int kt__parse_rate(const char *text, size_t len, double most,
     char buf[64], *end;
     double v, scale = 1;
     if (len == 0 || len >= sizeof buf) return 0;
+    /* digits first: strtod would also skip spaces and take a sign or hex */
+    if (!isdigit((unsigned char)text[0]) && text[0] != '.') return 0;
     memcpy(buf, text, len);
     buf[len] = '\0';
+    if (strpbrk(buf, "xX")) return 0; /* no hex floats */
     v = strtod(buf, &end);
     if (end == buf) return 0;
     if (*end == 'K') { scale = 1e3; end++; }
@@ -3921,7 +3924,7 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
     if (nf == 3 && flen[0] == 4 && !strncmp(f[0], "flat", 4)) {
         char *end;
         long n = strtol(f[1], &end, 10);
-        if (end != f[1] + flen[1] || n < 1)
+        if (end != f[1] + flen[1] || n < 1 || !isdigit((unsigned char)f[1][0]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': device "
                             "count must be a positive integer", spec);
         if (!kt__parse_rate(f[2], flen[2], KT__MAX_BANDWIDTH, &m->level_bw[0]))
@@ -3934,7 +3937,9 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
     } else if (nf == 4 && flen[0] == 5 && !strncmp(f[0], "nodes", 5)) {
         char *end;
         long nodes = strtol(f[1], &end, 10), gpus;
-        if (end == f[1] || *end != 'x' || nodes < 1)
+        if (end == f[1] || *end != 'x' || nodes < 1 ||
+            !isdigit((unsigned char)f[1][0]) ||
+            !isdigit((unsigned char)end[1]))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "
                             "nodes:MxG:INTRA_BW:INTER_BW", spec);
         gpus = strtol(end + 1, &end, 10);

@@ -319,7 +319,7 @@ printf 'level 4 25G\ndevice flops 2e30\n' >"$dir/toofast.txt"
 expect_bad_msg "bad number '2e30' (1 to 1e30" sim --model "$M" --devices 4 \
     --topology-file "$dir/toofast.txt"
 printf 'level 4 2e18\n' >"$dir/toofastlink.txt"
-expect_bad_msg 'bandwidth from 1 to 1e18' sim --model "$M" --devices 4 \
+expect_bad_msg "bandwidth '2e18': expected 1 to 1e18" sim --model "$M" --devices 4 \
     --topology-file "$dir/toofastlink.txt"
 printf 'level 8 fast\n' >"$dir/badtopo.txt"
 expect_bad_msg 'badtopo.txt' sim --model "$M" --devices 8 --topology-file "$dir/badtopo.txt"

@@ -5453,6 +5453,48 @@ static void test_topology_latencies(void) {
           t.latency[1] == 3e-6);
 }
 
+/* Topology syntax is strict: a count or rate starts with a digit (strtol
+   and strtod would skip a space, take a sign or read hex), a file's
+   `device flops` / `device membw` appear once, and a bad level field is
+   named. */
+static void test_topology_strict(void) {
+    static const char *const specs[] = {
+        "flat: 8:1G", "flat:+8:1G", "flat:8: 1G", "flat:8:+1G",
+        "flat:8:0x10G", "nodes: 2x4:1G:1G", "nodes:2x 4:1G:1G",
+        "nodes:2x+4:1G:1G", "nodes:2x4:1G:-1G"};
+    static const struct {
+        const char *text, *msg;
+    } files[] = {
+        {"level 8 1G\ndevice flops 1T\ndevice flops 2T\n",
+         "line 3: device flops given twice (first on line 2)"},
+        {"level 8 1G\ndevice membw 1T\ndevice flops 1T\ndevice membw 2T\n",
+         "line 4: device membw given twice (first on line 2)"},
+        {"level 8 1G -1\n", "line 1: latency '-1'"},
+        {"level 8 1G 1e7\n", "line 1: latency '1e7'"},
+        {"level x 1G\n", "line 1: fan-out 'x'"},
+        {"level +8 1G\n", "line 1: fan-out '+8'"},
+        {"level 8 fast\n", "line 1: bandwidth 'fast'"},
+        {"level 8\n", "line 1: expected `level FANOUT BANDWIDTH"}};
+    kt_topology t;
+    kt_error err;
+    unsigned i;
+    for (i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        CHECKF(kt_topology_parse(specs[i], &t, &err) == KT_ERR_INVALID &&
+                   strstr(err.message, specs[i]),
+               "'%s' accepted or unnamed: %s", specs[i], err.message);
+    for (i = 0; i < sizeof files / sizeof files[0]; i++)
+        CHECKF(kt_topology_parse_text(files[i].text, "t.txt", &t, &err) ==
+                       KT_ERR_PARSE &&
+                   strstr(err.message, files[i].msg),
+               "'%s': %s", files[i].text, err.message);
+    CHECK(kt_topology_parse("flat:8:.5T", &t, &err) == KT_OK &&
+          t.bandwidth[0] == 5e11);
+    CHECK(kt_topology_parse_text("level 8 1e9 2.5e-6\ndevice flops 1T\n"
+                                 "device membw 2T\n", "t.txt", &t,
+                                 &err) == KT_OK &&
+          t.latency[0] == 2.5e-6 && t.kind[0].mem_bw == 2e12);
+}
+
 /* Profile text: run times up to 1e6 s, CR LF line ends and lines of
    blanks and CR alone. */
 static void test_profile_text_edges(void) {
@@ -5707,6 +5749,7 @@ int main(void) {
     test_plan_sim();
     test_sim_empty();
     test_topology_latencies();
+    test_topology_strict();
     test_profile_text_edges();
     test_mcmc_rule_far();
     test_mcmc_keep_first();
@@ -5892,7 +5935,7 @@ static void test_kinds_parse(void) {
             {"level 8 1G\nnodes 2\n", "unknown line", 2},
             {"level 8 1G\nkind a flops 1T membw 1T\ndevices 0 1 2 3 4 5 6 "
              "7 0 1 2 3 4 5 6 7 a\n", "more than 16 words", 3},
-            {"level 8 fast\n", "expected `level", 1},
+            {"level 8 fast\n", "bandwidth 'fast'", 1},
         };
         for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
             kt_status st = kinds_parse(bad[i].text, &t, &err);
