@@ -75,6 +75,11 @@
                             call cblas_sgemm/cblas_dgemm (link OpenBLAS)
      KT_CPU_NO_SIMD -       defined: no vector extensions and no AVX2 copy
                             of the kernel (plain C loops)
+     KT_CPU_MAX_OP_POINTS 1e11  most index points of one op (the product
+                            of its variables' extents); more is refused,
+                            KT_ERR_LIMIT naming the op and line
+     KT_CPU_MAX_DEVICES 4096  most devices of a partitioned run (a thread
+                            per device); more is KT_ERR_LIMIT
      and those of tiling.h (KT_MALLOC, KT_REALLOC, KT_FREE, KT_ASSERT).
 
    Byte counts are elements moved times the tensor's declared element size
@@ -91,6 +96,19 @@
 #endif
 #ifndef KT_CPU_ACC
 #define KT_CPU_ACC double
+#endif
+/* The most index points one op may have (the product of its variables'
+   extents): the reference evaluator visits each, so a model whose
+   reductions run over 2^40 points would run for days; refused instead,
+   naming the op and line. */
+#ifndef KT_CPU_MAX_OP_POINTS
+#define KT_CPU_MAX_OP_POINTS 1e11
+#endif
+/* The most devices a partitioned run takes: it runs a thread per device
+   (each waits for its transfers), and tens of thousands of threads
+   exhaust the process. */
+#ifndef KT_CPU_MAX_DEVICES
+#define KT_CPU_MAX_DEVICES 4096
 #endif
 
 #ifdef __cplusplus
@@ -1639,9 +1657,19 @@ static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
    graph's check per op would make a serial run quadratic). */
 static kt_status kt__check_op(const kt_graph *g, const kt_op *op,
                               kt_error *err) {
+    kt_range box[KT_MAX_VARS];
+    double points = 1;
+    int v;
     if (op->naccess > KT_MAX_VARS * 4)
         return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s: more than %d "
                         "reads", op->name, KT_MAX_VARS * 4);
+    kt_op_var_box(op, box);
+    for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
+    if (points > KT_CPU_MAX_OP_POINTS)
+        return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s: %.3g index "
+                        "points, more than the CPU backend evaluates "
+                        "(KT_CPU_MAX_OP_POINTS, %.3g)", op->name, points,
+                        (double)KT_CPU_MAX_OP_POINTS);
     if (op->opaque[0]) return kt__check_opaque(g, op, err);
     return KT_OK;
 }
@@ -2096,6 +2124,11 @@ static kt_status kt__check_run_args(const kt_graph *g, const kt_plan *p,
         return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
                         "devices, the plan for %lld", (long long)prog->ndev,
                         (long long)kt_factors_devices(&p->f));
+    if (prog->ndev > KT_CPU_MAX_DEVICES)
+        return kt__fail(err, KT_ERR_LIMIT, 0, "%lld devices: the CPU backend "
+                        "runs a thread per device, at most %d "
+                        "(KT_CPU_MAX_DEVICES)", (long long)prog->ndev,
+                        KT_CPU_MAX_DEVICES);
     /* (sched.h's check: kt_lower's shape, every task and transfer) */
     if ((s = kt__program_check(g, prog, prog->ndev, err)) != KT_OK) return s;
     if (need_leaves &&

@@ -107,6 +107,15 @@ fi
 
 # Bad input: status 2, one line on stderr.
 expect_bad_msg 'CUDA' verify --model "$M" --devices 2 --backend cuda
+# work the CPU backend will not start: exit 2 at once, naming the op and
+# line (this model ran for ever) or the device limit
+printf 'input x[4,4]\ny[i] = sum(j:70368744177664,k:70368744177664) x[i,0]\n' \
+    >"$dir/hugesum.txt"
+expect_bad_msg 'line 2: op y: 1.98e+28 index points' verify \
+    --model-file "$dir/hugesum.txt" --devices 2
+printf 'input x[8192]\ny[i] = x[i] * x[i]\n' >"$dir/wide.txt"
+expect_bad_msg '8192 devices: .* at most 4096' verify \
+    --model-file "$dir/wide.txt" --devices 8192
 expect_bad_msg 'memory' verify --model "$M" --devices 2 --memory 0
 expect_bad_msg 'tpu' verify --model "$M" --devices 2 --backend tpu
 expect_bad_msg 'seed' verify --model "$M" --devices 2 --seed -3

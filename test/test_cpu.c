@@ -229,6 +229,51 @@ static void test_errors(void) {
     kt_graph_destroy(g);
 }
 
+/* Work the reference evaluator refuses before starting it: an op of more
+   than KT_CPU_MAX_OP_POINTS index points (a reduction over 2^46 x 2^46
+   terms would run for ages; it hung `ktile verify`), and a partitioned
+   run of more than KT_CPU_MAX_DEVICES devices (a thread each). */
+static void test_refused_work(void) {
+    kt_graph *g = parse("huge sum", "input x[4,4]\n"
+                        "y[i] = sum(j:70368744177664,k:70368744177664) "
+                        "x[i,0]\n");
+    kt_graph *h;
+    kt_cpu_verify_options vo;
+    kt_cpu_report rep;
+    kt_factors f;
+    kt_plan p;
+    kt_error err;
+    kt_cpu_state s;
+    char text[64];
+    if (!g) return;
+    CHECKF(kt_cpu_check_graph(g, &err) == KT_ERR_LIMIT &&
+               strstr(err.message, "op y") &&
+               strstr(err.message, "1.98e+28 index points") &&
+               err.line == 2,
+           "%s", err.message);
+    CHECK(kt_cpu_state_init(&s, g, &err) == KT_OK);
+    CHECK(kt_cpu_run_serial(g, &s, NULL, &err) == KT_ERR_LIMIT);
+    kt_cpu_state_free(&s);
+    kt_graph_destroy(g);
+    /* the limit itself passes: 1e5 x 1e6 points */
+    g = parse("at the limit", "input x[100000]\n"
+              "y[i] = sum(j:1000000) x[i]\n");
+    if (g) CHECKF(kt_cpu_check_graph(g, &err) == KT_OK, "%s", err.message);
+    kt_graph_destroy(g);
+    snprintf(text, sizeof text, "input x[%d]\ny[i] = x[i] * x[i]\n",
+             2 * KT_CPU_MAX_DEVICES);
+    h = parse("many devices", text);
+    if (!h) return;
+    kt_cpu_verify_defaults(&vo);
+    CHECK(kt_factors_default(2 * KT_CPU_MAX_DEVICES, &f, &err) == KT_OK);
+    CHECK(kt_plan_init(&p, h, &f, &err) == KT_OK);
+    CHECKF(kt_cpu_verify(h, &p, &vo, &rep, &err) == KT_ERR_LIMIT &&
+               strstr(err.message, "KT_CPU_MAX_DEVICES"),
+           "%s", err.message);
+    kt_plan_free(&p);
+    kt_graph_destroy(h);
+}
+
 /* ------------------------------------------------ kernels, by hand */
 
 /* Overwrites leaf `name` of s with the n values v. */
@@ -1901,6 +1946,7 @@ int main(void) {
     test_serial_conv_pool();
     test_serial_softmax_xent();
     test_errors();
+    test_refused_work();
     test_elementwise();
     test_reductions();
     test_conv_edges();
