@@ -75,7 +75,7 @@
                             call cblas_sgemm/cblas_dgemm (link OpenBLAS)
      KT_CPU_NO_SIMD -       defined: no vector extensions and no AVX2 copy
                             of the kernel (plain C loops)
-     KT_CPU_MAX_OP_POINTS 1e11  most index points of one op (the product
+     KT_CPU_MAX_OP_POINTS 1e13  most index points of one op (the product
                             of its variables' extents); more is refused,
                             KT_ERR_LIMIT naming the op and line
      KT_CPU_MAX_DEVICES 4096  most devices of a partitioned run (a thread
@@ -102,7 +102,7 @@
    reductions run over 2^40 points would run for days; refused instead,
    naming the op and line. */
 #ifndef KT_CPU_MAX_OP_POINTS
-#define KT_CPU_MAX_OP_POINTS 1e11
+#define KT_CPU_MAX_OP_POINTS 1e13
 #endif
 /* The most devices a partitioned run takes: it runs a thread per device
    (each waits for its transfers), and tens of thousands of threads

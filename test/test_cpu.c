@@ -255,9 +255,9 @@ static void test_refused_work(void) {
     CHECK(kt_cpu_run_serial(g, &s, NULL, &err) == KT_ERR_LIMIT);
     kt_cpu_state_free(&s);
     kt_graph_destroy(g);
-    /* the limit itself passes: 1e5 x 1e6 points */
-    g = parse("at the limit", "input x[100000]\n"
-              "y[i] = sum(j:1000000) x[i]\n");
+    /* the limit itself passes: 1e6 x 1e7 points */
+    g = parse("at the limit", "input x[1000000]\n"
+              "y[i] = sum(j:10000000) x[i]\n");
     if (g) CHECKF(kt_cpu_check_graph(g, &err) == KT_OK, "%s", err.message);
     kt_graph_destroy(g);
     snprintf(text, sizeof text, "input x[%d]\ny[i] = x[i] * x[i]\n",
