@@ -3645,9 +3645,9 @@ static kt_status kt__sim_check_task(const kt_sim_task *t, int i, int64_t nres,
                         "predecessors pred[%d .. %d + %d)", i, t->pred_first,
                         t->pred_first, t->npred);
     if (!(t->seconds >= 0) || t->seconds > 1e30)
-        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d: run "
-                        "time %g s is not a finite number of seconds >= 0",
-                        i, t->seconds);
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: task %d (op "
+                        "%d): run time %g s is not a number of seconds "
+                        "from 0 to 1e30", i, t->op, t->seconds);
     return KT_OK;
 }
 
@@ -4909,8 +4909,8 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                             "task %d of %d", tasks[i], s->ntask);
         if (!(seconds[i] >= 0) || seconds[i] > 1e30)
             return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: task "
-                            "%d: run time %g s is not a finite number of "
-                            "seconds >= 0", tasks[i], seconds[i]);
+                            "%d: run time %g s is not a number of seconds "
+                            "from 0 to 1e30", tasks[i], seconds[i]);
     }
     if (!w->dl) { /* the first delta: checkpoints from now on */
         w->dl = (struct kt__delta *)kt__calloc(1, sizeof *w->dl);

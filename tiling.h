@@ -734,10 +734,15 @@ kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err) {
     for (;;) {
         char *end;
         long v;
+        size_t item = strcspn(p, ","); /* this factor's text */
         if (!isdigit((unsigned char)*p))
             return kt__fail(err, KT_ERR_INVALID, 0,
                             "factors '%s': expected a number at '%s'", text, p);
         v = strtol(p, &end, 10);
+        if (end != p + item) /* 1e308, 1.5, 0x10: not read as 1 or 0 */
+            return kt__fail(err, KT_ERR_INVALID, 0,
+                            "factors '%s': factor '%.*s' is not a whole "
+                            "number", text, (int)item, p);
         if (v < 2)
             return kt__fail(err, KT_ERR_INVALID, 0,
                             "factors '%s': the factor %ld is below 2 (every "
@@ -757,11 +762,8 @@ kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err) {
                             "factors '%s': more than %d devices", text,
                             KT_MAX_DEVICES);
         out->k[out->count++] = (int)v;
-        p = end;
+        p = end; /* at the comma or the end (checked above) */
         if (*p == '\0') break;
-        if (*p != ',')
-            return kt__fail(err, KT_ERR_INVALID, 0,
-                            "factors '%s': unexpected '%c'", text, *p);
         p++;
     }
     kt__ok(err);
@@ -2144,9 +2146,16 @@ static kt_status kt__next(kt__parser *ps) {
         lx->num_is_int = 1;
         for (; q < end; q++)
             if (*q == '.' || *q == 'e' || *q == 'E') lx->num_is_int = 0;
+        for (q = p; q < end; q++)
+            if (*q == 'x' || *q == 'X') /* strtod reads C's hex floats */
+                return kt__perr(ps, KT_ERR_PARSE, "number %.*s: write it "
+                                "in decimal", (int)(end - p), p);
         if (lx->num_is_int && lx->num > 1e15)
             return kt__perr(ps, KT_ERR_PARSE, "number %.*s is too large",
                             (int)(end - p), p);
+        if (!isfinite(lx->num)) /* 1e400: HUGE_VAL, an infinite constant */
+            return kt__perr(ps, KT_ERR_PARSE, "number %.*s is beyond a "
+                            "double's range", (int)(end - p), p);
         lx->tok = KT__TOK_NUM;
         p = end;
     } else if (strchr("[](),:=+-*/", *p)) {
@@ -3432,13 +3441,19 @@ static kt_status kt__read_file(const char *path, const char *what,
     for (;;) {
         if (len + 1 >= cap) { /* room for the NUL at the end */
             size_t nc = cap ? 2 * cap : 65536;
-            char *nt = nc > ((size_t)1 << 31) ? NULL
-                                               : (char *)KT_REALLOC(text, nc);
+            char *nt;
+            if (nc > ((size_t)1 << 30) + 1) { /* bad input, not memory */
+                KT_FREE(text);
+                fclose(f);
+                return kt__fail(err, KT_ERR_LIMIT, 0, "%s %s is larger than "
+                                "1 GiB", what, path);
+            }
+            nt = (char *)KT_REALLOC(text, nc);
             if (!nt) {
                 KT_FREE(text);
                 fclose(f);
-                return kt__fail(err, KT_ERR_NOMEM, 0, "%s %s is too large "
-                                "(or out of memory)", what, path);
+                return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory reading "
+                                "%s %s", what, path);
             }
             text = nt;
             cap = nc;

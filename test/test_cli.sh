@@ -86,6 +86,15 @@ expect_bad_msg 'has 2 cuts but there is 1 factor$' cost --shape 4x4 \
     --factors 2 --from S0.S1 --to R
 expect_bad_msg "the factor 1 is below 2" cost --shape 4x4 --factors 2,1 \
     --from S0.S1 --to R
+# a file past the 1 GiB any input file may have is bad input (exit 2), not
+# an internal failure
+if [ -r /dev/zero ]; then
+    expect_bad_msg 'model file /dev/zero is larger than 1 GiB' \
+        plan --model-file /dev/zero --devices 2
+fi
+# a factor that is not a whole number is quoted, not read as its digits
+expect_bad_msg "factor '1e308' is not a whole number" cost --shape 8x6 \
+    --factors 2,1e308 --from S0.S1 --to R.S0
 # a file that cannot be opened says why
 expect_bad_msg 'cannot open model file /nonexistent/m.txt: No such file' \
     plan --model-file /nonexistent/m.txt --devices 2

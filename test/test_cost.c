@@ -354,6 +354,19 @@ static void test_parse_format(void) {
         CHECK(kt_factors_parse("4,3,2", &f, &err) == KT_OK);
         CHECK(f.count == 3 && f.k[0] == 4 && f.k[1] == 3 && f.k[2] == 2);
         CHECK_EQ_I64(kt_factors_devices(&f), 24);
+        { /* a factor that is not a whole number is quoted whole (strtol
+             read 1e308 as 1 and 0x10 as 0, and the message said so) */
+            static const char *const nonint[] = {"2,1e308", "2,1.5",
+                                                 "0x10,2", "2,3x"};
+            static const char *const item[] = {"'1e308'", "'1.5'", "'0x10'",
+                                               "'3x'"};
+            for (i = 0; i < 4; i++)
+                CHECKF(kt_factors_parse(nonint[i], &f, &err) ==
+                               KT_ERR_INVALID &&
+                           strstr(err.message, item[i]) &&
+                           strstr(err.message, "not a whole number"),
+                       "%s: %s", nonint[i], err.message);
+        }
         for (i = 0; i < sizeof fbad / sizeof *fbad; i++) {
             kt_status s;
             memset(&err, 0, sizeof err);

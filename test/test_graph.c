@@ -174,6 +174,12 @@ static int write_temp(char *path, size_t cap, const char *data, size_t len) {
 static void test_bad_statements(void) {
     expect_bad("unknown tensor", "input x[4]\ny[i] = relu(q[i])\n",
                KT_ERR_GRAPH, 2, "unknown tensor q", NULL, NULL);
+    /* constants strtod would read as infinity or as hex */
+    expect_bad("infinite constant", "input x[4]\ny[i] = x[i] * 1e400\n",
+               KT_ERR_PARSE, 2, "number 1e400", "beyond a double's range",
+               NULL);
+    expect_bad("hex constant", "input x[4]\ny[i] = x[i] * 0x10\n",
+               KT_ERR_PARSE, 2, "number 0x10", "decimal", NULL);
     expect_bad("unknown tensor in pad", "input x[4]\ny[i] = pad(q[i])\n",
                KT_ERR_GRAPH, 2, "q", NULL, NULL);
     expect_bad("rank mismatch", "input x[10,3]\ny[i] = x[i]\n", KT_ERR_SHAPE,
