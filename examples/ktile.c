@@ -187,9 +187,19 @@ static int parse_int(const char *text, int64_t min, int64_t max,
     return 0;
 }
 
-/* 1 when all of text is one number, in range of a double. */
+/* 1 when text is written as a decimal number: a digit, a point or a
+   minus first, no hex (strtod alone also skips leading blanks and reads
+   C's hex floats, which the whole-number options refuse). */
+static int decimal_text(const char *text) {
+    return text && (isdigit((unsigned char)text[0]) || text[0] == '.' ||
+                    text[0] == '-') &&
+           !strpbrk(text, "xX");
+}
+
+/* 1 when all of text is one decimal number, in range of a double. */
 static int read_number(const char *text, double *out) {
     char *end;
+    if (!decimal_text(text)) return 0;
     errno = 0;
     *out = strtod(text, &end);
     return end != text && !*end && !errno;
@@ -3556,7 +3566,9 @@ static void swap_progress(void *ctx, int gen, double best, double avg,
    1000). */
 static int parse_rate(const char *text, double *out) {
     char *end;
-    double v = strtod(text, &end), mult = 1;
+    double v, mult = 1;
+    if (!decimal_text(text)) return -1;
+    v = strtod(text, &end);
     switch (*end) {
     case 'K': case 'k': mult = 1e3; end++; break;
     case 'M': case 'm': mult = 1e6; end++; break;

@@ -95,6 +95,12 @@ fi
 # a factor that is not a whole number is quoted, not read as its digits
 expect_bad_msg "factor '1e308' is not a whole number" cost --shape 8x6 \
     --factors 2,1e308 --from S0.S1 --to R.S0
+# decimal options are read as the whole-number ones are: no leading blank,
+# no hex (strtod alone took ' 4' and 0x10)
+expect_bad_msg "beta '0x10'" plan --model mlp:layers=2,hidden=64,batch=8 \
+    --devices 4 --strategy mcmc --beta 0x10
+expect_bad_msg "seconds ' 1'" plan --model mlp:layers=2,hidden=64,batch=8 \
+    --devices 4 --strategy mcmc --seconds ' 1'
 # a file that cannot be opened says why
 expect_bad_msg 'cannot open model file /nonexistent/m.txt: No such file' \
     plan --model-file /nonexistent/m.txt --devices 2
