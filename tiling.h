@@ -7596,10 +7596,16 @@ static kt_status kt__zoo_check(const char *model, const kt__zoo_args *a,
                                kt_error *err) {
     int64_t layers = kt__zoo_get(a, "layers"), steps = kt__zoo_get(a, "steps");
     int i;
-    for (i = 0; i < a->n; i++)
-        if (a->p[i].value < 1 && strcmp(a->p[i].key, "infer") != 0)
+    for (i = 0; i < a->n; i++) {
+        int infer = strcmp(a->p[i].key, "infer") == 0; /* a switch, 0 or 1 */
+        if (infer && a->p[i].value != 0 && a->p[i].value != 1)
+            return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: infer is 0 "
+                            "(training, the default) or 1 (inference)",
+                            model);
+        if (!infer && a->p[i].value < 1)
             return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: %s must be at "
                             "least 1", model, a->p[i].key);
+    }
     if (layers < 1) layers = 1; /* a model without layers (convnets) */
     if (steps < 1) steps = 1;   /* or without steps (all but rnn) */
     if (layers > KT_ZOO_MAX_BLOCKS || steps > KT_ZOO_MAX_BLOCKS / layers) {

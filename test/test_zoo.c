@@ -833,6 +833,13 @@ static void test_infer_zero(void) {
     CHECK(training == 1);
     CHECK(text && strstr(text, "\nloss x2\n"));
     free(text);
+    /* infer is a switch: 2 or -1 were taken as 1 and 0 */
+    text = NULL;
+    CHECKF(kt_zoo_text("mlp:infer=2", &text, &training, &err) ==
+                   KT_ERR_INVALID &&
+               strstr(err.message, "infer is 0") && !text,
+           "%s", err.message);
+    free(text);
 }
 
 int main(int argc, char **argv) {
