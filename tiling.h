@@ -876,11 +876,13 @@ kt_status kt_tiling_parse(const char *text, kt_tiling *out, kt_error *err) {
                    !(p[1] == '0' && isdigit((unsigned char)p[2]))) {
             char *end;
             long d = strtol(p + 1, &end, 10);
-            if (d >= KT_MAX_DIMS)
+            if (d >= KT_MAX_DIMS) /* quoted as written: d may be clamped */
                 return kt__fail(err, KT_ERR_INVALID, 0,
-                                "tiling '%s': S%ld names dimension %ld, and "
-                                "no tensor has more than %d (KT_MAX_DIMS)",
-                                text, d, d, KT_MAX_DIMS);
+                                "tiling '%s': S%.*s names dimension %.*s, "
+                                "and no tensor has more than %d "
+                                "(KT_MAX_DIMS)", text, (int)(end - p - 1),
+                                p + 1, (int)(end - p - 1), p + 1,
+                                KT_MAX_DIMS);
             code = (int)d;
             p = end;
         } else {

@@ -3673,7 +3673,8 @@ static int parse_memory_list(const char *text, int64_t *mem, int *nmem) {
         if (parse_size(part, INT64_C(1) << 60, &mem[*nmem]) != 0 ||
             mem[*nmem] <= 0)
             return fail(EXIT_BAD_INPUT, "--memory '%s': '%s' is not a "
-                        "positive size such as 512M or 16G", text, part);
+                        "size from 1 byte to 2^60 such as 512M or 16G", text,
+                        part);
         (*nmem)++;
         if (!c) return 0;
         p = c + 1;
@@ -4297,8 +4298,8 @@ static int cmd_verify(int argc, char **argv) {
     if (o[O_MEMORY].value &&
         (parse_size(o[O_MEMORY].value, INT64_C(1) << 50, &memory) != 0 ||
          memory <= 0))
-        return fail(EXIT_BAD_INPUT, "--memory '%s': expected a positive size "
-                    "such as 512M or 16G", o[O_MEMORY].value);
+        return fail(EXIT_BAD_INPUT, "--memory '%s': expected a size from 1 "
+                    "byte to 2^50 such as 512M or 16G", o[O_MEMORY].value);
     if (!o[O_MEMORY].value &&
         (o[O_SEARCH].value || o[O_GENERATIONS].value || o[O_COLD].value))
         return fail(EXIT_BAD_INPUT, "verify: --search, --generations and "

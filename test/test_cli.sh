@@ -101,6 +101,12 @@ expect_bad_msg "beta '0x10'" plan --model mlp:layers=2,hidden=64,batch=8 \
     --devices 4 --strategy mcmc --beta 0x10
 expect_bad_msg "seconds ' 1'" plan --model mlp:layers=2,hidden=64,batch=8 \
     --devices 4 --strategy mcmc --seconds ' 1'
+# a number clamped on reading is quoted as written, and a size's message
+# gives the range
+expect_bad_msg "S99999999999999999999 names dimension 99999999999999999999" \
+    cost --shape 8x6 --factors 2 --from S99999999999999999999 --to R
+expect_bad_msg "'9223372036854775807' is not a size from 1 byte to 2^60" \
+    swap --model mlp:layers=2,hidden=64,batch=8 --memory 9223372036854775807
 # a file that cannot be opened says why
 expect_bad_msg 'cannot open model file /nonexistent/m.txt: No such file' \
     plan --model-file /nonexistent/m.txt --devices 2
