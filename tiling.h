@@ -6780,11 +6780,20 @@ static kt_status kt__emit(kt_graph *g, kt__str *b, int group, kt_error *err) {
     kt_status s;
     if (b->oom) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     s = kt__add_op(g, b->s, 0, NULL, err);
-    if (s != KT_OK && err) {
+    if (s != KT_OK && err) { /* named by the user's statement it derives */
         char msg[sizeof err->message];
+        const kt_op *fwd = group >= 0 && group < g->nop ? &g->op[group] : NULL;
         memcpy(msg, err->message, sizeof msg);
-        snprintf(err->message, sizeof err->message,
-                 "autodiff generated '%.200s': %.250s", b->s, msg);
+        if (fwd && fwd->line > 0) {
+            err->line = fwd->line;
+            snprintf(err->message, sizeof err->message,
+                     "line %d: the backward pass of %.40s: autodiff "
+                     "generated '%.200s': %.200s", fwd->line, fwd->name,
+                     b->s, msg);
+        } else {
+            snprintf(err->message, sizeof err->message,
+                     "autodiff generated '%.200s': %.250s", b->s, msg);
+        }
     }
     if (s == KT_OK) g->op[g->nop - 1].group = group;
     b->len = 0;

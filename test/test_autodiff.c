@@ -307,6 +307,24 @@ static void check_loss_is_input(void) {
     }
 }
 
+/* A backward statement the parser refuses is named by the user's line it
+   derives from (an opaque op with a weight read outside the batch: its
+   gradient's statement leaves b free). */
+static void check_backward_error_line(void) {
+    static const char text[] = "input a[2,3,3]\nweight w[3]\n"
+                               "c[b,i,j] = opaque(chol, a[b,:,:], w[:])\n"
+                               "loss c\n";
+    kt_graph *g = NULL;
+    kt_error err;
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    CHECK(kt_graph_parse(g, text, sizeof text - 1, &err) == KT_OK);
+    CHECKF(kt_graph_autodiff(g, NULL, &err) != KT_OK && err.line == 3 &&
+               strstr(err.message, "line 3: the backward pass of c") &&
+               strstr(err.message, "index variable b"),
+           "line %d: %s", err.line, err.message);
+    kt_graph_destroy(g);
+}
+
 /* Optimizer state, like data, gets no gradient: y = x * w * s has dw and
    no ds (nor dx). */
 static void check_state_no_gradient(void) {
@@ -372,6 +390,7 @@ static void check_adam_step(void) {
 
 int main(void) {
     check_loss_is_input();
+    check_backward_error_line();
     check_model("mlp with bias, relu, tanh",
                 "input x[5,4]\n"
                 "weight W1[4,3]\nweight b1[3]\nweight W2[3,2]\n"
