@@ -2505,7 +2505,9 @@ static kt_status kt__parse_value_atom(kt__parser *ps, int *node) {
         if (strcmp(name, "pad") == 0) {
             /* pad(x[...]): reads outside x give zeros (DESIGN.md: the
                marking of a zero-padded input). */
-            if (ps->lx.tok != KT__TOK_NAME)
+            const char *after = ps->lx.p; /* what follows the name */
+            while (*after == ' ' || *after == '\t') after++;
+            if (ps->lx.tok != KT__TOK_NAME || *after != '[')
                 return kt__perr(ps, KT_ERR_PARSE, "pad(...) takes one tensor "
                                 "read such as pad(x[i-1])");
             e.kind = KT_EXPR_ACCESS;

@@ -178,6 +178,9 @@ static void test_bad_statements(void) {
     expect_bad("infinite constant", "input x[4]\ny[i] = x[i] * 1e400\n",
                KT_ERR_PARSE, 2, "number 1e400", "beyond a double's range",
                NULL);
+    expect_bad("pad of pad", "input x[4]\ny[i:4] = pad(pad(x[i+1]))\n",
+               KT_ERR_PARSE, 2, "pad(...) takes one tensor read", NULL,
+               NULL); /* it said "unknown tensor pad" */
     expect_bad("hex constant", "input x[4]\ny[i] = x[i] * 0x10\n",
                KT_ERR_PARSE, 2, "number 0x10", "decimal", NULL);
     expect_bad("unknown tensor in pad", "input x[4]\ny[i] = pad(q[i])\n",
