@@ -2760,9 +2760,11 @@ static const char sim_usage[] =
     "  --json              print one JSON object:\n"
     "      {\"step_seconds\", \"bytes\", \"devices\": [{\"busy_seconds\", "
     "\"idle_seconds\"}],\n"
-    "       \"critical_path_tasks\"}; with named device kinds every device "
-    "also has\n"
-    "      \"kind\"\n"
+    "       \"critical_path_tasks\", \"critical_path\": [{\"op\", \"kind\", "
+    "\"device\" |\n"
+    "       \"src\", \"dst\", \"bytes\", \"start_seconds\", \"end_seconds\"}]}; "
+    "with\n"
+    "      named device kinds every device also has \"kind\"\n"
     "      bytes: all transfers of the lowered program (= the plan's "
     "total_bytes);\n"
     "      idle_seconds = step_seconds - busy_seconds, device 0 first\n"
@@ -3200,8 +3202,36 @@ static int write_timeline(const char *path, const kt_graph *g,
 
 /* ------------------------------------------------------- sim: command */
 
-static void print_sim_json(FILE *out, const kt_sim *s, const kt_topology *t,
-                           int64_t bytes) {
+/* The critical path as JSON, first task first: each compute task's op
+   and device, each transfer's op, link and bytes, and both's times. */
+static void print_critical_json(FILE *out, const kt_graph *g,
+                                const kt_sim *s) {
+    int i;
+    fputs(", \"critical_path\": [", out);
+    for (i = 0; i < s->ncritical; i++) {
+        int k = s->critical[i];
+        const kt_sim_task *t = &s->task[k];
+        const kt_op *op = kt_graph_op(g, t->op);
+        fputs(i ? ", {\"op\": " : "{\"op\": ", out);
+        json_string(out, op ? op->name : "?");
+        if (t->kind == KT_TASK_COMPUTE)
+            fprintf(out, ", \"kind\": \"compute\", \"device\": %lld",
+                    (long long)t->device);
+        else
+            fprintf(out, ", \"kind\": \"transfer\", \"src\": %lld, "
+                    "\"dst\": %lld, \"bytes\": %lld", (long long)t->src,
+                    (long long)t->dst, (long long)t->bytes);
+        fputs(", \"start_seconds\": ", out);
+        json_double_exact(out, s->start[k]);
+        fputs(", \"end_seconds\": ", out);
+        json_double_exact(out, s->end[k]);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static void print_sim_json(FILE *out, const kt_graph *g, const kt_sim *s,
+                           const kt_topology *t, int64_t bytes) {
     int64_t d;
     fputs("{\"step_seconds\": ", out);
     json_double_exact(out, s->step_seconds);
@@ -3215,7 +3245,9 @@ static void print_sim_json(FILE *out, const kt_sim *s, const kt_topology *t,
             fprintf(out, ", \"kind\": \"%s\"", device_kind_name(t, d));
         fputc('}', out);
     }
-    fprintf(out, "], \"critical_path_tasks\": %d}\n", s->ncritical);
+    fprintf(out, "], \"critical_path_tasks\": %d", s->ncritical);
+    print_critical_json(out, g, s);
+    fputs("}\n", out);
 }
 
 typedef struct sim_report {
@@ -3444,7 +3476,7 @@ static int cmd_sim(int argc, char **argv) {
             0)
         goto done;
     if (o[O_JSON].value) {
-        print_sim_json(stdout, &sim, &topo, prog.total_bytes);
+        print_sim_json(stdout, g, &sim, &topo, prog.total_bytes);
     } else {
         r.model = label;
         r.plan = path;

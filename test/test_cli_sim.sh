@@ -29,7 +29,7 @@ ndev = int(sys.argv[2])
 keys = list(d)
 assert keys[:3] == ["step_seconds", "bytes", "devices"], keys
 assert set(keys) <= {"step_seconds", "bytes", "devices",
-                     "critical_path_tasks"}, keys
+                     "critical_path_tasks", "critical_path"}, keys
 step = d["step_seconds"]
 assert isinstance(step, float) and step > 0, step
 assert isinstance(d["bytes"], int) and d["bytes"] >= 0, d["bytes"]
@@ -40,7 +40,21 @@ for i, e in enumerate(d["devices"]):
     assert 0 < b <= step * (1 + 1e-9), (i, b, step)
     assert abs(b + idle - step) <= 1e-9 * step, (i, b, idle, step)
 if "critical_path_tasks" in d:
-    assert d["critical_path_tasks"] >= 1, d["critical_path_tasks"]'
+    assert d["critical_path_tasks"] >= 1, d["critical_path_tasks"]
+# the critical path, task by task: a chain from 0 to the step, each task
+# starting when (or after) the one before ends, on a device or a link
+if "critical_path" in d:
+    cp = d["critical_path"]
+    assert len(cp) == d["critical_path_tasks"], (len(cp), d["critical_path_tasks"])
+    assert cp[0]["start_seconds"] == 0 and cp[-1]["end_seconds"] == step, (cp[0], cp[-1], step)
+    for a, b in zip(cp, cp[1:]):
+        assert b["start_seconds"] >= a["end_seconds"] * (1 - 1e-12), (a, b)
+    for t in cp:
+        assert t["start_seconds"] <= t["end_seconds"], t
+        if t["kind"] == "compute":
+            assert 0 <= t["device"] < ndev and set(t) == {"op", "kind", "device", "start_seconds", "end_seconds"}, t
+        else:
+            assert t["kind"] == "transfer" and 0 <= t["src"] < ndev and 0 <= t["dst"] < ndev and t["src"] != t["dst"] and t["bytes"] > 0, t'
 
 # the same "bytes" as the plan's "total_bytes"
 SAME_BYTES='import json, sys
