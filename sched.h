@@ -62,6 +62,7 @@
                  kt_profile_lookup_kind kt_profile_check_kinds
                  kt_profile_write kt_profile_free
      simulation  kt_sim_build kt_sim_build_ordered kt_schedule_check
+                 kt_schedule_parse kt_schedule_load_file
                  kt_sim_run kt_sim_delta kt_sim_timeline kt_sim_invalidate
                  kt_sim_free
      incremental kt_plan_sim_init kt_plan_sim_propose kt_plan_sim_accept
@@ -410,6 +411,16 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    every other reader of the tensor it writes. */
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
+/* A schedule written as text: the op names (a statement's output, e.g.
+   `h1`, `dW1`, `W1.update`) in the order to run them, separated by
+   blanks or newlines, `#` to the end of a line a comment.  Fills
+   order[0..nop) and checks it (kt_schedule_check); a name the graph does
+   not have, or a missing or repeated op, is refused naming `name` (the
+   file's, in messages) and the line. */
+kt_status kt_schedule_parse(const kt_graph *g, const char *text,
+                            const char *name, int *order, kt_error *err);
+kt_status kt_schedule_load_file(const kt_graph *g, const char *path,
+                                int *order, kt_error *err);
 /* Full simulation (FlexFlow Algorithm 1): sets s->start and s->end (the
    simulation's own arrays, not copies), step_seconds, busy and the
    critical path.  Time is counted in whole ticks (s->tick, a
@@ -2318,6 +2329,80 @@ static int64_t kt__link_id(kt__links *l, int64_t key) {
 static int kt__same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
     return a->role == b->role && a->kind == b->kind && a->src == b->src &&
            a->dst == b->dst;
+}
+
+kt_status kt_schedule_parse(const kt_graph *g, const char *text,
+                            const char *name, int *order, kt_error *err) {
+    int *line_of = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
+    int n = 0, line = 1;
+    const char *p = text;
+    kt_status s = KT_OK;
+    if (!line_of) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
+    while (*p && s == KT_OK) {
+        char word[KT_NAME_MAX + 8];
+        size_t len;
+        int o;
+        if (*p == '\n') line++;
+        if (*p == '#') { /* a comment, to the end of the line */
+            while (*p && *p != '\n') p++;
+            continue;
+        }
+        if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+            p++;
+            continue;
+        }
+        len = strcspn(p, " \t\r\n#");
+        if (len >= sizeof word) {
+            s = kt__fail_named(err, KT_ERR_PARSE, name, line, "'%.40s...' is "
+                               "longer than any op name", p);
+            break;
+        }
+        memcpy(word, p, len);
+        word[len] = '\0';
+        p += len;
+        o = kt_graph_find_op(g, word);
+        if (o < 0)
+            s = kt__fail_named(err, KT_ERR_PARSE, name, line, "the graph has "
+                               "no op %s", word);
+        else if (line_of[o])
+            s = kt__fail_named(err, KT_ERR_PARSE, name, line, "op %s again "
+                               "(first on line %d)", word, line_of[o]);
+        else {
+            line_of[o] = line;
+            order[n++] = o;
+        }
+    }
+    if (s == KT_OK && n < g->nop) {
+        int o;
+        for (o = 0; o < g->nop && line_of[o]; o++) continue;
+        s = kt__fail_named(err, KT_ERR_PARSE, name, 0, "%d of the graph's %d "
+                           "ops listed; op %s is missing", n, g->nop,
+                           g->op[o].name);
+    }
+    KT_FREE(line_of);
+    if (s == KT_OK && (s = kt_schedule_check(g, order, n, err)) != KT_OK &&
+        err) { /* the order breaks a dependence: the message names the ops */
+        char msg[sizeof err->message];
+        memcpy(msg, err->message, sizeof msg);
+        (void)kt__fail_named(err, s, name, 0, "%s", msg);
+    }
+    return s;
+}
+
+kt_status kt_schedule_load_file(const kt_graph *g, const char *path,
+                                int *order, kt_error *err) {
+    char *text;
+    size_t len;
+    kt_status s;
+    if ((s = kt__read_file(path, "schedule", &text, &len, err)) != KT_OK)
+        return s;
+    if (strlen(text) != len)
+        s = kt__fail_named(err, KT_ERR_PARSE, path, 0, "a NUL byte in the "
+                           "text");
+    else
+        s = kt_schedule_parse(g, text, path, order, err);
+    KT_FREE(text);
+    return s;
 }
 
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,

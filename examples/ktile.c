@@ -2698,7 +2698,8 @@ static const char sim_usage[] =
     "                  --plan PLAN.json) [--objective bytes|time]\n"
     "                 [--topology SPEC | --topology-file FILE] "
     "[--timeline FILE.svg]\n"
-    "                 [--profile FILE] [--write-profile FILE] [--json]\n"
+    "                 [--profile FILE] [--write-profile FILE] [--order FILE]\n"
+    "                 [--json]\n"
     "\n"
     "Lowers a plan into per-device tasks and transfers (sched.h) and "
     "simulates\n"
@@ -2750,6 +2751,11 @@ static const char sim_usage[] =
     "                      listed keep the roofline time (FlexFlow 5.1)\n"
     "  --write-profile F   write every distinct sub-operator of the plan in\n"
     "                      that form with the time used: a table to measure\n"
+    "  --order FILE        the order every device runs the ops in: their names\n"
+    "                      (the statements' outputs, e.g. h1, dW1, W1.update),\n"
+    "                      blank- or newline-separated, # comments; it must\n"
+    "                      list every op once and respect the data (default:\n"
+    "                      the graph's order, as 'ktile zoo --print' lists it)\n"
     "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
     "device\n"
     "                      and per link carrying transfers (at most 200: those\n"
@@ -3342,7 +3348,7 @@ static int cmd_sim(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_OBJECTIVE,
         O_TOPOLOGY, O_TOPOLOGY_FILE, O_TIMELINE, O_JSON, O_PROFILE,
-        O_WRITE_PROFILE, O_N
+        O_WRITE_PROFILE, O_ORDER, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},     {"model-file", 1, NULL},
@@ -3350,8 +3356,10 @@ static int cmd_sim(int argc, char **argv) {
         {"plan", 1, NULL},      {"objective", 1, NULL},
         {"topology", 1, NULL},  {"topology-file", 1, NULL},
         {"timeline", 1, NULL},  {"json", 0, NULL},
-        {"profile", 1, NULL},   {"write-profile", 1, NULL}};
+        {"profile", 1, NULL},   {"write-profile", 1, NULL},
+        {"order", 1, NULL}};
     kt_profile prof;
+    int *order = NULL;
     const char *path;
     topology_arg ta;
     model_args ma;
@@ -3449,6 +3457,19 @@ static int cmd_sim(int argc, char **argv) {
         topo.profile = &prof;
     }
 
+    if (o[O_ORDER].value) { /* every device runs the ops in this order */
+        order = (int *)calloc((size_t)kt_graph_op_count(g) + 1, sizeof *order);
+        if (!order) {
+            rc = fail(EXIT_INTERNAL, "out of memory");
+            goto done;
+        }
+        if (kt_schedule_load_file(g, o[O_ORDER].value, order, &err) !=
+            KT_OK) {
+            rc = fail_kt(NULL, &err); /* the message names the file */
+            goto done;
+        }
+    }
+
     /* lowering and simulation */
     if (kt_lower(g, &p, &prog, &err) != KT_OK) {
         rc = fail_kt("sim: lowering the plan", &err);
@@ -3456,7 +3477,8 @@ static int cmd_sim(int argc, char **argv) {
     }
     have_prog = 1;
     memset(&sim, 0, sizeof sim);
-    if (kt_sim_build(g, &p, &prog, &topo, &sim, &err) != KT_OK) {
+    if (kt_sim_build_ordered(g, &p, &prog, &topo, order, &sim, &err) !=
+        KT_OK) {
         rc = fail_kt("sim: building the task graph", &err);
         goto done;
     }
@@ -3492,6 +3514,7 @@ done:
     if (have_plan) kt_plan_free(&p);
     if (g) kt_graph_destroy(g);
     kt_profile_free(&prof);
+    free(order);
     jv_free(&root);
     return rc;
 }

@@ -293,6 +293,37 @@ n = svg.count("; critical path</title>")
 assert n == d["critical_path_tasks"] > 0, (n, d["critical_path_tasks"])
 ' "$dir/tl64.svg" "$dir/tl64.json"
 
+# --order FILE: every device runs the ops in the file's order; the graph's
+# own order gives the same step as none, computing every dW after every dx
+# another (it was only reachable from the C API)
+expect_json "$dir/ord.plan.json" plan --model "$M" --devices 8 --json
+python3 -c 'import json, sys
+print("\n".join(o["name"] for o in json.load(open(sys.argv[1]))["ops"]))' \
+    "$dir/ord.plan.json" >"$dir/order.txt"
+expect_json "$dir/ord0.json" sim --model "$M" --devices 8 --topology "$FAST" --json
+expect_json "$dir/ord1.json" sim --model "$M" --devices 8 --topology "$FAST" \
+    --order "$dir/order.txt" --json
+printf '%s\n' "# the weight gradients last" \
+    "hx1 x1 hx2 x2 hx3 x3 x4 dx3 dhx3 dx2 dhx2 dx1 dhx1" \
+    "dW4 dW3 dW2 dW1 W1.update W2.update W3.update W4.update" \
+    >"$dir/order2.txt"
+expect_json "$dir/ord2.json" sim --model "$M" --devices 8 --topology "$FAST" \
+    --order "$dir/order2.txt" --json
+check "sim --order: the graph's order is the default; another moves the step" '
+import json, sys
+a, b, c = (json.load(open(f))["step_seconds"] for f in sys.argv[1:4])
+assert a == b and c != a, (a, b, c)
+' "$dir/ord0.json" "$dir/ord1.json" "$dir/ord2.json"
+printf 'hx1 bogus\n' >"$dir/order3.txt"
+expect_bad_msg 'order3.txt: line 1: the graph has no op bogus' sim \
+    --model "$M" --devices 8 --order "$dir/order3.txt"
+printf 'W4.update\n' >"$dir/order4.txt"
+grep -v "^W4.update$" "$dir/order.txt" >>"$dir/order4.txt"
+expect_bad_msg 'order4.txt: schedule: op W4.update runs before dW4' sim \
+    --model "$M" --devices 8 --order "$dir/order4.txt"
+expect_bad_msg 'cannot open schedule' sim --model "$M" --devices 8 \
+    --order "$dir/none.txt"
+
 # Text output: the step, the per-device table and the critical path.
 expect_text 'step .* simulated' sim --model "$M" --devices 8 --topology "$FAST"
 expect_text 'utilisation' sim --model "$M" --devices 8 --topology "$FAST"

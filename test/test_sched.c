@@ -5495,6 +5495,42 @@ static void test_topology_strict(void) {
           t.latency[0] == 2.5e-6 && t.kind[0].mem_bw == 2e12);
 }
 
+/* A schedule as text (kt_schedule_parse): op names in order, blanks,
+   newlines and comments between; each op once, every op, no dependence
+   broken; messages name the text and the line. */
+static void test_schedule_text(void) {
+    kt_graph *g = parse("schedule text", "input x[4,6]\nweight W[6,4]\n"
+                        "weight V[6,4]\n"
+                        "y[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                        "z[i,k] = sum(j) x[i,j] * V[j,k]\n"
+                        "u[i,k] = y[i,k] + z[i,k]\n");
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"y z y u\n", "s.txt: line 1: op y again (first on line 1)"},
+        {"y\n# z\nq u z\n", "s.txt: line 3: the graph has no op q"},
+        {"y z\n", "s.txt: 2 of the graph's 3 ops listed; op u is missing"},
+        {"u y z\n", "s.txt: schedule: op u runs before y"}};
+    int order[3];
+    kt_error err;
+    unsigned i;
+    if (!g) return;
+    CHECKF(kt_schedule_parse(g, "  z # the second product first\r\n\ty\n"
+                             "u", "s.txt", order, &err) == KT_OK,
+           "%s", err.message);
+    CHECK(order[0] == kt_graph_find_op(g, "z") &&
+          order[1] == kt_graph_find_op(g, "y") &&
+          order[2] == kt_graph_find_op(g, "u"));
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECKF(kt_schedule_parse(g, bad[i].text, "s.txt", order, &err) ==
+                       (i == 3 ? KT_ERR_INVALID : KT_ERR_PARSE) &&
+                   strstr(err.message, bad[i].msg),
+               "'%s': %s", bad[i].text, err.message);
+    CHECK(kt_schedule_load_file(g, "/nonexistent/order", order, &err) ==
+          KT_ERR_IO);
+    kt_graph_destroy(g);
+}
+
 /* Profile text: run times up to 1e6 s, CR LF line ends and lines of
    blanks and CR alone. */
 static void test_profile_text_edges(void) {
@@ -5750,6 +5786,7 @@ int main(void) {
     test_sim_empty();
     test_topology_latencies();
     test_topology_strict();
+    test_schedule_text();
     test_profile_text_edges();
     test_mcmc_rule_far();
     test_mcmc_keep_first();
