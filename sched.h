@@ -269,6 +269,11 @@ typedef struct kt_topology {
                                                      0 .. ndev - 1 once  */
     const struct kt_profile *profile; /* measured compute times (NULL: the
                                          roofline alone); not owned       */
+    int ports;  /* 0: every ordered device pair is a link of its own at
+                   its level's bandwidth (the default, FlexFlow's
+                   connections); 1: a device has one port per level, and
+                   every transfer it sends over that level queues there
+                   (a switch-attached GPU's NIC); `links ports` in a file */
 } kt_topology;
 
 kt_status kt_topology_parse(const char *spec, kt_topology *t, kt_error *err);
@@ -1859,13 +1864,19 @@ kt_status kt_topology_parse_text(const char *text, const char *name,
             s = kt__topo_kind_line(r, t, w, n, lineno, err);
         else if (!strcmp(w[0], "devices"))
             s = kt__topo_devices_line(r, t, w, n, lineno, err);
+        else if (!strcmp(w[0], "links") && n == 2 &&
+                 (!strcmp(w[1], "ports") || !strcmp(w[1], "pairs")))
+            t->ports = !strcmp(w[1], "ports");
+        else if (!strcmp(w[0], "links"))
+            s = kt__fail_named(err, KT_ERR_PARSE, name, lineno,
+                               "expected `links pairs` or `links ports`");
         else
             s = kt__fail_named(
                 err, KT_ERR_PARSE, name, lineno,
                 "unknown line "
                 "(level FANOUT BW [LATENCY] | device flops|membw "
                 "VALUE | kind NAME flops F membw B | devices LIST "
-                "KIND)");
+                "KIND | links pairs|ports)");
     }
     if (s == KT_OK) {
         int l;
@@ -2709,8 +2720,13 @@ static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o,
             st->op = o;
             st->src = x->src;
             st->dst = x->dst;
-            st->device = c->nd + kt__link_id(&c->links,
-                                             x->src * c->nd + x->dst);
+            /* the resource: the pair's own link, or the sender's port
+               for the level (kt_topology.ports) */
+            st->device = c->nd +
+                         kt__link_id(&c->links,
+                                     c->t->ports
+                                         ? x->src * KT_MAX_CUTS + lv
+                                         : x->src * c->nd + x->dst);
             if (c->links.oom) { /* the table is as it was: retry later */
                 c->links.oom = 0;
                 return -1;

@@ -2893,7 +2893,8 @@ static void tl_colour(int op, int light, char *buf, size_t cap) {
 }
 
 typedef struct tl_link {
-    int64_t link, src, dst; /* link = src * ndev + dst */
+    int64_t link, src, dst; /* link: tl_link_key */
+    int level;     /* with ports: the port's level; -1: a pair's link */
     double busy;   /* seconds of transfers on it */
     int64_t row;   /* its row, -1 when not drawn */
     int critical;  /* 1: carries a transfer of the critical path */
@@ -2914,13 +2915,23 @@ static int tl_by_busy(const void *a, const void *b) {
     return x->link < y->link ? -1 : x->link > y->link;
 }
 
-static int64_t tl_row(const kt_sim *s, const kt_sim_task *t,
-                      const tl_link *links, int64_t nlinks) {
+/* The row a transfer is drawn in: its link, the device pair's, or with
+   ports (kt_topology.ports) its sender's port on the pair's level. */
+static int64_t tl_link_key(const kt_sim *s, const kt_topology *topo,
+                           const kt_sim_task *t) {
+    if (topo && topo->ports)
+        return t->src * KT_MAX_CUTS + kt_topology_level(topo, t->src, t->dst);
+    return t->src * s->ndev + t->dst;
+}
+
+static int64_t tl_row(const kt_sim *s, const kt_topology *topo,
+                      const kt_sim_task *t, const tl_link *links,
+                      int64_t nlinks) {
     tl_link key;
     const tl_link *hit;
     if (t->kind == KT_TASK_COMPUTE)
         return t->device >= 0 && t->device < s->ndev ? t->device : -1;
-    key.link = t->src * s->ndev + t->dst;
+    key.link = tl_link_key(s, topo, t);
     hit = (const tl_link *)bsearch(&key, links, (size_t)nlinks, sizeof key,
                                    tl_by_link);
     return hit ? hit->row : -1;
@@ -2967,6 +2978,7 @@ static void tl_task(FILE *out, const kt_graph *g, const kt_sim *s, int i,
 
 /* The chart's layout: which links get a row, and the time scale. */
 typedef struct tl_layout {
+    const kt_topology *topo; /* the links' kind (pairs or ports)         */
     tl_link *links;       /* every link that carries a transfer, by link */
     int64_t nlinks, nshown, hidden_xfers, ncompute, nxfer, nrows;
     int64_t ncritical_links; /* links carrying critical-path transfers */
@@ -2991,9 +3003,13 @@ static void tl_place_links(const kt_sim *s, tl_layout *l) {
             continue;
         }
         l->nxfer++;
-        links[l->nlinks].link = t->src * ndev + t->dst;
+        links[l->nlinks].link = tl_link_key(s, l->topo, t);
         links[l->nlinks].src = t->src;
         links[l->nlinks].dst = t->dst;
+        links[l->nlinks].level =
+            l->topo && l->topo->ports
+                ? kt_topology_level(l->topo, t->src, t->dst)
+                : -1;
         links[l->nlinks].busy = s->end[i] - s->start[i];
         links[l->nlinks].critical = 0;
         l->nlinks++;
@@ -3011,7 +3027,7 @@ static void tl_place_links(const kt_sim *s, tl_layout *l) {
         const kt_sim_task *t = &s->task[s->critical[i]];
         tl_link key, *hit;
         if (t->kind != KT_TASK_TRANSFER) continue;
-        key.link = t->src * ndev + t->dst;
+        key.link = tl_link_key(s, l->topo, t);
         hit = (tl_link *)bsearch(&key, links, (size_t)l->nlinks, sizeof key,
                                  tl_by_link);
         if (hit && !hit->critical) {
@@ -3029,7 +3045,7 @@ static void tl_place_links(const kt_sim *s, tl_layout *l) {
         if (links[i].row == 0) links[i].row = ndev + l->nshown++;
     for (i = 0; i < s->ntask; i++)
         if (s->task[i].kind == KT_TASK_TRANSFER &&
-            tl_row(s, &s->task[i], links, l->nlinks) < 0)
+            tl_row(s, l->topo, &s->task[i], links, l->nlinks) < 0)
             l->hidden_xfers++;
 }
 
@@ -3071,12 +3087,13 @@ static void tl_write_title(FILE *out, const kt_sim *s, const tl_layout *l,
     fprintf(out, ": one step on %lld device%s, %s</text>\n", (long long)ndev,
             ndev == 1 ? "" : "s", b1);
     fprintf(out, "<text x=\"%d\" y=\"44\" font-size=\"11\">%lld compute "
-            "tasks, %lld transfers on %lld links. Colour: the operator, "
+            "tasks, %lld transfers on %lld %s. Colour: the operator, "
             "from a palette of 12 (solid: compute, light: its transfers); "
             "black outline: the critical path (%d tasks). Hover a task for "
             "its operator and times.</text>\n",
             TL_MARGIN, (long long)l->ncompute, (long long)l->nxfer,
-            (long long)l->nlinks, s->ncritical);
+            (long long)l->nlinks,
+            l->topo && l->topo->ports ? "ports" : "links", s->ncritical);
     if (l->nshown < l->nlinks)
         fprintf(out, "<text x=\"%d\" y=\"60\" font-size=\"11\" "
                 "fill=\"#b00000\">Showing %lld of %lld links (%s, then the "
@@ -3113,13 +3130,19 @@ static void tl_write_rows(FILE *out, const kt_sim *s, const kt_topology *t,
         }
         fputs("</text>\n", out);
     }
-    for (i = 0; i < l->nlinks; i++)
-        if (l->links[i].row >= 0)
-            fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" "
-                    "fill=\"#555555\">d%lld-&gt;d%lld</text>\n",
-                    TL_MARGIN + 4,
-                    TL_TOP + (double)l->links[i].row * TL_ROW_H + TL_ROW_H - 4,
-                    (long long)l->links[i].src, (long long)l->links[i].dst);
+    for (i = 0; i < l->nlinks; i++) {
+        const tl_link *k = &l->links[i];
+        if (k->row < 0) continue;
+        fprintf(out, "<text x=\"%d\" y=\"%.0f\" font-size=\"10\" "
+                "fill=\"#555555\">", TL_MARGIN + 4,
+                TL_TOP + (double)k->row * TL_ROW_H + TL_ROW_H - 4);
+        if (k->level >= 0) /* a port: every send of d over the level */
+            fprintf(out, "d%lld port L%d</text>\n", (long long)k->src,
+                    k->level + 1);
+        else
+            fprintf(out, "d%lld-&gt;d%lld</text>\n", (long long)k->src,
+                    (long long)k->dst);
+    }
     if (l->nshown)
         fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" "
                 "stroke=\"#888888\" stroke-width=\"1\"/>\n", TL_MARGIN,
@@ -3165,6 +3188,7 @@ static int write_timeline(const char *path, const kt_graph *g,
                     "devices, the plan has %lld", TL_MAX_DEVICES,
                     (long long)s->ndev);
     memset(&l, 0, sizeof l);
+    l.topo = t;
     l.span = s->step_seconds;
     l.links = (tl_link *)calloc((size_t)s->ntask + 1, sizeof *l.links);
     crit = (char *)calloc((size_t)s->ntask + 1, 1);
@@ -3193,7 +3217,7 @@ static int write_timeline(const char *path, const kt_graph *g,
         for (i = 0; i < s->ntask; i++) {
             int64_t row;
             if (crit[i] != pass) continue;
-            if ((row = tl_row(s, &s->task[i], l.links, l.nlinks)) < 0)
+            if ((row = tl_row(s, t, &s->task[i], l.links, l.nlinks)) < 0)
                 continue;
             tl_task(out, g, s, (int)i, row, l.scale, crit[i]);
         }

@@ -324,6 +324,32 @@ expect_bad_msg 'order4.txt: schedule: op W4.update runs before dW4' sim \
 expect_bad_msg 'cannot open schedule' sim --model "$M" --devices 8 \
     --order "$dir/none.txt"
 
+# `links ports`: a device's sends over a level queue on one port, so the
+# data-parallel step (every device sending its gradient shares to several
+# others at once) is longer than with a link per pair, and the timeline
+# draws a row per port
+printf 'level 2 25G\nlevel 4 300G\n' >"$dir/pairs.txt"
+printf 'level 2 25G\nlevel 4 300G\nlinks ports\n' >"$dir/ports.txt"
+expect_json "$dir/dp.plan.json" plan --model "$M" --devices 8 --strategy data \
+    --json
+expect_json "$dir/pairs.json" sim --model "$M" --plan "$dir/dp.plan.json" \
+    --topology-file "$dir/pairs.txt" --json
+expect_json "$dir/ports.json" sim --model "$M" --plan "$dir/dp.plan.json" \
+    --topology-file "$dir/ports.txt" --timeline "$dir/ports.svg" --json
+check "links ports: a longer step, a timeline row per port" '
+import json, re, sys
+a, b = (json.load(open(f))["step_seconds"] for f in sys.argv[1:3])
+svg = open(sys.argv[3]).read()
+assert b > 1.5 * a, (a, b)
+ports = set(re.findall(r">d(\d+) port L(\d)<", svg))
+assert len(ports) == 16, sorted(ports)
+assert not re.search(r">d\d+-&gt;d\d+</text>", svg), "a pair row"
+assert re.search(r"transfers on 16 ports", svg), "caption"
+' "$dir/pairs.json" "$dir/ports.json" "$dir/ports.svg"
+printf 'level 2 25G\nlinks shared\n' >"$dir/badlinks.txt"
+expect_bad_msg 'badlinks.txt: line 2: expected `links pairs` or `links ports`' \
+    sim --model "$M" --devices 2 --topology-file "$dir/badlinks.txt"
+
 # Text output: the step, the per-device table and the critical path.
 expect_text 'step .* simulated' sim --model "$M" --devices 8 --topology "$FAST"
 expect_text 'utilisation' sim --model "$M" --devices 8 --topology "$FAST"

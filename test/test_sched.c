@@ -2290,7 +2290,12 @@ static void test_delta_case(const char *model, int ndev, const char *topo,
     so.strategy = strategy;
     CHECKF(kt_zoo_build(model, &g, &err) == KT_OK, "%s", err.message);
     if (!g) return;
-    CHECK(kt_topology_parse(topo, &t, &err) == KT_OK);
+    /* a spec has a colon; anything else is a topology file's text */
+    if (strchr(topo, ':'))
+        CHECK(kt_topology_parse(topo, &t, &err) == KT_OK);
+    else
+        CHECKF(kt_topology_parse_text(topo, "topo", &t, &err) == KT_OK, "%s",
+               err.message);
     kt_factors_default(ndev, &f, &err);
     CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
     CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
@@ -3492,6 +3497,10 @@ static void test_delta(void) {
     test_delta_case("transformer:layers=1,dmodel=64,heads=4,ffn=128,seq=16,"
                     "batch=2", 4, "flat:4:50G", KT_STRATEGY_GREEDY,
                     quick ? 30 : 600, 4);
+    /* a port per device and level: many transfers queue on one resource */
+    test_delta_case("mlp:layers=4,hidden=256,batch=64", 8,
+                    "level 2 25G\nlevel 4 300G\nlinks ports\n",
+                    KT_STRATEGY_DATA, quick ? 60 : 1000, 5);
 }
 
 /* Profiles (FlexFlow 5.1): the table kt_profile_write prints parses back
@@ -4901,6 +4910,11 @@ static void test_plan_sim(void) {
                        "flat:4:100G", KT_STRATEGY_DATA, n, 15, &kept, &total);
     /* two device kinds: a changed op's compute tasks are priced on their
        own device's kind, as a fresh build prices them */
+    /* a port per device and level (kt_topology.ports): the incremental
+       graph keys links by sender and level, as a fresh build does */
+    test_plan_sim_case("mlp:layers=4,hidden=96,batch=24", 6,
+                       "level 3 25G\nlevel 2 300G\nlinks ports\n",
+                       KT_STRATEGY_DATA, n, 17, &kept, &total);
     test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
                        "kind fast flops 989T membw 4.8T\n"
                        "kind slow flops 100T membw 1T\n"
@@ -5495,6 +5509,82 @@ static void test_topology_strict(void) {
           t.latency[0] == 2.5e-6 && t.kind[0].mem_bw == 2e12);
 }
 
+/* Links as ports (kt_topology.ports, `links ports`): every transfer a
+   device sends over one level queues on one resource, so no two of them
+   overlap in time and the port is busy for their sum; with a link per
+   pair (the default) a device's sends to several others overlap.  The
+   data-parallel MLP's gradient reductions send from every device to
+   several others at once. */
+static void test_ports(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_search_options so;
+    kt_topology t;
+    int mode;
+    double step[2];
+    CHECK(kt_topology_parse_text("level 2 25G\nlevel 4 300G\n", "t", &t,
+                                 &err) == KT_OK && t.ports == 0);
+    CHECK(kt_topology_parse_text("level 2 25G\nlinks ports\n", "t", &t,
+                                 &err) == KT_OK && t.ports == 1);
+    CHECKF(kt_topology_parse_text("level 2 25G\nlinks shared\n", "t", &t,
+                                  &err) == KT_ERR_PARSE &&
+               strstr(err.message, "t: line 2: expected `links pairs` or "
+                                   "`links ports`"),
+           "%s", err.message);
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=256,batch=64", &g, &err) ==
+          KT_OK);
+    if (!g) return;
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DATA;
+    CHECK(kt_factors_default(8, &f, &err) == KT_OK);
+    CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+    CHECK(kt_lower(g, &p, &prog, &err) == KT_OK);
+    for (mode = 0; mode < 2; mode++) {
+        kt_sim sim;
+        int i, j, overlaps = 0, bad = 0;
+        CHECK(kt_topology_parse_text(mode ? "level 2 25G\nlevel 4 300G\n"
+                                            "links ports\n"
+                                          : "level 2 25G\nlevel 4 300G\n",
+                                     "t", &t, &err) == KT_OK);
+        memset(&sim, 0, sizeof sim);
+        CHECK(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_OK);
+        CHECK(kt_sim_run(&sim, &err) == KT_OK);
+        step[mode] = sim.step_seconds;
+        for (i = 0; i < sim.ntask; i++) {
+            const kt_sim_task *a = &sim.task[i];
+            if (a->kind != KT_TASK_TRANSFER) continue;
+            for (j = i + 1; j < sim.ntask; j++) {
+                const kt_sim_task *b = &sim.task[j];
+                int same_port = b->kind == KT_TASK_TRANSFER &&
+                                b->src == a->src &&
+                                kt_topology_level(&t, b->src, b->dst) ==
+                                    kt_topology_level(&t, a->src, a->dst);
+                int overlap = sim.start[j] < sim.end[i] &&
+                              sim.start[i] < sim.end[j];
+                if (!same_port || !overlap) continue;
+                overlaps++;
+                bad += mode == 1;
+                if (mode == 1) /* one port: one resource */
+                    CHECK(a->device == b->device);
+            }
+        }
+        if (mode == 0)
+            CHECKF(overlaps > 0, "pairs: no device's sends over one level "
+                   "overlapped (the test would not see ports)");
+        else
+            CHECKF(bad == 0, "ports: %d pairs of sends overlap on a port",
+                   bad);
+        kt_sim_free(&sim);
+    }
+    CHECKF(step[1] > step[0], "ports %g s, pairs %g s", step[1], step[0]);
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 /* A schedule as text (kt_schedule_parse): op names in order, blanks,
    newlines and comments between; each op once, every op, no dependence
    broken; messages name the text and the line. */
@@ -5787,6 +5877,7 @@ int main(void) {
     test_topology_latencies();
     test_topology_strict();
     test_schedule_text();
+    test_ports();
     test_profile_text_edges();
     test_mcmc_rule_far();
     test_mcmc_keep_first();
