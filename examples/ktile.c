@@ -3362,7 +3362,8 @@ static int write_profile_file(const char *path, const kt_graph *g,
     kt_error err;
     kt_status ps;
     if (!pf)
-        return fail(EXIT_BAD_INPUT, "--write-profile: cannot write %s", path);
+        return fail(EXIT_BAD_INPUT, "--write-profile %s: cannot write: %s",
+                    path, strerror(errno));
     ps = kt_profile_write(g, prog, topo, pf, &err);
     if ((ferror(pf) | fclose(pf)) != 0 && ps == KT_OK)
         /* (opened but not written: like --svg's and stdout's) */

@@ -448,7 +448,7 @@ expect_bad_msg 'twice' sim --model "$P" --devices 4 --profile "$dir/bad4.txt"
 printf 'x2 16x64x99999 1\n' >"$dir/bad5.txt"
 expect_bad_msg 'extent 3' sim --model "$P" --devices 4 --profile "$dir/bad5.txt"
 expect_bad_msg 'missing-prof' sim --model "$P" --devices 4 --profile "$dir/missing-prof.txt"
-expect_bad_msg 'cannot write' sim --model "$P" --devices 4 --write-profile "$dir/no/such/p.txt"
+expect_bad_msg 'p.txt: cannot write: No such file' sim --model "$P" --devices 4 --write-profile "$dir/no/such/p.txt"
 # opened but not written (a full disk): exit 1, as for --svg, --timeline
 # and stdout; a path that cannot be opened is the caller's (2, above)
 if [ -w /dev/full ]; then
