@@ -416,12 +416,13 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
    every other reader of the tensor it writes. */
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err);
-/* A schedule written as text: the op names (a statement's output, e.g.
-   `h1`, `dW1`, `W1.update`) in the order to run them, separated by
-   blanks or newlines, `#` to the end of a line a comment.  Fills
-   order[0..nop) and checks it (kt_schedule_check); a name the graph does
-   not have, or a missing or repeated op, is refused naming `name` (the
-   file's, in messages) and the line. */
+/* A schedule written as text (NUL-terminated): the op names (a
+   statement's output, e.g. `h1`, `dW1`, `W1.update`; `ktile plan --json`
+   lists them in graph order under "ops") in the order to run them,
+   separated by blanks or newlines, `#` to the end of a line a comment.
+   Fills order[0..nop) and checks it (kt_schedule_check); a name the graph
+   does not have, or a missing or repeated op, is refused naming `name`
+   (the file's, in messages; NULL: "schedule") and the line. */
 kt_status kt_schedule_parse(const kt_graph *g, const char *text,
                             const char *name, int *order, kt_error *err);
 kt_status kt_schedule_load_file(const kt_graph *g, const char *path,
@@ -1706,8 +1707,8 @@ static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
                               "bandwidth '%s': expected 1 to 1e18 bytes/s "
                               "(e.g. 450G, or 400Gb in bits)", w[2]);
     if (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
-                   lat > 1e6 || !(isdigit((unsigned char)w[3][0]) ||
-                                  w[3][0] == '.')))
+                   lat > 1e6 || strpbrk(w[3], "xX") ||
+                   !(isdigit((unsigned char)w[3][0]) || w[3][0] == '.')))
         return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
                               "latency '%s': expected 0 to 1e6 seconds",
                               w[3]);
@@ -2346,8 +2347,9 @@ kt_status kt_schedule_parse(const kt_graph *g, const char *text,
                             const char *name, int *order, kt_error *err) {
     int *line_of = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     int n = 0, line = 1;
-    const char *p = text;
+    const char *p = text ? text : "";
     kt_status s = KT_OK;
+    if (!name) name = "schedule";
     if (!line_of) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     while (*p && s == KT_OK) {
         char word[KT_NAME_MAX + 8];
@@ -2363,16 +2365,21 @@ kt_status kt_schedule_parse(const kt_graph *g, const char *text,
             continue;
         }
         len = strcspn(p, " \t\r\n#");
-        if (len >= sizeof word) {
-            s = kt__fail_named(err, KT_ERR_PARSE, name, line, "'%.40s...' is "
-                               "longer than any op name", p);
+        if (len >= sizeof word || !kt__is_name_start((unsigned char)*p)) {
+            s = kt__fail_named(err, KT_ERR_PARSE, name, line, "expected an op "
+                               "name (a statement's output, such as h1 or "
+                               "W1.update)");
             break;
         }
         memcpy(word, p, len);
         word[len] = '\0';
         p += len;
         o = kt_graph_find_op(g, word);
-        if (o < 0)
+        if (o < 0 && kt_graph_find_tensor(g, word) >= 0)
+            s = kt__fail_named(err, KT_ERR_PARSE, name, line, "%s is a "
+                               "tensor no op of the graph computes (an input, "
+                               "weight or state)", word);
+        else if (o < 0)
             s = kt__fail_named(err, KT_ERR_PARSE, name, line, "the graph has "
                                "no op %s", word);
         else if (line_of[o])

@@ -3444,14 +3444,17 @@ static kt_status kt__read_file(const char *path, const char *what,
                         path, strerror(errno));
     for (;;) {
         if (len + 1 >= cap) { /* room for the NUL at the end */
-            size_t nc = cap ? 2 * cap : 65536;
+            size_t most = ((size_t)1 << 30) + 1, nc; /* 1 GiB and the NUL */
             char *nt;
-            if (nc > ((size_t)1 << 30) + 1) { /* bad input, not memory */
+            if (cap == most) { /* full at the limit: is there more? */
+                if (fgetc(f) == EOF) break;
                 KT_FREE(text);
                 fclose(f);
                 return kt__fail(err, KT_ERR_LIMIT, 0, "%s %s is larger than "
                                 "1 GiB", what, path);
             }
+            nc = cap ? 2 * cap : 65536;
+            if (nc > most) nc = most;
             nt = (char *)KT_REALLOC(text, nc);
             if (!nt) {
                 KT_FREE(text);

@@ -1306,6 +1306,7 @@ typedef struct plan_report {
                               simulator gave the plan (what mcmc
                               minimised), beside the modelled one         */
     double simulated_seconds;
+    const char *profile;   /* mcmc --profile: the file of compute times  */
     const char *start;     /* mcmc: what the first chain started from    */
     int64_t tried;         /* --strategy mcmc: proposals tried and       */
     int64_t accepted;      /*   accepted; -1 for the other searches      */
@@ -1425,6 +1426,9 @@ static void print_plan_text(FILE *out, const kt_graph *g, const kt_plan *p,
         format_seconds(r->simulated_seconds, b1, sizeof b1);
         fprintf(out, "          %s simulated there (what mcmc minimised)\n",
                 b1);
+        if (r->profile) /* the modelled step above is the roofline's */
+            fprintf(out, "          compute times from the profile %s\n",
+                    r->profile);
     }
 
     for (t = 0; t < nt; t++) {
@@ -2236,6 +2240,7 @@ static int cmd_plan(int argc, char **argv) {
         rc = plan_by_mcmc(g, &f, &opt, machine_set ? &topology : NULL,
                           o[O_PROFILE].value ? &prof : NULL, &o[O_SECONDS],
                           mc_spec, sizeof mc_spec, &machine, &p, &r);
+        r.profile = o[O_PROFILE].value;
         kt_profile_free(&prof);
         if (rc != 0) {
             kt_graph_destroy(g);
@@ -2757,22 +2762,29 @@ static const char sim_usage[] =
     "                      (the statements' outputs, e.g. h1, dW1, W1.update),\n"
     "                      blank- or newline-separated, # comments; it must\n"
     "                      list every op once and respect the data (default:\n"
-    "                      the graph's order, as 'ktile zoo --print' lists it)\n"
+    "                      the graph's order, the \"ops\" of 'ktile plan --json',\n"
+    "                      which lists the generated backward ops too)\n"
     "  --timeline FILE     write an SVG Gantt chart of the step: a row per "
     "device\n"
     "                      and per link carrying transfers (at most 200: those\n"
     "                      on the critical path, then the busiest), tasks\n"
     "                      coloured by operator (a palette of 12), transfers "
     "lighter,\n"
-    "                      the critical path outlined\n"
+    "                      the critical path outlined\n";
+/* (the rest of sim_usage: C99 compilers need take only 4095 characters
+   in one string literal) */
+static const char sim_usage_json[] =
     "  --json              print one JSON object:\n"
     "      {\"step_seconds\", \"bytes\", \"devices\": [{\"busy_seconds\", "
     "\"idle_seconds\"}],\n"
-    "       \"critical_path_tasks\", \"critical_path\": [{\"op\", \"kind\", "
-    "\"device\" |\n"
-    "       \"src\", \"dst\", \"bytes\", \"start_seconds\", \"end_seconds\"}]}; "
-    "with\n"
-    "      named device kinds every device also has \"kind\"\n"
+    "       \"critical_path_tasks\", \"critical_path\": [{\"op\", \"task\": "
+    "compute,\n"
+    "       \"device\" | \"task\": transfer, \"src\", \"dst\", \"bytes\", "
+    "\"tensor\",\n"
+    "       \"conversion\": input|output, \"xfer\": copy|reduce; "
+    "\"start_seconds\",\n"
+    "       \"end_seconds\"}]}\n"
+    "      with named device kinds every device also has \"kind\"\n"
     "      bytes: all transfers of the lowered program (= the plan's "
     "total_bytes);\n"
     "      idle_seconds = step_seconds - busy_seconds, device 0 first\n"
@@ -2783,6 +2795,7 @@ static const char sim_usage[] =
 
 static void sim_help(FILE *out) {
     fprintf(out, sim_usage, model_options_help);
+    fputs(sim_usage_json, out);
 }
 
 /* %.17g: the figure reads back as the same double, so that the sums the
@@ -3104,7 +3117,7 @@ static void tl_write_title(FILE *out, const kt_sim *s, const tl_layout *l,
                 (long long)l->nlinks,
                 l->ncritical_links <= TL_MAX_LINK_ROWS
                     ? "every link on the critical path"
-                    : "the first links of the critical path",
+                    : "the busiest links of the critical path",
                 (long long)l->hidden_xfers);
 }
 
@@ -3234,10 +3247,46 @@ static int write_timeline(const char *path, const kt_graph *g,
 
 /* ------------------------------------------------------- sim: command */
 
+/* What a transfer task of the critical path moves: the tensor, whether
+   it converts an input of its op or the op's output, and copy or reduce.
+   kt_sim_build makes one task per (op, role, kind, src, dst), so among
+   the op's lowered transfers between the same devices, the group of one
+   role and kind whose bytes are the task's is it; when two groups tie
+   on bytes, nothing is printed. */
+static void print_transfer_json(FILE *out, const kt_graph *g,
+                                const kt_program *prog,
+                                const kt_sim_task *t) {
+    int64_t sum[2 * (KT_MAX_VARS + 1)], i;
+    const kt_op *op = kt_graph_op(g, t->op);
+    int r, k, found = -1, matches = 0;
+    if (!op) return;
+    for (r = 0; r < 2 * (KT_MAX_VARS + 1); r++) sum[r] = 0;
+    for (i = prog->xfer_first[t->op]; i < prog->xfer_first[t->op + 1]; i++) {
+        const kt_transfer *x = &prog->xfer[i];
+        if (x->src == t->src && x->dst == t->dst && x->role >= 0 &&
+            x->role <= KT_MAX_VARS)
+            sum[2 * x->role + (x->kind == KT_XFER_REDUCE)] += x->bytes;
+    }
+    for (r = 0; r < 2 * (KT_MAX_VARS + 1); r++)
+        if (sum[r] > 0 && sum[r] == t->bytes) {
+            found = r;
+            matches++;
+        }
+    if (matches != 1) return;
+    r = found / 2;
+    k = found % 2;
+    fputs(", \"tensor\": ", out);
+    json_string(out, kt_graph_tensor(g, r < op->ninputs ? op->input[r]
+                                                        : op->output)->name);
+    fprintf(out, ", \"conversion\": \"%s\", \"xfer\": \"%s\"",
+            r < op->ninputs ? "input" : "output", k ? "reduce" : "copy");
+}
+
 /* The critical path as JSON, first task first: each compute task's op
-   and device, each transfer's op, link and bytes, and both's times. */
+   and device, each transfer's op, link, bytes and what it moves, and
+   both's times. */
 static void print_critical_json(FILE *out, const kt_graph *g,
-                                const kt_sim *s) {
+                                const kt_program *prog, const kt_sim *s) {
     int i;
     fputs(", \"critical_path\": [", out);
     for (i = 0; i < s->ncritical; i++) {
@@ -3246,13 +3295,15 @@ static void print_critical_json(FILE *out, const kt_graph *g,
         const kt_op *op = kt_graph_op(g, t->op);
         fputs(i ? ", {\"op\": " : "{\"op\": ", out);
         json_string(out, op ? op->name : "?");
-        if (t->kind == KT_TASK_COMPUTE)
-            fprintf(out, ", \"kind\": \"compute\", \"device\": %lld",
+        if (t->kind == KT_TASK_COMPUTE) {
+            fprintf(out, ", \"task\": \"compute\", \"device\": %lld",
                     (long long)t->device);
-        else
-            fprintf(out, ", \"kind\": \"transfer\", \"src\": %lld, "
+        } else {
+            fprintf(out, ", \"task\": \"transfer\", \"src\": %lld, "
                     "\"dst\": %lld, \"bytes\": %lld", (long long)t->src,
                     (long long)t->dst, (long long)t->bytes);
+            print_transfer_json(out, g, prog, t);
+        }
         fputs(", \"start_seconds\": ", out);
         json_double_exact(out, s->start[k]);
         fputs(", \"end_seconds\": ", out);
@@ -3262,8 +3313,10 @@ static void print_critical_json(FILE *out, const kt_graph *g,
     fputc(']', out);
 }
 
-static void print_sim_json(FILE *out, const kt_graph *g, const kt_sim *s,
-                           const kt_topology *t, int64_t bytes) {
+static void print_sim_json(FILE *out, const kt_graph *g,
+                           const kt_program *prog, const kt_sim *s,
+                           const kt_topology *t) {
+    int64_t bytes = prog->total_bytes;
     int64_t d;
     fputs("{\"step_seconds\": ", out);
     json_double_exact(out, s->step_seconds);
@@ -3278,7 +3331,7 @@ static void print_sim_json(FILE *out, const kt_graph *g, const kt_sim *s,
         fputc('}', out);
     }
     fprintf(out, "], \"critical_path_tasks\": %d", s->ncritical);
-    print_critical_json(out, g, s);
+    print_critical_json(out, g, prog, s);
     fputs("}\n", out);
 }
 
@@ -3525,7 +3578,7 @@ static int cmd_sim(int argc, char **argv) {
             0)
         goto done;
     if (o[O_JSON].value) {
-        print_sim_json(stdout, g, &sim, &topo, prog.total_bytes);
+        print_sim_json(stdout, g, &prog, &sim, &topo);
     } else {
         r.model = label;
         r.plan = path;

@@ -51,10 +51,13 @@ if "critical_path" in d:
         assert b["start_seconds"] >= a["end_seconds"] * (1 - 1e-12), (a, b)
     for t in cp:
         assert t["start_seconds"] <= t["end_seconds"], t
-        if t["kind"] == "compute":
-            assert 0 <= t["device"] < ndev and set(t) == {"op", "kind", "device", "start_seconds", "end_seconds"}, t
+        if t["task"] == "compute":
+            assert 0 <= t["device"] < ndev and set(t) == {"op", "task", "device", "start_seconds", "end_seconds"}, t
         else:
-            assert t["kind"] == "transfer" and 0 <= t["src"] < ndev and 0 <= t["dst"] < ndev and t["src"] != t["dst"] and t["bytes"] > 0, t'
+            assert t["task"] == "transfer" and 0 <= t["src"] < ndev and 0 <= t["dst"] < ndev and t["src"] != t["dst"] and t["bytes"] > 0, t
+            # what it moves: an input or the output of the op, copied or reduced
+            assert t["conversion"] in ("input", "output") and t["xfer"] in ("copy", "reduce") and t["tensor"], t
+            assert t["xfer"] == "copy" or t["conversion"] == "output", t'
 
 # the same "bytes" as the plan's "total_bytes"
 SAME_BYTES='import json, sys

@@ -5485,6 +5485,7 @@ static void test_topology_strict(void) {
          "line 4: device membw given twice (first on line 2)"},
         {"level 8 1G -1\n", "line 1: latency '-1'"},
         {"level 8 1G 1e7\n", "line 1: latency '1e7'"},
+        {"level 8 1G 0x1p-20\n", "line 1: latency '0x1p-20'"},
         {"level x 1G\n", "line 1: fan-out 'x'"},
         {"level +8 1G\n", "line 1: fan-out '+8'"},
         {"level 8 fast\n", "line 1: bandwidth 'fast'"},
@@ -5600,7 +5601,10 @@ static void test_schedule_text(void) {
         {"y z y u\n", "s.txt: line 1: op y again (first on line 1)"},
         {"y\n# z\nq u z\n", "s.txt: line 3: the graph has no op q"},
         {"y z\n", "s.txt: 2 of the graph's 3 ops listed; op u is missing"},
-        {"u y z\n", "s.txt: schedule: op u runs before y"}};
+        {"u y z\n", "s.txt: schedule: op u runs before y"},
+        {"y x z u\n", "s.txt: line 1: x is a tensor no op of the graph "
+                      "computes"},
+        {"y \x01\x02 z u\n", "s.txt: line 1: expected an op name"}};
     int order[3];
     kt_error err;
     unsigned i;
@@ -5618,6 +5622,10 @@ static void test_schedule_text(void) {
                "'%s': %s", bad[i].text, err.message);
     CHECK(kt_schedule_load_file(g, "/nonexistent/order", order, &err) ==
           KT_ERR_IO);
+    /* no name: the messages say "schedule" */
+    CHECKF(kt_schedule_parse(g, "y q", NULL, order, &err) == KT_ERR_PARSE &&
+               strstr(err.message, "schedule: line 1: the graph has no op q"),
+           "%s", err.message);
     kt_graph_destroy(g);
 }
 
