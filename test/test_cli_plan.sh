@@ -580,6 +580,9 @@ assert p["simulated_step_seconds"] > 2 * p0["simulated_step_seconds"], (p, p0)
 r = abs(p["simulated_step_seconds"] - s["step_seconds"]) / s["step_seconds"]
 assert r < 1e-8, (p["simulated_step_seconds"], s["step_seconds"])
 ' "$dir/mcp0.json" "$dir/mcp.json" "$dir/mcp.sim.json"
+expect_text 'compute times from the profile .*mprof10.txt' plan \
+    --model-file "$M" --devices 4 --strategy mcmc --proposals 20 \
+    --profile "$dir/mprof10.txt"
 expect_bad_msg 'option of --strategy mcmc' plan --model-file "$M" \
     --devices 4 --profile "$dir/mprof10.txt"
 expect_bad_msg "$dir/nonexistent.txt" plan --model-file "$M" --devices 4 \
