@@ -1706,9 +1706,9 @@ static kt_status kt__topo_level_line(kt__topo_reader *r, kt_topology *t,
         return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
                               "bandwidth '%s': expected 1 to 1e18 bytes/s "
                               "(e.g. 450G, or 400Gb in bits)", w[2]);
-    if (n == 4 && (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
-                   lat > 1e6 || strpbrk(w[3], "xX") ||
-                   !(isdigit((unsigned char)w[3][0]) || w[3][0] == '.')))
+    if (n == 4 && (!kt__decimal_text(w[3], strlen(w[3])) ||
+                   (lat = strtod(w[3], &end), *end || !(lat >= 0) ||
+                    lat > 1e6)))
         return kt__fail_named(err, KT_ERR_PARSE, r->name, line,
                               "latency '%s': expected 0 to 1e6 seconds",
                               w[3]);

@@ -3902,18 +3902,28 @@ static int kt__rate_ok(double x, double most) { return x >= 1 && x <= most; }
 #define KT__MAX_BANDWIDTH 1e18
 #define KT__MAX_RATE 1e30
 
+/* Whether text[0..len) is written as a plain decimal number: a digit or
+   a point first, no hex.  strtod alone would also skip leading blanks,
+   take a sign and read C's hex floats; rates, latencies and the CLI's
+   decimal options are read through this first. */
+static int kt__decimal_text(const char *text, size_t len) {
+    size_t i;
+    if (!text || len == 0) return 0;
+    if (!isdigit((unsigned char)text[0]) && text[0] != '.') return 0;
+    for (i = 0; i < len; i++)
+        if (text[i] == 'x' || text[i] == 'X') return 0;
+    return 1;
+}
+
 /* A rate with an optional K, M, G or T (powers of 1000) and b (bits) or
    B: "300G" -> 3e11, "400Gb" -> 5e10; 0 unless from 1 to `most`. */
 static int kt__parse_rate(const char *text, size_t len, double most,
                           double *out) {
     char buf[64], *end;
     double v, scale = 1;
-    if (len == 0 || len >= sizeof buf) return 0;
-    /* digits first: strtod would also skip spaces and take a sign or hex */
-    if (!isdigit((unsigned char)text[0]) && text[0] != '.') return 0;
+    if (len >= sizeof buf || !kt__decimal_text(text, len)) return 0;
     memcpy(buf, text, len);
     buf[len] = '\0';
-    if (strpbrk(buf, "xX")) return 0; /* no hex floats */
     v = strtod(buf, &end);
     if (end == buf) return 0;
     if (*end == 'K') { scale = 1e3; end++; }

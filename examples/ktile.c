@@ -187,13 +187,11 @@ static int parse_int(const char *text, int64_t min, int64_t max,
     return 0;
 }
 
-/* 1 when text is written as a decimal number: a digit, a point or a
-   minus first, no hex (strtod alone also skips leading blanks and reads
-   C's hex floats, which the whole-number options refuse). */
+/* 1 when text is written as a decimal number (kt__decimal_text), a minus
+   allowed first so that a negative value gets its range's message. */
 static int decimal_text(const char *text) {
-    return text && (isdigit((unsigned char)text[0]) || text[0] == '.' ||
-                    text[0] == '-') &&
-           !strpbrk(text, "xX");
+    if (text && text[0] == '-') text++;
+    return text && kt__decimal_text(text, strlen(text));
 }
 
 /* 1 when all of text is one decimal number, in range of a double. */
