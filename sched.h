@@ -139,15 +139,30 @@ typedef enum kt_xfer_kind {
                          its own by the op's reducer (+, max, min or *)   */
 } kt_xfer_kind;
 
+/* Stages of one conversion's collective: reductions climb the device
+   hierarchy (stages 0 .. cuts - 1), sums and fetched values descend it
+   (up to 2 * cuts - 1), so a stage fits below this. */
+#define KT_XFER_STAGES (2 * KT_MAX_CUTS)
+#if KT_XFER_STAGES > 64
+#error "KT_MAX_CUTS must be at most 32 (a conversion's stages are a 64-bit set)"
+#endif
+
 /* One transfer: `region` of `tensor` sent from device src to dst, as part
    of converting role `role` of operator `op` (an input index, or the
-   op's input count for its output). */
+   op's input count for its output).  A conversion is a collective built
+   level by level (kt_lower): a transfer starts once every transfer of
+   its op and role into its src of a lower stage is done -- and at the
+   same stage, every reduction before any copy.  A relay sends on what
+   an earlier stage delivered to it: the input region it received, or
+   the sum it stored, not its own tile or result. */
 typedef struct kt_transfer {
     int op, role, tensor;
     int64_t src, dst;
     kt_box region;
     int64_t bytes;
     kt_xfer_kind kind;
+    int stage; /* 0 .. KT_XFER_STAGES - 1                                */
+    int relay; /* 1: src forwards (a copy, stage > 0); 0: its own data    */
 } kt_transfer;
 
 /* One sub-operator: op run on `device` over its share of the index space
