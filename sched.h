@@ -52,7 +52,7 @@
      include path: this header's name would shadow POSIX <sched.h>.
 
    PUBLIC FUNCTIONS
-     lowering    kt_lower kt_program_count_pairs kt_program_bytes_between
+     lowering    kt_lower kt_lower_on kt_program_count_pairs kt_program_bytes_between
                  kt_pair_bytes_lookup kt_program_free
      topology    kt_topology_parse kt_topology_parse_text
                  kt_topology_load_file kt_topology_single kt_topology_level
@@ -200,13 +200,14 @@ typedef struct kt_program {
                               itself does not need)                       */
 } kt_program;
 
-/* Lowers plan p of graph g.  Every element a device needs and does not
-   hold comes from the holder nearest to it (the one sharing the longest
-   prefix of cut coordinates: same node before other nodes, SOYBEAN 5.1);
-   partial sums are reduced as DESIGN.md's cost assumes -- each cell's
-   elements shared among its roots, each root receiving the other partial
-   classes' values and then sending the sum to the rest of the devices
-   needing it.  total_bytes equals kt_plan_eval's total. */
+/* Lowers plan p of graph g.  Every conversion is a collective built
+   level by level over the cuts (cut 1 the slowest level, SOYBEAN 5.1):
+   an element a device lacks comes from the nearest holder, entering each
+   block of devices that needs it once and passed on inside it (relays);
+   partial sums are shared among their roots, reduced onto each root
+   innermost level first and the sums broadcast the same way.  Each
+   transfer's stage orders it after what it forwards or combines.
+   total_bytes equals kt_plan_eval's total. */
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err);
 /* Fills prog->pairs and npairs (again, if already filled): linear in
@@ -303,6 +304,13 @@ void kt_topology_single(kt_topology *t, double peak_flops, double mem_bw);
 int kt_topology_level(const kt_topology *t, int64_t a, int64_t b);
 /* The kind of device dev (an index into t->kind). */
 int kt_topology_device_kind(const kt_topology *t, int64_t dev);
+/* kt_lower for topology t (NULL: kt_lower itself): consecutive cuts whose
+   devices talk over one level of t make one level of the collectives'
+   trees, where kt_lower makes every cut a level (a tree step inside one
+   level of links only adds a hop).  What kt_sim_build and kt_plan_sim
+   simulate on t; t must have the plan's devices. */
+kt_status kt_lower_on(const kt_graph *g, const kt_plan *p,
+                      const kt_topology *t, kt_program *out, kt_error *err);
 /* The kind index called `name`, or -1. */
 int kt_topology_find_kind(const kt_topology *t, const char *name);
 /* The same levels as a tiling.h machine, for the time objective.  Its one
@@ -840,15 +848,16 @@ static void kt__cell_box(const kt__grid *g, int64_t cell, kt_box *b) {
     }
 }
 
-/* How many leading cut coordinates two devices share: devices of one
-   group of the first cuts sit on the same node (SOYBEAN 5.1), so the
-   larger, the nearer. */
-static int kt__nearness(const kt_factors *f, int64_t a, int64_t b) {
-    int ca[KT_MAX_CUTS], cb[KT_MAX_CUTS], i;
-    kt_device_coords(f, a, ca);
-    kt_device_coords(f, b, cb);
-    for (i = 0; i < f->count && ca[i] == cb[i]; i++) {}
-    return i;
+/* How many leading cut coordinates devices a and b share, with span[L] =
+   k[L] * .. * k[count - 1]: devices of one group of the first cuts sit on
+   the same node (SOYBEAN 5.1), so the larger, the nearer.  Cut 1 is the
+   most significant digit of a device number, so sharing L coordinates is
+   lying in the same block of span[L] numbers. */
+static int kt__shared_cuts(const int64_t *span, int ncuts, int64_t a,
+                           int64_t b) {
+    int L = 0;
+    while (L < ncuts && a / span[L + 1] == b / span[L + 1]) L++;
+    return L;
 }
 
 /* Devices whose boxes cover each cell, as lists (CSR). */
@@ -918,24 +927,31 @@ static int kt__covers(const kt__cover *c, int64_t cell, int64_t dev) {
     return i < hi && c->dev[i] == dev;
 }
 
-/* The holder of `cell` nearest to dst (sharing the longest prefix of cut
-   coordinates, SOYBEAN 5.1), the first in device order among equals.
-   Devices sharing dst's first L coordinates are the block of span[L]
-   device numbers around dst (cut 1 is the most significant digit), so
-   the nearest holder is the first holder in the smallest block that has
-   one: a binary search per cut, not a scan of every holder.
-   span[L] = k[L] * .. * k[count - 1]. */
+/* The member of list[lo .. hi) (ascending) nearest to `target` (sharing
+   the longest prefix of cut coordinates, SOYBEAN 5.1), the first in
+   device order among equals.  Devices sharing target's first L
+   coordinates are the block of span[L] device numbers around it, so the
+   nearest member is the first one in the smallest block that has one: a
+   binary search per cut, not a scan.  -1 for an empty list. */
+static int64_t kt__nearest_in(const int64_t *list, int64_t lo, int64_t hi,
+                              const int64_t *span, int ncuts,
+                              int64_t target) {
+    int L;
+    for (L = ncuts; L >= 0; L--) {
+        int64_t base = target / span[L] * span[L];
+        int64_t i = kt__lower_bound(list, lo, hi, base);
+        if (i < hi && list[i] < base + span[L]) return list[i];
+    }
+    return -1;
+}
+
+/* The holder of `cell` nearest to dst (the caller has checked there is
+   one). */
 static int64_t kt__nearest_holder(const kt__cover *held, int64_t cell,
                                   const int64_t *span, int ncuts,
                                   int64_t dst) {
-    int64_t h1 = held->first[cell + 1];
-    int L;
-    for (L = ncuts; L >= 0; L--) {
-        int64_t lo = dst / span[L] * span[L];
-        int64_t i = kt__lower_bound(held->dev, held->first[cell], h1, lo);
-        if (i < h1 && held->dev[i] < lo + span[L]) return held->dev[i];
-    }
-    return -1; /* (no holder: the caller has checked there is one) */
+    return kt__nearest_in(held->dev, held->first[cell],
+                          held->first[cell + 1], span, ncuts, dst);
 }
 
 static int64_t kt__box_volume(const kt_box *b, int rank) {
@@ -945,49 +961,178 @@ static int64_t kt__box_volume(const kt_box *b, int rank) {
     return v;
 }
 
+/* The levels of the collectives' trees (kt__collective_levels): n levels,
+   a block of level L being span[L] consecutive devices (span[0] all of
+   them, span[n] = 1). */
+typedef struct kt__levels {
+    int n;
+    int64_t span[KT_MAX_CUTS + 1];
+} kt__levels;
+
+/* Every cut is a level of the trees (SOYBEAN 5.1 maps cut i to a level of
+   the machine); on a topology t (NULL: none), consecutive cuts whose
+   devices talk over the same level of t are one: a hop inside a level is
+   as fast as any other there, so a tree step between them would only add
+   a hop.  Cut L separates devices 0 and k[L+1] * .. * k[count-1]. */
+static void kt__collective_levels(const kt_factors *f, const kt_topology *t,
+                                  kt__levels *lv) {
+    int64_t cut_span[KT_MAX_CUTS + 1];
+    int L;
+    cut_span[f->count] = 1;
+    for (L = f->count - 1; L >= 0; L--) cut_span[L] = cut_span[L + 1] * f->k[L];
+    lv->n = 0;
+    lv->span[0] = cut_span[0];
+    for (L = 0; L < f->count; L++) {
+        int last = L + 1 == f->count;
+        if (last || !t ||
+            kt_topology_level(t, 0, cut_span[L + 1]) !=
+                kt_topology_level(t, 0, cut_span[L + 2]))
+            lv->span[++lv->n] = cut_span[L + 1];
+    }
+}
+
 /* What the cells of one conversion share while they are lowered
    (kt__lower_conversion). */
 typedef struct kt__cell_lowering {
     const kt_tensor *x;
-    const kt_factors *f;
     const kt_placement *from;
     kt__cover held, need;            /* per cell: who holds it, needs it */
-    int64_t span[KT_MAX_CUTS + 1];   /* span[L] = k[L] * .. * k[count-1] */
+    int nlevels;                     /* levels of the collectives' trees */
+    int64_t span[KT_MAX_CUTS + 1];   /* devices of a block of each level:
+                                        kt__collective_levels           */
     int64_t *best, *roots;           /* scratch: per partial class, root */
+    int64_t *lacking, *members;      /* scratch: devices of one collective */
     kt__xfers *out, copies;          /* copies go after every reduction */
-    kt_transfer t;                   /* op, role and tensor filled in */
+    kt_transfer t;                   /* op, role, tensor and region */
 } kt__cell_lowering;
 
-/* One cell without partial sums: each device that needs it and does not
-   hold it fetches it from its nearest holder. */
-static void kt__lower_cell_fetch(kt__cell_lowering *cl, int64_t cell,
-                                 const kt_box *box) {
-    int64_t i;
-    for (i = cl->need.first[cell]; i < cl->need.first[cell + 1]; i++) {
-        int64_t dst = cl->need.dev[i];
-        if (kt__covers(&cl->held, cell, dst)) continue;
-        cl->t.src = kt__nearest_holder(&cl->held, cell, cl->span,
-                                       cl->f->count, dst);
-        cl->t.dst = dst;
-        cl->t.region = *box;
-        cl->t.bytes = kt__box_volume(box, cl->x->rank) * cl->x->elem_bytes;
-        cl->t.kind = KT_XFER_COPY;
-        kt__xfer_push(cl->out, &cl->t);
+/* The device in the block of level L that holds `dev` with like's
+   coordinates at cuts L+1 onwards: where a collective sends like's share
+   inside another node, so that the shares of different devices land on
+   different devices there (every GPU of a node uses its own network
+   port, as hierarchical all-reduce does). */
+static int64_t kt__mirror(const kt__cell_lowering *cl, int64_t dev,
+                          int64_t like, int L) {
+    return dev / cl->span[L] * cl->span[L] + like % cl->span[L];
+}
+
+/* The end of the run of list[i ..) (ascending) in list[i]'s block of
+   level L. */
+static int64_t kt__block_run(const kt__cell_lowering *cl, const int64_t *list,
+                             int64_t i, int64_t hi, int L) {
+    int64_t block = list[i] / cl->span[L], end = i + 1;
+    while (end < hi && list[end] / cl->span[L] == block) end++;
+    return end;
+}
+
+static void kt__lower_push(kt__cell_lowering *cl, kt__xfers *to, int64_t src,
+                           int64_t dst, kt_xfer_kind kind, int stage,
+                           int relay) {
+    cl->t.src = src;
+    cl->t.dst = dst;
+    cl->t.kind = kind;
+    cl->t.stage = stage;
+    cl->t.relay = relay;
+    cl->t.bytes = kt__box_volume(&cl->t.region, cl->x->rank) *
+                  cl->x->elem_bytes;
+    kt__xfer_push(to, &cl->t);
+}
+
+/* A broadcast built level by level: src's value (the region in cl->t)
+   reaches every device of list[lo .. hi) (ascending, all in src's block
+   of level L; src itself may be among them).  Each block of level L + 1
+   without src gets one transfer, into the member nearest src's mirror,
+   which then passes the value on inside its block -- so the value crosses
+   a level once per block that needs it, not once per device, and the
+   slow levels (the first cuts, SOYBEAN 5.1) carry the least.  A transfer
+   crossing cut L is stage stage0 + L; one from a device that received
+   the value here is a relay.  One transfer per device of the list but
+   src, what DESIGN.md's cost counts. */
+static void kt__lower_broadcast(kt__cell_lowering *cl, kt__xfers *to,
+                                const int64_t *list, int64_t lo, int64_t hi,
+                                int64_t src, int L, int stage0,
+                                int src_relays) {
+    int64_t i, end;
+    if (L >= cl->nlevels) return; /* one device: src */
+    for (i = lo; i < hi; i = end) {
+        int64_t rep;
+        end = kt__block_run(cl, list, i, hi, L + 1);
+        if (list[i] / cl->span[L + 1] == src / cl->span[L + 1]) {
+            kt__lower_broadcast(cl, to, list, i, end, src, L + 1, stage0,
+                                src_relays);
+            continue;
+        }
+        rep = kt__nearest_in(list, i, end, cl->span, cl->nlevels,
+                             kt__mirror(cl, list[i], src, L + 1));
+        kt__lower_push(cl, to, src, rep, KT_XFER_COPY, stage0 + L,
+                       src_relays);
+        kt__lower_broadcast(cl, to, list, i, end, rep, L + 1, stage0, 1);
     }
+}
+
+/* A reduction built level by level: the partial values of list[lo .. hi)
+   (ascending, in sink's block of level L, sink among them) combined on
+   sink.  Each block of level L + 1 first combines its members' values on
+   one member (sink if it is there, else the one nearest sink's mirror),
+   which sends the combination on: one transfer per member but sink (the
+   q - 1 of DESIGN.md's cost), the innermost level first (stage
+   cuts - 1 - L for a transfer crossing cut L). */
+static void kt__lower_reduce_tree(kt__cell_lowering *cl, const int64_t *list,
+                                  int64_t lo, int64_t hi, int64_t sink,
+                                  int L) {
+    int64_t i, end;
+    if (L >= cl->nlevels) return;
+    for (i = lo; i < hi; i = end) {
+        int64_t rep = sink;
+        end = kt__block_run(cl, list, i, hi, L + 1);
+        if (list[i] / cl->span[L + 1] != sink / cl->span[L + 1])
+            rep = kt__nearest_in(list, i, end, cl->span, cl->nlevels,
+                                 kt__mirror(cl, list[i], sink, L + 1));
+        kt__lower_reduce_tree(cl, list, i, end, rep, L + 1);
+        if (rep != sink)
+            kt__lower_push(cl, cl->out, rep, sink, KT_XFER_REDUCE,
+                           cl->nlevels - 1 - L, 0);
+    }
+}
+
+/* One cell without partial sums: the devices that need it and do not
+   hold it get it from the nearest holder, level by level.  Those whose
+   nearest holder shares their first L cut coordinates form blocks of
+   level L + 1 with no holder; each such block is one broadcast from its
+   nearest holder (kt__lower_broadcast). */
+static void kt__lower_cell_fetch(kt__cell_lowering *cl, int64_t cell) {
+    int64_t n = 0, i, end;
+    for (i = cl->need.first[cell]; i < cl->need.first[cell + 1]; i++)
+        if (!kt__covers(&cl->held, cell, cl->need.dev[i]))
+            cl->lacking[n++] = cl->need.dev[i];
+    for (i = 0; i < n; i = end) {
+        int64_t h = kt__nearest_holder(&cl->held, cell, cl->span,
+                                       cl->nlevels, cl->lacking[i]);
+        int L = kt__shared_cuts(cl->span, cl->nlevels, h, cl->lacking[i]);
+        end = kt__block_run(cl, cl->lacking, i, n, L + 1);
+        kt__lower_broadcast(cl, cl->out, cl->lacking, i, end, h, L, 0, 0);
+    }
+}
+
+static int kt__cmp_int64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* One cell with partial sums: its elements are shared along its longest
    dimension among its roots (the devices that need and hold it, else
-   those that hold it); each root receives its share from the nearest
-   holder of every other partial class (REDUCE) and sends the sum to the
-   other devices that need it (COPY, queued after all reductions). */
+   those that hold it).  For each root's share, the nearest holder of
+   every partial class takes part in a reduction onto the root
+   (kt__lower_reduce_tree: REDUCE transfers), and the root's sum is
+   broadcast to the other devices that need it (COPY transfers at later
+   stages, queued after all reductions). */
 static void kt__lower_cell_reduce(kt__cell_lowering *cl, int64_t cell,
                                   const kt_box *box) {
     const kt__cover *held = &cl->held, *need = &cl->need;
     int64_t h0 = held->first[cell], h1 = held->first[cell + 1];
     int64_t n0 = need->first[cell], n1 = need->first[cell + 1];
-    int64_t q = cl->from->partials, nroots = 0, r, i, j, c;
-    int longest = 0, d;
+    int64_t q = cl->from->partials, nroots = 0, r, i, j, c, nm;
+    int longest = 0, d, m = cl->nlevels;
     for (i = n0; i < n1; i++)
         if (kt__covers(held, cell, need->dev[i]))
             cl->roots[nroots++] = need->dev[i];
@@ -999,65 +1144,57 @@ static void kt__lower_cell_reduce(kt__cell_lowering *cl, int64_t cell,
             longest = d;
     for (r = 0; r < nroots; r++) {
         int64_t root = cl->roots[r];
-        kt_box part = *box;
-        part.r[longest] =
+        cl->t.region = *box;
+        cl->t.region.r[longest] =
             kt_split_range(box->r[longest], (int)nroots, (int)r);
-        if (part.r[longest].hi <= part.r[longest].lo) continue;
-        cl->t.region = part;
-        cl->t.bytes = kt__box_volume(&part, cl->x->rank) * cl->x->elem_bytes;
-        /* the nearest holder of every other partial class */
+        if (cl->t.region.r[longest].hi <= cl->t.region.r[longest].lo)
+            continue;
+        /* the nearest holder of every partial class */
         for (c = 0; c < q; c++) cl->best[c] = -1;
         for (j = h0; j < h1; j++) {
             int64_t hd = held->dev[j], hc = cl->from->partial_class[hd];
-            if (cl->best[hc] < 0 || kt__nearness(cl->f, hd, root) >
-                                        kt__nearness(cl->f, cl->best[hc], root))
+            if (cl->best[hc] < 0 ||
+                kt__shared_cuts(cl->span, m, hd, root) >
+                    kt__shared_cuts(cl->span, m, cl->best[hc], root))
                 cl->best[hc] = hd;
         }
-        for (c = 0; c < q; c++) {
-            if (c == cl->from->partial_class[root] || cl->best[c] < 0)
-                continue;
-            cl->t.src = cl->best[c];
-            cl->t.dst = root;
-            cl->t.kind = KT_XFER_REDUCE;
-            kt__xfer_push(cl->out, &cl->t);
-        }
-        for (i = n0; i < n1; i++) {
-            if (need->dev[i] == root) continue;
-            cl->t.src = root;
-            cl->t.dst = need->dev[i];
-            cl->t.kind = KT_XFER_COPY;
-            kt__xfer_push(&cl->copies, &cl->t);
-        }
+        for (c = 0, nm = 0; c < q; c++)
+            if (cl->best[c] >= 0) cl->members[nm++] = cl->best[c];
+        qsort(cl->members, (size_t)nm, sizeof(int64_t), kt__cmp_int64);
+        kt__lower_reduce_tree(cl, cl->members, 0, nm, root, 0);
+        kt__lower_broadcast(cl, &cl->copies, need->dev, n0, n1, root, 0, m,
+                            0);
     }
 }
 
 /* The transfers of one conversion, cell by cell of the compressed grid
-   (DESIGN.md "Conversion cost"): without partial sums each device fetches
-   what it lacks from its nearest holder (kt__lower_cell_fetch); with them
-   every cell's elements are shared among its roots, each root receives
-   the other partial classes' values of its share (REDUCE) and sends the
-   sums on (COPY: kt__lower_cell_reduce). */
-static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
-                                      int op, int role, int tensor,
-                                      const kt_placement *from,
+   (DESIGN.md "Conversion cost"): without partial sums the devices lacking
+   a cell get it from the nearest holder, by a broadcast tree over the
+   device hierarchy (kt__lower_cell_fetch); with them every cell's
+   elements are shared among its roots, and each root's share is reduced
+   by a tree onto the root (REDUCE) and broadcast from it (COPY:
+   kt__lower_cell_reduce).  Any tree moves the bytes DESIGN.md's cost
+   counts -- one transfer per device reached, one per partial class
+   combined -- and a tree built level by level crosses each slow level
+   once per block, where one-hop transfers crossed it once per device. */
+static kt_status kt__lower_conversion(const kt_graph *g,
+                                      const kt__levels *lv, int op, int role,
+                                      int tensor, const kt_placement *from,
                                       const kt_placement *to, kt__xfers *out,
                                       kt_error *err) {
     kt__cell_lowering cl;
     kt__grid grid;
     int64_t cell;
     kt_status s;
-    int L;
     memset(&cl, 0, sizeof cl);
     cl.x = &g->tensor[tensor];
-    cl.f = &p->f;
+    cl.nlevels = lv->n;
+    memcpy(cl.span, lv->span, sizeof cl.span);
     cl.from = from;
     cl.out = out;
     cl.t.op = op;
     cl.t.role = role;
     cl.t.tensor = tensor;
-    cl.span[p->f.count] = 1;
-    for (L = p->f.count - 1; L >= 0; L--)
-        cl.span[L] = cl.span[L + 1] * p->f.k[L];
     if ((s = kt__grid_build(&grid, cl.x->rank, cl.x->shape, from, to, err)) !=
         KT_OK)
         return s;
@@ -1065,7 +1202,11 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
                                     sizeof(int64_t));
     cl.roots = (int64_t *)kt__calloc((size_t)(from->ndev + to->ndev) + 1,
                                      sizeof(int64_t));
-    if (!cl.best || !cl.roots || !kt__cover_build(&cl.held, &grid, from) ||
+    cl.lacking = (int64_t *)kt__calloc((size_t)to->ndev + 1, sizeof(int64_t));
+    cl.members = (int64_t *)kt__calloc((size_t)from->partials + 1,
+                                       sizeof(int64_t));
+    if (!cl.best || !cl.roots || !cl.lacking || !cl.members ||
+        !kt__cover_build(&cl.held, &grid, from) ||
         !kt__cover_build(&cl.need, &grid, to)) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory lowering %s",
                      cl.x->name);
@@ -1080,8 +1221,9 @@ static kt_status kt__lower_conversion(const kt_graph *g, const kt_plan *p,
             goto done;
         }
         kt__cell_box(&grid, cell, &box);
+        cl.t.region = box;
         if (from->partials == 1)
-            kt__lower_cell_fetch(&cl, cell, &box);
+            kt__lower_cell_fetch(&cl, cell);
         else
             kt__lower_cell_reduce(&cl, cell, &box);
     }
@@ -1093,6 +1235,8 @@ done:
     KT_FREE(cl.copies.x);
     KT_FREE(cl.best);
     KT_FREE(cl.roots);
+    KT_FREE(cl.lacking);
+    KT_FREE(cl.members);
     kt__cover_free(&cl.held);
     kt__cover_free(&cl.need);
     kt__grid_free(&grid);
@@ -1149,15 +1293,19 @@ static kt_status kt__lower_tasks(const kt_graph *g, const kt_plan *p,
    then (role ninputs) o's result to its tensor's tiling.  A role's
    transfers depend on o's strategy and on the tiling of that role's
    tensor, nothing else (what the MCMC search's incremental task graph
-   relies on: kt__plan_sim_stage lowers only the roles that change). */
-static kt_status kt__lower_roles(const kt_graph *g, const kt_plan *p, int o,
-                                 int jlo, int jhi, kt__xfers *xs,
-                                 kt_error *err) {
+   relies on: kt__plan_sim_stage lowers only the roles that change) --
+   and on the levels of the collectives' trees, from topology t (NULL:
+   a level per cut; kt__collective_levels). */
+static kt_status kt__lower_roles(const kt_graph *g, const kt_plan *p,
+                                 const kt_topology *t, int o, int jlo,
+                                 int jhi, kt__xfers *xs, kt_error *err) {
     const kt_op *op = &g->op[o];
     kt_placement needed[KT_MAX_VARS], produced, tp;
+    kt__levels lv;
     kt_status s;
     int j;
     if (p->f.count == 0) return KT_OK;
+    kt__collective_levels(&p->f, t, &lv);
     s = kt_op_placements(g, op, &p->f, &p->split[o * KT_MAX_CUTS], needed,
                          &produced, err);
     if (s != KT_OK) return s;
@@ -1168,9 +1316,11 @@ static kt_status kt__lower_roles(const kt_graph *g, const kt_plan *p, int o,
                                      &p->f, err);
         if (s != KT_OK) break;
         if (j < op->ninputs)
-            s = kt__lower_conversion(g, p, o, j, x, &tp, &needed[j], xs, err);
+            s = kt__lower_conversion(g, &lv, o, j, x, &tp, &needed[j], xs,
+                                     err);
         else
-            s = kt__lower_conversion(g, p, o, j, x, &produced, &tp, xs, err);
+            s = kt__lower_conversion(g, &lv, o, j, x, &produced, &tp, xs,
+                                     err);
         kt_placement_free(&tp);
     }
     kt__free_op_placements(op, needed, &produced);
@@ -1180,9 +1330,10 @@ static kt_status kt__lower_roles(const kt_graph *g, const kt_plan *p, int o,
 }
 
 /* Every conversion of op o (kt__lower_roles). */
-static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p, int o,
-                              kt__xfers *xs, kt_error *err) {
-    return kt__lower_roles(g, p, o, 0, g->op[o].ninputs + 1, xs, err);
+static kt_status kt__lower_op(const kt_graph *g, const kt_plan *p,
+                              const kt_topology *t, int o, kt__xfers *xs,
+                              kt_error *err) {
+    return kt__lower_roles(g, p, t, o, 0, g->op[o].ninputs + 1, xs, err);
 }
 
 /* One stable counting sort of the transfer indices order[0..n) by
@@ -1303,8 +1454,15 @@ int64_t kt_program_bytes_between(const kt_program *prog, int64_t src,
     return kt_pair_bytes_lookup(prog->pairs, prog->npairs, src, dst);
 }
 
+static kt_status kt__topology_usable(const kt_topology *t, kt_error *err);
+
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err) {
+    return kt_lower_on(g, p, NULL, out, err);
+}
+
+kt_status kt_lower_on(const kt_graph *g, const kt_plan *p,
+                      const kt_topology *t, kt_program *out, kt_error *err) {
     kt__xfers xs;
     int o;
     int64_t i;
@@ -1312,6 +1470,11 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
     memset(out, 0, sizeof *out);
     memset(&xs, 0, sizeof xs);
     if ((s = kt__plan_check(g, p, err)) != KT_OK) return s;
+    if (t && (s = kt__topology_usable(t, err)) != KT_OK) return s;
+    if (t && t->ndev != kt_factors_devices(&p->f))
+        return kt__fail(err, KT_ERR_INVALID, 0, "lowering: the topology has "
+                        "%lld devices, the plan %lld", (long long)t->ndev,
+                        (long long)kt_factors_devices(&p->f));
     out->ndev = kt_factors_devices(&p->f);
     out->nops = g->nop;
     out->xfer_first = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
@@ -1325,7 +1488,7 @@ kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
     }
     for (o = 0; o < g->nop && s == KT_OK; o++) {
         out->xfer_first[o] = xs.n;
-        s = kt__lower_op(g, p, o, &xs, err);
+        s = kt__lower_op(g, p, t, o, &xs, err);
     }
     if (s != KT_OK) {
         KT_FREE(xs.x);
@@ -2347,15 +2510,15 @@ static int64_t kt__link_id(kt__links *l, int64_t key) {
     return l->n++;
 }
 
-/* Transfers are aggregated per (op, role, kind, src, dst): one task moves
-   all of a conversion's bytes between two devices of one kind.  Sorting
-   an op's transfers by that key brings each task's transfers together
-   (copies before reductions, as kt_xfer_kind orders them); the sort is
+/* Transfers are aggregated per (op, role, kind, stage, src, dst): one
+   task moves all of a conversion's bytes between two devices of one kind
+   at one stage of its collective.  Sorting an op's transfers by that key
+   brings each task's transfers together (kt__tg_sort); the sort is
    stable, so a task's bytes are added up in the order they were lowered
    (its seconds, a floating-point sum, depend on that order). */
 static int kt__same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
-    return a->role == b->role && a->kind == b->kind && a->src == b->src &&
-           a->dst == b->dst;
+    return a->role == b->role && a->kind == b->kind &&
+           a->stage == b->stage && a->src == b->src && a->dst == b->dst;
 }
 
 kt_status kt_schedule_parse(const kt_graph *g, const char *text,
@@ -2550,7 +2713,7 @@ static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
 
 typedef struct kt__tg {
     kt_sim sim;       /* tasks, predecessor lists, devices, links          */
-    int *role, *kind; /* per task: a transfer's role and kt_xfer_kind      */
+    int *role, *rank; /* per task: a transfer's role and kt__xfer_rank     */
     int *base;        /* nop + 1: each op's first block task               */
     int *bend;        /* nop: the end of each op's block (base[o + 1] but
                          in kt_plan_sim's graphs, whose blocks have room:
@@ -2580,7 +2743,7 @@ typedef struct kt__tgctx {
 static void kt__tg_free(kt__tg *tg) {
     kt_sim_free(&tg->sim);
     KT_FREE(tg->role);
-    KT_FREE(tg->kind);
+    KT_FREE(tg->rank);
     KT_FREE(tg->base);
     KT_FREE(tg->bend);
     KT_FREE(tg->seg);
@@ -2649,9 +2812,9 @@ static int kt__tg_reserve_to(kt__tg *tg, size_t n, size_t p, size_t want,
             return 0;
         tg->role = (int *)np;
         c = tg->cap_task;
-        if (!(np = kt__grow_to(tg->kind, &c, n, want, used, sizeof(int))))
+        if (!(np = kt__grow_to(tg->rank, &c, n, want, used, sizeof(int))))
             return 0;
-        tg->kind = (int *)np;
+        tg->rank = (int *)np;
         tg->cap_task = c;
     }
     if (p > tg->cap_pred || !tg->sim.pred) {
@@ -2666,8 +2829,15 @@ static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
     return kt__tg_reserve_to(tg, n, p, 0, (size_t)-1);
 }
 
+/* Where a transfer comes in its conversion's collective: after every
+   transfer of a lower stage, and at one stage reductions before copies
+   (kt_transfer).  Below 2 * KT_XFER_STAGES. */
+static int kt__xfer_rank(const kt_transfer *x) {
+    return 2 * x->stage + (x->kind == KT_XFER_COPY);
+}
+
 /* One pass of kt__tg_sort: the indices in[0..n) into out, stably by
-   digit `which` of their transfers (0: dst, 1: src, 2: role and kind),
+   digit `which` of their transfers (0: dst, 1: src, 2: role and rank),
    a digit below nb. */
 static void kt__tg_sort_pass(const kt_transfer *x, const int *in, int *out,
                              int n, int *cnt, int nb, int which) {
@@ -2675,7 +2845,8 @@ static void kt__tg_sort_pass(const kt_transfer *x, const int *in, int *out,
     for (b = 0; b < nb; b++) cnt[b] = 0;
 #define KT__DIGIT(t)                                                        \
     (which == 0 ? (int)(t).dst                                              \
-                : which == 1 ? (int)(t).src : 2 * (t).role + (int)(t).kind)
+                : which == 1 ? (int)(t).src                                 \
+                             : 2 * KT_XFER_STAGES * (t).role + kt__xfer_rank(&(t)))
     for (i = 0; i < n; i++) cnt[KT__DIGIT(x[in[i]])]++;
     for (b = 0; b < nb; b++) { /* counts -> first places */
         int k = cnt[b];
@@ -2686,9 +2857,9 @@ static void kt__tg_sort_pass(const kt_transfer *x, const int *in, int *out,
 #undef KT__DIGIT
 }
 
-/* The order of transfers x[0..nx) by (role, kind, src, dst), stable, into
+/* The order of transfers x[0..nx) by (role, rank, src, dst), stable, into
    c->xord: a least-significant-digit radix sort, three counting passes
-   (dst, src, then role and kind) over nd buckets -- linear, where a
+   (dst, src, then role and rank) over nd buckets -- linear, where a
    comparison sort of the 100-byte structs took a fifth of an MCMC
    proposal's instructions.  0: out of memory. */
 static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
@@ -2697,7 +2868,8 @@ static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
     size_t cap;
     for (i = 0; i < nx; i++)
         if (x[i].role + 1 > nroles) nroles = x[i].role + 1;
-    nb = 2 * nroles > (int)c->nd ? 2 * nroles : (int)c->nd;
+    nb = 2 * KT_XFER_STAGES * nroles;
+    if (nb < (int)c->nd) nb = (int)c->nd;
     cap = c->cap_xord;
     if (!(np = kt__sim_grow(c->xord, &cap, (size_t)nx + 1, sizeof(int))))
         return 0;
@@ -2714,7 +2886,8 @@ static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
     for (i = 0; i < nx; i++) c->xord[i] = i;
     kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt, (int)c->nd, 0);
     kt__tg_sort_pass(x, c->xtmp, c->xord, nx, c->xcnt, (int)c->nd, 1);
-    kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt, 2 * nroles, 2);
+    kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt,
+                     2 * KT_XFER_STAGES * nroles, 2);
     np = c->xord; /* the result in xord */
     c->xord = c->xtmp;
     c->xtmp = (int *)np;
@@ -2722,7 +2895,7 @@ static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
 }
 
 /* Op o's block from its transfers x[0..nx) (in kt__tg_sort's order): one
-   task per (role, kind, src, dst) moving all of their bytes, written from
+   task per (role, rank, src, dst) moving all of their bytes, written from
    task `at` on.  Returns the number of tasks, -1 when out of memory. */
 static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o,
                         const kt_transfer *xs, int nx, int at) {
@@ -2755,7 +2928,7 @@ static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o,
             }
             st->seconds = c->t->latency[lv];
             tg->role[n] = x->role;
-            tg->kind[n] = (int)x->kind;
+            tg->rank[n] = kt__xfer_rank(x);
             n++;
         }
         tg->sim.task[n - 1].bytes += x->bytes;
@@ -2768,20 +2941,19 @@ static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o,
 /* Which block tasks kt__tg_group collects. */
 enum {
     KT__G_OUTPUT,    /* the op's output transfers, by dst                   */
-    KT__G_REDUCE,    /* its output reductions, by dst                        */
+    KT__G_BLOCK,     /* all its transfers, by dst                           */
     KT__G_INPUT,     /* its input transfers, by dst                          */
     KT__G_READS      /* its input transfers reading tensor x, by src         */
 };
 
 /* Does task i of op's block belong to a group of kind `what`: the op's
-   output conversions (all, or only their reductions), its input
-   conversions, or those reading tensor x? */
+   output conversions, all its conversions, its input conversions, or
+   those reading tensor x? */
 static int kt__tg_selects(const kt__tg *tg, const kt_op *op, int i, int what,
                           int x) {
     int r = tg->role[i];
     if (what == KT__G_OUTPUT) return r == op->ninputs;
-    if (what == KT__G_REDUCE)
-        return r == op->ninputs && tg->kind[i] == KT_XFER_REDUCE;
+    if (what == KT__G_BLOCK) return 1;
     if (what == KT__G_INPUT) return r < op->ninputs;
     return r < op->ninputs && op->input[r] == x;
 }
@@ -2858,11 +3030,11 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
     int64_t nd = c->nd, d;
     int ni = op->ninputs, j, i, k, n = at, nitem = 0, pr[KT_MAX_VARS];
     int lo = tg->base[o], hi = tg->bend[o], items = 0;
-    int gin = ni, gred = ni + 1, grd = ni + 2, x = op->output;
+    int gin = ni, gblk = ni + 1, grd = ni + 2, x = op->output;
     int *f;
     void *np;
     /* scratch: one group per input (its producer's output transfers),
-       o's reductions, o's input transfers, the readers of o's output */
+       o's transfers, o's input transfers, the readers of o's output */
     for (j = 0; j < ni; j++) {
         pr[j] = g->tensor[op->input[j]].producer;
         if (pr[j] >= 0) items += tg->bend[pr[j]] - tg->base[pr[j]];
@@ -2882,7 +3054,7 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
     for (j = 0; j < ni; j++)
         if (pr[j] >= 0)
             kt__tg_group(c, tg, j, &pr[j], 1, KT__G_OUTPUT, -1, &nitem);
-    kt__tg_group(c, tg, gred, &o, 1, KT__G_REDUCE, -1, &nitem);
+    kt__tg_group(c, tg, gblk, &o, 1, KT__G_BLOCK, -1, &nitem);
     kt__tg_group(c, tg, gin, &o, 1, KT__G_INPUT, -1, &nitem);
     if (op->in_place)
         kt__tg_group(c, tg, grd, c->rd_op + c->rd_first[x],
@@ -2926,13 +3098,17 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
                 for (k = f[src]; k < f[src + 1]; k++) KT__PUSH(c->gitem[k], i);
             }
         } else {
-            /* an output transfer: after o ran on its source; copies after
-               the reductions into the source */
+            /* an output transfer: after o ran on its source */
             KT__PUSH((int)(o * nd + src), i);
-            if (tg->kind[i] == KT_XFER_COPY) {
-                f = c->gfirst + gred * (nd + 1);
-                for (k = f[src]; k < f[src + 1]; k++) KT__PUSH(c->gitem[k], i);
-            }
+        }
+        /* in the collective: after what its source forwards or combines,
+           the transfers of its role into the source that come before it
+           (kt_transfer: a lower stage; at one stage, reductions first) */
+        f = c->gfirst + gblk * (nd + 1);
+        for (k = f[src]; k < f[src + 1]; k++) {
+            int u = c->gitem[k];
+            if (tg->role[u] == tg->role[i] && tg->rank[u] < tg->rank[i])
+                KT__PUSH(u, i);
         }
         st->npred = n - st->pred_first;
     }
@@ -2974,7 +3150,7 @@ static kt_status kt__tg_build(kt__tgctx *c, kt__tg *tg, const kt_program *prog,
         st->device = st->src = st->dst = tk->device;
         st->seconds = kt__task_seconds(g, &g->op[tk->op], tk->box, c->t,
                                        tk->device);
-        tg->role[i] = tg->kind[i] = -1;
+        tg->role[i] = tg->rank[i] = -1;
     }
     /* then the transfer tasks, op by op */
     for (o = 0, n = prog->ntask; o < g->nop; o++) {
@@ -3038,8 +3214,9 @@ static kt_status kt__program_task_check(const kt_graph *g,
 
 /* Transfer x, listed under op o, converts one of o's roles (an input
    index, or its input count for the output) of the right tensor between
-   two distinct devices of nd, as a copy or a reduction of >= 0 bytes,
-   over a region inside the tensor and not inverted (the element count of
+   two distinct devices of nd, as a copy or a reduction of >= 0 bytes at
+   a stage of its collective (a relay: a copy after stage 0), over a
+   region inside the tensor and not inverted (the element count of
    a region past the tensor can overflow, and executors index tiles with
    it). */
 static kt_status kt__program_xfer_check(const kt_graph *g,
@@ -3070,6 +3247,13 @@ static kt_status kt__program_xfer_check(const kt_graph *g,
                         "%s: kind %d and %lld bytes (a copy or a reduction of "
                         ">= 0 bytes expected)", op->name, x, tt->name,
                         (int)t->kind, (long long)t->bytes);
+    if (t->stage < 0 || t->stage >= KT_XFER_STAGES ||
+        (t->relay != 0 && t->relay != 1) ||
+        (t->relay && (t->kind != KT_XFER_COPY || t->stage == 0)))
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d of "
+                        "%s: stage %d, relay %d (a stage of 0..%d; a relay is "
+                        "a copy after stage 0)", op->name, x, tt->name,
+                        t->stage, t->relay, KT_XFER_STAGES - 1);
     for (d = 0; d < tt->rank; d++)
         if (t->region.r[d].lo < 0 || t->region.r[d].lo > t->region.r[d].hi ||
             t->region.r[d].hi > tt->shape[d])
@@ -5931,7 +6115,7 @@ static void kt__plan_sim_hole(struct kt__plan_sim_work *w, int x, int u) {
     memset(t, 0, sizeof *t);
     t->kind = KT_TASK_TRANSFER;
     t->device = w->c.nd;
-    X->role[u] = X->kind[u] = -1;
+    X->role[u] = X->rank[u] = -1;
     sw->dev[u] = 0;
     sw->npred[u] = 0;
     sw->pred_first[u] = 0;
@@ -6284,7 +6468,7 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
         sn->owner[u] = o;
         N->sim.task[u] = O->sim.task[u];
         N->sim.task[u].pred_first += N->seg[o] - O->seg[o];
-        N->role[u] = N->kind[u] = -1;
+        N->role[u] = N->rank[u] = -1;
     }
     for (o = 0; o < g->nop; o++) {
         for (u = N->base[o]; u < N->base[o + 1]; u++) {
@@ -6297,7 +6481,7 @@ static kt_status kt__plan_sim_relayout(struct kt__plan_sim_work *w,
             N->sim.task[u] = O->sim.task[t];
             N->sim.task[u].pred_first += N->seg[o] - O->seg[o];
             N->role[u] = O->role[t];
-            N->kind[u] = O->kind[t];
+            N->rank[u] = O->rank[t];
         }
         for (j = O->seg[o]; j < O->send[o]; j++) {
             int v = O->sim.pred[j], q = so->owner[v];
@@ -6442,7 +6626,7 @@ static int kt__plan_sim_copy_slot(struct kt__plan_sim_work *w, int q,
         len = (size_t)(hi - lo);
         memcpy(N->sim.task + lo, O->sim.task + lo, sizeof(kt_sim_task) * len);
         memcpy(N->role + lo, O->role + lo, sizeof(int) * len);
-        memcpy(N->kind + lo, O->kind + lo, sizeof(int) * len);
+        memcpy(N->rank + lo, O->rank + lo, sizeof(int) * len);
         memcpy(wn->dev + lo, wo->dev + lo, sizeof(int) * len);
         memcpy(wn->npred + lo, wo->npred + lo, sizeof(int) * len);
         memcpy(wn->compute + lo, wo->compute + lo, len);
@@ -6612,7 +6796,7 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,
                         (long long)kt_factors_devices(&p->f));
-    if ((s = kt_lower(g, p, &prog, err)) != KT_OK) return s;
+    if ((s = kt_lower_on(g, p, t, &prog, err)) != KT_OK) return s;
     w = (struct kt__plan_sim_work *)kt__calloc(1, sizeof *w);
     ps->work = w;
     if (!w || !kt__tgctx_init(&w->c, g, t, NULL) ||
@@ -6792,14 +6976,15 @@ static int kt__plan_sim_stage_op(struct kt__plan_sim_work *w,
                    sizeof(kt_sim_task) * (size_t)(i - i0));
             memcpy(w->stage.role + n, O->role + i0,
                    sizeof(int) * (size_t)(i - i0));
-            memcpy(w->stage.kind + n, O->kind + i0,
+            memcpy(w->stage.rank + n, O->rank + i0,
                    sizeof(int) * (size_t)(i - i0));
             n += i - i0;
             continue;
         }
         w->xs.n = 0;
         w->xs.oom = 0; /* a failed proposal's, forgotten */
-        if ((*s = kt__lower_roles(w->c.g, p, o, j, j + 1, &w->xs, err)) !=
+        if ((*s = kt__lower_roles(w->c.g, p, w->c.t, o, j, j + 1, &w->xs,
+                                  err)) !=
             KT_OK)
             return -1;
         if ((m = kt__tg_block(&w->c, &w->stage, o, w->xs.x, w->xs.n, n)) < 0)
@@ -6872,7 +7057,7 @@ static void kt__plan_sim_move_block(struct kt__plan_sim_work *w, int x,
     size_t m = (size_t)n;
     memmove(X->sim.task + to, X->sim.task + from, sizeof(kt_sim_task) * m);
     memmove(X->role + to, X->role + from, sizeof(int) * m);
-    memmove(X->kind + to, X->kind + from, sizeof(int) * m);
+    memmove(X->rank + to, X->rank + from, sizeof(int) * m);
     memmove(xw->dev + to, xw->dev + from, sizeof(int) * m);
     memmove(xw->npred + to, xw->npred + from, sizeof(int) * m);
     memmove(xw->pred_first + to, xw->pred_first + from, sizeof(int) * m);
@@ -7270,7 +7455,7 @@ static void kt__plan_sim_write_blocks(struct kt__plan_sim_work *w) {
                sizeof(kt_sim_task) * (size_t)len);
         memcpy(N->role + at, w->stage.role + w->stage_first[k],
                sizeof(int) * (size_t)len);
-        memcpy(N->kind + at, w->stage.kind + w->stage_first[k],
+        memcpy(N->rank + at, w->stage.rank + w->stage_first[k],
                sizeof(int) * (size_t)len);
         N->bend[o] = at + len;
         for (u = at + len; u < old_end; u++)

@@ -3549,7 +3549,7 @@ static int cmd_sim(int argc, char **argv) {
     }
 
     /* lowering and simulation */
-    if (kt_lower(g, &p, &prog, &err) != KT_OK) {
+    if (kt_lower_on(g, &p, &topo, &prog, &err) != KT_OK) {
         rc = fail_kt("sim: lowering the plan", &err);
         goto done;
     }
