@@ -1114,11 +1114,6 @@ static void kt__lower_cell_fetch(kt__cell_lowering *cl, int64_t cell) {
     }
 }
 
-static int kt__cmp_int64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* One cell with partial sums: its elements are shared along its longest
    dimension among its roots (the devices that need and hold it, else
    those that hold it).  For each root's share, the nearest holder of
@@ -1158,9 +1153,10 @@ static void kt__lower_cell_reduce(kt__cell_lowering *cl, int64_t cell,
                     kt__shared_cuts(cl->span, m, cl->best[hc], root))
                 cl->best[hc] = hd;
         }
-        for (c = 0, nm = 0; c < q; c++)
-            if (cl->best[c] >= 0) cl->members[nm++] = cl->best[c];
-        qsort(cl->members, (size_t)nm, sizeof(int64_t), kt__cmp_int64);
+        for (j = h0, nm = 0; j < h1; j++) /* (ascending, as the holders) */
+            if (cl->best[cl->from->partial_class[held->dev[j]]] ==
+                held->dev[j])
+                cl->members[nm++] = held->dev[j];
         kt__lower_reduce_tree(cl, cl->members, 0, nm, root, 0);
         kt__lower_broadcast(cl, &cl->copies, need->dev, n0, n1, root, 0, m,
                             0);

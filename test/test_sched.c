@@ -5079,6 +5079,117 @@ static void test_nearest_holder(void) {
     CHECKF(bad == 0, "%d of %d devices differ from the scan", bad, checked);
 }
 
+/* Collectives level by level (kt_lower_on): 8 devices on two nodes of
+   four.  Every plan moves kt_plan_eval's bytes with or without the
+   topology and crosses the nodes with exactly cut 1's bytes: the data
+   and DP plans of a 4-layer MLP, and the data plan with dW4 computed
+   from the batch on every cut, an all-reduce of its 4 MiB (a one-hop
+   all-reduce crossed with 4x them).  That all-reduce runs in the stages
+   of two levels on the topology (reduce inside the node, across; then
+   the sum across and inside: 0 .. 3), the cuts inside a node being one
+   level, and of three without it (0 .. 5); on one flat level it is one
+   hop, no relay. */
+static int64_t bytes_across_nodes(const kt_program *prog,
+                                  const kt_topology *t, int op) {
+    int64_t sum = 0;
+    int i;
+    for (i = 0; i < prog->nxfer; i++)
+        if ((op < 0 || prog->xfer[i].op == op) &&
+            kt_topology_level(t, prog->xfer[i].src, prog->xfer[i].dst) == 0)
+            sum += prog->xfer[i].bytes;
+    return sum;
+}
+
+/* The highest stage of op's transfers, and how many are relays. */
+static int max_stage(const kt_program *prog, int op, int *relays) {
+    int i, m = 0;
+    *relays = 0;
+    for (i = prog->xfer_first[op]; i < prog->xfer_first[op + 1]; i++) {
+        if (prog->xfer[i].stage > m) m = prog->xfer[i].stage;
+        *relays += prog->xfer[i].relay;
+    }
+    return m;
+}
+
+/* Op dW4 of the MLP splitting its batch variable at every cut. */
+static int split_dw4_by_batch(const kt_graph *g, kt_plan *p) {
+    int o, v, c;
+    for (o = 0; o < g->nop; o++)
+        if (strcmp(g->op[o].name, "dW4") == 0)
+            for (v = 0; v < g->op[o].nvars; v++)
+                if (strcmp(g->op[o].var[v].name, "i") == 0) {
+                    for (c = 0; c < p->f.count; c++)
+                        p->split[o * KT_MAX_CUTS + c] = v;
+                    return o;
+                }
+    return -1;
+}
+
+static void test_level_collectives(void) {
+    kt_graph *g;
+    kt_error err;
+    kt_topology nodes, flat;
+    kt_factors f;
+    int i, dw4 = -1;
+    CHECK(kt_zoo_build("mlp:layers=4,hidden=1024,batch=64", &g, &err) ==
+          KT_OK);
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &nodes, &err) == KT_OK);
+    CHECK(kt_topology_parse("flat:8:100G", &flat, &err) == KT_OK);
+    CHECK(kt_factors_parse("2,2,2", &f, &err) == KT_OK);
+    if (kt_test_failed) return;
+    for (i = 0; i < 3; i++) {
+        kt_search_options so;
+        kt_machine m = kt_topology_machine(&nodes);
+        kt_program on, plain, one;
+        kt_plan p;
+        int64_t x_on, x_plain, x_op;
+        memset(&so, 0, sizeof so);
+        so.machine = &m;
+        so.strategy = i == 1 ? KT_STRATEGY_DP : KT_STRATEGY_DATA;
+        CHECK(kt_plan_search(g, &f, &so, &p, &err) == KT_OK);
+        if (i == 2) CHECK((dw4 = split_dw4_by_batch(g, &p)) >= 0);
+        CHECK(kt_plan_eval(g, &p, &err) == KT_OK);
+        CHECK(kt_lower_on(g, &p, &nodes, &on, &err) == KT_OK);
+        CHECK(kt_lower(g, &p, &plain, &err) == KT_OK);
+        CHECK(kt_lower_on(g, &p, &flat, &one, &err) == KT_OK);
+        if (kt_test_failed) return;
+        CHECKF(on.total_bytes == p.total_bytes &&
+                   plain.total_bytes == p.total_bytes &&
+                   one.total_bytes == p.total_bytes,
+               "plan %d: %lld, %lld and %lld bytes, the plan %lld", i,
+               (long long)on.total_bytes, (long long)plain.total_bytes,
+               (long long)one.total_bytes, (long long)p.total_bytes);
+        x_on = bytes_across_nodes(&on, &nodes, -1);
+        x_plain = bytes_across_nodes(&plain, &nodes, -1);
+        CHECKF(x_on == p.cut_bytes[0] && x_plain == p.cut_bytes[0],
+               "plan %d: %lld and %lld bytes cross the nodes, cut 1 has "
+               "%lld", i, (long long)x_on, (long long)x_plain,
+               (long long)p.cut_bytes[0]);
+        if (i == 2) {
+            const kt_tensor *dw = &g->tensor[g->op[dw4].output];
+            int64_t size = dw->shape[0] * dw->shape[1] * dw->elem_bytes;
+            int r_on, r_plain, r_one;
+            int s_on = max_stage(&on, dw4, &r_on);
+            int s_plain = max_stage(&plain, dw4, &r_plain);
+            int s_one = max_stage(&one, dw4, &r_one);
+            x_op = bytes_across_nodes(&on, &nodes, dw4);
+            CHECKF(x_op == 2 * size, "the all-reduce of %lld bytes "
+                   "crosses the nodes with %lld", (long long)size,
+                   (long long)x_op);
+            CHECKF(s_on == 3 && s_plain == 5 && s_one == 1 && r_on > 0 &&
+                       r_plain > 0 && r_one == 0,
+                   "the all-reduce: stages to %d, %d and %d, relays %d, %d "
+                   "and %d (topology, none, flat)", s_on, s_plain, s_one,
+                   r_on, r_plain, r_one);
+        }
+        kt_program_free(&on);
+        kt_program_free(&plain);
+        kt_program_free(&one);
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
 /* Link ids are numbered in order of first use, one per key, through the
    table's growth -- with keys src * ndev + dst of a power-of-two ndev
    (the pattern whose low bits a plain key % cap kept) and random ones. */
@@ -5892,6 +6003,7 @@ int main(void) {
     test_level_of_cut();
     test_machine_factors();
     test_nearest_holder();
+    test_level_collectives();
     test_inplace_waits_for_readers();
     test_partial_sum_first_holder();
     test_copy_waits_for_reductions();
