@@ -28,9 +28,10 @@
      are those blocks moved (nothing written per task), and accepting
      splices in what its run simulated.
 
-     Speed on wresnet-152 over 64 devices (448k tasks; README
-     "Performance" has the figures, bench/HISTORY.md how each round got
-     them): a full simulation takes ~15 ms on a quiet shared 2-core Xeon,
+     Speed on wresnet-152 over 64 devices (448k tasks with one-hop
+     conversions, 353k with the trees; README "Performance" has the
+     figures, bench/HISTORY.md how each round got them): a full
+     simulation takes ~14-15 ms on a quiet shared 2-core Xeon,
      up to 1.5-1.9x that when other jobs load it (each run reads the
      caller's task structs and predecessor lists to see whether the graph
      changed); a delta simulation after a single-operator change 35-50x

@@ -3,7 +3,7 @@
 
    For wresnet:depth=152,widen=10,batch=8 (training) planned by the level DP
    on 64 devices (and on 8), over nodes:8x8:450G:400Gb (flat:8:450G for 8):
-     lower        kt_lower of the plan
+     lower        kt_lower_on of the plan (collectives for the topology)
      build        kt_sim_build of the lowered program
      full sim     kt_sim_run (FlexFlow Algorithm 1), best and median of runs
      full sim with checkpoints
@@ -116,7 +116,7 @@ static int bench_one(const char *model, int ndev, const char *topo) {
     so.strategy = KT_STRATEGY_DP;
     if (kt_plan_search(g, &f, &so, &p, &err) != KT_OK) return die("plan", &err);
     t0 = cpu_now();
-    if (kt_lower(g, &p, &prog, &err) != KT_OK) return die("lower", &err);
+    if (kt_lower_on(g, &p, &t, &prog, &err) != KT_OK) return die("lower", &err);
     t_lower = cpu_now() - t0;
     t0 = cpu_now();
     if (kt_sim_build(g, &p, &prog, &t, &sim, &err) != KT_OK)
@@ -228,7 +228,7 @@ static int bench_proposals(const char *model, int ndev, const char *topo,
             kt_program prog;
             kt_sim sim;
             t0 = cpu_now();
-            if (kt_lower(g, &next, &prog, &err) != KT_OK ||
+            if (kt_lower_on(g, &next, &t, &prog, &err) != KT_OK ||
                 kt_sim_build(g, &next, &prog, &t, &sim, &err) != KT_OK ||
                 kt_sim_run(&sim, &err) != KT_OK)
                 return die("from scratch", &err);
@@ -329,7 +329,7 @@ static int sim_time(const kt_graph *g, const kt_plan *p, const kt_topology *t,
     kt_program prog;
     kt_sim sim;
     kt_error err;
-    if (kt_lower(g, p, &prog, &err) != KT_OK) return die("lower", &err);
+    if (kt_lower_on(g, p, t, &prog, &err) != KT_OK) return die("lower", &err);
     if (kt_sim_build(g, p, &prog, t, &sim, &err) != KT_OK ||
         kt_sim_run(&sim, &err) != KT_OK) {
         kt_program_free(&prog);
