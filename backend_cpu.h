@@ -1815,6 +1815,13 @@ typedef struct kt__run {
                              inbox[inbox_first[o * ndev + d] .. next)      */
     int64_t *xfer_bytes;  /* nxfer: bytes each transfer moved, written by
                              its receiver's worker alone                  */
+    uint64_t *stages;     /* nops * KT__NPARTS: the stages each part of an
+                             op's transfers uses over all devices (bit s:
+                             stage s), so every worker waits as often     */
+    kt__view *inview;     /* ndev * KT_MAX_VARS: each device's input views
+                             of the current op, which relays read; set
+                             before an op's first input stage, cleared
+                             after its compute                            */
     kt__barrier bar;
     kt_error *errs;       /* ndev: a failing worker's message              */
     kt_status *status;    /* ndev                                          */
@@ -1836,6 +1843,28 @@ static int kt__xfer_is_output(const kt_graph *g, const kt_transfer *t) {
     return t->role >= kt_graph_op(g, t->op)->ninputs;
 }
 
+/* The part of an op's run a transfer belongs to: the copies of its
+   inputs (before it computes), the reductions of its result, then the
+   copies of its result -- each part run stage by stage. */
+typedef enum kt__part { KT__INPUTS = 0, KT__REDUCES, KT__OUTPUTS } kt__part;
+#define KT__NPARTS 3
+
+static kt__part kt__xfer_part(const kt_graph *g, const kt_transfer *t) {
+    if (!kt__xfer_is_output(g, t)) return KT__INPUTS;
+    return t->kind == KT_XFER_REDUCE ? KT__REDUCES : KT__OUTPUTS;
+}
+
+/* The stages each part of op o uses over every device's transfers:
+   sets[part] has bit s for stage s (stages checked to be in range). */
+static void kt__op_stages(const kt_graph *g, const kt_program *prog, int o,
+                          uint64_t *sets) {
+    int x;
+    sets[KT__INPUTS] = sets[KT__REDUCES] = sets[KT__OUTPUTS] = 0;
+    for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++)
+        sets[kt__xfer_part(g, &prog->xfer[x])] |= (uint64_t)1
+                                                  << prog->xfer[x].stage;
+}
+
 static kt__combine kt__reduce_combine(const kt_op *op) {
     switch (op->reducer) {
     case KT_REDUCE_MAX: return KT__MAX;
@@ -1853,11 +1882,12 @@ static int64_t kt__inbox_group(const kt__run *r, int x) {
 
 /* The program's transfers grouped by (op, receiver) -- a stable counting
    sort, so each group keeps program order (the order partial sums are
-   combined in) -- into r->inbox and r->inbox_first, and a zeroed count
-   per transfer.  Without it every worker scanned every transfer of every
-   op for its own: ndev workers times all transfers, which took 119 s
-   (now 4.3 s) to verify a two-layer MLP on 4096 devices.  The program
-   is checked first (kt__check_program): ops, devices and ntask = nops *
+   combined in) -- into r->inbox and r->inbox_first, a zeroed count per
+   transfer, the stages of every op's parts and the input views.
+   Without it every worker scanned every transfer of every op for its
+   own: ndev workers times all transfers, which took 119 s (now 4.3 s)
+   to verify a two-layer MLP on 4096 devices.  The program is checked
+   first (kt__check_program): ops, devices, stages and ntask = nops *
    ndev. */
 static kt_status kt__inbox_build(kt__run *r, kt_error *err) {
     const kt_program *prog = r->prog;
@@ -1866,9 +1896,16 @@ static kt_status kt__inbox_build(kt__run *r, kt_error *err) {
     r->inbox_first = (int *)kt__calloc((size_t)prog->ntask + 2, sizeof(int));
     r->xfer_bytes =
         (int64_t *)kt__calloc((size_t)prog->nxfer + 1, sizeof(int64_t));
-    if (!r->inbox || !r->inbox_first || !r->xfer_bytes)
+    r->stages = (uint64_t *)kt__calloc((size_t)prog->nops * KT__NPARTS + 1,
+                                       sizeof(uint64_t));
+    r->inview = (kt__view *)kt__calloc((size_t)r->ndev * KT_MAX_VARS,
+                                       sizeof(kt__view));
+    if (!r->inbox || !r->inbox_first || !r->xfer_bytes || !r->stages ||
+        !r->inview)
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the "
                         "transfer index of %d transfers", prog->nxfer);
+    for (k = 0; k < prog->nops; k++)
+        kt__op_stages(r->g, prog, k, &r->stages[(int64_t)k * KT__NPARTS]);
     /* group k = op * ndev + receiver; inbox_first[k + 1] counts it, and
        the running sum makes inbox_first[k] where it starts */
     for (x = 0; x < prog->nxfer; x++)
@@ -1917,16 +1954,78 @@ static void kt__inbox_free(kt__run *r) {
     KT_FREE(r->inbox);
     KT_FREE(r->inbox_first);
     KT_FREE(r->xfer_bytes);
+    KT_FREE(r->stages);
+    KT_FREE(r->inview);
 }
 
-/* Phase 1 of an op on one device: gather every input region the device's
-   sub-operator reads -- what its own tiles hold by a local copy, the rest
-   by the program's transfers from the other workers' tiles. */
+/* Transfer x, pulled by its receiver dev: an input region from the
+   sender's tile, a partial result combined (the op's reducer: sums for
+   sum(...), maxima for max(...)) or a result copied from its result
+   buffer -- and for a relay, what an earlier stage delivered to the
+   sender: its input buffer, or the sum it stored in its tile. */
+static void kt__pull(kt__run *r, int64_t dev, int x) {
+    const kt_transfer *t = &r->prog->xfer[x];
+    const kt__view *home = &r->home[t->src * r->ntensors + t->tensor];
+    switch (kt__xfer_part(r->g, t)) {
+    case KT__INPUTS:
+        kt__copy_region(t->relay ? &r->inview[t->src * KT_MAX_VARS + t->role]
+                                 : home,
+                        &r->inview[dev * KT_MAX_VARS + t->role], &t->region,
+                        KT__SET);
+        break;
+    case KT__REDUCES:
+        kt__copy_region(&r->outbuf[t->src], &r->outbuf[dev], &t->region,
+                        kt__reduce_combine(kt_graph_op(r->g, t->op)));
+        break;
+    case KT__OUTPUTS:
+        kt__copy_region(t->relay ? home : &r->outbuf[t->src],
+                        &r->home[dev * r->ntensors + t->tensor], &t->region,
+                        KT__SET);
+        break;
+    }
+    kt__count_received(r, x);
+}
+
+/* One part of op o on device dev: its transfers into dev, stage by stage
+   in ascending order, with a barrier between consecutive stages of the
+   part (its stages over all devices, so every worker waits as often; a
+   part at one stage waits for none).  The barrier is what a relay needs:
+   what it forwards arrived, and its sender's buffers were set up, before
+   it.  skip: this worker failed, and only keeps the barriers.  1: a
+   barrier reported a failure (every worker stops there). */
+static int kt__pull_stages(kt__run *r, int64_t dev, int o, kt__part part,
+                           int skip) {
+    uint64_t set = r->stages[(int64_t)o * KT__NPARTS + part];
+    int st, i, first = 1;
+    for (st = 0; st < KT_XFER_STAGES; st++) {
+        if (!(set >> st & 1)) continue;
+        if (!first && kt__barrier_wait(&r->bar)) return 1;
+        first = 0;
+        if (skip) continue;
+        for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
+            const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
+            if (t->stage == st && kt__xfer_part(r->g, t) == part)
+                kt__pull(r, dev, r->inbox[i]);
+        }
+    }
+    return 0;
+}
+
+/* Device dev's input views (r->inview), dropped after its compute: no
+   relay of a later op reads a buffer freed or reused since. */
+static void kt__inviews_drop(kt__run *r, int64_t dev) {
+    memset(&r->inview[dev * KT_MAX_VARS], 0, KT_MAX_VARS * sizeof(kt__view));
+}
+
+/* Phase 1 of an op on one device, before its transfers: a buffer (in[j],
+   the device's slots of r->inview) for every input region its
+   sub-operator reads, and what its own tiles hold of it by a local copy;
+   the rest comes by the program's transfers (kt__pull_stages). */
 static kt_status kt__phase_inputs(kt__run *r, int64_t dev, int o,
                                   const kt_task *task, kt__view *in,
                                   kt_real **inmem, kt_error *err) {
     const kt_op *op = kt_graph_op(r->g, o);
-    int j, i;
+    int j;
     for (j = 0; j < op->ninputs; j++) {
         const kt_tensor *t = kt_graph_tensor(r->g, op->input[j]);
         kt_box need, local;
@@ -1946,13 +2045,6 @@ static kt_status kt__phase_inputs(kt__run *r, int64_t dev, int o,
                           t->rank, &local);
         kt__copy_region(&r->home[dev * r->ntensors + op->input[j]], &in[j],
                         &local, KT__SET);
-    }
-    for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
-        const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
-        if (kt__xfer_is_output(r->g, t)) continue;
-        kt__copy_region(&r->home[t->src * r->ntensors + t->tensor],
-                        &in[t->role], &t->region, KT__SET);
-        kt__count_received(r, r->inbox[i]);
     }
     return KT_OK;
 }
@@ -1989,70 +2081,58 @@ static kt_status kt__phase_compute(kt__run *r, int64_t dev, int o,
     return s;
 }
 
-/* Phase 3: partial results combined on their roots (REDUCE transfers),
-   with the op's reducer: sums for sum(...), maxima for max(...). */
-static void kt__phase_reduce(kt__run *r, int64_t dev, int o) {
-    const kt_op *op = kt_graph_op(r->g, o);
-    int i;
-    for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
-        const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
-        if (t->kind != KT_XFER_REDUCE) continue;
-        kt__copy_region(&r->outbuf[t->src], &r->outbuf[dev], &t->region,
-                        kt__reduce_combine(op));
-        kt__count_received(r, r->inbox[i]);
-    }
-}
-
 /* Phase 4: the result lands in the output tensor's tiles -- the device's
-   own part by a local copy, then the program's copies (which overwrite a
-   local partial sum with the reduced value where the device is not the
-   root of an element). */
-static void kt__phase_store(kt__run *r, int64_t dev, int o) {
+   own part by a local copy, then the program's copies stage by stage
+   (which overwrite a local partial sum with the reduced value where the
+   device is not the root of an element).  skip: keep the barriers only.
+   1: stop (kt__pull_stages). */
+static int kt__phase_store(kt__run *r, int64_t dev, int o, int skip) {
     const kt_op *op = kt_graph_op(r->g, o);
     const kt_tensor *y = kt_graph_tensor(r->g, op->output);
     kt__view *home = &r->home[dev * r->ntensors + op->output];
     kt_box local;
-    int i;
-    kt__box_intersect(&r->outbuf[dev].box, &home->box, y->rank, &local);
-    kt__copy_region(&r->outbuf[dev], home, &local, KT__SET);
-    for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
-        const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
-        if (t->kind != KT_XFER_COPY || !kt__xfer_is_output(r->g, t))
-            continue;
-        kt__copy_region(&r->outbuf[t->src], home, &t->region, KT__SET);
-        kt__count_received(r, r->inbox[i]);
+    if (!skip) {
+        kt__box_intersect(&r->outbuf[dev].box, &home->box, y->rank, &local);
+        kt__copy_region(&r->outbuf[dev], home, &local, KT__SET);
     }
+    return kt__pull_stages(r, dev, o, KT__OUTPUTS, skip);
 }
 
 /* One worker: every op in program order, four phases each, separated by
    barriers so that no buffer is read while it is written (inputs are read
    from tiles nobody writes in phase 1; results from result buffers nobody
-   writes in phase 4; in phase 3 every element has one root). */
+   writes in phase 4; in phase 3 every element has one root), and each
+   phase's stages by more barriers (kt__pull_stages): what a relay or a
+   reduction tree's inner device sends on, it received at an earlier
+   stage.  A failure reported by a barrier stops every worker there. */
 static void *kt__worker_main(void *arg) {
     kt__worker *w = (kt__worker *)arg;
     kt__run *r = w->run;
     int64_t dev = w->dev;
     kt_error *err = &r->errs[dev];
+    kt__view *in = &r->inview[dev * KT_MAX_VARS];
     int o, j, stop = 0;
     for (o = 0; o < kt_graph_op_count(r->g) && !stop; o++) {
         const kt_op *op = kt_graph_op(r->g, o);
         const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
-        kt__view in[KT_MAX_VARS];
         kt_real *inmem[KT_MAX_VARS], *outmem = NULL;
         kt_status s;
         for (j = 0; j < KT_MAX_VARS; j++) inmem[j] = NULL;
         s = kt__phase_inputs(r, dev, o, task, in, inmem, err);
         if (s != KT_OK) kt__worker_fail(r, dev, s);
-        if (kt__barrier_wait(&r->bar)) stop = 1;
+        stop = kt__pull_stages(r, dev, o, KT__INPUTS, s != KT_OK) ||
+               kt__barrier_wait(&r->bar);
         if (!stop) {
             s = kt__phase_compute(r, dev, o, task, in, &outmem, err);
             if (s != KT_OK) kt__worker_fail(r, dev, s);
         }
+        kt__inviews_drop(r, dev);
         for (j = 0; j < op->ninputs; j++) KT_FREE(inmem[j]);
         if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
-        if (!stop) kt__phase_reduce(r, dev, o);
+        /* phase 3: the reductions */
+        if (!stop && kt__pull_stages(r, dev, o, KT__REDUCES, 0)) stop = 1;
         if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
-        if (!stop) kt__phase_store(r, dev, o);
+        if (!stop && kt__phase_store(r, dev, o, 0)) stop = 1;
         if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
         /* every worker has read this result buffer: drop it */
         memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
@@ -2061,48 +2141,113 @@ static void *kt__worker_main(void *arg) {
     return NULL;
 }
 
+/* Transfer x's stage and relay: a stage of 0 .. KT_XFER_STAGES - 1 (a
+   bit of the 64-bit stage sets), and a relay only a copy after stage 0
+   -- a reduction combines the sender's own result. */
+static kt_status kt__check_stage(const kt_graph *g, const kt_program *prog,
+                                 int x, kt_error *err) {
+    const kt_transfer *t = &prog->xfer[x];
+    const kt_op *op = kt_graph_op(g, t->op);
+    const char *tn = kt_graph_tensor(g, t->tensor)->name;
+    if (t->stage < 0 || t->stage >= KT_XFER_STAGES)
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d "
+                        "of %s: stage %d is not one of 0..%d", op->name, x, tn,
+                        t->stage, KT_XFER_STAGES - 1);
+    if (t->relay != 0 && t->relay != 1)
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d "
+                        "of %s: relay %d (0 or 1 expected)", op->name, x, tn,
+                        t->relay);
+    if (t->relay && (t->kind != KT_XFER_COPY || t->stage == 0))
+        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d "
+                        "of %s: a relay %s", op->name, x, tn,
+                        t->kind != KT_XFER_COPY
+                            ? "that reduces (a reduction sends the "
+                              "sender's own result)"
+                            : "at stage 0 (nothing was delivered before)");
+    return KT_OK;
+}
+
+/* Transfer x moves a region its sender holds into a buffer its receiver
+   has, and a relay comes after an earlier stage of its part of the op
+   (sets: kt__op_stages), whose barrier is what makes its sender's buffer
+   ready.  The sender's buffer: its tile, or its result buffer for a
+   result; a relay's is its input buffer for an input, its tile for a
+   result. */
+static kt_status kt__check_xfer(const kt_graph *g, const kt_program *prog,
+                                const kt_box *home, const uint64_t *sets,
+                                int x, kt_error *err) {
+    int64_t ndev = prog->ndev;
+    int nt = kt_graph_tensor_count(g);
+    const kt_transfer *t = &prog->xfer[x];
+    const kt_op *op = kt_graph_op(g, t->op);
+    const kt_tensor *tt = kt_graph_tensor(g, t->tensor);
+    const kt_task *ts = &prog->task[(int64_t)t->op * ndev + t->src];
+    const kt_task *td = &prog->task[(int64_t)t->op * ndev + t->dst];
+    kt_box sb, db;
+    int empty = 0, held, wanted;
+    if (t->role < op->ninputs) {
+        if (t->kind != KT_XFER_COPY)
+            return kt__fail(err, KT_ERR_INTERNAL, 0, "transfer %d of op "
+                            "%s: an input is reduced", x, op->name);
+        if (t->relay) {
+            kt_op_input_box(g, op, t->role, ts->box, &sb, &empty);
+            if (empty) memset(&sb, 0, sizeof sb);
+        } else
+            sb = home[t->src * nt + t->tensor];
+        empty = 0;
+        kt_op_input_box(g, op, t->role, td->box, &db, &empty);
+        if (empty) memset(&db, 0, sizeof db);
+    } else {
+        if (t->relay) sb = home[t->src * nt + t->tensor];
+        else kt_op_output_box(op, ts->box, &sb);
+        if (t->kind == KT_XFER_REDUCE) kt_op_output_box(op, td->box, &db);
+        else db = home[t->dst * nt + t->tensor];
+    }
+    held = kt__box_inside(&t->region, &sb, tt->rank);
+    wanted = kt__box_inside(&t->region, &db, tt->rank);
+    if (!held || !wanted)
+        return kt__fail(err, KT_ERR_INTERNAL, 0, "op %s: transfer %d of %s "
+                        "from device %lld to %lld: the region is not %s",
+                        op->name, x, tt->name, (long long)t->src,
+                        (long long)t->dst,
+                        !held && !t->relay ? "held by the sender"
+                        : !held && t->role < op->ninputs
+                            ? "in what the sender received (a relay)"
+                        : !held ? "in the sender's tile (a relay)"
+                                : "wanted by the receiver");
+    if (t->relay && !(sets[kt__xfer_part(g, t)] &
+                      (((uint64_t)1 << t->stage) - 1)))
+        return kt__fail(err, KT_ERR_INTERNAL, 0, "op %s: transfer %d of %s "
+                        "from device %lld to %lld: a relay at the first "
+                        "stage (%d) of the op's %s: nothing was delivered to "
+                        "the sender before", op->name, x, tt->name,
+                        (long long)t->src, (long long)t->dst, t->stage,
+                        t->role < op->ninputs ? "input copies"
+                                              : "result copies");
+    return KT_OK;
+}
+
 /* Before any worker starts and any tile is allocated (home: the tiles'
-   boxes, kt__tile_boxes): the program is well-formed, and every transfer
-   moves a region its sender holds into a buffer its receiver has, so the
-   workers never read or write out of bounds whatever program they are
-   given. */
+   boxes, kt__tile_boxes): the program is well-formed, every transfer's
+   stage and relay are (kt__check_stage), and every transfer moves a
+   region its sender holds into a buffer its receiver has
+   (kt__check_xfer), so the workers never read or write out of bounds
+   whatever program they are given. */
 static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
                                    const kt_program *prog, const kt_box *home,
                                    kt_error *err) {
-    int64_t ndev = prog->ndev;
-    int nt = kt_graph_tensor_count(g), x;
+    uint64_t sets[KT__NPARTS];
+    int x, o;
     kt_status s;
     (void)p;
-    if ((s = kt__program_check(g, prog, ndev, err)) != KT_OK) return s;
-    for (x = 0; x < prog->nxfer; x++) {
-        const kt_transfer *t = &prog->xfer[x];
-        const kt_op *op = kt_graph_op(g, t->op);
-        const kt_tensor *tt = kt_graph_tensor(g, t->tensor);
-        const kt_task *ts = &prog->task[(int64_t)t->op * ndev + t->src];
-        const kt_task *td = &prog->task[(int64_t)t->op * ndev + t->dst];
-        kt_box sb, db;
-        int empty = 0;
-        if (t->role < op->ninputs) {
-            if (t->kind != KT_XFER_COPY)
-                return kt__fail(err, KT_ERR_INTERNAL, 0, "transfer %d of op "
-                                "%s: an input is reduced", x, op->name);
-            sb = home[t->src * nt + t->tensor];
-            kt_op_input_box(g, op, t->role, td->box, &db, &empty);
-            if (empty) memset(&db, 0, sizeof db);
-        } else {
-            kt_op_output_box(op, ts->box, &sb);
-            if (t->kind == KT_XFER_REDUCE) kt_op_output_box(op, td->box, &db);
-            else db = home[t->dst * nt + t->tensor];
-        }
-        if (!kt__box_inside(&t->region, &sb, tt->rank) ||
-            !kt__box_inside(&t->region, &db, tt->rank))
-            return kt__fail(err, KT_ERR_INTERNAL, 0, "op %s: transfer %d of %s "
-                            "from device %lld to %lld: the region is not %s",
-                            op->name, x, tt->name, (long long)t->src,
-                            (long long)t->dst,
-                            !kt__box_inside(&t->region, &sb, tt->rank)
-                                ? "held by the sender"
-                                : "wanted by the receiver");
+    if ((s = kt__program_check(g, prog, prog->ndev, err)) != KT_OK) return s;
+    for (x = 0; x < prog->nxfer; x++)
+        if ((s = kt__check_stage(g, prog, x, err)) != KT_OK) return s;
+    for (o = 0; o < prog->nops; o++) {
+        kt__op_stages(g, prog, o, sets);
+        for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++)
+            if ((s = kt__check_xfer(g, prog, home, sets, x, err)) != KT_OK)
+                return s;
     }
     return KT_OK;
 }
@@ -2820,15 +2965,44 @@ static kt_status kt__s_buffer_view(kt__srun *s, int64_t d, int bt,
     return KT_OK;
 }
 
-/* Phase 1 under swapping: an input is read in place from its tile in the
-   arena, or gathered into its receive buffer (local part, then the
-   transfers from the senders' tiles, also in their arenas). */
+/* Before device dev's transfers of op o: each input one lands in a
+   receive buffer, and every sender's tile it reads (an input's, or a
+   relayed result's) is in device memory -- set by the step's actions,
+   which the barrier before the op ends, so no worker changes it now.  A
+   relayed input is read from the sender's receive buffer for the same
+   role of the same op (this op's, r->inview), resident through it. */
+static kt_status kt__s_sources(kt__srun *s, int64_t dev, int o, int step,
+                               kt_error *err) {
+    kt__run *r = &s->r;
+    int i;
+    for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
+        const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
+        const kt__view *src = &r->home[t->src * r->ntensors + t->tensor];
+        kt__part part = kt__xfer_part(r->g, t);
+        if (part == KT__INPUTS &&
+            (s->buf[o * (KT_MAX_VARS + 1) + t->role] < 0 ||
+             (!t->relay && !src->data)))
+            return kt__s_fail(s, dev, step, s->mt_of[t->tensor], err,
+                              "a transfer has no receive buffer, or its "
+                              "sender's tile is not in device memory");
+        if (part == KT__OUTPUTS && t->relay && !src->data)
+            return kt__s_fail(s, dev, step, s->mt_of[t->tensor], err,
+                              "a relayed result's sender's tile is not in "
+                              "device memory");
+    }
+    return KT_OK;
+}
+
+/* Phase 1 under swapping, before the transfers (kt__pull_stages): an
+   input is read in place from its tile in the arena, or gathered into its
+   receive buffer (the local part here, the rest by the transfers from the
+   senders' tiles, also in their arenas, or their receive buffers). */
 static kt_status kt__s_inputs(kt__srun *s, int64_t dev, int o, int step,
                               kt__view *in, kt_error *err) {
     kt__run *r = &s->r;
     const kt_op *op = kt_graph_op(r->g, o);
     const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
-    int j, i;
+    int j;
     kt_status st;
     for (j = 0; j < op->ninputs; j++) {
         const kt_tensor *t = kt_graph_tensor(r->g, op->input[j]);
@@ -2852,18 +3026,7 @@ static kt_status kt__s_inputs(kt__srun *s, int64_t dev, int o, int step,
         kt__box_intersect(&need, &home->box, t->rank, &local);
         kt__copy_region(home, &in[j], &local, KT__SET);
     }
-    for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
-        const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
-        const kt__view *src = &r->home[t->src * r->ntensors + t->tensor];
-        if (kt__xfer_is_output(r->g, t)) continue;
-        if (s->buf[o * (KT_MAX_VARS + 1) + t->role] < 0 || !src->data)
-            return kt__s_fail(s, dev, step, s->mt_of[t->tensor], err,
-                              "a transfer has no receive buffer, or its "
-                              "sender's tile is not in device memory");
-        kt__copy_region(src, &in[t->role], &t->region, KT__SET);
-        kt__count_received(r, r->inbox[i]);
-    }
-    return KT_OK;
+    return kt__s_sources(s, dev, o, step, err);
 }
 
 /* Phase 2 under swapping: the result goes into its result buffer, or
@@ -2913,7 +3076,8 @@ static kt_status kt__s_compute(kt__srun *s, int64_t dev, int o, int step,
 
 /* One worker: the plan's steps in its order, each the step's actions and
    the op's phases (an extra barrier after the actions: another worker's
-   transfers read this one's arena only once its tiles are in place). */
+   transfers read this one's arena only once its tiles are in place), each
+   phase's stages as kt__worker_main has them. */
 static void *kt__sworker_main(void *arg) {
     kt__sworker *w = (kt__sworker *)arg;
     kt__srun *s = w->s;
@@ -2921,26 +3085,29 @@ static void *kt__sworker_main(void *arg) {
     const kt_swap_model *m = s->m;
     int64_t dev = w->dev;
     kt_error *err = &r->errs[dev];
+    kt__view *in = &r->inview[dev * KT_MAX_VARS];
     int step, i, stop = 0, n = s->sp->nsteps;
     for (step = 0; step < n && !stop; step++) {
         int mo = s->sp->order[step], o = m->graph_op[mo], res = 0;
         const kt_op *op = kt_graph_op(r->g, o);
-        kt__view in[KT_MAX_VARS];
         kt_status st = kt__s_actions(s, dev, step, err);
         if (st == KT_OK) st = kt__s_check_op(s, dev, step, err);
         if (st != KT_OK) kt__worker_fail(r, dev, st);
         if (kt__barrier_wait(&r->bar)) break;
         st = kt__s_inputs(s, dev, o, step, in, err);
         if (st != KT_OK) kt__worker_fail(r, dev, st);
-        if (kt__barrier_wait(&r->bar)) break;
+        if (kt__pull_stages(r, dev, o, KT__INPUTS, st != KT_OK) ||
+            kt__barrier_wait(&r->bar))
+            break;
         st = kt__s_compute(s, dev, o, step, in, err);
         if (st != KT_OK) kt__worker_fail(r, dev, st);
+        kt__inviews_drop(r, dev);
         if (kt__barrier_wait(&r->bar)) break;
-        kt__phase_reduce(r, dev, o);
-        if (kt__barrier_wait(&r->bar)) break;
+        if (kt__pull_stages(r, dev, o, KT__REDUCES, 0) ||
+            kt__barrier_wait(&r->bar))
+            break;
         res = s->buf[o * (KT_MAX_VARS + 1) + op->ninputs] >= 0;
-        if (res) kt__phase_store(r, dev, o);
-        if (kt__barrier_wait(&r->bar)) stop = 1;
+        stop = kt__phase_store(r, dev, o, !res) || kt__barrier_wait(&r->bar);
         memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
         for (i = m->use_first[mo]; i < m->use_first[mo + 1]; i++)
             if (m->use_mode[i] & KT_SWAP_WRITE) { /* newer than the host's */

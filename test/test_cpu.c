@@ -20,6 +20,11 @@
      files with padding, pooling, broadcasting, division, max/min
      reductions and uneven tiles;
    - a program with one transfer dropped is caught (values and bytes);
+   - a staged program by hand (stages 0 to 3: a relayed fetch, a
+     two-level reduction tree, a relayed broadcast) == serial, its bytes
+     moved pair by pair; a relay of what its sender never received, at
+     stage 0 or its part's first stage, on a reduction, and stages out of
+     range are refused;
    - bad arguments are refused with a message, never read out of bounds:
      a plan, state, program or result of another graph, an op that does
      not exist, every way a program can be malformed, a swap plan's pool
@@ -1575,6 +1580,252 @@ static void test_malformed_programs(void) {
     kt_graph_destroy(g);
 }
 
+/* ------------------------------------------------ staged programs */
+
+/* x . W on 4 devices, 2 nodes of 2 (factors 2,2), data parallel (both
+   cuts on i): W split by rows between the nodes (S0.R), so every device
+   fetches the other node's half; then s, summed over the batch: a
+   partial sum on every device, wanted whole by every device (R.R). */
+static const char staged_src[] = "input x[8,6]\nweight W[6,8]\n"
+                                 "h[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                                 "s[k] = sum(i) h[i,k]\n";
+
+static int staged_plan(const kt_graph *g, kt_plan *p) {
+    static const char *const tiling[4][2] = {
+        {"x", "S0.S0"}, {"W", "S0.R"}, {"h", "S0.S0"}, {"s", "R.R"}};
+    kt_factors f;
+    kt_error err;
+    int k, o, v;
+    if (kt_factors_parse("2,2", &f, &err) != KT_OK ||
+        kt_plan_init(p, g, &f, &err) != KT_OK) {
+        CHECKF(0, "staged plan: %s", err.message);
+        return 0;
+    }
+    for (k = 0; k < 4; k++)
+        CHECK(kt_tiling_parse(tiling[k][1],
+                              &p->tiling[kt_graph_find_tensor(g, tiling[k][0])],
+                              &err) == KT_OK);
+    for (o = 0; o < kt_graph_op_count(g); o++) {
+        const kt_op *op = kt_graph_op(g, o);
+        for (v = 0; v < op->nvars && strcmp(op->var[v].name, "i"); v++) {}
+        p->split[o * KT_MAX_CUTS] = p->split[o * KT_MAX_CUTS + 1] = v;
+    }
+    return 1;
+}
+
+/* Appends a transfer of tensor t for op o: rows [lo, hi) of t (all of
+   its other dimensions). */
+static void staged_add(const kt_graph *g, kt_program *c, int o, int t,
+                       int64_t src, int64_t dst, int64_t lo, int64_t hi,
+                       kt_xfer_kind kind, int stage, int relay) {
+    const kt_op *op = kt_graph_op(g, o);
+    const kt_tensor *x = kt_graph_tensor(g, t);
+    kt_transfer *y = &c->xfer[c->nxfer++];
+    int d, j;
+    int64_t n = 1;
+    for (j = 0; j < op->ninputs && op->input[j] != t; j++) {}
+    memset(y, 0, sizeof *y);
+    y->op = o;
+    y->role = j;
+    y->tensor = t;
+    y->src = src;
+    y->dst = dst;
+    for (d = 0; d < x->rank; d++) {
+        y->region.r[d].lo = d ? 0 : lo;
+        y->region.r[d].hi = d ? x->shape[d] : hi;
+        n *= y->region.r[d].hi - y->region.r[d].lo;
+    }
+    y->bytes = n * x->elem_bytes;
+    y->kind = kind;
+    y->stage = stage;
+    y->relay = relay;
+    c->total_bytes += y->bytes;
+}
+
+/* The program of staged_plan as kt_lower stages collectives (sched.h),
+   by hand on kt_lower's tasks: in each node the first device fetches the
+   other node's half of W (stage 0) and relays it to the second (stage
+   1).  s's part r (elements 2r, 2r + 1) has its root on device r and is
+   reduced by a tree -- r's node-mate into r and the other node's second
+   device into its first (stage 0), that one into r (stage 1) -- and sent
+   down one: from r to its mate and to the other node's first device
+   (stage 2), which relays the sum it stored to its mate (stage 3).  As
+   many transfers, of the same sizes, as the flat lowering: the same
+   bytes.  Its arrays are malloc'd (kt_program_free frees them). */
+static int staged_program(const kt_graph *g, const kt_plan *p,
+                          kt_program *c) {
+    int W = kt_graph_find_tensor(g, "W"), S = kt_graph_find_tensor(g, "s");
+    kt_program flat;
+    kt_error err;
+    int x, node, r;
+    memset(c, 0, sizeof *c);
+    if (kt_lower(g, p, &flat, &err) != KT_OK) {
+        CHECKF(0, "staged: %s", err.message);
+        return 0;
+    }
+    /* kt_lower converts W (op h, 0) and s (op s, 1) alone: these replace
+       all its transfers */
+    for (x = 0; x < flat.nxfer; x++)
+        CHECK(flat.xfer[x].tensor == W || flat.xfer[x].tensor == S);
+    c->ndev = flat.ndev;
+    c->nops = flat.nops;
+    c->ntask = flat.ntask;
+    c->task = (kt_task *)malloc(sizeof *c->task * (size_t)flat.ntask);
+    c->xfer = (kt_transfer *)malloc(sizeof *c->xfer * 28);
+    c->xfer_first = (int *)calloc((size_t)flat.nops + 1, sizeof(int));
+    if (c->task)
+        memcpy(c->task, flat.task, sizeof *c->task * (size_t)flat.ntask);
+    kt_program_free(&flat);
+    if (!c->task || !c->xfer || !c->xfer_first || c->ndev != 4 ||
+        c->nops != 2) {
+        CHECK(0);
+        kt_program_free(c);
+        return 0;
+    }
+    for (node = 0; node < 2; node++) {
+        int64_t lo = 3 * (1 - node); /* the other node's rows of W */
+        staged_add(g, c, 0, W, 2 * (1 - node), 2 * node, lo, lo + 3,
+                   KT_XFER_COPY, 0, 0);
+        staged_add(g, c, 0, W, 2 * node, 2 * node + 1, lo, lo + 3,
+                   KT_XFER_COPY, 1, 1);
+    }
+    c->xfer_first[1] = c->nxfer;
+    for (r = 0; r < 4; r++) { /* part r: s[2r .. 2r + 2) */
+        staged_add(g, c, 1, S, r ^ 1, r, 2 * r, 2 * r + 2, KT_XFER_REDUCE,
+                   0, 0);
+        staged_add(g, c, 1, S, r ^ 3, r ^ 2, 2 * r, 2 * r + 2, KT_XFER_REDUCE,
+                   0, 0);
+        staged_add(g, c, 1, S, r ^ 2, r, 2 * r, 2 * r + 2, KT_XFER_REDUCE,
+                   1, 0);
+    }
+    for (r = 0; r < 4; r++) {
+        staged_add(g, c, 1, S, r, r ^ 1, 2 * r, 2 * r + 2, KT_XFER_COPY, 2, 0);
+        staged_add(g, c, 1, S, r, r ^ 2, 2 * r, 2 * r + 2, KT_XFER_COPY, 2, 0);
+        staged_add(g, c, 1, S, r ^ 2, r ^ 3, 2 * r, 2 * r + 2, KT_XFER_COPY,
+                   3, 1);
+    }
+    c->xfer_first[2] = c->nxfer;
+    return 1;
+}
+
+/* The ways a staged program can be wrong (what the message names, and
+   the status: malformed fields are invalid, a relay of what its sender
+   never had is a lowering bug).  Transfer 1 is W's relay to device 1,
+   6 a stage-1 reduction. */
+static const struct {
+    const char *what, *needle;
+    kt_status status;
+} misstaged[] = {
+    {"a relay that reduces", "reduces", KT_ERR_INVALID},
+    {"a relay at stage 0", "stage 0", KT_ERR_INVALID},
+    {"stage KT_XFER_STAGES", "is not one of 0..", KT_ERR_INVALID},
+    {"stage -1", "stage -1", KT_ERR_INVALID},
+    {"relay 2", "relay 2", KT_ERR_INVALID},
+    {"a relay of an input the sender never received",
+     "in what the sender received", KT_ERR_INTERNAL},
+    {"a relay at the first stage of the result copies", "first stage",
+     KT_ERR_INTERNAL},
+};
+#define NMISSTAGED ((int)(sizeof misstaged / sizeof misstaged[0]))
+
+static void misstage(const kt_graph *g, kt_program *c, int k) {
+    kt_transfer *t = &c->xfer[1];
+    int x = kt_graph_find_tensor(g, "x"), i;
+    switch (k) {
+    case 0: c->xfer[6].relay = 1; break;
+    case 1: t->stage = 0; break;
+    case 2: c->xfer[0].stage = KT_XFER_STAGES; break;
+    case 3: c->xfer[0].stage = -1; break;
+    case 4: t->relay = 2; break;
+    case 5: /* device 0 relays device 1's rows of x, which it never had */
+        t->role = 0;
+        t->tensor = x;
+        t->region.r[0].lo = 2;
+        t->region.r[0].hi = 4;
+        t->region.r[1].hi = kt_graph_tensor(g, x)->shape[1];
+        break;
+    case 6:
+        for (i = c->xfer_first[1]; i < c->nxfer; i++)
+            if (c->xfer[i].kind == KT_XFER_COPY) c->xfer[i].stage = 3;
+        break;
+    }
+}
+
+/* A staged program (staged_program: a relayed fetch, a two-level
+   reduction tree and a relayed broadcast, stages 0 to 3) runs with the
+   values of the serial run and moves exactly its bytes, pair by pair;
+   on three seeds and again run by run (a missed barrier shows as a
+   flaky value, or a hang).  Every misstaging is refused before anything
+   runs, naming the transfer. */
+static void test_staged_program(void) {
+    kt_graph *g = parse("staged", staged_src);
+    kt_plan p;
+    kt_program c;
+    kt_cpu_state leaves;
+    kt_cpu_devices dev;
+    kt_cpu_verify_options o;
+    kt_cpu_report r;
+    kt_error err;
+    uint64_t seed;
+    int k;
+    if (!g) return;
+    if (!staged_plan(g, &p)) {
+        kt_graph_destroy(g);
+        return;
+    }
+    if (!staged_program(g, &p, &c)) goto done;
+    kt_cpu_verify_defaults(&o);
+    for (seed = 1; seed <= (under_valgrind() ? 1u : 20u); seed++) {
+        o.seed = seed;
+        if (kt_cpu_verify_program(g, &p, &c, &o, &r, &err) != KT_OK) {
+            CHECKF(0, "staged: %s", err.message);
+            break;
+        }
+        CHECKF(r.values_ok && r.compared > 0, "staged, seed %llu: %lld of "
+               "%lld elements differ, first in %s on device %lld",
+               (unsigned long long)seed, (long long)r.mismatches,
+               (long long)r.compared,
+               r.nreported ? kt_graph_tensor(g, r.first[0].tensor)->name : "-",
+               r.nreported ? (long long)r.first[0].device : -1LL);
+        CHECKF(r.bytes_moved == c.total_bytes && r.bytes_ok,
+               "staged: moved %lld bytes, the program %lld, the plan %lld",
+               (long long)r.bytes_moved, (long long)c.total_bytes,
+               (long long)r.predicted_bytes);
+    }
+    CHECK(kt_cpu_state_init(&leaves, g, &err) == KT_OK);
+    kt_cpu_fill_inputs(g, &leaves, 3);
+    if (kt_cpu_run_partitioned(g, &p, &c, &leaves, NULL, &dev, &err) ==
+        KT_OK) {
+        kt_test_pairs_match("staged", &dev, &c);
+        kt_cpu_devices_free(&dev);
+    } else
+        CHECKF(0, "staged: %s", err.message);
+    for (k = 0; k < NMISSTAGED; k++) {
+        kt_program bad;
+        kt_status s;
+        if (program_copy(&c, &bad)) {
+            misstage(g, &bad, k);
+            s = kt_cpu_verify_program(g, &p, &bad, NULL, &r, &err);
+            CHECKF(s == misstaged[k].status &&
+                       strstr(err.message, misstaged[k].needle),
+                   "staged, %s: status %d '%s', expected %d naming '%s'",
+                   misstaged[k].what, (int)s, s ? err.message : "",
+                   (int)misstaged[k].status, misstaged[k].needle);
+            s = kt_cpu_run_partitioned(g, &p, &bad, &leaves, NULL, &dev, &err);
+            CHECKF(s == misstaged[k].status, "staged, %s: run status %d",
+                   misstaged[k].what, (int)s);
+            CHECK(strstr(err.message, "op ") != NULL &&
+                  strstr(err.message, "transfer ") != NULL);
+        }
+        program_copy_free(&bad);
+    }
+    kt_cpu_state_free(&leaves);
+    kt_program_free(&c);
+done:
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 /* kt_cpu_run_swapped: the same checks of its plan, program and leaves,
    and a pool with a negative object count (read out of bounds before) or
    sizes near INT64_MAX (summed into a signed overflow before the check). */
@@ -1961,6 +2212,7 @@ int main(void) {
     test_broken_program();
     test_foreign_arguments();
     test_malformed_programs();
+    test_staged_program();
     test_swap_arguments();
     test_model_files();
     test_random_plans();

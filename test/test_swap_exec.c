@@ -29,6 +29,9 @@
         a swap-out turned into a drop (an update lost), an object made
         smaller than its tensor, a pool larger than the arena, a dynamic
         (ODSwap) plan, and a model without the receive buffers.
+     5. test_cpu.c's staged program (relays from a receive buffer and
+        from a tile, a reduction tree) at the smallest pool and with
+        everything resident.
    Under valgrind (KT_WRAP set) fewer sizes and device counts run. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -81,26 +84,12 @@ static void setup_free(setup *s) {
     s->ok = 0;
 }
 
-static int setup_make(const char *label, const kt_graph *g, int ndev,
-                      setup *s) {
-    kt_factors f;
-    kt_search_options so;
+/* The rest of a setup from its plan and program (both s's from now on,
+   freed on failure). */
+static int setup_finish(const char *label, const kt_graph *g, setup *s) {
     kt_swap_alloc a;
     kt_error err;
     int i;
-    memset(s, 0, sizeof *s);
-    memset(&so, 0, sizeof so);
-    so.strategy = KT_STRATEGY_DP;
-    if (kt_factors_default(ndev, &f, &err) != KT_OK ||
-        kt_plan_search(g, &f, &so, &s->plan, &err) != KT_OK) {
-        CHECKF(0, "%s: plan: %s", label, err.message);
-        return 0;
-    }
-    if (kt_lower(g, &s->plan, &s->prog, &err) != KT_OK) {
-        CHECKF(0, "%s: lower: %s", label, err.message);
-        kt_plan_free(&s->plan);
-        return 0;
-    }
     if (kt_swap_model_from_program(g, &s->plan, &s->prog, NULL, &s->model,
                                    &err) != KT_OK) {
         CHECKF(0, "%s: model: %s", label, err.message);
@@ -118,6 +107,27 @@ static int setup_make(const char *label, const kt_graph *g, int ndev,
     for (i = 0; i < s->model.ntensors; i++)
         if (s->model.size_of[i] >= 0) s->all += s->model.bytes[i];
     return 1;
+}
+
+static int setup_make(const char *label, const kt_graph *g, int ndev,
+                      setup *s) {
+    kt_factors f;
+    kt_search_options so;
+    kt_error err;
+    memset(s, 0, sizeof *s);
+    memset(&so, 0, sizeof so);
+    so.strategy = KT_STRATEGY_DP;
+    if (kt_factors_default(ndev, &f, &err) != KT_OK ||
+        kt_plan_search(g, &f, &so, &s->plan, &err) != KT_OK) {
+        CHECKF(0, "%s: plan: %s", label, err.message);
+        return 0;
+    }
+    if (kt_lower(g, &s->plan, &s->prog, &err) != KT_OK) {
+        CHECKF(0, "%s: lower: %s", label, err.message);
+        kt_plan_free(&s->plan);
+        return 0;
+    }
+    return setup_finish(label, g, s);
 }
 
 /* The swap executor's per-pair counts, what each receiver copied into
@@ -824,6 +834,237 @@ static void test_buffers(void) {
     kt_graph_destroy(g);
 }
 
+/* ---------------------------------------------------------- staged programs */
+
+/* As test_cpu.c's staged programs (the same graph, plan and hand-staged
+   program: a relayed fetch of W, a two-level reduction tree and a relayed
+   broadcast of s, stages 0 to 3). */
+/* x . W on 4 devices, 2 nodes of 2 (factors 2,2), data parallel (both
+   cuts on i): W split by rows between the nodes (S0.R), so every device
+   fetches the other node's half; then s, summed over the batch: a
+   partial sum on every device, wanted whole by every device (R.R). */
+static const char staged_src[] = "input x[8,6]\nweight W[6,8]\n"
+                                 "h[i,k] = sum(j) x[i,j] * W[j,k]\n"
+                                 "s[k] = sum(i) h[i,k]\n";
+
+static int staged_plan(const kt_graph *g, kt_plan *p) {
+    static const char *const tiling[4][2] = {
+        {"x", "S0.S0"}, {"W", "S0.R"}, {"h", "S0.S0"}, {"s", "R.R"}};
+    kt_factors f;
+    kt_error err;
+    int k, o, v;
+    if (kt_factors_parse("2,2", &f, &err) != KT_OK ||
+        kt_plan_init(p, g, &f, &err) != KT_OK) {
+        CHECKF(0, "staged plan: %s", err.message);
+        return 0;
+    }
+    for (k = 0; k < 4; k++)
+        CHECK(kt_tiling_parse(tiling[k][1],
+                              &p->tiling[kt_graph_find_tensor(g, tiling[k][0])],
+                              &err) == KT_OK);
+    for (o = 0; o < kt_graph_op_count(g); o++) {
+        const kt_op *op = kt_graph_op(g, o);
+        for (v = 0; v < op->nvars && strcmp(op->var[v].name, "i"); v++) {}
+        p->split[o * KT_MAX_CUTS] = p->split[o * KT_MAX_CUTS + 1] = v;
+    }
+    return 1;
+}
+
+/* Appends a transfer of tensor t for op o: rows [lo, hi) of t (all of
+   its other dimensions). */
+static void staged_add(const kt_graph *g, kt_program *c, int o, int t,
+                       int64_t src, int64_t dst, int64_t lo, int64_t hi,
+                       kt_xfer_kind kind, int stage, int relay) {
+    const kt_op *op = kt_graph_op(g, o);
+    const kt_tensor *x = kt_graph_tensor(g, t);
+    kt_transfer *y = &c->xfer[c->nxfer++];
+    int d, j;
+    int64_t n = 1;
+    for (j = 0; j < op->ninputs && op->input[j] != t; j++) {}
+    memset(y, 0, sizeof *y);
+    y->op = o;
+    y->role = j;
+    y->tensor = t;
+    y->src = src;
+    y->dst = dst;
+    for (d = 0; d < x->rank; d++) {
+        y->region.r[d].lo = d ? 0 : lo;
+        y->region.r[d].hi = d ? x->shape[d] : hi;
+        n *= y->region.r[d].hi - y->region.r[d].lo;
+    }
+    y->bytes = n * x->elem_bytes;
+    y->kind = kind;
+    y->stage = stage;
+    y->relay = relay;
+    c->total_bytes += y->bytes;
+}
+
+/* The program of staged_plan as kt_lower stages collectives (sched.h),
+   by hand on kt_lower's tasks: in each node the first device fetches the
+   other node's half of W (stage 0) and relays it to the second (stage
+   1).  s's part r (elements 2r, 2r + 1) has its root on device r and is
+   reduced by a tree -- r's node-mate into r and the other node's second
+   device into its first (stage 0), that one into r (stage 1) -- and sent
+   down one: from r to its mate and to the other node's first device
+   (stage 2), which relays the sum it stored to its mate (stage 3).  As
+   many transfers, of the same sizes, as the flat lowering: the same
+   bytes.  Its arrays are malloc'd (kt_program_free frees them). */
+static int staged_program(const kt_graph *g, const kt_plan *p,
+                          kt_program *c) {
+    int W = kt_graph_find_tensor(g, "W"), S = kt_graph_find_tensor(g, "s");
+    kt_program flat;
+    kt_error err;
+    int x, node, r;
+    memset(c, 0, sizeof *c);
+    if (kt_lower(g, p, &flat, &err) != KT_OK) {
+        CHECKF(0, "staged: %s", err.message);
+        return 0;
+    }
+    /* kt_lower converts W (op h, 0) and s (op s, 1) alone: these replace
+       all its transfers */
+    for (x = 0; x < flat.nxfer; x++)
+        CHECK(flat.xfer[x].tensor == W || flat.xfer[x].tensor == S);
+    c->ndev = flat.ndev;
+    c->nops = flat.nops;
+    c->ntask = flat.ntask;
+    c->task = (kt_task *)malloc(sizeof *c->task * (size_t)flat.ntask);
+    c->xfer = (kt_transfer *)malloc(sizeof *c->xfer * 28);
+    c->xfer_first = (int *)calloc((size_t)flat.nops + 1, sizeof(int));
+    if (c->task)
+        memcpy(c->task, flat.task, sizeof *c->task * (size_t)flat.ntask);
+    kt_program_free(&flat);
+    if (!c->task || !c->xfer || !c->xfer_first || c->ndev != 4 ||
+        c->nops != 2) {
+        CHECK(0);
+        kt_program_free(c);
+        return 0;
+    }
+    for (node = 0; node < 2; node++) {
+        int64_t lo = 3 * (1 - node); /* the other node's rows of W */
+        staged_add(g, c, 0, W, 2 * (1 - node), 2 * node, lo, lo + 3,
+                   KT_XFER_COPY, 0, 0);
+        staged_add(g, c, 0, W, 2 * node, 2 * node + 1, lo, lo + 3,
+                   KT_XFER_COPY, 1, 1);
+    }
+    c->xfer_first[1] = c->nxfer;
+    for (r = 0; r < 4; r++) { /* part r: s[2r .. 2r + 2) */
+        staged_add(g, c, 1, S, r ^ 1, r, 2 * r, 2 * r + 2, KT_XFER_REDUCE,
+                   0, 0);
+        staged_add(g, c, 1, S, r ^ 3, r ^ 2, 2 * r, 2 * r + 2, KT_XFER_REDUCE,
+                   0, 0);
+        staged_add(g, c, 1, S, r ^ 2, r, 2 * r, 2 * r + 2, KT_XFER_REDUCE,
+                   1, 0);
+    }
+    for (r = 0; r < 4; r++) {
+        staged_add(g, c, 1, S, r, r ^ 1, 2 * r, 2 * r + 2, KT_XFER_COPY, 2, 0);
+        staged_add(g, c, 1, S, r, r ^ 2, 2 * r, 2 * r + 2, KT_XFER_COPY, 2, 0);
+        staged_add(g, c, 1, S, r ^ 2, r ^ 3, 2 * r, 2 * r + 2, KT_XFER_COPY,
+                   3, 1);
+    }
+    c->xfer_first[2] = c->nxfer;
+    return 1;
+}
+
+/* Every allocation of a staged run (partitioned, then swapped at
+   capacity cap under plan sp) failing in turn: a worker that fails
+   before its transfers keeps the stages' barriers, so the run ends with
+   KT_ERR_NOMEM, never a hang or a relay read of a buffer it never had. */
+static void staged_out_of_memory(const kt_graph *g, setup *s,
+                                 const kt_swap_plan *sp, int64_t cap) {
+    kt_cpu_state leaves;
+    kt_error err;
+    long k, nnomem = 0, other = 0, done = 0;
+    if (kt_cpu_state_init(&leaves, g, &err) != KT_OK) return;
+    kt_cpu_fill_inputs(g, &leaves, 9);
+    for (k = 1; done < 2 && k < 100000; k++) {
+        kt_cpu_devices dev;
+        kt_cpu_swap_report sr;
+        kt_status st;
+        int swapped;
+        done = 0;
+        for (swapped = 0; swapped < 2; swapped++) {
+            alloc_count = 0;
+            fail_at = k;
+            st = swapped ? kt_cpu_run_swapped(g, &s->plan, &s->prog, &s->model,
+                                              sp, cap, &leaves, NULL, &dev,
+                                              &sr, &err)
+                         : kt_cpu_run_partitioned(g, &s->plan, &s->prog,
+                                                  &leaves, NULL, &dev, &err);
+            fail_at = 0;
+            if (st == KT_OK) {
+                kt_cpu_devices_free(&dev);
+                if (swapped) kt_cpu_swap_report_free(&sr);
+                done += alloc_count < k; /* no allocation left to fail */
+            } else if (st == KT_ERR_NOMEM)
+                nnomem++;
+            else {
+                CHECKF(0, "staged, allocation %ld failing: %s", k,
+                       err.message);
+                other++;
+            }
+        }
+    }
+    CHECKF(nnomem > 10 && other == 0, "staged: %ld runs out of memory, %ld "
+           "other", nnomem, other);
+    kt_cpu_state_free(&leaves);
+}
+
+/* The staged program run under a memory cap: the relay of W reads the
+   sender's receive buffer in its arena, the relay of s its tile there;
+   at the smallest pool and with everything resident, steady and cold;
+   and out of memory at every allocation (staged_out_of_memory). */
+static void test_staged(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_plan p;
+    setup s;
+    int k;
+    CHECK(kt_graph_create(&g, &err) == KT_OK);
+    if (kt_graph_parse(g, staged_src, strlen(staged_src), &err) != KT_OK) {
+        CHECKF(0, "staged: %s", err.message);
+        kt_graph_destroy(g);
+        return;
+    }
+    memset(&s, 0, sizeof s);
+    if (!staged_plan(g, &p)) {
+        kt_graph_destroy(g);
+        return;
+    }
+    if (!staged_program(g, &p, &s.prog)) {
+        kt_plan_free(&p);
+        kt_graph_destroy(g);
+        return;
+    }
+    s.plan = p;
+    if (!setup_finish("staged", g, &s)) {
+        kt_graph_destroy(g);
+        return;
+    }
+    for (k = 0; k < 4; k++) {
+        char label[96];
+        int64_t cap = k < 2 ? s.minimal : s.all;
+        snprintf(label, sizeof label, "staged, %lld bytes, %s", (long long)cap,
+                 k % 2 ? "cold" : "steady");
+        plan_and_run(label, g, &s, k % 2 ? KT_SWAP_SEARCH_GA
+                                          : KT_SWAP_SEARCH_NONE,
+                     k % 2, cap, 70 + (uint64_t)k);
+    }
+    {
+        kt_swap_options o;
+        kt_swap_result r;
+        memset(&o, 0, sizeof o);
+        o.memory = s.minimal;
+        if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) ==
+            KT_OK) {
+            staged_out_of_memory(g, &s, &r.plan, s.minimal);
+            kt_swap_result_free(&r);
+        } else
+            CHECKF(0, "staged: %s", err.message);
+    }
+    setup_free(&s);
+    kt_graph_destroy(g);
+}
+
 /* Every allocation of a swapped run failing in turn: the run reports
    KT_ERR_NOMEM (or, where the failure is absorbed, succeeds) and frees
    everything (ASan and valgrind see leaks). */
@@ -890,6 +1131,7 @@ int main(void) {
     test_corrupted();
     test_stale_object();
     test_out_of_memory();
+    test_staged();
     test_zoo();
     test_random();
     return KT_TEST_SUMMARY();
