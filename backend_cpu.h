@@ -2141,32 +2141,6 @@ static void *kt__worker_main(void *arg) {
     return NULL;
 }
 
-/* Transfer x's stage and relay: a stage of 0 .. KT_XFER_STAGES - 1 (a
-   bit of the 64-bit stage sets), and a relay only a copy after stage 0
-   -- a reduction combines the sender's own result. */
-static kt_status kt__check_stage(const kt_graph *g, const kt_program *prog,
-                                 int x, kt_error *err) {
-    const kt_transfer *t = &prog->xfer[x];
-    const kt_op *op = kt_graph_op(g, t->op);
-    const char *tn = kt_graph_tensor(g, t->tensor)->name;
-    if (t->stage < 0 || t->stage >= KT_XFER_STAGES)
-        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d "
-                        "of %s: stage %d is not one of 0..%d", op->name, x, tn,
-                        t->stage, KT_XFER_STAGES - 1);
-    if (t->relay != 0 && t->relay != 1)
-        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d "
-                        "of %s: relay %d (0 or 1 expected)", op->name, x, tn,
-                        t->relay);
-    if (t->relay && (t->kind != KT_XFER_COPY || t->stage == 0))
-        return kt__fail(err, KT_ERR_INVALID, op->line, "op %s: transfer %d "
-                        "of %s: a relay %s", op->name, x, tn,
-                        t->kind != KT_XFER_COPY
-                            ? "that reduces (a reduction sends the "
-                              "sender's own result)"
-                            : "at stage 0 (nothing was delivered before)");
-    return KT_OK;
-}
-
 /* Transfer x moves a region its sender holds into a buffer its receiver
    has, and a relay comes after an earlier stage of its part of the op
    (sets: kt__op_stages), whose barrier is what makes its sender's buffer
@@ -2228,9 +2202,9 @@ static kt_status kt__check_xfer(const kt_graph *g, const kt_program *prog,
 }
 
 /* Before any worker starts and any tile is allocated (home: the tiles'
-   boxes, kt__tile_boxes): the program is well-formed, every transfer's
-   stage and relay are (kt__check_stage), and every transfer moves a
-   region its sender holds into a buffer its receiver has
+   boxes, kt__tile_boxes): the program is well-formed (kt__program_check,
+   which also checks each transfer's stage and relay), and every transfer
+   moves a region its sender holds into a buffer its receiver has
    (kt__check_xfer), so the workers never read or write out of bounds
    whatever program they are given. */
 static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
@@ -2241,8 +2215,6 @@ static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
     kt_status s;
     (void)p;
     if ((s = kt__program_check(g, prog, prog->ndev, err)) != KT_OK) return s;
-    for (x = 0; x < prog->nxfer; x++)
-        if ((s = kt__check_stage(g, prog, x, err)) != KT_OK) return s;
     for (o = 0; o < prog->nops; o++) {
         kt__op_stages(g, prog, o, sets);
         for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++)

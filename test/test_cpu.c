@@ -1716,9 +1716,10 @@ static const struct {
     const char *what, *needle;
     kt_status status;
 } misstaged[] = {
-    {"a relay that reduces", "reduces", KT_ERR_INVALID},
-    {"a relay at stage 0", "stage 0", KT_ERR_INVALID},
-    {"stage KT_XFER_STAGES", "is not one of 0..", KT_ERR_INVALID},
+    {"a relay that reduces", "a relay is a copy after stage 0",
+     KT_ERR_INVALID},
+    {"a relay at stage 0", "stage 0, relay 1", KT_ERR_INVALID},
+    {"stage KT_XFER_STAGES", "a stage of 0..", KT_ERR_INVALID},
     {"stage -1", "stage -1", KT_ERR_INVALID},
     {"relay 2", "relay 2", KT_ERR_INVALID},
     {"a relay of an input the sender never received",
