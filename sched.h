@@ -28,24 +28,25 @@
      are those blocks moved (nothing written per task), and accepting
      splices in what its run simulated.
 
-     Speed on wresnet-152 over 64 devices (448k tasks with one-hop
-     conversions, 353k with the trees; README "Performance" has the
-     figures, bench/HISTORY.md how each round got them): a full
-     simulation takes ~14-15 ms on a quiet shared 2-core Xeon,
+     Speed on wresnet-152 over 64 devices (353k tasks; README
+     "Performance" has the figures, bench/HISTORY.md how each round got
+     them): a full simulation takes ~11-15 ms on a shared 2-core Xeon,
      up to 1.5-1.9x that when other jobs load it (each run reads the
      caller's task structs and predecessor lists to see whether the graph
-     changed); a delta simulation after a single-operator change 35-50x
+     changed); a delta simulation after a single-operator change 35-45x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  An MCMC
-     proposal with its accept takes ~4.7-6 ms there (~170-210 a second in
+     proposal with its accept takes ~5.3 ms there (~190 a second in
      kt_plan_mcmc's chain; the project's target is 10,000): the
      re-lowering of the roles it changes, the task graph updated in
-     place (slots grow into the nearest holes), and ~27,700 task starts
-     re-simulated before the rejoin, each setting
-     up its wait state from its predecessors in a timeline kept as moved
-     blocks.  An exact delta simulation cannot go much further at this
-     granularity: those starts alone, at a full run's ~16 ns a start, take
-     ~0.45 ms, about 2,000 proposals a second at most.
+     place (slots grow into the nearest holes), and ~64,000 task starts
+     re-simulated before the rejoin (~29,000 with the one-hop
+     conversions before 2026-12-07: the collectives' relays spread a
+     change over more devices), each setting up its wait state from its
+     predecessors in a timeline kept as moved blocks.  An exact delta
+     simulation cannot go much further at this granularity: those
+     starts alone, at a full run's ~16 ns a start, take ~1 ms, about
+     1,000 proposals a second at most.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
