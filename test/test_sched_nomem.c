@@ -782,9 +782,11 @@ int main(void) {
         printf("incremental proposal after an accept: %ld allocation "
                "failures, each reported and recovered from\n", n);
         CHECK(n > 10);
-        /* seeds 56 and 90 fail the re-sync after ops are copied (found
-           with a counter); fewer seeds under valgrind */
-        n = getenv("KT_WRAP") ? resync_case(&fx, 56, 1, 5, 2)
+        /* seed 57 fails the re-sync after ops are copied, as most
+           seeds from 50 do (found with a counter; seed 56 did with the
+           one-hop collectives before 2026-12-07); fewer seeds under
+           valgrind */
+        n = getenv("KT_WRAP") ? resync_case(&fx, 57, 1, 5, 2)
                               : resync_case(&fx, 50, 46, 5, 3);
         printf("the re-sync failing part way: %ld of its allocation "
                "failures with ops still to copy, each recovered from\n", n);
