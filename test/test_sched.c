@@ -2932,8 +2932,10 @@ static void test_sim_reference(void) {
    the latency of the link's level plus each transfer's bytes over its
    bandwidth, added up in the order they were lowered (kt__tg_sort is a
    stable radix sort: a sort that split a key's transfers apart, or
-   added them in another order, fails here).  Zoo models on 4 and 8
-   devices, with plans moved at random from the searched one. */
+   added them in another order, fails here); and the simulated order of
+   every collective (check_collective_order), lowered on the topology,
+   with a level per cut, and on one level with all stages 0.  Zoo models
+   on 4 and 8 devices, with plans moved at random from the searched one. */
 static int xfer_key_less(const kt_transfer *a, const kt_transfer *b) {
     if (a->role != b->role) return a->role < b->role;
     if (a->stage != b->stage) return a->stage < b->stage;
@@ -2945,7 +2947,8 @@ static int same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
     return !xfer_key_less(a, b) && !xfer_key_less(b, a);
 }
 static int check_transfer_tasks(const kt_program *prog, const kt_sim *s,
-                                const kt_topology *t, const char *what) {
+                                const kt_topology *t, const char *what,
+                                int *task_of) {
     int o, i, j, at = prog->ntask;
     for (o = 0; o < prog->nops; o++) {
         int lo = prog->xfer_first[o], hi = prog->xfer_first[o + 1];
@@ -2966,6 +2969,7 @@ static int check_transfer_tasks(const kt_program *prog, const kt_sim *s,
                 if (same_xfer_key(&prog->xfer[j], key)) {
                     bytes += prog->xfer[j].bytes;
                     sec += (double)prog->xfer[j].bytes / t->bandwidth[lv];
+                    if (task_of) task_of[j] = at;
                 }
             if (at >= s->ntask || s->task[at].op != o ||
                 s->task[at].kind != KT_TASK_TRANSFER ||
@@ -2984,6 +2988,63 @@ static int check_transfer_tasks(const kt_program *prog, const kt_sim *s,
     return at == s->ntask;
 }
 
+/* Do boxes a and b of a rank-r tensor share an element? */
+static int boxes_meet(const kt_box *a, const kt_box *b, int r) {
+    int d;
+    for (d = 0; d < r; d++)
+        if (a->r[d].hi <= b->r[d].lo || b->r[d].hi <= a->r[d].lo ||
+            a->r[d].lo >= a->r[d].hi)
+            return 0;
+    return 1;
+}
+
+/* The simulated timeline lets data arrive before it is sent on: a
+   transfer whose source must first receive part of its region -- a
+   relay forwarding a copy, a tree node sending its combined partial up,
+   a root sending its sum -- starts no earlier than every transfer of its
+   op and role that brings that part into the source ends.  Stated by
+   the data (regions, kinds, stages), not by the task graph's rule.
+   task_of: each transfer's task.  Returns the pairs checked. */
+static long check_collective_order(const kt_graph *g, const kt_program *prog,
+                                   const kt_sim *s, const int *task_of,
+                                   const char *what) {
+    long pairs = 0;
+    int o, x, y, bad = 0;
+    for (o = 0; o < prog->nops && !bad; o++)
+        for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++) {
+            const kt_transfer *a = &prog->xfer[x];
+            int rank = kt_graph_tensor(g, a->tensor)->rank;
+            for (y = prog->xfer_first[o]; y < prog->xfer_first[o + 1]; y++) {
+                const kt_transfer *b = &prog->xfer[y];
+                int needs;
+                if (b->role != a->role || b->dst != a->src ||
+                    !boxes_meet(&a->region, &b->region, rank))
+                    continue;
+                needs = a->kind == KT_XFER_COPY
+                            ? (a->relay ? b->kind == KT_XFER_COPY &&
+                                              b->stage < a->stage
+                                        : b->kind == KT_XFER_REDUCE)
+                            : b->kind == KT_XFER_REDUCE &&
+                                  b->stage < a->stage;
+                if (!needs) continue;
+                pairs++;
+                if (s->start[task_of[x]] < s->end[task_of[y]]) {
+                    CHECKF(0, "%s: op %s: transfer %d (%lld -> %lld, stage "
+                           "%d) starts at %g, before transfer %d into its "
+                           "source (from %lld, stage %d) ends at %g", what,
+                           g->op[o].name, x, (long long)a->src,
+                           (long long)a->dst, a->stage,
+                           s->start[task_of[x]], y, (long long)b->src,
+                           b->stage, s->end[task_of[y]]);
+                    bad = 1;
+                    break;
+                }
+            }
+            if (bad) break;
+        }
+    return pairs;
+}
+
 static void test_transfer_tasks(void) {
     static const struct {
         const char *model, *topo;
@@ -2994,11 +3055,16 @@ static void test_transfer_tasks(void) {
          "nodes:2x4:300G:25G", 8},
         {"rnn:layers=2,hidden=64,steps=3,batch=8", "nodes:2x4:300G:25G", 8},
     };
+    static const char *const forms[3] = {"trees on the topology",
+                                         "a level per cut",
+                                         "one level, all stage 0"};
     int quick = getenv("KT_WRAP") != NULL, m, plans = 0;
+    long ordered = 0;
     uint64_t seed = 77;
     for (m = 0; m < (quick ? 1 : 3); m++) {
         kt_graph *g = NULL;
-        kt_topology t;
+        kt_topology t, flat;
+        char flat_spec[32];
         kt_factors f;
         kt_plan p;
         kt_error err;
@@ -3007,13 +3073,15 @@ static void test_transfer_tasks(void) {
                err.message);
         if (!g) continue;
         CHECK(kt_topology_parse(zoo[m].topo, &t, &err) == KT_OK);
+        snprintf(flat_spec, sizeof flat_spec, "flat:%d:100G", zoo[m].ndev);
+        CHECK(kt_topology_parse(flat_spec, &flat, &err) == KT_OK);
         kt_factors_default(zoo[m].ndev, &f, &err);
         CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
         for (step = 0; step < (quick ? 3 : 12) && ok; step++) {
             kt_program prog;
             kt_sim s;
-            char what[160];
-            int k;
+            char what[200];
+            int k, form;
             for (k = 0; k < 3 && step > 0; k++) {
                 if (rnd(&seed, 0, 1))
                     kt__propose(g, &p, (int)rnd(&seed, 0, g->nop - 1), &seed);
@@ -3022,20 +3090,40 @@ static void test_transfer_tasks(void) {
                                        (int)rnd(&seed, 0, g->ntensor - 1),
                                        &seed);
             }
-            snprintf(what, sizeof what, "%s on %d devices, plan %d",
-                     zoo[m].model, zoo[m].ndev, step);
-            CHECK(kt_lower_on(g, &p, &t, &prog, &err) == KT_OK);
-            CHECK(kt_sim_build(g, &p, &prog, &t, &s, &err) == KT_OK);
-            ok = check_transfer_tasks(&prog, &s, &t, what);
-            plans += ok;
-            kt_sim_free(&s);
-            kt_program_free(&prog);
+            for (form = 0; form < 3 && ok; form++) {
+                int *task_of = NULL, i;
+                snprintf(what, sizeof what, "%s on %d devices, plan %d, %s",
+                         zoo[m].model, zoo[m].ndev, step, forms[form]);
+                /* on the topology; a level per cut; one flat level with
+                   every stage set to 0 (reductions before copies) */
+                CHECK((form == 0 ? kt_lower_on(g, &p, &t, &prog, &err)
+                       : form == 1 ? kt_lower(g, &p, &prog, &err)
+                                   : kt_lower_on(g, &p, &flat, &prog,
+                                                 &err)) == KT_OK);
+                for (i = 0; form == 2 && i < prog.nxfer; i++)
+                    prog.xfer[i].stage = 0;
+                CHECK(kt_sim_build(g, &p, &prog, &t, &s, &err) == KT_OK);
+                CHECK(kt_sim_run(&s, &err) == KT_OK);
+                task_of = (int *)calloc((size_t)prog.nxfer + 1, sizeof(int));
+                ok = !kt_test_failed && task_of &&
+                     check_transfer_tasks(&prog, &s, &t, what, task_of);
+                if (ok)
+                    ordered += check_collective_order(g, &prog, &s, task_of,
+                                                      what);
+                ok = ok && !kt_test_failed;
+                plans += ok;
+                free(task_of);
+                kt_sim_free(&s);
+                kt_program_free(&prog);
+            }
         }
         kt_plan_free(&p);
         kt_graph_destroy(g);
     }
     printf("transfer tasks equal to the lowered transfers aggregated in "
-           "order: %d plans\n", plans);
+           "order: %d lowerings; %ld transfers starting after what their "
+           "source receives first\n", plans, ordered);
+    CHECK(ordered > 1000);
 }
 
 /* Full runs share one wait state among tasks that follow one another
