@@ -28,7 +28,7 @@
      are those blocks moved (nothing written per task), and accepting
      splices in what its run simulated.
 
-     Speed on wresnet-152 over 64 devices (353k tasks; README
+     Speed on wresnet-152 over 64 devices (369k tasks; README
      "Performance" has the figures, bench/HISTORY.md how each round got
      them): a full simulation takes ~11-15 ms on a shared 2-core Xeon,
      up to 1.5-1.9x that when other jobs load it (each run reads the
@@ -36,17 +36,17 @@
      changed); a delta simulation after a single-operator change 35-45x
      less, because it resumes from a checkpoint and stops where the
      timeline rejoins the previous one moved by a constant.  An MCMC
-     proposal with its accept takes ~5.3 ms there (~190 a second in
+     proposal with its accept takes ~9 ms there (~110 a second in
      kt_plan_mcmc's chain; the project's target is 10,000): the
      re-lowering of the roles it changes, the task graph updated in
-     place (slots grow into the nearest holes), and ~64,000 task starts
+     place (slots grow into the nearest holes), and ~130,000 task starts
      re-simulated before the rejoin (~29,000 with the one-hop
      conversions before 2026-12-07: the collectives' relays spread a
      change over more devices), each setting up its wait state from its
      predecessors in a timeline kept as moved blocks.  An exact delta
      simulation cannot go much further at this granularity: those
-     starts alone, at a full run's ~16 ns a start, take ~1 ms, about
-     1,000 proposals a second at most.
+     starts alone, at a full run's ~16 ns a start, take ~2 ms, about
+     500 proposals a second at most.
 
    HOW TO USE IT
      #define KT_IMPLEMENTATION in one C file before including it (it
@@ -2508,15 +2508,42 @@ static int64_t kt__link_id(kt__links *l, int64_t key) {
     return l->n++;
 }
 
-/* Transfers are aggregated per (op, role, kind, stage, src, dst): one
-   task moves all of a conversion's bytes between two devices of one kind
-   at one stage of its collective.  Sorting an op's transfers by that key
+/* A transfer's place in its conversion's collective and what it sends:
+   4 * stage + 2 * relay + 1 for a copy (reductions first at one stage),
+   below 4 * KT_XFER_STAGES.  Tasks aggregate transfers of one rank. */
+static int kt__xfer_rank(const kt_transfer *x) {
+    return 4 * x->stage + 2 * x->relay + (x->kind == KT_XFER_COPY);
+}
+#define KT__RANK_STAGE(r) ((r) >> 2)
+#define KT__RANK_RELAY(r) (((r) >> 1) & 1)
+#define KT__RANK_COPY(r) ((r)&1)
+
+/* Does a transfer of rank ru into the source of a transfer of rank ri
+   (one op, one role) bring what the latter sends (kt_transfer)?  A relay
+   forwards what copies delivered at lower stages; a reduction sends its
+   sender's result once the reductions into it of lower stages are
+   combined; a copy of the sender's own result (a root's sum) waits for
+   every reduction into it, at its stage or below; the rest -- a holder
+   sending its own tile -- waits for none.  Waiting for more would only
+   slow the model, and for the transfers into a device from every other
+   (an all-to-all) cost N^3 to list. */
+static int kt__xfer_feeds(int ru, int ri) {
+    if (KT__RANK_RELAY(ri))
+        return KT__RANK_COPY(ru) && KT__RANK_STAGE(ru) < KT__RANK_STAGE(ri);
+    if (KT__RANK_COPY(ru)) return 0;
+    return KT__RANK_COPY(ri) ? KT__RANK_STAGE(ru) <= KT__RANK_STAGE(ri)
+                             : KT__RANK_STAGE(ru) < KT__RANK_STAGE(ri);
+}
+
+/* Transfers are aggregated per (op, role, kind, stage, relay, src, dst):
+   one task moves all of a conversion's bytes between two devices of one
+   kind at one stage of its collective.  Sorting an op's transfers by that key
    brings each task's transfers together (kt__tg_sort); the sort is
    stable, so a task's bytes are added up in the order they were lowered
    (its seconds, a floating-point sum, depend on that order). */
 static int kt__same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
-    return a->role == b->role && a->kind == b->kind &&
-           a->stage == b->stage && a->src == b->src && a->dst == b->dst;
+    return a->role == b->role && kt__xfer_rank(a) == kt__xfer_rank(b) &&
+           a->src == b->src && a->dst == b->dst;
 }
 
 kt_status kt_schedule_parse(const kt_graph *g, const char *text,
@@ -2827,13 +2854,6 @@ static int kt__tg_reserve(kt__tg *tg, size_t n, size_t p) {
     return kt__tg_reserve_to(tg, n, p, 0, (size_t)-1);
 }
 
-/* Where a transfer comes in its conversion's collective: after every
-   transfer of a lower stage, and at one stage reductions before copies
-   (kt_transfer).  Below 2 * KT_XFER_STAGES. */
-static int kt__xfer_rank(const kt_transfer *x) {
-    return 2 * x->stage + (x->kind == KT_XFER_COPY);
-}
-
 /* One pass of kt__tg_sort: the indices in[0..n) into out, stably by
    digit `which` of their transfers (0: dst, 1: src, 2: role and rank),
    a digit below nb. */
@@ -2844,7 +2864,7 @@ static void kt__tg_sort_pass(const kt_transfer *x, const int *in, int *out,
 #define KT__DIGIT(t)                                                        \
     (which == 0 ? (int)(t).dst                                              \
                 : which == 1 ? (int)(t).src                                 \
-                             : 2 * KT_XFER_STAGES * (t).role + kt__xfer_rank(&(t)))
+                             : 4 * KT_XFER_STAGES * (t).role + kt__xfer_rank(&(t)))
     for (i = 0; i < n; i++) cnt[KT__DIGIT(x[in[i]])]++;
     for (b = 0; b < nb; b++) { /* counts -> first places */
         int k = cnt[b];
@@ -2866,7 +2886,7 @@ static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
     size_t cap;
     for (i = 0; i < nx; i++)
         if (x[i].role + 1 > nroles) nroles = x[i].role + 1;
-    nb = 2 * KT_XFER_STAGES * nroles;
+    nb = 4 * KT_XFER_STAGES * nroles;
     if (nb < (int)c->nd) nb = (int)c->nd;
     cap = c->cap_xord;
     if (!(np = kt__sim_grow(c->xord, &cap, (size_t)nx + 1, sizeof(int))))
@@ -2885,7 +2905,7 @@ static int kt__tg_sort(kt__tgctx *c, const kt_transfer *x, int nx) {
     kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt, (int)c->nd, 0);
     kt__tg_sort_pass(x, c->xtmp, c->xord, nx, c->xcnt, (int)c->nd, 1);
     kt__tg_sort_pass(x, c->xord, c->xtmp, nx, c->xcnt,
-                     2 * KT_XFER_STAGES * nroles, 2);
+                     4 * KT_XFER_STAGES * nroles, 2);
     np = c->xord; /* the result in xord */
     c->xord = c->xtmp;
     c->xtmp = (int *)np;
@@ -2939,19 +2959,21 @@ static int kt__tg_block(kt__tgctx *c, kt__tg *tg, int o,
 /* Which block tasks kt__tg_group collects. */
 enum {
     KT__G_OUTPUT,    /* the op's output transfers, by dst                   */
-    KT__G_BLOCK,     /* all its transfers, by dst                           */
+    KT__G_REDUCE,    /* its reductions, by dst                              */
+    KT__G_COPY,      /* its copies, by dst                                  */
     KT__G_INPUT,     /* its input transfers, by dst                          */
     KT__G_READS      /* its input transfers reading tensor x, by src         */
 };
 
 /* Does task i of op's block belong to a group of kind `what`: the op's
-   output conversions, all its conversions, its input conversions, or
-   those reading tensor x? */
+   output conversions, its reductions, its copies, its input
+   conversions, or those reading tensor x? */
 static int kt__tg_selects(const kt__tg *tg, const kt_op *op, int i, int what,
                           int x) {
     int r = tg->role[i];
     if (what == KT__G_OUTPUT) return r == op->ninputs;
-    if (what == KT__G_BLOCK) return 1;
+    if (what == KT__G_REDUCE) return !KT__RANK_COPY(tg->rank[i]);
+    if (what == KT__G_COPY) return KT__RANK_COPY(tg->rank[i]);
     if (what == KT__G_INPUT) return r < op->ninputs;
     return r < op->ninputs && op->input[r] == x;
 }
@@ -3028,21 +3050,24 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
     int64_t nd = c->nd, d;
     int ni = op->ninputs, j, i, k, n = at, nitem = 0, pr[KT_MAX_VARS];
     int lo = tg->base[o], hi = tg->bend[o], items = 0;
-    int gin = ni, gblk = ni + 1, grd = ni + 2, x = op->output;
+    int gin = ni, gred = ni + 1, gcpy = ni + 2, grd = ni + 3;
+    int x = op->output, relays = 0;
     int *f;
     void *np;
     /* scratch: one group per input (its producer's output transfers),
-       o's transfers, o's input transfers, the readers of o's output */
+       o's reductions, its copies (when a relay reads them), its input
+       transfers, the readers of o's output */
     for (j = 0; j < ni; j++) {
         pr[j] = g->tensor[op->input[j]].producer;
         if (pr[j] >= 0) items += tg->bend[pr[j]] - tg->base[pr[j]];
     }
-    items += 2 * (hi - lo);
+    items += 3 * (hi - lo);
+    for (i = lo; i < hi; i++) relays += KT__RANK_RELAY(tg->rank[i]);
     if (op->in_place)
         for (k = c->rd_first[x]; k < c->rd_first[x + 1]; k++)
             items += tg->bend[c->rd_op[k]] - tg->base[c->rd_op[k]];
     if (!(np = kt__sim_grow(c->gfirst, &c->cap_gfirst,
-                            (size_t)(ni + 3) * (size_t)(nd + 1), sizeof(int))))
+                            (size_t)(ni + 4) * (size_t)(nd + 1), sizeof(int))))
         return 0;
     c->gfirst = (int *)np;
     if (!(np = kt__sim_grow(c->gitem, &c->cap_gitem, (size_t)items + 1,
@@ -3052,7 +3077,8 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
     for (j = 0; j < ni; j++)
         if (pr[j] >= 0)
             kt__tg_group(c, tg, j, &pr[j], 1, KT__G_OUTPUT, -1, &nitem);
-    kt__tg_group(c, tg, gblk, &o, 1, KT__G_BLOCK, -1, &nitem);
+    kt__tg_group(c, tg, gred, &o, 1, KT__G_REDUCE, -1, &nitem);
+    kt__tg_group(c, tg, gcpy, &o, relays ? 1 : 0, KT__G_COPY, -1, &nitem);
     kt__tg_group(c, tg, gin, &o, 1, KT__G_INPUT, -1, &nitem);
     if (op->in_place)
         kt__tg_group(c, tg, grd, c->rd_op + c->rd_first[x],
@@ -3099,13 +3125,14 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
             /* an output transfer: after o ran on its source */
             KT__PUSH((int)(o * nd + src), i);
         }
-        /* in the collective: after what its source forwards or combines,
-           the transfers of its role into the source that come before it
-           (kt_transfer: a lower stage; at one stage, reductions first) */
-        f = c->gfirst + gblk * (nd + 1);
+        /* in the collective: after the transfers of its role into the
+           source that bring what it sends (kt__xfer_feeds) */
+        f = c->gfirst +
+            (KT__RANK_RELAY(tg->rank[i]) ? gcpy : gred) * (nd + 1);
         for (k = f[src]; k < f[src + 1]; k++) {
             int u = c->gitem[k];
-            if (tg->role[u] == tg->role[i] && tg->rank[u] < tg->rank[i])
+            if (tg->role[u] == tg->role[i] &&
+                kt__xfer_feeds(tg->rank[u], tg->rank[i]))
                 KT__PUSH(u, i);
         }
         st->npred = n - st->pred_first;

@@ -2927,7 +2927,7 @@ static void test_sim_reference(void) {
 
 /* The transfer tasks of a built task graph against a naive aggregation
    of the lowered transfers: each op's block has one task per (role,
-   stage, kind -- reductions first --, src, dst) its transfers use, in
+   stage, relay, kind -- reductions first --, src, dst) its transfers use, in
    that order, moving all their bytes in
    the latency of the link's level plus each transfer's bytes over its
    bandwidth, added up in the order they were lowered (kt__tg_sort is a
@@ -2939,6 +2939,7 @@ static void test_sim_reference(void) {
 static int xfer_key_less(const kt_transfer *a, const kt_transfer *b) {
     if (a->role != b->role) return a->role < b->role;
     if (a->stage != b->stage) return a->stage < b->stage;
+    if (a->relay != b->relay) return a->relay < b->relay;
     if (a->kind != b->kind) return a->kind == KT_XFER_REDUCE;
     if (a->src != b->src) return a->src < b->src;
     return a->dst < b->dst;
