@@ -44,7 +44,7 @@ DESTDIR ?=
 HEADERS         := $(wildcard *.h)
 INSTALL_HEADERS := $(wildcard tiling.h sched.h swap.h backend_cpu.h backend_cuda.h)
 TEST_DEPS       := $(HEADERS) test/kt_test.h test/kt_testlib.h test/kt_test_alloc.h \
-                   test/kt_test_pairs.h
+                   test/kt_test_pairs.h test/kt_test_staged.h
 
 # New files are picked up by these wildcards.  GPU tests (test_cuda*) are
 # built and run by their own rules, not by `make test`.
