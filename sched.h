@@ -854,7 +854,9 @@ static void kt__cell_box(const kt__grid *g, int64_t cell, kt_box *b) {
    k[L] * .. * k[count - 1]: devices of one group of the first cuts sit on
    the same node (SOYBEAN 5.1), so the larger, the nearer.  Cut 1 is the
    most significant digit of a device number, so sharing L coordinates is
-   lying in the same block of span[L] numbers. */
+   lying in the same block of span[L] numbers.  With the spans of a
+   collective's levels (kt__levels: cuts over one topology level merged)
+   it counts shared levels the same way. */
 static int kt__shared_cuts(const int64_t *span, int ncuts, int64_t a,
                            int64_t b) {
     int L = 0;
