@@ -152,11 +152,13 @@ typedef enum kt_xfer_kind {
 /* One transfer: `region` of `tensor` sent from device src to dst, as part
    of converting role `role` of operator `op` (an input index, or the
    op's input count for its output).  A conversion is a collective built
-   level by level (kt_lower): a transfer starts once every transfer of
-   its op and role into its src of a lower stage is done -- and at the
-   same stage, every reduction before any copy.  A relay sends on what
-   an earlier stage delivered to it: the input region it received, or
-   the sum it stored, not its own tile or result. */
+   level by level (kt_lower): a transfer may send what the transfers of
+   its op and role into its src at lower stages delivered -- and at one
+   stage reductions come before copies -- so the executors run a
+   conversion's stages in order, and the task graph makes each transfer
+   wait for those that bring it data (kt__xfer_feeds).  A relay sends on
+   what an earlier stage delivered to it: the input region it received,
+   or the sum it stored, not its own tile or result. */
 typedef struct kt_transfer {
     int op, role, tensor;
     int64_t src, dst;
