@@ -3124,7 +3124,7 @@ static void test_transfer_tasks(void) {
     printf("transfer tasks equal to the lowered transfers aggregated in "
            "order: %d lowerings; %ld transfers starting after what their "
            "source receives first\n", plans, ordered);
-    CHECK(ordered > 1000);
+    CHECK(ordered > (quick ? 50 : 1000)); /* (96 and 67,744 on 2026-12-07) */
 }
 
 /* Full runs share one wait state among tasks that follow one another
@@ -5225,8 +5225,7 @@ static void test_level_collectives(void) {
     CHECK(kt_topology_parse("nodes:2x4:300G:25G", &nodes, &err) == KT_OK);
     CHECK(kt_topology_parse("flat:8:100G", &flat, &err) == KT_OK);
     CHECK(kt_factors_parse("2,2,2", &f, &err) == KT_OK);
-    if (kt_test_failed) return;
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 3 && g && !kt_test_failed; i++) {
         kt_search_options so;
         kt_machine m = kt_topology_machine(&nodes);
         kt_program on, plain, one;
@@ -5241,7 +5240,13 @@ static void test_level_collectives(void) {
         CHECK(kt_lower_on(g, &p, &nodes, &on, &err) == KT_OK);
         CHECK(kt_lower(g, &p, &plain, &err) == KT_OK);
         CHECK(kt_lower_on(g, &p, &flat, &one, &err) == KT_OK);
-        if (kt_test_failed) return;
+        if (kt_test_failed) { /* (each call zeroed what it failed) */
+            kt_program_free(&on);
+            kt_program_free(&plain);
+            kt_program_free(&one);
+            kt_plan_free(&p);
+            break;
+        }
         CHECKF(on.total_bytes == p.total_bytes &&
                    plain.total_bytes == p.total_bytes &&
                    one.total_bytes == p.total_bytes,
