@@ -979,7 +979,10 @@ typedef struct kt__levels {
    the machine); on a topology t (NULL: none), consecutive cuts whose
    devices talk over the same level of t are one: a hop inside a level is
    as fast as any other there, so a tree step between them would only add
-   a hop.  Cut L separates devices 0 and k[L+1] * .. * k[count-1]. */
+   a hop.  Cut L separates devices 0 and k[L+1] * .. * k[count-1], and
+   its level is theirs: factors that do not follow t's fanouts (3,2 on
+   two nodes of three, whose cut 2 mixes nodes) merge into one level and
+   stay one hop. */
 static void kt__collective_levels(const kt_factors *f, const kt_topology *t,
                                   kt__levels *lv) {
     int64_t cut_span[KT_MAX_CUTS + 1];
