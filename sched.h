@@ -2728,13 +2728,17 @@ static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
    the op run before it on d, for the producers of its inputs on d and
    their output transfers into d, for o's own input transfers into d and,
    when o updates a tensor in place, for every transfer reading that
-   tensor out of d.  A transfer of one of o's inputs waits for the
-   input's producer on its source and that producer's output transfers
-   into the source; a transfer of o's output waits for o on its source
-   (a copy also for the reductions into the source).  So the lists of op
-   o's tasks read only the blocks of o, of the producers of its inputs
-   and, for an in-place o, of the readers of its output: when some blocks
-   change, only those ops' lists are rebuilt. */
+   tensor out of d and its producer's output transfers out of and into
+   d (the old value's last uses there).  A transfer of one of o's inputs
+   waits for the input's producer on its source and that producer's
+   output transfers into the source; a transfer of o's output waits for
+   o on its source (and, for an in-place o, on its destination, whose
+   tile it overwrites); in a collective, a transfer also waits for those
+   of its role into its source that bring what it sends
+   (kt__xfer_feeds).  So the lists of op o's tasks read only the blocks
+   of o, of the producers of its inputs and, for an in-place o, of the
+   readers and the producer of its output: when some blocks change, only
+   those ops' lists are rebuilt. */
 /* The most task slots, or predecessor or successor entries, a task
    graph may hold: they are numbered with ints (and arrays get one more
    entry).  kt_plan_sim's graphs, whose slots have room, can pass it where
@@ -2969,7 +2973,8 @@ enum {
     KT__G_REDUCE,    /* its reductions, by dst                              */
     KT__G_COPY,      /* its copies, by dst                                  */
     KT__G_INPUT,     /* its input transfers, by dst                          */
-    KT__G_READS      /* its input transfers reading tensor x, by src         */
+    KT__G_READS,     /* its input transfers reading tensor x, by src         */
+    KT__G_PRODUCED   /* its output transfers, by src and again by dst        */
 };
 
 /* Does task i of op's block belong to a group of kind `what`: the op's
@@ -2978,17 +2983,24 @@ enum {
 static int kt__tg_selects(const kt__tg *tg, const kt_op *op, int i, int what,
                           int x) {
     int r = tg->role[i];
-    if (what == KT__G_OUTPUT) return r == op->ninputs;
+    if (what == KT__G_OUTPUT || what == KT__G_PRODUCED)
+        return r == op->ninputs;
     if (what == KT__G_REDUCE) return !KT__RANK_COPY(tg->rank[i]);
     if (what == KT__G_COPY) return KT__RANK_COPY(tg->rank[i]);
     if (what == KT__G_INPUT) return r < op->ninputs;
     return r < op->ninputs && op->input[r] == x;
 }
 
-/* The device a group files task i under: readers by sender, the rest by
+/* The devices a group files task i under, written to dev; returns how
+   many: readers by sender, a produced value's transfers by both ends
+   (what an in-place update of it must wait for on either), the rest by
    receiver. */
-static int64_t kt__tg_group_device(const kt__tg *tg, int i, int what) {
-    return what == KT__G_READS ? tg->sim.task[i].src : tg->sim.task[i].dst;
+static int kt__tg_group_devices(const kt__tg *tg, int i, int what,
+                                int64_t dev[2]) {
+    const kt_sim_task *st = &tg->sim.task[i];
+    dev[0] = what == KT__G_READS || what == KT__G_PRODUCED ? st->src : st->dst;
+    dev[1] = st->dst;
+    return what == KT__G_PRODUCED ? 2 : 1;
 }
 
 /* Group `gi` of the scratch: the tasks of op q's block that `what` selects,
@@ -2998,14 +3010,15 @@ static int64_t kt__tg_group_device(const kt__tg *tg, int i, int what) {
 static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
                          const int *ops, int nops, int what, int x,
                          int *nitem) {
-    int64_t nd = c->nd, d;
-    int *first = c->gfirst + gi * (nd + 1), k, i, from = *nitem;
+    int64_t nd = c->nd, d, dev[2];
+    int *first = c->gfirst + gi * (nd + 1), k, i, e, from = *nitem;
     for (d = 0; d <= nd; d++) first[d] = 0;
     for (k = 0; k < nops; k++) {
         const kt_op *op = &c->g->op[ops[k]];
         for (i = tg->base[ops[k]]; i < tg->bend[ops[k]]; i++) {
-            if (kt__tg_selects(tg, op, i, what, x))
-                first[kt__tg_group_device(tg, i, what) + 1]++;
+            if (!kt__tg_selects(tg, op, i, what, x)) continue;
+            for (e = kt__tg_group_devices(tg, i, what, dev); e-- > 0;)
+                first[dev[e] + 1]++;
         }
     }
     first[0] = from;
@@ -3014,8 +3027,9 @@ static void kt__tg_group(kt__tgctx *c, const kt__tg *tg, int gi,
     for (k = 0; k < nops; k++) {
         const kt_op *op = &c->g->op[ops[k]];
         for (i = tg->base[ops[k]]; i < tg->bend[ops[k]]; i++) {
-            if (kt__tg_selects(tg, op, i, what, x))
-                c->gitem[first[kt__tg_group_device(tg, i, what)]++] = i;
+            if (!kt__tg_selects(tg, op, i, what, x)) continue;
+            for (e = kt__tg_group_devices(tg, i, what, dev); e-- > 0;)
+                c->gitem[first[dev[e]]++] = i;
         }
     }
     for (d = nd; d > 0; d--) first[d] = first[d - 1];
@@ -3057,13 +3071,16 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
     int64_t nd = c->nd, d;
     int ni = op->ninputs, j, i, k, n = at, nitem = 0, pr[KT_MAX_VARS];
     int lo = tg->base[o], hi = tg->bend[o], items = 0;
-    int gin = ni, gred = ni + 1, gcpy = ni + 2, grd = ni + 3;
+    int gin = ni, gred = ni + 1, gcpy = ni + 2, grd = ni + 3, gold = ni + 4;
     int x = op->output, relays = 0;
+    /* an in-place update overwrites the value x's producer left */
+    int px = op->in_place ? g->tensor[x].producer : -1;
     int *f;
     void *np;
     /* scratch: one group per input (its producer's output transfers),
        o's reductions, its copies (when a relay reads them), its input
-       transfers, the readers of o's output */
+       transfers, the readers of o's output, its producer's output
+       transfers (both for an in-place o) */
     for (j = 0; j < ni; j++) {
         pr[j] = g->tensor[op->input[j]].producer;
         if (pr[j] >= 0) items += tg->bend[pr[j]] - tg->base[pr[j]];
@@ -3073,8 +3090,9 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
     if (op->in_place)
         for (k = c->rd_first[x]; k < c->rd_first[x + 1]; k++)
             items += tg->bend[c->rd_op[k]] - tg->base[c->rd_op[k]];
+    if (px >= 0) items += 2 * (tg->bend[px] - tg->base[px]);
     if (!(np = kt__sim_grow(c->gfirst, &c->cap_gfirst,
-                            (size_t)(ni + 4) * (size_t)(nd + 1), sizeof(int))))
+                            (size_t)(ni + 5) * (size_t)(nd + 1), sizeof(int))))
         return 0;
     c->gfirst = (int *)np;
     if (!(np = kt__sim_grow(c->gitem, &c->cap_gitem, (size_t)items + 1,
@@ -3091,6 +3109,8 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
         kt__tg_group(c, tg, grd, c->rd_op + c->rd_first[x],
                      c->rd_first[x + 1] - c->rd_first[x], KT__G_READS, x,
                      &nitem);
+    kt__tg_group(c, tg, gold, &px, px >= 0 ? 1 : 0, KT__G_PRODUCED, -1,
+                 &nitem);
     for (d = 0; d < nd; d++) {
         int self = (int)(o * nd + d);
         kt_sim_task *st = &tg->sim.task[self];
@@ -3109,9 +3129,13 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
         f = c->gfirst + gin * (nd + 1);
         for (k = f[d]; k < f[d + 1]; k++) KT__PUSH(c->gitem[k], self);
         /* an in-place update waits for every transfer reading the old
-           value out of its device, its own included */
+           value out of its device, its own included, and for the
+           producer's output transfers out of it (relays forward the old
+           value) and into it (they write the old value) */
         if (op->in_place) {
             f = c->gfirst + grd * (nd + 1);
+            for (k = f[d]; k < f[d + 1]; k++) KT__PUSH(c->gitem[k], self);
+            f = c->gfirst + gold * (nd + 1);
             for (k = f[d]; k < f[d + 1]; k++) KT__PUSH(c->gitem[k], self);
         }
         st->npred = n - st->pred_first;
@@ -3129,8 +3153,11 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
                 for (k = f[src]; k < f[src + 1]; k++) KT__PUSH(c->gitem[k], i);
             }
         } else {
-            /* an output transfer: after o ran on its source */
+            /* an output transfer: after o ran on its source; an in-place
+               o's also after o started on its destination, which it
+               overwrites, so after every use of the old value there */
             KT__PUSH((int)(o * nd + src), i);
+            if (op->in_place) KT__PUSH((int)(o * nd + st->dst), i);
         }
         /* in the collective: after the transfers of its role into the
            source that bring what it sends (kt__xfer_feeds) */
@@ -5971,7 +5998,8 @@ void kt_plan_sim_free(kt_plan_sim *ps) {
 
 /* The ops whose blocks the predecessor lists of op o read (see kt__tg):
    o, the producers of its inputs and, when o updates a tensor in place,
-   the readers of that tensor.  Written to src; returns their number. */
+   the readers and the producer of that tensor.  Written to src; returns
+   their number (at most 2 + KT_MAX_VARS + the readers). */
 static int kt__lists_sources(const kt__tgctx *c, int o, int *src) {
     const kt_op *op = &c->g->op[o];
     int n = 0, j, k;
@@ -5979,9 +6007,12 @@ static int kt__lists_sources(const kt__tgctx *c, int o, int *src) {
     for (j = 0; j < op->ninputs; j++)
         if (c->g->tensor[op->input[j]].producer >= 0)
             src[n++] = c->g->tensor[op->input[j]].producer;
-    if (op->in_place)
+    if (op->in_place) {
         for (k = c->rd_first[op->output]; k < c->rd_first[op->output + 1]; k++)
             src[n++] = c->rd_op[k];
+        if (c->g->tensor[op->output].producer >= 0)
+            src[n++] = c->g->tensor[op->output].producer;
+    }
     return n;
 }
 
@@ -5996,7 +6027,7 @@ static int kt__plan_sim_index(struct kt__plan_sim_work *w,
     for (x = 0; x < g->ntensor; x++)
         if (c->rd_first[x + 1] - c->rd_first[x] > maxr)
             maxr = c->rd_first[x + 1] - c->rd_first[x];
-    src = (int *)kt__calloc((size_t)(maxr + KT_MAX_VARS + 2), sizeof(int));
+    src = (int *)kt__calloc((size_t)(maxr + KT_MAX_VARS + 3), sizeof(int));
     w->dep_first = (int *)kt__calloc((size_t)g->nop + 2, sizeof(int));
     w->tch_first = (int *)kt__calloc((size_t)g->ntensor + 2, sizeof(int));
     w->nxt = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
@@ -7393,10 +7424,10 @@ static int kt__plan_sim_fit(struct kt__plan_sim_work *w) {
    changed ops are fresh (their indices name other tasks in the two
    graphs), and the ops whose successor lists are rebuilt -- those of
    every task a rebuilt list can name, old or new: the op itself, the
-   producers of its inputs, for an in-place op the readers of its output
-   (kt__lists_sources), and the op run before it -- which include the ops
-   whose lists are rebuilt; they are the scratch graph's dirty ops from
-   here on. */
+   producers of its inputs, for an in-place op the readers and the
+   producer of its output (kt__lists_sources), and the op run before it
+   -- which include the ops whose lists are rebuilt; they are the scratch
+   graph's dirty ops from here on. */
 static void kt__plan_sim_touch(struct kt__plan_sim_work *w) {
     const kt_graph *g = w->c.g;
     const kt__tg *O = &w->tg[w->cur];
@@ -7412,10 +7443,12 @@ static void kt__plan_sim_touch(struct kt__plan_sim_work *w) {
         kt__plan_sim_sdirty(w, w->c.prev[o]);
         for (j = 0; j < op->ninputs; j++)
             kt__plan_sim_sdirty(w, g->tensor[op->input[j]].producer);
-        if (op->in_place)
+        if (op->in_place) {
             for (k = w->c.rd_first[op->output];
                  k < w->c.rd_first[op->output + 1]; k++)
                 kt__plan_sim_sdirty(w, w->c.rd_op[k]);
+            kt__plan_sim_sdirty(w, g->tensor[op->output].producer);
+        }
     }
     memcpy(w->dirty, w->sops, sizeof(int) * (size_t)w->nsops);
     for (k = 0; k < w->nsops; k++) w->dlists[k] = w->lst[w->sops[k]];

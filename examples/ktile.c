@@ -4064,6 +4064,7 @@ static const char verify_usage[] =
     "                     --plan PLAN.json) [--backend cpu] [--seed N]\n"
     "                    [--memory SIZE [--search ga|none] [--generations N] "
     "[--cold]]\n"
+    "                    [--topology SPEC|FILE | --topology-file FILE]\n"
     "                    [--tol X] [--eps X] [--reference] [--json]\n"
     "\n"
     "Runs one training step twice on the CPU backend (backend_cpu.h) on the "
@@ -4086,6 +4087,15 @@ static const char verify_usage[] =
     "  --plan FILE         verify this plan (the output of 'ktile plan "
     "--json');\n"
     "                      without it the DP plan is searched\n"
+    "  --topology SPEC     run the program sim simulates on this topology "
+    "(as\n"
+    "                      'ktile sim' reads it): the factors follow its "
+    "levels\n"
+    "                      unless given, and each conversion is lowered on "
+    "them\n"
+    "                      (kt_lower_on); without it, a tree level per cut\n"
+    "                      (kt_lower)\n"
+    "  --topology-file F   the same, F always read as a topology file\n"
     "  --backend NAME      cpu (the default; the only backend built so far)\n"
     "  --seed N            seed of the input values (default 1)\n"
     "  --tol X, --eps X    absolute and relative tolerance (default 1e-9 and "
@@ -4148,7 +4158,11 @@ static const char verify_usage_json[] =
     "[{\"in_bytes\",\n"
     "       \"out_bytes\", \"planned_in_bytes\", \"planned_out_bytes\", "
     "\"peak_bytes\",\n"
-    "       \"high_water\"}]}: bytes in the tensors' declared sizes, "
+    "       \"high_water\"}]}; with --topology also {\"topology\", "
+    "\"transfers\",\n"
+    "       \"stages\"} (the program's kt_transfers and collective stages): "
+    "bytes\n"
+    "       in the tensors' declared sizes, "
     "executed and\n"
     "      planned (the plan's copies at each device's tile sizes)\n"
     "      max_rel_error = max |got - ref| / (|ref| + tol/eps), so with eps > "
@@ -4175,6 +4189,26 @@ static void json_error(FILE *out, double v) {
     snprintf(buf, sizeof buf, "%.9g", isfinite(v) ? v : 1e308);
     fputs(buf, out);
     if (!strpbrk(buf, ".e")) fputs(".0", out);
+}
+
+/* What --topology adds to verify's report: the program run is the one
+   sim simulates on that topology (kt_lower_on: collectives level by
+   level), not one tree level per cut. */
+typedef struct verify_lowering {
+    const char *topology; /* NULL: kt_lower's program                    */
+    int64_t transfers;
+    int stages;           /* 1 + the largest kt_transfer.stage          */
+} verify_lowering;
+
+static void verify_lowering_of(const kt_program *prog, const char *topology,
+                               verify_lowering *l) {
+    int i;
+    l->topology = topology;
+    l->transfers = prog->nxfer;
+    l->stages = 0;
+    for (i = 0; i < prog->nxfer; i++)
+        if (prog->xfer[i].stage + 1 > l->stages)
+            l->stages = prog->xfer[i].stage + 1;
 }
 
 /* What a run under --memory adds to verify's report. */
@@ -4214,7 +4248,8 @@ static void print_verify_swap_json(FILE *out, const verify_swap *v) {
 }
 
 static void print_verify_json(FILE *out, const kt_graph *g,
-                              const kt_cpu_report *r, const verify_swap *v) {
+                              const kt_cpu_report *r, const verify_swap *v,
+                              const verify_lowering *l) {
     int i, d;
     fprintf(out, "{\"ok\": %s, \"max_rel_error\": ", r->ok ? "true" : "false");
     json_error(out, r->max_rel_error);
@@ -4250,13 +4285,20 @@ static void print_verify_json(FILE *out, const kt_graph *g,
         fputs("}", out);
     }
     fputs("]", out);
+    if (l->topology) {
+        fputs(", \"topology\": ", out);
+        json_string(out, l->topology);
+        fprintf(out, ", \"transfers\": %lld, \"stages\": %d",
+                (long long)l->transfers, l->stages);
+    }
     if (v) print_verify_swap_json(out, v);
     fputs("}\n", out);
 }
 
 static void print_verify_text(FILE *out, const kt_graph *g,
                               const kt_cpu_report *r, const char *label,
-                              double tol, double eps, const verify_swap *v) {
+                              double tol, double eps, const verify_swap *v,
+                              const verify_lowering *l) {
     int i, d;
     char b1[32], b2[32];
     format_bytes(r->bytes_moved, b1, sizeof b1);
@@ -4281,6 +4323,10 @@ static void print_verify_text(FILE *out, const kt_graph *g,
     fprintf(out, "  bytes moved  %lld (%s), the plan predicts %lld (%s)%s\n",
             (long long)r->bytes_moved, b1, (long long)r->predicted_bytes, b2,
             r->bytes_ok ? "" : "  MISMATCH");
+    if (l->topology)
+        fprintf(out, "  lowered on   %s, the program sim simulates: %lld "
+                "transfers in %d stage%s\n", l->topology,
+                (long long)l->transfers, l->stages, l->stages == 1 ? "" : "s");
     if (v) {
         const kt_cpu_swap_report *s = v->rep;
         char b3[32], b4[32], b5[32];
@@ -4315,26 +4361,23 @@ static void print_verify_text(FILE *out, const kt_graph *g,
     }
 }
 
-/* verify --memory: lower the plan, model one device's share with the
-   executor's buffers, plan the swaps, run them in arenas of so->memory
-   bytes.  Memory too small for any pool: bad input, naming the least that
-   works. */
+/* verify --memory: model one device's share of the lowered program with
+   the executor's buffers, plan the swaps, run them in arenas of
+   so->memory bytes.  Memory too small for any pool: bad input, naming the
+   least that works. */
 static int verify_under_memory(const kt_graph *g, const kt_plan *p,
+                               const kt_program *prog,
                                kt_swap_search_kind kind,
                                const kt_swap_options *so,
                                const kt_cpu_verify_options *vo,
                                kt_cpu_report *r, kt_cpu_swap_report *srep,
                                double *step_seconds) {
-    kt_program prog;
     kt_swap_model m;
     kt_swap_result res;
     kt_error err;
     kt_status st;
     int rc = 0, have_model = 0;
-    memset(&prog, 0, sizeof prog);
-    if (kt_lower(g, p, &prog, &err) != KT_OK)
-        return fail_kt("verify: lowering", &err);
-    if (kt_swap_model_from_program(g, p, &prog, NULL, &m, &err) != KT_OK) {
+    if (kt_swap_model_from_program(g, p, prog, NULL, &m, &err) != KT_OK) {
         rc = fail_kt("verify: swap model", &err);
         goto out;
     }
@@ -4359,7 +4402,7 @@ static int verify_under_memory(const kt_graph *g, const kt_plan *p,
                       "on %lld device%s; the smallest memory that runs it is "
                       "%lld bytes (%s): the least pool in which every op "
                       "finds all its tensors and buffers at once", b1,
-                      (long long)prog.ndev, prog.ndev == 1 ? "" : "s",
+                      (long long)prog->ndev, prog->ndev == 1 ? "" : "s",
                       (long long)least, b2);
         } else {
             rc = fail_kt("verify: swap plan", &search_err);
@@ -4371,13 +4414,12 @@ static int verify_under_memory(const kt_graph *g, const kt_plan *p,
         goto out;
     }
     *step_seconds = res.step_seconds;
-    st = kt_cpu_verify_swap(g, p, &prog, &m, &res.plan, so->memory, vo, r,
+    st = kt_cpu_verify_swap(g, p, prog, &m, &res.plan, so->memory, vo, r,
                             srep, &err);
     kt_swap_result_free(&res);
     if (st != KT_OK) rc = fail_kt("verify: swapped run", &err);
 out:
     if (have_model) kt_swap_model_free(&m);
-    kt_program_free(&prog);
     return rc;
 }
 
@@ -4385,15 +4427,22 @@ static int cmd_verify(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_MEMORY,
         O_BACKEND, O_SEED, O_TOL, O_EPS, O_REFERENCE, O_JSON, O_SEARCH,
-        O_GENERATIONS, O_COLD, O_N
+        O_GENERATIONS, O_COLD, O_TOPOLOGY, O_TOPOLOGY_FILE, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},   {"model-file", 1, NULL}, {"devices", 1, NULL},
         {"factors", 1, NULL}, {"plan", 1, NULL},       {"memory", 1, NULL},
         {"backend", 1, NULL}, {"seed", 1, NULL},       {"tol", 1, NULL},
         {"eps", 1, NULL},     {"reference", 0, NULL},  {"json", 0, NULL},
-        {"search", 1, NULL},  {"generations", 1, NULL}, {"cold", 0, NULL}};
+        {"search", 1, NULL},  {"generations", 1, NULL}, {"cold", 0, NULL},
+        {"topology", 1, NULL}, {"topology-file", 1, NULL}};
     verify_swap vs, *vp = NULL;
+    verify_lowering vl;
+    topology_arg ta;
+    kt_topology topo;
+    kt_machine machine;
+    kt_objective objective = KT_OBJECTIVE_BYTES;
+    kt_program prog;
     kt_cpu_swap_report srep;
     kt_swap_options so;
     kt_swap_search_kind kind = KT_SWAP_SEARCH_GA;
@@ -4408,9 +4457,10 @@ static int cmd_verify(int argc, char **argv) {
     kt_error err;
     jv root;
     char label[512];
-    int rc, have_plan = 0;
+    int rc, have_plan = 0, machine_set = 0;
 
     memset(&root, 0, sizeof root);
+    memset(&prog, 0, sizeof prog);
     rc = cli_parse("verify", argc, argv, o, O_N);
     if (rc == CLI_HELP) {
         verify_help(stdout);
@@ -4448,6 +4498,9 @@ static int cmd_verify(int argc, char **argv) {
     if (kind == KT_SWAP_SEARCH_NONE && o[O_GENERATIONS].value)
         return fail(EXIT_BAD_INPUT, "verify: --generations goes with "
                     "--search ga, not none");
+    if ((rc = get_topology_arg("verify", o[O_TOPOLOGY].value,
+                               o[O_TOPOLOGY_FILE].value, &ta)) != 0)
+        return rc;
     if (o[O_GENERATIONS].value &&
         (rc = parse_generations(o[O_GENERATIONS].value, &gens)) != 0)
         return rc;
@@ -4476,36 +4529,50 @@ static int cmd_verify(int argc, char **argv) {
                                 &f)) != 0)
             return rc;
     }
+    /* a topology: the factors and plan sim would use, and the program
+       lowered on its levels (kt_lower_on), the one sim simulates */
+    if (ta.value &&
+        (rc = parse_time_options(NULL, &ta, &f, path || o[O_FACTORS].value,
+                                 &objective, &machine, &topo, &machine_set)) !=
+            0)
+        goto done;
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;
-    if ((rc = load_model_and_plan("verify", &ma, path, &root, &f,
-                                  KT_OBJECTIVE_BYTES, NULL, &g, &p)) != 0)
+    if ((rc = load_model_and_plan("verify", &ma, path, &root, &f, objective,
+                                  machine_set ? &machine : NULL, &g, &p)) != 0)
         goto done;
     have_plan = 1;
+    if ((machine_set ? kt_lower_on(g, &p, &topo, &prog, &err)
+                     : kt_lower(g, &p, &prog, &err)) != KT_OK) {
+        rc = fail_kt("verify: lowering", &err);
+        goto done;
+    }
+    verify_lowering_of(&prog, machine_set ? ta.value : NULL, &vl);
     memset(&so, 0, sizeof so);
     so.memory = memory;
     so.cold = o[O_COLD].value != NULL;
     so.generations = (int)gens;
     so.seed = vo.seed;
     if (memory) {
-        if ((rc = verify_under_memory(g, &p, kind, &so, &vo, &r, &srep,
+        if ((rc = verify_under_memory(g, &p, &prog, kind, &so, &vo, &r, &srep,
                                       &vs.step_seconds)) != 0)
             goto done;
         vs.rep = &srep;
         vs.search = kind == KT_SWAP_SEARCH_GA ? "ga" : "none";
         vp = &vs;
-    } else if (kt_cpu_verify(g, &p, &vo, &r, &err) != KT_OK) {
+    } else if (kt_cpu_verify_program(g, &p, &prog, &vo, &r, &err) != KT_OK) {
         rc = fail_kt("verify", &err);
         goto done;
     }
     model_label(&ma, label, sizeof label);
-    if (o[O_JSON].value) print_verify_json(stdout, g, &r, vp);
-    else print_verify_text(stdout, g, &r, label, vo.tol, vo.eps, vp);
+    if (o[O_JSON].value) print_verify_json(stdout, g, &r, vp, &vl);
+    else print_verify_text(stdout, g, &r, label, vo.tol, vo.eps, vp, &vl);
     if (stdout_written() != 0) rc = EXIT_INTERNAL;
     else if (!r.ok)
         rc = EXIT_INTERNAL; /* the check failed: 1, unlike bad input (2) */
 done:
     if (vp) kt_cpu_swap_report_free(&srep);
+    kt_program_free(&prog);
     if (have_plan) kt_plan_free(&p);
     if (g) kt_graph_destroy(g);
     jv_free(&root);

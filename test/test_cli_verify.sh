@@ -5,8 +5,8 @@
 # equals the serial one and moves the predicted bytes, 1 when it does not,
 # 2 for bad input ("ktile: ..." on stderr, nothing on stdout).  The bytes
 # are those `ktile plan` prices, for the DP plan and for a plan file; a
-# user's model file verifies; --backend cuda is refused (--memory runs are
-# test_cli_verify_memory.sh's).
+# user's model file verifies; --topology runs the program sim simulates;
+# --backend cuda is refused (--memory runs are test_cli_verify_memory.sh's).
 #
 # Needs python3 (json).  Environment: KTILE (default build/ktile), KT_WRAP
 # (a command put in front of every ktile run, e.g. valgrind).  Ends with
@@ -104,6 +104,35 @@ assert m["got"] != m["want"], m' "$out"; then ok; else
         bad verify --tol 0 --eps 0
     fi
 fi
+
+# --topology: the program sim simulates on that topology (kt_lower_on),
+# its bytes sim's; the collectives have a tree level per topology level,
+# so one flat level lowers in fewer stages than two node levels.
+if expect_json "$dir/st.json" sim --model "$M" --devices 8 \
+    --topology nodes:2x4:300G:25G --json; then
+    B=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"])' "$dir/st.json")
+    expect_json "$dir/vt.json" verify --model "$M" --devices 8 \
+        --topology nodes:2x4:300G:25G --json &&
+        check "verify --topology: sim's program" "$VERIFY_OK" "$dir/vt.json" "$B" 8
+    expect_json "$dir/vflat.json" verify --model "$M" --devices 8 \
+        --topology flat:8:100G --json &&
+        check "verify --topology: a tree level per topology level" 'import json, sys
+n, f = (json.load(open(a)) for a in sys.argv[1:3])
+assert n["topology"] == "nodes:2x4:300G:25G", n["topology"]
+assert f["ok"] and f["bytes_moved"] == n["bytes_moved"], (f, n)
+assert f["stages"] == 2 and n["stages"] > f["stages"], (f["stages"], n["stages"])
+assert n["transfers"] > 0 and f["transfers"] > 0, (n, f)' "$dir/vt.json" "$dir/vflat.json"
+fi
+printf 'level 2 25G\nlevel 4 300G\n' >"$dir/topo.txt"
+expect_text 'lowered on   .*topo.txt, the program sim simulates' verify \
+    --model "$M" --devices 8 --topology-file "$dir/topo.txt"
+expect_text 'lowered on' verify --model "$M" --devices 8 \
+    --topology nodes:2x4:300G:25G --memory 8M
+expect_bad_msg 'not both' verify --model "$M" --devices 8 \
+    --topology nodes:2x4:300G:25G --topology-file "$dir/topo.txt"
+expect_bad_msg 'has 8 devices but the plan is for 4' verify --model "$M" \
+    --devices 4 --topology nodes:2x4:300G:25G
+expect_bad_msg 'nodes:2x4' verify --model "$M" --devices 8 --topology nodes:2x4
 
 # Bad input: status 2, one line on stderr.
 expect_bad_msg 'CUDA' verify --model "$M" --devices 2 --backend cuda

@@ -4395,6 +4395,18 @@ static int tl_sound(const struct kt__plan_sim_work *w, int **ages,
     return ok;
 }
 
+/* A model file updating produced tensors in place (test_inplace_order,
+   test_plan_sim). */
+#define INPLACE_MODEL                                                      \
+    "input x[8,16]\nweight W[16,16]\nweight V[16,16]\n"                     \
+    "y[i,k] = sum(j) x[i,j] * W[j,k]\n"                                     \
+    "z[i,k] = sum(j) y[i,j] * V[j,k]\n"                                     \
+    "y[i,k] = sum(j) x[i,j] * V[j,k]\n"                                     \
+    "s[i,k] = z[i,k] * 2\n"                                                 \
+    "z[i,k] = z[i,k] * s[i,k]\n"                                            \
+    "w[i,k] = sum(j) s[i,j] * W[j,k]\n"                                     \
+    "w[i,k] = sum(j) x[i,j] * W[j,k]\n"
+
 /* The incremental task graph (kt_plan_sim) against lowering, building and
    simulating every plan from scratch: MCMC-style proposals -- a random
    op's random configuration, a random tensor's random tiling, and now and
@@ -4417,12 +4429,18 @@ static void test_plan_sim_case(const char *model, int ndev, const char *topo,
     double cur_step;
     char what[200];
     /* (a topology file's text is named by its first line) */
-    snprintf(what, sizeof what, "plan sim %s on %d devices, %.*s%s", model,
-             ndev, (int)strcspn(topo, "\n"), topo,
-             strchr(topo, '\n') ? " ..." : "");
+    snprintf(what, sizeof what, "plan sim %.*s%s on %d devices, %.*s%s",
+             (int)strcspn(model, "\n"), model,
+             strchr(model, '\n') ? " ..." : "", ndev,
+             (int)strcspn(topo, "\n"), topo, strchr(topo, '\n') ? " ..." : "");
     memset(&held, 0, sizeof held);
     memset(&so, 0, sizeof so);
-    CHECK(kt_zoo_build(model, &g, &err) == KT_OK);
+    /* a zoo spec, or the text of a model file (it has lines) */
+    if (strchr(model, '\n'))
+        g = parse(what, model);
+    else
+        CHECK(kt_zoo_build(model, &g, &err) == KT_OK);
+    if (!g) return;
     /* a spec has a colon; anything else is the text of a topology file */
     if (strchr(topo, ':'))
         CHECK(kt_topology_parse(topo, &t, &err) == KT_OK);
@@ -5029,6 +5047,10 @@ static void test_plan_sim(void) {
     test_plan_sim_case("mlp:layers=4,hidden=96,batch=24", 6,
                        "level 3 25G\nlevel 2 300G\nlinks ports\n",
                        KT_STRATEGY_DATA, n, 17, &kept, &total);
+    /* in-place updates of produced tensors: an update's lists name its
+       tensor's producer's block (kt__lists_sources) */
+    test_plan_sim_case(INPLACE_MODEL, 8, "nodes:2x4:300G:25G",
+                       KT_STRATEGY_DP, n, 18, &kept, &total);
     test_plan_sim_case("mlp:layers=3,hidden=64,batch=32", 4,
                        "kind fast flops 989T membw 4.8T\n"
                        "kind slow flops 100T membw 1T\n"
@@ -5440,6 +5462,129 @@ static void test_inplace_waits_for_readers(void) {
     CHECKF(fabs(sim.step_seconds - 8e-3) < 1e-9, "step %g", sim.step_seconds);
     kt_sim_free(&sim);
     kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* In-place updates by the data: on each device d, an update op o of
+   tensor x (produced earlier by op P) writes x's tile of d in its compute
+   task on d and in its output transfers into d; every use of the old
+   value there must be over first -- the compute tasks of P and of x's
+   readers on d, the input transfers reading x out of d (o's own
+   included), and P's output transfers out of d (relays forward what d
+   received) and into d (they write the old value).  Stated by the data,
+   not by the task graph's rule.  task_of: each transfer's task.  Returns
+   the pairs checked. */
+static int touches_old_value(const kt_graph *g, const kt_transfer *b, int o,
+                             int64_t d) {
+    const kt_op *op = &g->op[o];
+    int x = op->output, P = g->tensor[x].producer;
+    if (b->op == P && b->role == g->op[P].ninputs)
+        return b->src == d || b->dst == d;
+    return b->role < g->op[b->op].ninputs &&
+           g->op[b->op].input[b->role] == x && b->src == d;
+}
+static long check_inplace_order(const kt_graph *g, const kt_program *prog,
+                                const kt_sim *s, const int *task_of,
+                                const char *what) {
+    int64_t nd = s->ndev, d;
+    long pairs = 0;
+    int o, k, y, bad = 0;
+    for (o = 0; o < g->nop && !bad; o++) {
+        const kt_op *op = &g->op[o];
+        int x = op->output, P = g->tensor[x].producer;
+        if (!op->in_place || P < 0) continue;
+        for (d = 0; d < nd && !bad; d++) {
+            /* the writes of x's tile on d: o's compute task there, then
+               its output transfers into d */
+            int nw = 0, *w = (int *)calloc((size_t)prog->nxfer + 1,
+                                           sizeof(int));
+            if (!w) return pairs;
+            w[nw++] = (int)(o * nd + d);
+            for (k = prog->xfer_first[o]; k < prog->xfer_first[o + 1]; k++)
+                if (prog->xfer[k].role == op->ninputs &&
+                    prog->xfer[k].dst == d)
+                    w[nw++] = task_of[k];
+            for (k = 0; k < nw && !bad; k++) {
+                double start = s->start[w[k]];
+                int r;
+                /* the compute tasks of P and of x's readers on d */
+                for (r = 0; r < g->nop && !bad; r++) {
+                    int reads = r == P, j;
+                    for (j = 0; j < g->op[r].ninputs; j++)
+                        reads |= r != o && g->op[r].input[j] == x;
+                    if (!reads) continue;
+                    pairs++;
+                    if (start < s->end[r * nd + d]) bad = 1;
+                }
+                for (y = 0; y < prog->nxfer && !bad; y++) {
+                    if (!touches_old_value(g, &prog->xfer[y], o, d)) continue;
+                    pairs++;
+                    if (start < s->end[task_of[y]]) bad = 1;
+                }
+                CHECKF(!bad, "%s: the update %s writes %s on device %lld "
+                       "(task %d, at %g) before the old value's last use "
+                       "there is over", what, op->name, g->tensor[x].name,
+                       (long long)d, w[k], start);
+            }
+            free(w);
+        }
+    }
+    return pairs;
+}
+
+/* The in-place rule on random plans of a model that updates three
+   produced tensors: y overwritten after a reader, without being read
+   (the update's output has partial sums), z scaled by what was computed
+   from it, w overwritten with no reader at all (nothing but the update
+   orders it after w's first conversion). */
+static void test_inplace_order(void) {
+    kt_graph *g = parse("in-place updates of produced tensors",
+                        INPLACE_MODEL);
+    int quick = getenv("KT_WRAP") != NULL, step, form, lowerings = 0;
+    long pairs = 0;
+    uint64_t seed = 91;
+    kt_topology t;
+    kt_factors f;
+    kt_plan p;
+    kt_error err;
+    if (!g) return;
+    CHECK(kt_topology_parse("nodes:2x4:300G:25G", &t, &err) == KT_OK);
+    kt_factors_default(8, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    for (step = 0; step < (quick ? 20 : 200); step++) {
+        int k;
+        for (k = 0; k < 3 && step > 0; k++) {
+            if (rnd(&seed, 0, 1))
+                kt__propose(g, &p, (int)rnd(&seed, 0, g->nop - 1), &seed);
+            else
+                kt__propose_tensor(g, &p, (int)rnd(&seed, 0, g->ntensor - 1),
+                                   &seed);
+        }
+        for (form = 0; form < 2; form++) {
+            kt_program prog;
+            kt_sim s;
+            int *task_of;
+            char what[80];
+            snprintf(what, sizeof what, "in-place plan %d, %s", step,
+                     form ? "a level per cut" : "on the topology");
+            CHECK((form ? kt_lower(g, &p, &prog, &err)
+                        : kt_lower_on(g, &p, &t, &prog, &err)) == KT_OK);
+            CHECK(kt_sim_build(g, &p, &prog, &t, &s, &err) == KT_OK);
+            CHECK(kt_sim_run(&s, &err) == KT_OK);
+            task_of = (int *)calloc((size_t)prog.nxfer + 1, sizeof(int));
+            if (task_of && check_transfer_tasks(&prog, &s, &t, what, task_of))
+                pairs += check_inplace_order(g, &prog, &s, task_of, what);
+            lowerings++;
+            free(task_of);
+            kt_sim_free(&s);
+            kt_program_free(&prog);
+        }
+        if (kt_test_failed) break;
+    }
+    printf("in-place updates: %d lowerings, %ld write-after-use pairs in "
+           "order\n", lowerings, pairs);
+    CHECK(pairs > (quick ? 100 : 1000));
     kt_plan_free(&p);
     kt_graph_destroy(g);
 }
@@ -6099,6 +6244,7 @@ int main(void) {
     test_nearest_holder();
     test_level_collectives();
     test_inplace_waits_for_readers();
+    test_inplace_order();
     test_partial_sum_first_holder();
     test_copy_waits_for_reductions();
     test_reader_waits_for_output_transfers();
