@@ -1123,6 +1123,57 @@ static void kt__lower_cell_fetch(kt__cell_lowering *cl, int64_t cell) {
     }
 }
 
+static int kt__int64_less(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The members of root's reduction of a cell held by hold[h0 .. h1)
+   (ascending), of `nclasses` partial classes: the nearest holder of each
+   class (sharing the most cut coordinates with root, SOYBEAN 5.1), the
+   first in device order among equally near ones; written ascending to
+   cl->members, their number returned.  Holders sharing root's first L
+   coordinates form one run of the list (the block of span[L] devices
+   around root), so the walk reads the runs outward from root's own
+   block, each new ring in device order, and takes the first holder it
+   meets of each class; it stops once every class has one.  (A scan of
+   every holder for every root made an all-reduce of replicated partials
+   quadratic in the devices.)  cl->best[c] is -1 for every class before
+   and after. */
+static void kt__reduce_take(kt__cell_lowering *cl, const int64_t *hold,
+                            int64_t lo, int64_t hi, int64_t *nm) {
+    int64_t i;
+    for (i = lo; i < hi; i++) {
+        int64_t c = cl->from->partial_class[hold[i]];
+        if (cl->best[c] < 0) {
+            cl->best[c] = hold[i];
+            cl->members[(*nm)++] = hold[i];
+        }
+    }
+}
+
+static int64_t kt__reduce_members(kt__cell_lowering *cl, const int64_t *hold,
+                                  int64_t h0, int64_t h1, int64_t root,
+                                  int64_t nclasses) {
+    const int64_t *cls = cl->from->partial_class;
+    int64_t in_lo = kt__lower_bound(hold, h0, h1, root), in_hi = in_lo;
+    int64_t nm = 0, k;
+    int L;
+    for (L = cl->nlevels; L >= 0 && nm < nclasses; L--) {
+        /* the ring of level L: root's block there less the one inside */
+        int64_t base = root / cl->span[L] * cl->span[L];
+        int64_t lo = kt__lower_bound(hold, h0, in_lo, base);
+        int64_t hi = kt__lower_bound(hold, in_hi, h1, base + cl->span[L]);
+        kt__reduce_take(cl, hold, lo, in_lo, &nm);
+        kt__reduce_take(cl, hold, in_hi, hi, &nm);
+        in_lo = lo;
+        in_hi = hi;
+    }
+    for (k = 0; k < nm; k++) cl->best[cls[cl->members[k]]] = -1;
+    qsort(cl->members, (size_t)nm, sizeof *cl->members, kt__int64_less);
+    return nm;
+}
+
 /* One cell with partial sums: its elements are shared along its longest
    dimension among its roots (the devices that need and hold it, else
    those that hold it).  For each root's share, the nearest holder of
@@ -1133,10 +1184,17 @@ static void kt__lower_cell_fetch(kt__cell_lowering *cl, int64_t cell) {
 static void kt__lower_cell_reduce(kt__cell_lowering *cl, int64_t cell,
                                   const kt_box *box) {
     const kt__cover *held = &cl->held, *need = &cl->need;
+    const int64_t *cls = cl->from->partial_class;
     int64_t h0 = held->first[cell], h1 = held->first[cell + 1];
     int64_t n0 = need->first[cell], n1 = need->first[cell + 1];
-    int64_t q = cl->from->partials, nroots = 0, r, i, j, c, nm;
+    int64_t nroots = 0, nclasses = 0, r, i, nm;
     int longest = 0, d, m = cl->nlevels;
+    for (i = h0; i < h1; i++) /* the classes held (best[] as marks) */
+        if (cl->best[cls[held->dev[i]]] == -1) {
+            cl->best[cls[held->dev[i]]] = -2;
+            nclasses++;
+        }
+    for (i = h0; i < h1; i++) cl->best[cls[held->dev[i]]] = -1;
     for (i = n0; i < n1; i++)
         if (kt__covers(held, cell, need->dev[i]))
             cl->roots[nroots++] = need->dev[i];
@@ -1153,19 +1211,7 @@ static void kt__lower_cell_reduce(kt__cell_lowering *cl, int64_t cell,
             kt_split_range(box->r[longest], (int)nroots, (int)r);
         if (cl->t.region.r[longest].hi <= cl->t.region.r[longest].lo)
             continue;
-        /* the nearest holder of every partial class */
-        for (c = 0; c < q; c++) cl->best[c] = -1;
-        for (j = h0; j < h1; j++) {
-            int64_t hd = held->dev[j], hc = cl->from->partial_class[hd];
-            if (cl->best[hc] < 0 ||
-                kt__shared_cuts(cl->span, m, hd, root) >
-                    kt__shared_cuts(cl->span, m, cl->best[hc], root))
-                cl->best[hc] = hd;
-        }
-        for (j = h0, nm = 0; j < h1; j++) /* (ascending, as the holders) */
-            if (cl->best[cl->from->partial_class[held->dev[j]]] ==
-                held->dev[j])
-                cl->members[nm++] = held->dev[j];
+        nm = kt__reduce_members(cl, held->dev, h0, h1, root, nclasses);
         kt__lower_reduce_tree(cl, cl->members, 0, nm, root, 0);
         kt__lower_broadcast(cl, &cl->copies, need->dev, n0, n1, root, 0, m,
                             0);
@@ -1217,6 +1263,7 @@ static kt_status kt__lower_conversion(const kt_graph *g,
                      cl.x->name);
         goto done;
     }
+    for (cell = 0; cell < from->partials; cell++) cl.best[cell] = -1;
     for (cell = 0; cell < grid.ncells; cell++) {
         kt_box box;
         if (cl.need.first[cell] == cl.need.first[cell + 1]) continue;
