@@ -428,7 +428,10 @@ typedef struct kt_sim {
    not shaped as kt_lower makes them (one task per op and device, in that
    order; each op's transfers one of its roles' conversions, between
    devices of the topology) is refused with KT_ERR_INVALID naming the
-   task or transfer. */
+   task or transfer.  The tasks: op o on device d is task o * ndev + d;
+   then each op's transfer tasks, ops in order, one per (role, stage,
+   relay, kind, src, dst) its transfers use, in that order (reductions
+   before copies), adding up their bytes and times. */
 kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
                        const kt_program *prog, const kt_topology *t,
                        kt_sim *out, kt_error *err);

@@ -3245,39 +3245,75 @@ static int write_timeline(const char *path, const kt_graph *g,
 
 /* ------------------------------------------------------- sim: command */
 
-/* What a transfer task of the critical path moves: the tensor, whether
-   it converts an input of its op or the op's output, and copy or reduce.
-   kt_sim_build makes one task per (op, role, kind, src, dst), so among
-   the op's lowered transfers between the same devices, the group of one
-   role and kind whose bytes are the task's is it; when two groups tie
-   on bytes, nothing is printed. */
+/* What transfer task k of s moves: the tensor, whether it converts an
+   input of its op or the op's output, and copy or reduce.  kt_sim_build
+   makes one task per (op, role, stage, relay, kind, src, dst), an op's
+   tasks in that order, so among the op's lowered transfers between the
+   same two devices, grouped by that key and sorted, the task's group is
+   the one ranked as the task among the op's tasks between them.  (Bytes
+   alone are ambiguous: two inputs often move equal shares.)  A group
+   whose bytes are not the task's -- a program not from kt_sim_build --
+   prints nothing. */
+typedef struct xfer_group {
+    int role, stage, relay, copy;
+    int64_t bytes;
+} xfer_group;
+
+static int xfer_group_less(const void *pa, const void *pb) {
+    const xfer_group *a = (const xfer_group *)pa, *b = (const xfer_group *)pb;
+    if (a->role != b->role) return a->role < b->role ? -1 : 1;
+    if (a->stage != b->stage) return a->stage < b->stage ? -1 : 1;
+    if (a->relay != b->relay) return a->relay < b->relay ? -1 : 1;
+    return a->copy - b->copy; /* reductions first */
+}
+
 static void print_transfer_json(FILE *out, const kt_graph *g,
-                                const kt_program *prog,
-                                const kt_sim_task *t) {
-    int64_t sum[2 * (KT_MAX_VARS + 1)], i;
+                                const kt_program *prog, const kt_sim *s,
+                                int task) {
+    const kt_sim_task *t = &s->task[task];
     const kt_op *op = kt_graph_op(g, t->op);
-    int r, k, found = -1, matches = 0;
+    xfer_group *grp;
+    int64_t i, n = 0, k, rank = 0;
+    int j;
     if (!op) return;
-    for (r = 0; r < 2 * (KT_MAX_VARS + 1); r++) sum[r] = 0;
+    for (j = task - 1; j >= 0 && s->task[j].kind == KT_TASK_TRANSFER &&
+                       s->task[j].op == t->op;
+         j--)
+        rank += s->task[j].src == t->src && s->task[j].dst == t->dst;
+    grp = (xfer_group *)calloc((size_t)(prog->xfer_first[t->op + 1] -
+                                        prog->xfer_first[t->op]) + 1,
+                               sizeof *grp);
+    if (!grp) return; /* (out of memory: the entry without them) */
     for (i = prog->xfer_first[t->op]; i < prog->xfer_first[t->op + 1]; i++) {
         const kt_transfer *x = &prog->xfer[i];
-        if (x->src == t->src && x->dst == t->dst && x->role >= 0 &&
-            x->role <= KT_MAX_VARS)
-            sum[2 * x->role + (x->kind == KT_XFER_REDUCE)] += x->bytes;
-    }
-    for (r = 0; r < 2 * (KT_MAX_VARS + 1); r++)
-        if (sum[r] > 0 && sum[r] == t->bytes) {
-            found = r;
-            matches++;
+        int copy = x->kind != KT_XFER_REDUCE;
+        if (x->src != t->src || x->dst != t->dst) continue;
+        for (k = 0; k < n; k++)
+            if (grp[k].role == x->role && grp[k].stage == x->stage &&
+                grp[k].relay == x->relay && grp[k].copy == copy)
+                break;
+        if (k == n) {
+            grp[n].role = x->role;
+            grp[n].stage = x->stage;
+            grp[n].relay = x->relay;
+            grp[n].copy = copy;
+            grp[n++].bytes = 0;
         }
-    if (matches != 1) return;
-    r = found / 2;
-    k = found % 2;
-    fputs(", \"tensor\": ", out);
-    json_string(out, kt_graph_tensor(g, r < op->ninputs ? op->input[r]
-                                                        : op->output)->name);
-    fprintf(out, ", \"conversion\": \"%s\", \"xfer\": \"%s\"",
-            r < op->ninputs ? "input" : "output", k ? "reduce" : "copy");
+        grp[k].bytes += x->bytes;
+    }
+    qsort(grp, (size_t)n, sizeof *grp, xfer_group_less);
+    if (rank < n && grp[rank].bytes == t->bytes && grp[rank].role >= 0 &&
+        grp[rank].role <= op->ninputs) {
+        int role = grp[rank].role;
+        fputs(", \"tensor\": ", out);
+        json_string(out, kt_graph_tensor(g, role < op->ninputs
+                                                ? op->input[role]
+                                                : op->output)->name);
+        fprintf(out, ", \"conversion\": \"%s\", \"xfer\": \"%s\"",
+                role < op->ninputs ? "input" : "output",
+                grp[rank].copy ? "copy" : "reduce");
+    }
+    free(grp);
 }
 
 /* The critical path as JSON, first task first: each compute task's op
@@ -3300,7 +3336,7 @@ static void print_critical_json(FILE *out, const kt_graph *g,
             fprintf(out, ", \"task\": \"transfer\", \"src\": %lld, "
                     "\"dst\": %lld, \"bytes\": %lld", (long long)t->src,
                     (long long)t->dst, (long long)t->bytes);
-            print_transfer_json(out, g, prog, t);
+            print_transfer_json(out, g, prog, s, k);
         }
         fputs(", \"start_seconds\": ", out);
         json_double_exact(out, s->start[k]);

@@ -75,6 +75,24 @@ check "sim --topology $FAST: bytes = plan's total_bytes" "$SAME_BYTES" \
 check "an 8-device mlp plan moves bytes" 'import json, sys
 assert json.load(open(sys.argv[1]))["total_bytes"] > 0' "$dir/plan.json"
 
+# What each critical transfer moves, where bytes alone are ambiguous
+# (the task's rank among its op's tasks between the same devices names
+# its group): the RNN's and the transformer's trees on two nodes.  In
+# the transformer, o1's two inputs cross 4 -> 0 with 65,536 bytes each;
+# the weight Wo1 goes first, at 0, its activation at1 once computed.
+R=rnn:layers=2,hidden=256,steps=4,batch=16
+TR=transformer:layers=2,dmodel=256,heads=4,ffn=1024,seq=64,batch=8
+for m in "$R" "$TR"; do
+    expect_json "$dir/cp.json" sim --model "$m" --devices 8 --topology "$FAST" --json &&
+        check "sim $m: every critical transfer named" "$SIM_OK" "$dir/cp.json" 8
+done
+check "o1's two inputs told apart" 'import json, sys
+cp = json.load(open(sys.argv[1]))["critical_path"]
+o1 = [t for t in cp if t["op"] == "o1" and t["task"] == "transfer" and
+      (t["src"], t["dst"]) == (4, 0)]
+assert [(t["tensor"], t["bytes"]) for t in o1] == [("Wo1", 65536), ("at1", 65536)], o1
+assert o1[0]["start_seconds"] == 0 < o1[1]["start_seconds"], o1' "$dir/cp.json"
+
 # The default topology (flat:8:450G) and --factors.
 expect_json "$dir/default.json" sim --model "$M" --devices 8 --json
 check "sim (default topology): the JSON contract" "$SIM_OK" "$dir/default.json" 8
