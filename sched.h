@@ -2770,9 +2770,9 @@ static void *kt__sim_grow(void *p, size_t *cap, size_t need, size_t elem) {
    (an MCMC proposal, FlexFlow 6: kt_plan_sim_propose).  Tasks: the compute
    tasks first, task o * nd + d for op o on device d, then each op's
    transfer tasks -- "its block", tasks base[o] .. base[o + 1), ops in
-   order, a block sorted by (role, kind, src, dst).  The predecessor lists
-   are stored op by op as well: those of op o's compute tasks, then those
-   of its block, form pred[seg[o] .. seg[o + 1]).
+   order, a block sorted by (role, stage, relay, kind, src, dst).  The
+   predecessor lists are stored op by op as well: those of op o's compute
+   tasks, then those of its block, form pred[seg[o] .. seg[o + 1]).
 
    Where the predecessors come from.  Op o's compute task on d waits for
    the op run before it on d, for the producers of its inputs on d and
@@ -3204,7 +3204,7 @@ static int kt__tg_op_preds(kt__tgctx *c, kt__tg *tg, int o, int at,
             }
         } else {
             /* an output transfer: after o ran on its source; an in-place
-               o's also after o started on its destination, which it
+               o's also after o ran on its destination, whose tile it
                overwrites, so after every use of the old value there */
             KT__PUSH((int)(o * nd + src), i);
             if (op->in_place) KT__PUSH((int)(o * nd + st->dst), i);

@@ -3259,7 +3259,8 @@ typedef struct xfer_group {
     int64_t bytes;
 } xfer_group;
 
-static int xfer_group_less(const void *pa, const void *pb) {
+/* The key's order: qsort's comparison, 0 for one group. */
+static int xfer_group_cmp(const void *pa, const void *pb) {
     const xfer_group *a = (const xfer_group *)pa, *b = (const xfer_group *)pb;
     if (a->role != b->role) return a->role < b->role ? -1 : 1;
     if (a->stage != b->stage) return a->stage < b->stage ? -1 : 1;
@@ -3286,22 +3287,18 @@ static void print_transfer_json(FILE *out, const kt_graph *g,
     if (!grp) return; /* (out of memory: the entry without them) */
     for (i = prog->xfer_first[t->op]; i < prog->xfer_first[t->op + 1]; i++) {
         const kt_transfer *x = &prog->xfer[i];
-        int copy = x->kind != KT_XFER_REDUCE;
+        xfer_group key;
         if (x->src != t->src || x->dst != t->dst) continue;
-        for (k = 0; k < n; k++)
-            if (grp[k].role == x->role && grp[k].stage == x->stage &&
-                grp[k].relay == x->relay && grp[k].copy == copy)
-                break;
-        if (k == n) {
-            grp[n].role = x->role;
-            grp[n].stage = x->stage;
-            grp[n].relay = x->relay;
-            grp[n].copy = copy;
-            grp[n++].bytes = 0;
-        }
+        key.role = x->role;
+        key.stage = x->stage;
+        key.relay = x->relay;
+        key.copy = x->kind != KT_XFER_REDUCE;
+        key.bytes = 0;
+        for (k = 0; k < n && xfer_group_cmp(&grp[k], &key) != 0; k++) {}
+        if (k == n) grp[n++] = key;
         grp[k].bytes += x->bytes;
     }
-    qsort(grp, (size_t)n, sizeof *grp, xfer_group_less);
+    qsort(grp, (size_t)n, sizeof *grp, xfer_group_cmp);
     if (rank < n && grp[rank].bytes == t->bytes && grp[rank].role >= 0 &&
         grp[rank].role <= op->ninputs) {
         int role = grp[rank].role;
@@ -4194,13 +4191,12 @@ static const char verify_usage_json[] =
     "[{\"in_bytes\",\n"
     "       \"out_bytes\", \"planned_in_bytes\", \"planned_out_bytes\", "
     "\"peak_bytes\",\n"
-    "       \"high_water\"}]}; with --topology also {\"topology\", "
-    "\"transfers\",\n"
-    "       \"stages\"} (the program's kt_transfers and collective stages): "
-    "bytes\n"
-    "       in the tensors' declared sizes, "
+    "       \"high_water\"}]}: bytes in the tensors' declared sizes, "
     "executed and\n"
     "      planned (the plan's copies at each device's tile sizes)\n"
+    "      with --topology also {\"topology\", \"transfers\", "
+    "\"stages\"}: the program's\n"
+    "      kt_transfers and the stages of its collectives\n"
     "      max_rel_error = max |got - ref| / (|ref| + tol/eps), so with eps > "
     "0\n"
     "      the values agree iff it is <= eps and unchecked is 0; 1e308\n"
@@ -4537,6 +4533,10 @@ static int cmd_verify(int argc, char **argv) {
     if ((rc = get_topology_arg("verify", o[O_TOPOLOGY].value,
                                o[O_TOPOLOGY_FILE].value, &ta)) != 0)
         return rc;
+    if (ta.value && !o[O_DEVICES].value && !o[O_FACTORS].value &&
+        !o[O_PLAN].value)
+        return fail(EXIT_BAD_INPUT, "verify: %s goes with --devices N (or "
+                    "--factors K1,K2,..., or --plan PLAN.json)", ta.flag);
     if (o[O_GENERATIONS].value &&
         (rc = parse_generations(o[O_GENERATIONS].value, &gens)) != 0)
         return rc;

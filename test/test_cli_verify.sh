@@ -133,6 +133,8 @@ expect_bad_msg 'not both' verify --model "$M" --devices 8 \
 expect_bad_msg 'has 8 devices but the plan is for 4' verify --model "$M" \
     --devices 4 --topology nodes:2x4:300G:25G
 expect_bad_msg 'nodes:2x4' verify --model "$M" --devices 8 --topology nodes:2x4
+expect_bad_msg '--topology goes with --devices N' verify --model "$M" \
+    --topology nodes:2x4:300G:25G --memory 8M
 
 # Bad input: status 2, one line on stderr.
 expect_bad_msg 'CUDA' verify --model "$M" --devices 2 --backend cuda

@@ -5628,6 +5628,33 @@ static void test_partial_sum_first_holder(void) {
     }
     CHECK(ok && nred == 4);
     kt_program_free(&prog);
+    /* j split at cut 1 instead, lowered on one flat level (both cuts one
+       tree level, kt_lower_on): class c1 = d % 2, and the other class's
+       holders lie on both sides of roots 2 and 3, all equally near --
+       the first in device order, below the root, is taken (kt__reduce_
+       members reads a ring's part below the root first): 1, 0, 1, 0 */
+    {
+        static const int64_t want_flat[4] = {1, 0, 1, 0};
+        kt_topology t;
+        CHECK(kt_topology_parse("flat:4:100G", &t, &err) == KT_OK);
+        p.tiling[kt_graph_find_tensor(g, "x")].cut[0] = KT_CUT_R;
+        p.tiling[kt_graph_find_tensor(g, "W")].cut[0] = KT_CUT_R;
+        p.tiling[kt_graph_find_tensor(g, "x")].cut[1] = 1;
+        p.tiling[kt_graph_find_tensor(g, "W")].cut[1] = 0;
+        p.split[0] = KT_SPLIT_REPLICATE;
+        p.split[1] = var_named(g, 0, "j");
+        CHECK(kt_lower_on(g, &p, &t, &prog, &err) == KT_OK);
+        for (k = 0, nred = 0; k < prog.nxfer; k++) {
+            const kt_transfer *x = &prog.xfer[k];
+            if (x->kind != KT_XFER_REDUCE) continue;
+            nred++;
+            CHECKF(x->dst >= 0 && x->dst <= 3 && x->src == want_flat[x->dst],
+                   "one level: reduction %d: %lld -> %lld", k,
+                   (long long)x->src, (long long)x->dst);
+        }
+        CHECK(nred == 4);
+        kt_program_free(&prog);
+    }
     kt_plan_free(&p);
     kt_graph_destroy(g);
 }
