@@ -3695,8 +3695,8 @@ static const char swap_usage[] =
     "default:\n"
     "                      the steady state of training\n"
     "  --host-bw BW        host link bytes/s per direction, K/M/G/T powers "
-    "of 1000\n"
-    "                      (default 50G)\n"
+    "of 1000,\n"
+    "                      b for bits, as in topology specs (default 50G)\n"
     "  --progress          the GA's best/average/worst per generation on "
     "stderr\n"
     "  --json              print one JSON object:\n"
@@ -3728,27 +3728,12 @@ static void swap_progress(void *ctx, int gen, double best, double avg,
             (long long)evaluations, secs);
 }
 
-/* A bandwidth: a positive number with an optional K, M, G, T (powers of
-   1000). */
+/* A bandwidth as topology specs write it (kt__parse_rate: K/M/G/T powers
+   of 1000, b for bits): at least 1 byte/s, as specs have it -- a slower
+   link makes run times past what the simulator takes. */
 static int parse_rate(const char *text, double *out) {
-    char *end;
-    double v, mult = 1;
-    if (!decimal_text(text)) return -1;
-    v = strtod(text, &end);
-    switch (*end) {
-    case 'K': case 'k': mult = 1e3; end++; break;
-    case 'M': case 'm': mult = 1e6; end++; break;
-    case 'G': case 'g': mult = 1e9; end++; break;
-    case 'T': case 't': mult = 1e12; end++; break;
-    default: break;
-    }
-    /* at least 1 byte/s, as topology specs and files have it: a slower
-       link makes run times past what the simulator takes */
-    if (end == text || *end != '\0' || !isfinite(v) || v * mult < 1 ||
-        v * mult > 1e18)
-        return -1;
-    *out = v * mult;
-    return 0;
+    return kt__parse_rate(text, strlen(text), KT__MAX_BANDWIDTH, out) ? 0
+                                                                       : -1;
 }
 
 static void swap_row_json(FILE *out, const kt_swap_result *r, int fits,

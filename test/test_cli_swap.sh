@@ -110,6 +110,20 @@ expect_bad_msg "expected ga, none" swap --model "$M" --memory 1G --search x
 expect_bad_msg "not both" swap --model "$M" --memory 1G --seconds 1 \
     --generations 2
 expect_bad_msg "host-bw" swap --model "$M" --memory 1G --host-bw -3
+# --host-bw reads bandwidths as topology specs do: 400Gb is 50G, and the
+# suffixes are upper case there too
+expect_json "$dir/hb_bits.json" swap --model "$M" --memory 3M --search none \
+    --host-bw 400Gb --json
+expect_json "$dir/hb_bytes.json" swap --model "$M" --memory 3M --search none \
+    --host-bw 50G --json
+expect_json "$dir/hb_slow.json" swap --model "$M" --memory 3M --search none \
+    --host-bw 5G --json
+check "--host-bw 400Gb is 50G (and 5G is slower)" 'import json, sys
+a, b, c = (open(p).read() for p in sys.argv[1:4])
+assert a == b, (a, b)
+assert json.loads(c)["step_seconds"] > json.loads(a)["step_seconds"], (a, c)' \
+    "$dir/hb_bits.json" "$dir/hb_bytes.json" "$dir/hb_slow.json"
+expect_bad_msg "host-bw '25g'" swap --model "$M" --memory 1G --host-bw 25g
 # below 1 byte/s the simulation's times overflow: refused as the option it
 # is, not reported as the memory's fault
 expect_bad_msg "host-bw '0.5'" swap --model "$M" --memory 64K --host-bw 0.5 \
