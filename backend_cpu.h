@@ -49,6 +49,12 @@
          kt_cpu_verify_defaults(&o);
          kt_cpu_verify(graph, &plan, &o, &r, &err);   -> r.ok, r.max_rel_error
 
+     The program sched.h simulates on a topology t (its collectives'
+     trees follow t's levels; kt_cpu_verify runs kt_lower's, a level per
+     cut), as `ktile verify --topology` does:
+         kt_lower_on(graph, &plan, &t, &prog, &err);
+         kt_cpu_verify_program(graph, &plan, &prog, &o, &r, &err);
+
      Under a memory cap (swap.h): lower the plan, build the model with the
      executor's buffers, plan, run:
          kt_lower(graph, &plan, &prog, &err);
