@@ -1947,6 +1947,133 @@ static void test_tie_first(void) {
              8);
 }
 
+/* Which of several zero-byte plans the DP returns depends on its
+   elimination order, which tiling.h documents (kt__cut_dp; README "Level
+   DP"): the tensor class whose elimination leaves the smallest table goes
+   first, ties to the lowest BFS rank (the rank of the first op touching it
+   in the coarsened BFS order: by level, then group, then op), then to the
+   lowest tensor index.  Every elimination keeps the first minimising
+   choice, so the class eliminated last takes its first optimal choice (S0,
+   S1, R), the one before it its first given that, and so on: the plan is
+   the first optimum with the classes compared in reverse elimination order.
+   DESIGN.md states no tie rule; this pins the documented one.  Found by a
+   mutation-testing pass: every case below once passed with the order
+   changed (ties to the later table, to the higher tensor index, to the
+   higher, last or no BFS rank, BFS levels, groups or a group's ops reversed).
+   want: "name=tiling" pairs, all moving 0 bytes on 2 devices. */
+static void dp_tie_case(const char *label, const char *src, int autodiff,
+                        const char *const *want, int nwant) {
+    kt_graph *g = parse(label, src);
+    kt_factors f = factors("2");
+    kt_plan p;
+    kt_error err;
+    kt_status s;
+    int i;
+    if (!g) return;
+    if (autodiff) {
+        s = kt_graph_autodiff(g, NULL, &err);
+        CHECKF(s == KT_OK, "%s: %s", label, err.message);
+        if (s != KT_OK) {
+            kt_graph_destroy(g);
+            return;
+        }
+    }
+    s = search(g, &f, KT_STRATEGY_DP, &p, &err);
+    CHECKF(s == KT_OK, "%s: %s", label, err.message);
+    if (s == KT_OK) {
+        CHECK_EQ_I64(p.total_bytes, 0);
+        for (i = 0; i < nwant; i++) {
+            char name[32], buf[32];
+            const char *eq = strchr(want[i], '=');
+            int t;
+            memcpy(name, want[i], (size_t)(eq - want[i]));
+            name[eq - want[i]] = 0;
+            t = kt_graph_find_tensor(g, name);
+            CHECKF(t >= 0, "%s: no tensor %s", label, name);
+            if (t < 0) continue;
+            kt_tiling_format(&p.tiling[t], buf, sizeof buf);
+            CHECKF(strcmp(buf, eq + 1) == 0, "%s: %s is %s, want %s", label,
+                   name, buf, eq + 1);
+        }
+        kt_plan_free(&p);
+    }
+    kt_graph_destroy(g);
+}
+
+static void test_tie_elimination_order(void) {
+    /* One transpose: y = x^T, x R or x S_d with y S_(1-d) moves nothing.
+       One table over (x, y); eliminating either leaves 3 states, both
+       have BFS rank 0, so x (index 0) goes first and y last: y S0 (split
+       j), then x's first zero choice given it, S1 (S0 would need y's
+       rows).  Ties to the later table or the higher index: x S0, y S1. */
+    static const char *const t1[] = {"x=S1", "y=S0"};
+    /* Two transposes: y = x^T (op rank 0), z = y^T (rank 1); tables
+       (x,y), (y,z).  x and z both leave 3 states: x (rank 0) first; then
+       y and z both leave 3: y (rank 0) before z (rank 1), z last: z S0,
+       y S1, x S0.  Ties to the higher rank: z, x, y, so y S0, x S1,
+       z S1. */
+    static const char *const t2[] = {"x=S0", "y=S1", "z=S0"};
+    /* BFS levels: a = relu(x) (level 0, rank 0), b = x^T (level 1, rank
+       1); tables (x,a), (x,b).  a and b leave 3: a (rank 0) first; then
+       x (rank 0) before b (rank 1), b last: b S0, x S1, a S1.  Levels
+       reversed (b rank 0): b, x, then a last: a S0, x S0, b S1. */
+    static const char *const t3[] = {"x=S1", "a=S1", "b=S0"};
+    /* BFS rank against tensor index: a = relu(x) (rank 0), b = relu(a)
+       (level 1, rank 1), c = relu(b) (level 2, rank 3), d = x^T (level 1,
+       rank 2).  c and d both leave 3 states; d (rank 2) goes before c
+       (rank 3, but index 3 < 4), then x, a, b, and c last: c S0, so b, a,
+       x S0 and d S1.  By index alone (or no rank): c first, then b, a, x,
+       d last: d S0, x S1, a b c S1. */
+    static const char *const t4[] = {"x=S0", "a=S0", "b=S0", "c=S0",
+                                     "d=S1"};
+    /* Groups within a BFS level: a = x^T (level 0), b = a^T (level 1,
+       group 1, rank 1), c = x^T (level 1, group 2, rank 2); tables (x,a),
+       (a,b), (x,c).  b and c leave 3: b (rank 1) first, then a (rank 0)
+       before c, then x before c, c last: c S0, x S1, a S0, b S1.  Groups
+       reversed (c rank 1, b rank 2): c, x, a, b last: b S0, a S1, x S0,
+       c S1. */
+    static const char *const t5[] = {"x=S1", "a=S0", "b=S1", "c=S0"};
+    /* Ops within a group: W a weight, t = W^T, loss t.  The backward
+       dW = dt^T and the update of W (reading W and dW) join t's group
+       (level 0), ranked in op order: t 0, dW 1, update 2.  Tables (W,t),
+       (dt,dW), (W,dW).  t (rank 0) and dt (rank 1) leave 3: t first;
+       then W (rank 0) before dt and dW (rank 1; dt has the lower index),
+       dW last: dW S0, W S0 (the update needs W like dW), dt S1, t S1.
+       The group's ops reversed (the update rank 0): dt, dW, W, t last:
+       t S0, W S1, dW S1, dt S0. */
+    static const char *const t6[] = {"W=S0", "t=S1", "dt=S1", "dW=S0"};
+    /* A class's rank is its first op's, not its last: W, t = W^T,
+       u = t^T, loss u.  Groups: t's (t, dW = dt^T, the update of W;
+       ranks 0-2) at level 0, u's (u, dt = du^T; ranks 3, 4) at level 1.
+       First ranks: W 0, t 0, dt 1, dW 1, u 3, du 4; tables (W,t), (t,u),
+       (du,dt), (dt,dW), (W,dW).  u and du leave 3: u, then t, W, dW, and
+       of dt (rank 1) and du (rank 4) dt first, du last: du S0, dt S1,
+       dW S0, W S0, t S1, u S0.  By last ranks (dt 4, du 4, du's index
+       lower) du goes before dt, dt last: dt S0 and the rest flipped. */
+    static const char *const t7[] = {"W=S0", "t=S1", "u=S0",
+                                     "du=S0", "dt=S1", "dW=S0"};
+    dp_tie_case("tie: transpose", "input x[4,4]\ny[j,i] = x[i,j]\n", 0, t1,
+                2);
+    dp_tie_case("tie: two transposes",
+                "input x[4,4]\ny[j,i] = x[i,j]\nz[j,i] = y[i,j]\n", 0, t2, 3);
+    dp_tie_case("tie: BFS levels",
+                "input x[4,4]\na[i,j] = relu(x[i,j])\nb[j,i] = x[i,j]\n", 0,
+                t3, 3);
+    dp_tie_case("tie: rank before index",
+                "input x[4,4]\na[i,j] = relu(x[i,j])\nb[i,j] = relu(a[i,j])\n"
+                "c[i,j] = relu(b[i,j])\nd[j,i] = x[i,j]\n",
+                0, t4, 5);
+    dp_tie_case("tie: groups in a level",
+                "input x[4,4]\na[j,i] = x[i,j]\nb[j,i] = a[i,j]\n"
+                "c[j,i] = x[i,j]\n",
+                0, t5, 4);
+    dp_tie_case("tie: ops in a group",
+                "weight W[4,4]\nt[j,i] = W[i,j]\nloss t\n", 1, t6, 4);
+    dp_tie_case("tie: a class's first rank",
+                "weight W[4,4]\nt[j,i] = W[i,j]\nu[j,i] = t[i,j]\nloss u\n",
+                1, t7, 6);
+}
+
 /* The memory penalty prices a tile on the fullest device (ceil(n/k) rows,
    as kt_plan_memory counts it): the unconstrained plan (S0, S0) holds
    32 + 32 = 64 bytes; under a 48-byte cap only x S1, y S1 (24 + 24) fits
@@ -2143,6 +2270,7 @@ int main(void) {
     test_out_of_memory();
     test_hand_plan_numbers();
     test_tie_first();
+    test_tie_elimination_order();
     test_memory_cap_uneven();
     test_memory_cap_time();
     test_memory_cap_keeps_best();
