@@ -3245,7 +3245,7 @@ static int write_timeline(const char *path, const kt_graph *g,
 
 /* ------------------------------------------------------- sim: command */
 
-/* What transfer task k of s moves: the tensor, whether it converts an
+/* What transfer task `task` of s moves: the tensor, whether it converts an
    input of its op or the op's output, and copy or reduce.  kt_sim_build
    makes one task per (op, role, stage, relay, kind, src, dst), an op's
    tasks in that order, so among the op's lowered transfers between the
