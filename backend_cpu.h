@@ -247,7 +247,9 @@ kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
    tensor or device pair, of an unknown kind or negative bytes, or over a
    region outside its tensor or inverted.  KT_ERR_INTERNAL when a
    transfer's region, inside its tensor, is not where the program says
-   (not held by the sender or not wanted by the receiver). */
+   (not held by the sender or not wanted by the receiver), or when a
+   relay or reduction reads a region another transfer of its stage
+   writes into its sender (a stage runs at once: it would race). */
 kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                                  const kt_program *prog,
                                  const kt_cpu_state *leaves,
@@ -2207,12 +2209,262 @@ static kt_status kt__check_xfer(const kt_graph *g, const kt_program *prog,
     return KT_OK;
 }
 
+/* ---- stage hazards: what a stage's transfers read, none of them writes */
+
+/* A transfer's side of one stage: the receiver writes its region into
+   one of its buffers; a sender that forwards (a relay) or reduces reads
+   its region from a buffer that transfers into its own device may write
+   at the same stage (its input buffer, its tile, its partial result).
+   The other reads -- a tile's own data for an input, a result buffer
+   for a result copy -- are of buffers nothing writes in that part. */
+typedef struct kt__access {
+    int64_t dev; /* whose buffer                                     */
+    int part, stage;
+    int buffer;  /* an input's role, or KT__OUTBUF / KT__HOME          */
+    int read;    /* 1: the sender reads it; 0: the receiver writes it */
+    int x;       /* the transfer                                      */
+    const kt_box *box; /* its region                                   */
+    int64_t lo, hi;    /* the region along the sweep's dimension       */
+} kt__access;
+#define KT__OUTBUF KT_MAX_VARS     /* the partial result (reductions)   */
+#define KT__HOME (KT_MAX_VARS + 1) /* the tile of the op's result       */
+
+/* One number for (part, stage, buffer), below KT__BUFFER_KEYS. */
+#define KT__BUFFER_KEYS (KT__NPARTS * KT_XFER_STAGES * (KT_MAX_VARS + 2))
+static int kt__access_key(const kt__access *a) {
+    return (a->part * KT_XFER_STAGES + a->stage) * (KT_MAX_VARS + 2) +
+           a->buffer;
+}
+
+/* The sweep's order: by the low end along its dimension, writes before
+   reads, then by region, so that equal regions of one kind are
+   adjacent. */
+static int kt__access_sweep_cmp(const void *pa, const void *pb) {
+    const kt__access *a = (const kt__access *)pa, *b = (const kt__access *)pb;
+    int c;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    if (a->read != b->read) return a->read - b->read;
+    c = memcmp(a->box, b->box, sizeof(kt_box));
+    return c ? c : a->x - b->x;
+}
+
+static int kt__boxes_meet(const kt_box *a, const kt_box *b, int rank) {
+    int d;
+    for (d = 0; d < rank; d++)
+        if (a->r[d].lo >= b->r[d].hi || b->r[d].lo >= a->r[d].hi) return 0;
+    return 1;
+}
+
+/* The dimension a sweep over these regions is cheapest along: the one
+   they cover the least of, so that the fewest overlap in it (cells of a
+   grid overlap there only within one band).  -1 for a scalar. */
+static int kt__sweep_dim(const kt_tensor *t, const kt__access *a, int n) {
+    int d, i, best = -1;
+    double least = 0;
+    for (d = 0; d < t->rank; d++) {
+        double cover = 0;
+        for (i = 0; i < n; i++)
+            cover += (double)(a[i].box->r[d].hi - a[i].box->r[d].lo) /
+                     (double)t->shape[d];
+        if (best < 0 || cover < least) {
+            best = d;
+            least = cover;
+        }
+    }
+    return best;
+}
+
+static kt_status kt__hazard_fail(const kt_graph *g, const kt_program *prog,
+                                 const kt__access *rd, const kt__access *wr,
+                                 kt_error *err) {
+    const kt_transfer *r = &prog->xfer[rd->x], *w = &prog->xfer[wr->x];
+    return kt__fail(err, KT_ERR_INTERNAL, 0, "op %s: at stage %d, transfer "
+                    "%d of %s (device %lld to %lld) reads a region of device "
+                    "%lld's %s that transfer %d (device %lld to %lld) writes; "
+                    "a stage's transfers run at once, so what one forwards "
+                    "or reduces must arrive at an earlier stage",
+                    kt_graph_op(g, r->op)->name, r->stage, rd->x,
+                    kt_graph_tensor(g, r->tensor)->name, (long long)r->src,
+                    (long long)r->dst, (long long)r->src,
+                    rd->buffer == KT__OUTBUF ? "partial result"
+                    : rd->buffer == KT__HOME ? "tile"
+                                             : "input buffer",
+                    wr->x, (long long)w->src, (long long)w->dst);
+}
+
+/* One buffer at one stage, a[0 .. n), reads and writes: does a region
+   read meet a region written?  A sweep along one dimension in order of
+   the regions' low ends: each region is compared only with the regions
+   of the other kind still open there (dropped from a list as the sweep
+   passes their ends), and a region equal to the one before it of its
+   kind is skipped (a reduction's sink receives one cell from every
+   member).  open: two lists of n indices each. */
+static kt_status kt__buffer_hazards(const kt_graph *g, const kt_program *prog,
+                                    kt__access *a, int n, int *open,
+                                    kt_error *err) {
+    const kt_tensor *t = kt_graph_tensor(g, prog->xfer[a[0].x].tensor);
+    int *list[2], len[2] = {0, 0}, i, k, sd, prev[2] = {-1, -1};
+    list[0] = open;
+    list[1] = open + n;
+    sd = kt__sweep_dim(t, a, n);
+    for (i = 0; i < n; i++) {
+        a[i].lo = sd < 0 ? 0 : a[i].box->r[sd].lo;
+        a[i].hi = sd < 0 ? 1 : a[i].box->r[sd].hi;
+    }
+    qsort(a, (size_t)n, sizeof *a, kt__access_sweep_cmp);
+    for (i = 0; i < n; i++) {
+        int own = a[i].read, other = !own, kept = 0;
+        if (kt__box_numel(a[i].box, t->rank) == 0) continue;
+        if (prev[own] >= 0 &&
+            !memcmp(a[prev[own]].box, a[i].box, sizeof(kt_box)))
+            continue;
+        prev[own] = i;
+        for (k = 0; k < len[other]; k++) {
+            const kt__access *o = &a[list[other][k]];
+            if (o->hi <= a[i].lo) continue; /* passed: dropped */
+            list[other][kept++] = list[other][k];
+            if (kt__boxes_meet(a[i].box, o->box, t->rank))
+                return own ? kt__hazard_fail(g, prog, &a[i], o, err)
+                           : kt__hazard_fail(g, prog, o, &a[i], err);
+        }
+        len[other] = kept;
+        list[own][len[own]++] = i;
+    }
+    return KT_OK;
+}
+
+/* Op o's transfers as accesses (kt__access) into acc: one write each,
+   and one read for a relay or a reduction.  Returns their number. */
+static int kt__op_accesses(const kt_graph *g, const kt_program *prog, int o,
+                           kt__access *acc) {
+    int x, n = 0;
+    for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1]; x++) {
+        const kt_transfer *t = &prog->xfer[x];
+        kt__part part = kt__xfer_part(g, t);
+        kt__access w;
+        memset(&w, 0, sizeof w);
+        w.part = (int)part;
+        w.stage = t->stage;
+        w.buffer = part == KT__INPUTS    ? t->role
+                   : part == KT__REDUCES ? KT__OUTBUF
+                                         : KT__HOME;
+        w.x = x;
+        w.box = &t->region;
+        w.dev = t->dst;
+        acc[n++] = w;
+        if (t->relay || part == KT__REDUCES) {
+            w.dev = t->src;
+            w.read = 1;
+            acc[n++] = w;
+        }
+    }
+    return n;
+}
+
+static int64_t kt__access_sort_key(const kt__access *a, int by_dev) {
+    return by_dev ? a->dev : kt__access_key(a);
+}
+
+/* One pass of a stable counting sort: from[0 .. n) into to, by the
+   device or the key of acc[from[i]], below nkeys (count: nkeys + 1
+   zeroed entries, left zeroed). */
+static void kt__count_sort(const kt__access *acc, const int *from, int *to,
+                           int n, int64_t nkeys, int64_t *count, int by_dev) {
+    int i;
+    int64_t k;
+    for (i = 0; i < n; i++)
+        count[kt__access_sort_key(&acc[from[i]], by_dev) + 1]++;
+    for (k = 0; k < nkeys; k++) count[k + 1] += count[k];
+    for (i = 0; i < n; i++)
+        to[count[kt__access_sort_key(&acc[from[i]], by_dev)]++] = from[i];
+    memset(count, 0, sizeof *count * (size_t)(nkeys + 1));
+}
+
+/* The scratch of kt__check_stage_hazards, sized for the op with the
+   most transfers. */
+typedef struct kt__hazard_scratch {
+    kt__access *acc, *group; /* an op's accesses; one buffer's, in order  */
+    int *order, *tmp, *open;
+    int64_t *count;
+} kt__hazard_scratch;
+
+static void kt__hazard_scratch_free(kt__hazard_scratch *h) {
+    KT_FREE(h->acc);
+    KT_FREE(h->group);
+    KT_FREE(h->order);
+    KT_FREE(h->tmp);
+    KT_FREE(h->open);
+    KT_FREE(h->count);
+}
+
+/* Op o's accesses grouped by buffer and stage -- two stable counting
+   passes, by (part, stage, buffer) and then by device, so that a
+   group's accesses keep program order -- and each group with reads and
+   writes swept (kt__buffer_hazards). */
+static kt_status kt__op_hazards(const kt_graph *g, const kt_program *prog,
+                                int o, kt__hazard_scratch *h, kt_error *err) {
+    int n = kt__op_accesses(g, prog, o, h->acc), i, j, k;
+    kt_status s = KT_OK;
+    for (i = 0; i < n; i++) h->tmp[i] = i;
+    kt__count_sort(h->acc, h->tmp, h->order, n, KT__BUFFER_KEYS, h->count, 0);
+    kt__count_sort(h->acc, h->order, h->tmp, n, prog->ndev, h->count, 1);
+    for (i = 0; i < n && s == KT_OK; i = j) {
+        const kt__access *first = &h->acc[h->tmp[i]];
+        int reads = first->read;
+        for (j = i + 1; j < n && h->acc[h->tmp[j]].dev == first->dev &&
+                        kt__access_key(&h->acc[h->tmp[j]]) ==
+                            kt__access_key(first);
+             j++)
+            reads += h->acc[h->tmp[j]].read;
+        if (reads == 0 || reads == j - i) continue; /* nothing to meet */
+        for (k = i; k < j; k++) h->group[k - i] = h->acc[h->tmp[k]];
+        s = kt__buffer_hazards(g, prog, h->group, j - i, h->open, err);
+    }
+    return s;
+}
+
+/* No transfer reads a region that another transfer of its stage writes
+   (kt__pull_stages runs a stage's transfers at once, each by its
+   receiver's worker): the executors would race on it, and a GPU running
+   the program would too.  kt_lower's collectives never do this (what a
+   device forwards or reduces arrived at an earlier stage, and at one
+   stage it sends and receives different cells); a program made or
+   altered by hand may.  Linear in the transfers but for the sweeps. */
+static kt_status kt__check_stage_hazards(const kt_graph *g,
+                                         const kt_program *prog,
+                                         kt_error *err) {
+    kt__hazard_scratch h;
+    int o, most = 0;
+    kt_status s = KT_OK;
+    int64_t keys = prog->ndev > KT__BUFFER_KEYS ? prog->ndev : KT__BUFFER_KEYS;
+    for (o = 0; o < prog->nops; o++)
+        if (prog->xfer_first[o + 1] - prog->xfer_first[o] > most)
+            most = prog->xfer_first[o + 1] - prog->xfer_first[o];
+    if (most > INT_MAX / 4)
+        return kt__fail(err, KT_ERR_LIMIT, 0, "an op of %d transfers: at most "
+                        "%d can be checked", most, INT_MAX / 4);
+    h.acc = (kt__access *)kt__calloc((size_t)most * 2 + 1, sizeof *h.acc);
+    h.group = (kt__access *)kt__calloc((size_t)most * 2 + 1, sizeof *h.group);
+    h.order = (int *)kt__calloc((size_t)most * 2 + 1, sizeof(int));
+    h.tmp = (int *)kt__calloc((size_t)most * 2 + 1, sizeof(int));
+    h.open = (int *)kt__calloc((size_t)most * 4 + 1, sizeof(int));
+    h.count = (int64_t *)kt__calloc((size_t)keys + 1, sizeof(int64_t));
+    if (!h.acc || !h.group || !h.order || !h.tmp || !h.open || !h.count)
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory checking the "
+                     "stages of %d transfers", prog->nxfer);
+    for (o = 0; o < prog->nops && s == KT_OK; o++)
+        s = kt__op_hazards(g, prog, o, &h, err);
+    kt__hazard_scratch_free(&h);
+    return s;
+}
+
 /* Before any worker starts and any tile is allocated (home: the tiles'
    boxes, kt__tile_boxes): the program is well-formed (kt__program_check,
    which also checks each transfer's stage and relay), and every transfer
    moves a region its sender holds into a buffer its receiver has
    (kt__check_xfer), so the workers never read or write out of bounds
-   whatever program they are given. */
+   whatever program they are given; and no stage reads what it writes
+   (kt__check_stage_hazards), so they never race on a buffer. */
 static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
                                    const kt_program *prog, const kt_box *home,
                                    kt_error *err) {
@@ -2227,7 +2479,7 @@ static kt_status kt__check_program(const kt_graph *g, const kt_plan *p,
             if ((s = kt__check_xfer(g, prog, home, sets, x, err)) != KT_OK)
                 return s;
     }
-    return KT_OK;
+    return kt__check_stage_hazards(g, prog, err);
 }
 
 /* What every run of a plan checks first: the plan is one of g's

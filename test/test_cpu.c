@@ -1587,7 +1587,8 @@ static void test_malformed_programs(void) {
 /* The ways a staged program can be wrong (what the message names, and
    the status: malformed fields are invalid, a relay of what its sender
    never had is a lowering bug).  Transfer 1 is W's relay to device 1,
-   6 a stage-1 reduction. */
+   6 a stage-1 reduction.  The last three make a device forward or
+   reduce at one stage what arrives at that stage. */
 static const struct {
     const char *what, *needle;
     kt_status status;
@@ -1601,6 +1602,19 @@ static const struct {
     {"a relay of an input the sender never received",
      "in what the sender received", KT_ERR_INTERNAL},
     {"a relay at the first stage of the result copies", "first stage",
+     KT_ERR_INTERNAL},
+    /* read and written at one stage (kt__check_stage_hazards) */
+    {"a relay of an input arriving at its own stage",
+     "at stage 1, transfer 1 of W (device 0 to 1) reads a region of device "
+     "0's input buffer that transfer 0 (device 2 to 0) writes",
+     KT_ERR_INTERNAL},
+    {"a partial sum sent on at the stage it is reduced",
+     "at stage 1, transfer 6 of s (device 2 to 0) reads a region of device "
+     "2's partial result that transfer 5 (device 3 to 2) writes",
+     KT_ERR_INTERNAL},
+    {"a sum relayed at the stage it arrives",
+     "at stage 3, transfer 18 of s (device 2 to 3) reads a region of device "
+     "2's tile that transfer 17 (device 0 to 2) writes",
      KT_ERR_INTERNAL},
 };
 #define NMISSTAGED ((int)(sizeof misstaged / sizeof misstaged[0]))
@@ -1625,6 +1639,9 @@ static void misstage(const kt_graph *g, kt_program *c, int k) {
         for (i = c->xfer_first[1]; i < c->nxfer; i++)
             if (c->xfer[i].kind == KT_XFER_COPY) c->xfer[i].stage = 3;
         break;
+    case 7: c->xfer[0].stage = 1; break;  /* W into device 0, relayed by 1 */
+    case 8: c->xfer[5].stage = 1; break;  /* into device 2, sent on by 6   */
+    case 9: c->xfer[17].stage = 3; break; /* into device 2, relayed by 18  */
     }
 }
 
@@ -1700,6 +1717,96 @@ static void test_staged_program(void) {
     kt_program_free(&c);
 done:
     kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* Whether some transfer of c reads a region another writes at its
+   stage, by comparing every pair (what kt__check_stage_hazards finds by
+   a sweep): a relay or a reduction reads from its sender's buffer --
+   its input buffer of that role, its partial result, its tile of the
+   result -- which a transfer of the same part into that device writes. */
+static int hazard_brute_force(const kt_graph *g, const kt_program *c) {
+    int a, b, d;
+    for (a = 0; a < c->nxfer; a++) {
+        const kt_transfer *r = &c->xfer[a];
+        int rank = kt_graph_tensor(g, r->tensor)->rank;
+        if (!r->relay && r->kind != KT_XFER_REDUCE) continue;
+        for (b = 0; b < c->nxfer; b++) {
+            const kt_transfer *w = &c->xfer[b];
+            int meet = 1;
+            if (w->op != r->op || w->dst != r->src || w->stage != r->stage ||
+                kt__xfer_part(g, w) != kt__xfer_part(g, r) ||
+                (kt__xfer_part(g, r) == KT__INPUTS && w->role != r->role))
+                continue;
+            for (d = 0; d < rank; d++)
+                meet &= r->region.r[d].lo < w->region.r[d].hi &&
+                        w->region.r[d].lo < r->region.r[d].hi &&
+                        r->region.r[d].lo < r->region.r[d].hi &&
+                        w->region.r[d].lo < w->region.r[d].hi;
+            if (meet) return 1;
+        }
+    }
+    return 0;
+}
+
+/* The hazard check's sweep (one dimension, equal regions skipped, lists
+   dropped as the sweep passes them) against every pair: random
+   transfers of one op's three roles among 4 devices and 3 stages, their
+   regions cut on a coarse grid so that they often touch, repeat or
+   meet. */
+static void test_stage_hazard_sweep(void) {
+    kt_graph *g = parse("staged", staged_src);
+    uint64_t rng = 7;
+    kt_transfer xs[40];
+    int first[3], trial, found = 0, agree = 0, x, d;
+    if (!g) return;
+    for (trial = 0; trial < 4000; trial++) {
+        kt_program c;
+        kt_error err;
+        int n = 2 + (int)(xorshift64(&rng) % 39), haz;
+        kt_status s;
+        memset(&c, 0, sizeof c);
+        for (x = 0; x < n; x++) {
+            kt_transfer *t = &xs[x];
+            const kt_tensor *tt;
+            memset(t, 0, sizeof *t);
+            t->op = 0;
+            t->role = (int)(xorshift64(&rng) % 3);
+            t->tensor = t->role < 2 ? kt_graph_op(g, 0)->input[t->role]
+                                    : kt_graph_op(g, 0)->output;
+            tt = kt_graph_tensor(g, t->tensor);
+            t->src = (int64_t)(xorshift64(&rng) % 4);
+            t->dst = (t->src + 1 + (int64_t)(xorshift64(&rng) % 3)) % 4;
+            t->stage = (int)(xorshift64(&rng) % 3);
+            t->kind = t->role == 2 && xorshift64(&rng) % 2 ? KT_XFER_REDUCE
+                                                          : KT_XFER_COPY;
+            t->relay = t->kind == KT_XFER_COPY && xorshift64(&rng) % 2;
+            for (d = 0; d < tt->rank; d++) {
+                int64_t a = (int64_t)(xorshift64(&rng) % 3) * tt->shape[d] / 3,
+                        b = (int64_t)(xorshift64(&rng) % 4) * tt->shape[d] / 3;
+                t->region.r[d].lo = a < b ? a : b;
+                t->region.r[d].hi = a < b ? b : a + (a == b);
+            }
+        }
+        first[0] = 0;
+        first[1] = first[2] = n;
+        c.ndev = 4;
+        c.nops = 2;
+        c.nxfer = n;
+        c.xfer = xs;
+        c.xfer_first = first;
+        s = kt__check_stage_hazards(g, &c, &err);
+        haz = hazard_brute_force(g, &c);
+        found += haz;
+        if ((s == KT_ERR_INTERNAL) == haz &&
+            (s == KT_OK || strstr(err.message, "reads a region")))
+            agree++;
+        else if (trial - agree < 3)
+            CHECKF(0, "trial %d, %d transfers: the sweep says %d '%s', every "
+                   "pair %d", trial, n, (int)s, s ? err.message : "", haz);
+    }
+    CHECKF(agree == trial && found > trial / 10 && found < trial * 9 / 10,
+           "%d of %d trials agree, %d with a hazard", agree, trial, found);
     kt_graph_destroy(g);
 }
 
@@ -2090,6 +2197,7 @@ int main(void) {
     test_foreign_arguments();
     test_malformed_programs();
     test_staged_program();
+    test_stage_hazard_sweep();
     test_swap_arguments();
     test_model_files();
     test_random_plans();
