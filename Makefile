@@ -7,8 +7,11 @@
 #   make clang-check every source through clang's warnings (CHECK_CC, no build)
 #   make demo       conversion costs, zoo plans (an SVG of tiles), SOYBEAN 2.2
 #   make bench      run the benchmarks
-#   make fuzz       libFuzzer on the text parsers, FUZZ_SECONDS (60) each;
-#                   needs clang (FUZZ_CC), not part of all or test
+#   make race       the executors' tests (a thread per device) and the
+#                   program fuzzer's seeds under ThreadSanitizer
+#   make fuzz       libFuzzer on the text parsers and the executor's
+#                   programs, FUZZ_SECONDS (60) each; needs clang (FUZZ_CC),
+#                   not part of all or test
 #   make install    PREFIX=/usr/local: headers to $(PREFIX)/include/ktile/,
 #                   the ktile tool to $(PREFIX)/bin/
 #   make clean
@@ -35,6 +38,7 @@ SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=all
 SAN_CFLAGS   = -std=c99 $(WARN) -O1 -g $(SAN)
 SAN_CXXFLAGS = -std=c++11 $(WARN) -O1 -g $(SAN)
+TSAN_CFLAGS  = -std=c99 $(WARN) -O1 -g -fsanitize=thread
 VALGRIND = valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect \
            --error-exitcode=99 -q
 PREFIX  ?= /usr/local
@@ -66,7 +70,7 @@ MAKE_PROG := $(MAKE)
 TEST_ENV = KT_CC="$(CC)" KT_CXX="$(CXX)" KT_MAKE="$(MAKE_PROG)"
 RUNNER   = sh test/run.sh
 
-.PHONY: all test sanitize valgrind cxx-check clang-check demo bench fuzz \
+.PHONY: all test sanitize valgrind race cxx-check clang-check demo bench fuzz \
         install uninstall \
         clean
 
@@ -115,6 +119,32 @@ valgrind: all
 	@$(TEST_ENV) KTILE=$(KTILE) KT_WRAP="$(VALGRIND)" \
 	    $(RUNNER) $(TEST_BINS) $(TEST_SCRIPTS)
 
+# ThreadSanitizer on what runs threads: backend_cpu.h's executors (a
+# worker per device, barriers between stages) through their tests, and
+# programs the executor did not lower (test/fuzz/fuzz_program.c's seeds,
+# replayed by test/fuzz/fuzz_replay.c: libFuzzer's own counters would
+# race under TSan).  A race stops the test (halt_on_error).  KT_WRAP
+# (here a harmless `env` in front of each test) makes the two tests take
+# the share they take under valgrind: in full they need 5 and 10 minutes
+# and 4 GB under TSan on the 2-core machine, this way 48 and 16 s.
+RACE_TESTS := build/race/test_cpu build/race/test_swap_exec
+RACE_ENV    = TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}"
+
+build/race/fuzz_program: test/fuzz/fuzz_program.c test/fuzz/fuzz_replay.c \
+                         test/fuzz/fuzz_common.h $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -o $@ test/fuzz/fuzz_program.c \
+	    test/fuzz/fuzz_replay.c $(LDLIBS)
+
+build/race/%: test/%.c $(TEST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TSAN_CFLAGS) -o $@ $< $(LDLIBS)
+
+race: $(RACE_TESTS) build/race/fuzz_program
+	@$(RACE_ENV) KT_WRAP=env $(RUNNER) $(RACE_TESTS)
+	@echo "== build/race/fuzz_program test/fuzz/seeds/program"
+	@$(RACE_ENV) build/race/fuzz_program test/fuzz/seeds/program
+
 # The headers compile as C++ (DESIGN.md "Conventions"); `make test` runs it.
 cxx-check: build/test/test_include_cpp
 	build/test/test_include_cpp
@@ -156,7 +186,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS    = -std=c99 -Wall -Wextra -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_SRCS    := $(filter-out test/fuzz/fuzz_common.h,$(wildcard test/fuzz/fuzz_*.c))
+FUZZ_SRCS    := $(filter-out test/fuzz/fuzz_replay.c,$(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BINS    := $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
 build/fuzz/fuzz_plan_json: test/fuzz/fuzz_plan_json.c test/fuzz/fuzz_common.h \
