@@ -249,7 +249,8 @@ kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
    transfer's region, inside its tensor, is not where the program says
    (not held by the sender or not wanted by the receiver), or when a
    relay or reduction reads a region another transfer of its stage
-   writes into its sender (a stage runs at once: it would race). */
+   writes into its sender (a stage runs at once: it would race).
+   KT_ERR_LIMIT for an op of more than INT_MAX / 4 transfers. */
 kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                                  const kt_program *prog,
                                  const kt_cpu_state *leaves,
@@ -2429,7 +2430,8 @@ static kt_status kt__op_hazards(const kt_graph *g, const kt_program *prog,
    the program would too.  kt_lower's collectives never do this (what a
    device forwards or reduces arrived at an earlier stage, and at one
    stage it sends and receives different cells); a program made or
-   altered by hand may.  Linear in the transfers but for the sweeps. */
+   altered by hand may.  Linear in the transfers, plus the devices and
+   the (part, stage, buffer) keys once per op, plus the sweeps. */
 static kt_status kt__check_stage_hazards(const kt_graph *g,
                                          const kt_program *prog,
                                          kt_error *err) {

@@ -1753,7 +1753,7 @@ static int hazard_brute_force(const kt_graph *g, const kt_program *c) {
    dropped as the sweep passes them) against every pair: random
    transfers of one op's three roles among 4 devices and 3 stages, their
    regions cut on a coarse grid so that they often touch, repeat or
-   meet. */
+   meet, and some empty. */
 static void test_stage_hazard_sweep(void) {
     kt_graph *g = parse("staged", staged_src);
     uint64_t rng = 7;
@@ -1786,6 +1786,8 @@ static void test_stage_hazard_sweep(void) {
                         b = (int64_t)(xorshift64(&rng) % 4) * tt->shape[d] / 3;
                 t->region.r[d].lo = a < b ? a : b;
                 t->region.r[d].hi = a < b ? b : a + (a == b);
+                if (xorshift64(&rng) % 16 == 0) /* empty: meets nothing */
+                    t->region.r[d].hi = t->region.r[d].lo;
             }
         }
         first[0] = 0;
