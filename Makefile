@@ -126,7 +126,8 @@ valgrind: all
 # race under TSan).  A race stops the test (halt_on_error).  KT_WRAP
 # (here a harmless `env` in front of each test) makes the two tests take
 # the share they take under valgrind: in full they need 5 and 10 minutes
-# and 4 GB under TSan on the 2-core machine, this way 48 and 16 s.
+# under TSan on the 2-core machine (test_swap_exec 4.4 GB), this way 48
+# and 16 s.
 RACE_TESTS := build/race/test_cpu build/race/test_swap_exec
 RACE_ENV    = TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}"
 
