@@ -2220,8 +2220,10 @@ static kt_status kt__check_xfer(const kt_graph *g, const kt_program *prog,
    for a result copy -- are of buffers nothing writes in that part. */
 typedef struct kt__access {
     int64_t dev; /* whose buffer                                     */
-    int part, stage;
-    int buffer;  /* an input's role, or KT__OUTBUF / KT__HOME          */
+    int stage;
+    int buffer;  /* an input's role (an input copy), KT__OUTBUF (a
+                    reduction) or KT__HOME (a result copy): the buffer
+                    names the part of the op's run too               */
     int read;    /* 1: the sender reads it; 0: the receiver writes it */
     int x;       /* the transfer                                      */
     const kt_box *box; /* its region                                   */
@@ -2230,11 +2232,10 @@ typedef struct kt__access {
 #define KT__OUTBUF KT_MAX_VARS     /* the partial result (reductions)   */
 #define KT__HOME (KT_MAX_VARS + 1) /* the tile of the op's result       */
 
-/* One number for (part, stage, buffer), below KT__BUFFER_KEYS. */
-#define KT__BUFFER_KEYS (KT__NPARTS * KT_XFER_STAGES * (KT_MAX_VARS + 2))
+/* One number for (stage, buffer), below KT__BUFFER_KEYS. */
+#define KT__BUFFER_KEYS (KT_XFER_STAGES * (KT_MAX_VARS + 2))
 static int kt__access_key(const kt__access *a) {
-    return (a->part * KT_XFER_STAGES + a->stage) * (KT_MAX_VARS + 2) +
-           a->buffer;
+    return a->stage * (KT_MAX_VARS + 2) + a->buffer;
 }
 
 /* The sweep's order: by the low end along its dimension, writes before
@@ -2344,7 +2345,6 @@ static int kt__op_accesses(const kt_graph *g, const kt_program *prog, int o,
         kt__part part = kt__xfer_part(g, t);
         kt__access w;
         memset(&w, 0, sizeof w);
-        w.part = (int)part;
         w.stage = t->stage;
         w.buffer = part == KT__INPUTS    ? t->role
                    : part == KT__REDUCES ? KT__OUTBUF
@@ -2399,7 +2399,7 @@ static void kt__hazard_scratch_free(kt__hazard_scratch *h) {
 }
 
 /* Op o's accesses grouped by buffer and stage -- two stable counting
-   passes, by (part, stage, buffer) and then by device, so that a
+   passes, by (stage, buffer) and then by device, so that a
    group's accesses keep program order -- and each group with reads and
    writes swept (kt__buffer_hazards). */
 static kt_status kt__op_hazards(const kt_graph *g, const kt_program *prog,
@@ -2431,7 +2431,7 @@ static kt_status kt__op_hazards(const kt_graph *g, const kt_program *prog,
    device forwards or reduces arrived at an earlier stage, and at one
    stage it sends and receives different cells); a program made or
    altered by hand may.  Linear in the transfers, plus the devices and
-   the (part, stage, buffer) keys once per op, plus the sweeps. */
+   the (stage, buffer) keys once per op, plus the sweeps. */
 static kt_status kt__check_stage_hazards(const kt_graph *g,
                                          const kt_program *prog,
                                          kt_error *err) {
