@@ -7,7 +7,7 @@
 #   make clang-check every source through clang's warnings (CHECK_CC, no build)
 #   make demo       conversion costs, zoo plans (an SVG of tiles), SOYBEAN 2.2
 #   make bench      run the benchmarks
-#   make race       the executors' tests (a thread per device) and the
+#   make race       the executors' tests (worker threads) and the
 #                   program fuzzer's seeds under ThreadSanitizer
 #   make fuzz       libFuzzer on the text parsers and the executor's
 #                   programs, FUZZ_SECONDS (60) each; needs clang (FUZZ_CC),
@@ -119,8 +119,9 @@ valgrind: all
 	@$(TEST_ENV) KTILE=$(KTILE) KT_WRAP="$(VALGRIND)" \
 	    $(RUNNER) $(TEST_BINS) $(TEST_SCRIPTS)
 
-# ThreadSanitizer on what runs threads: backend_cpu.h's executors (a
-# worker per device, barriers between stages) through their tests, and
+# ThreadSanitizer on what runs threads: backend_cpu.h's executors (worker
+# threads, barriers between stages; the tests run 1, 2, 3, 5 and one per
+# device) through their tests, and
 # programs the executor did not lower (test/fuzz/fuzz_program.c's seeds,
 # replayed by test/fuzz/fuzz_replay.c: libFuzzer's own counters would
 # race under TSan).  A race stops the test (halt_on_error).  KT_WRAP

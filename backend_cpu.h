@@ -12,9 +12,11 @@
          path that runs product-sums (matrix products, batched products,
          convolutions as im2col) as blocked matrix multiplications;
        - a partitioned executor that runs the per-device program of
-         sched.h's kt_lower with one worker thread per device.  Every
-         worker owns its buffers (no tensor is shared between workers);
-         transfers copy regions from one worker's buffers into another's,
+         sched.h's kt_lower, its devices dealt round-robin to worker
+         threads (one per processor by default; the results do not depend
+         on the count).  Every device owns its buffers (no tensor is
+         shared between devices); transfers copy regions from one device's
+         buffers into another's,
          reductions combine partial results, and every received byte is
          counted per device pair (SOYBEAN 5, Tofu 6: the executed
          communication must be what the plan's cost predicts);
@@ -84,8 +86,8 @@
      KT_CPU_MAX_OP_POINTS 1e13  most index points of one op (the product
                             of its variables' extents); more is refused,
                             KT_ERR_LIMIT naming the op and line
-     KT_CPU_MAX_DEVICES 4096  most devices of a partitioned run (a thread
-                            per device); more is KT_ERR_LIMIT
+     KT_CPU_MAX_THREADS 4096  most worker threads a partitioned run takes
+                            (kt_cpu_options.threads); more is KT_ERR_LIMIT
      and those of tiling.h (KT_MALLOC, KT_REALLOC, KT_FREE, KT_ASSERT).
 
    Byte counts are elements moved times the tensor's declared element size
@@ -110,11 +112,11 @@
 #ifndef KT_CPU_MAX_OP_POINTS
 #define KT_CPU_MAX_OP_POINTS 1e13
 #endif
-/* The most devices a partitioned run takes: it runs a thread per device
-   (each waits for its transfers), and tens of thousands of threads
+/* The most worker threads a partitioned run takes (kt_cpu_options.threads;
+   any number of devices shares them): tens of thousands of threads
    exhaust the process. */
-#ifndef KT_CPU_MAX_DEVICES
-#define KT_CPU_MAX_DEVICES 4096
+#ifndef KT_CPU_MAX_THREADS
+#define KT_CPU_MAX_THREADS 4096
 #endif
 
 #ifdef __cplusplus
@@ -134,6 +136,12 @@ typedef struct kt_cpu_state {
 typedef struct kt_cpu_options {
     int reference_only; /* 1: the generic evaluator for every op (no fast
                            paths): slow, the plain reference semantics    */
+    int threads;        /* worker threads of a partitioned run, each
+                           running every threads-th device (0: one per
+                           online processor; never more than the
+                           devices).  The results are the same bit for
+                           bit whatever the count: a device's work and
+                           the order of its sums do not depend on it    */
 } kt_cpu_options;
 
 /* The result of a partitioned run: every device's tile of every tensor
@@ -236,8 +244,11 @@ kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
                             const kt_cpu_options *opt, kt_error *err);
 
 /* ----- partitioned */
-/* Runs program prog (kt_lower of plan p; a test may alter it) with one
-   thread per device.  Leaf tiles are loaded from `leaves` (a state of g;
+/* Runs program prog (kt_lower of plan p; a test may alter it) on
+   opt->threads worker threads (opt may be NULL: the default, one per
+   online processor; never more than the devices), worker w running
+   devices w, w + threads, ...: the tiles and byte counts are the same
+   bit for bit for every count.  Leaf tiles are loaded from `leaves` (a state of g;
    only its leaf tensors are read), every other buffer starts as NaN.
    Before anything is allocated, p, prog and leaves are checked against g
    (linear in the program): KT_ERR_INVALID, naming the field, for a plan
@@ -250,7 +261,9 @@ kt_status kt_cpu_run_serial(const kt_graph *g, kt_cpu_state *s,
    (not held by the sender or not wanted by the receiver), or when a
    relay or reduction reads a region another transfer of its stage
    writes into its sender (a stage runs at once: it would race).
-   KT_ERR_LIMIT for an op of more than INT_MAX / 4 transfers. */
+   KT_ERR_LIMIT for an op of more than INT_MAX / 4 transfers, or more than
+   KT_CPU_MAX_THREADS threads asked for; KT_ERR_INVALID for fewer than
+   none. */
 kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                                  const kt_program *prog,
                                  const kt_cpu_state *leaves,
@@ -364,6 +377,7 @@ kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h> /* sysconf: the processors, for the default threads */
 #ifdef KT_CPU_BLAS
 #include <cblas.h>
 #endif
@@ -1832,14 +1846,107 @@ typedef struct kt__run {
                              before an op's first input stage, cleared
                              after its compute                            */
     kt__barrier bar;
-    kt_error *errs;       /* ndev: a failing worker's message              */
-    kt_status *status;    /* ndev                                          */
+    int64_t nworkers;     /* worker threads; worker w runs the devices w,
+                             w + nworkers, w + 2 * nworkers, ...         */
+    kt_real **inmem;      /* ndev * KT_MAX_VARS: each device's input
+                             buffers of the current op (kt__phase_inputs) */
+    kt_real **outmem;     /* ndev: its result buffer (kt__phase_compute)  */
+    kt_error *errs;       /* ndev: a failing device's message              */
+    kt_status *status;    /* ndev: written by the device's worker alone;
+                             once a device fails its worker skips its
+                             work up to the barrier that stops them all  */
 } kt__run;
 
 typedef struct kt__worker {
-    kt__run *run;
-    int64_t dev;
+    kt__run *run;         /* (for the swap executor, the kt__srun whose
+                             first member it is)                         */
+    int64_t first;        /* its first device                             */
 } kt__worker;
+
+/* Every device worker w runs, in ascending order. */
+#define KT__EACH_DEVICE(r, w, dev) \
+    for ((dev) = (w)->first; (dev) < (r)->ndev; (dev) += (r)->nworkers)
+
+/* How many worker threads a run of ndev devices gets: opt->threads, or
+   by default one per online processor, never more than the devices (a
+   worker without one would only meet the barriers). */
+static kt_status kt__worker_count(const kt_cpu_options *opt, int64_t ndev,
+                                  int64_t *n, kt_error *err) {
+    int64_t want = opt ? opt->threads : 0;
+    if (want < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%lld worker threads: give "
+                        "1 or more, or 0 for one per processor",
+                        (long long)want);
+    if (want > KT_CPU_MAX_THREADS)
+        return kt__fail(err, KT_ERR_LIMIT, 0, "%lld worker threads: at most "
+                        "%d (KT_CPU_MAX_THREADS)", (long long)want,
+                        KT_CPU_MAX_THREADS);
+    if (want == 0) {
+#ifdef _SC_NPROCESSORS_ONLN
+        want = (int64_t)sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+        if (want < 1) want = 1;
+        if (want > KT_CPU_MAX_THREADS) want = KT_CPU_MAX_THREADS;
+    }
+    *n = want < ndev ? want : ndev;
+    if (*n < 1) *n = 1;
+    return KT_OK;
+}
+
+/* Runs worker_main on r->nworkers threads and waits for them; then the
+   first failing device's status and message.  A thread that cannot be
+   started leaves the barrier short, so the started ones would wait for
+   ever: it is counted as failed and the rest drain at their next
+   barrier. */
+static kt_status kt__run_workers(kt__run *r, void *(*worker_main)(void *),
+                                 kt_error *err) {
+    int64_t i, d, started, n = r->nworkers;
+    kt__worker *w = (kt__worker *)kt__calloc((size_t)n, sizeof *w);
+    pthread_t *th = (pthread_t *)kt__calloc((size_t)n, sizeof *th);
+    kt_status s = KT_OK;
+    if (!w || !th) {
+        KT_FREE(w);
+        KT_FREE(th);
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for %lld worker "
+                        "threads", (long long)n);
+    }
+    pthread_mutex_init(&r->bar.mu, NULL);
+    pthread_cond_init(&r->bar.cv, NULL);
+    r->bar.count = n;
+    for (i = 0; i < n; i++) {
+        w[i].run = r;
+        w[i].first = i;
+    }
+    for (started = 0; started < n; started++)
+        if (pthread_create(&th[started], NULL, worker_main, &w[started]))
+            break;
+    if (started < n) {
+        pthread_mutex_lock(&r->bar.mu);
+        r->bar.failed = 1;
+        r->bar.count = started; /* the started ones still meet */
+        if (started > 0 && r->bar.waiting >= started) { /* all already wait */
+            r->bar.waiting = 0;
+            r->bar.generation++;
+            r->bar.failed_at_release = 1;
+            pthread_cond_broadcast(&r->bar.cv);
+        }
+        pthread_mutex_unlock(&r->bar.mu);
+    }
+    for (i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_cond_destroy(&r->bar.cv);
+    pthread_mutex_destroy(&r->bar.mu);
+    if (started < n)
+        s = kt__fail(err, KT_ERR_NOMEM, 0, "could not start worker thread "
+                     "%lld of %lld", (long long)started, (long long)n);
+    for (d = 0; d < r->ndev && s == KT_OK; d++)
+        if (r->status[d] != KT_OK) {
+            if (err) *err = r->errs[d];
+            s = r->status[d];
+        }
+    KT_FREE(w);
+    KT_FREE(th);
+    return s;
+}
 
 static void kt__worker_fail(kt__run *r, int64_t dev, kt_status s) {
     r->status[dev] = s;
@@ -1995,26 +2102,35 @@ static void kt__pull(kt__run *r, int64_t dev, int x) {
     kt__count_received(r, x);
 }
 
-/* One part of op o on device dev: its transfers into dev, stage by stage
-   in ascending order, with a barrier between consecutive stages of the
-   part (its stages over all devices, so every worker waits as often; a
-   part at one stage waits for none).  The barrier is what a relay needs:
-   what it forwards arrived, and its sender's buffers were set up, before
-   it.  skip: this worker failed, and only keeps the barriers.  1: a
-   barrier reported a failure (every worker stops there). */
-static int kt__pull_stages(kt__run *r, int64_t dev, int o, kt__part part,
-                           int skip) {
+/* One part of op o on worker w's devices: the transfers into each, stage
+   by stage in ascending order, with a barrier between consecutive stages
+   of the part (its stages over all devices, so every worker waits as
+   often; a part at one stage waits for none).  The barrier is what a
+   relay needs: what it forwards arrived, and its sender's buffers were
+   set up, before it.  Within a stage the devices go one after the other,
+   which is one of the orders threads of their own could take: no
+   transfer reads what another of its stage writes (checked before the
+   run, kt__check_stage_hazards).  A device that failed, or every device
+   with skip, only keeps the barriers.  1: a barrier reported a failure
+   (every worker stops there). */
+static int kt__pull_stages(kt__run *r, const kt__worker *w, int o,
+                           kt__part part, int skip) {
     uint64_t set = r->stages[(int64_t)o * KT__NPARTS + part];
+    int64_t dev;
     int st, i, first = 1;
     for (st = 0; st < KT_XFER_STAGES; st++) {
         if (!(set >> st & 1)) continue;
         if (!first && kt__barrier_wait(&r->bar)) return 1;
         first = 0;
         if (skip) continue;
-        for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev); i++) {
-            const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
-            if (t->stage == st && kt__xfer_part(r->g, t) == part)
-                kt__pull(r, dev, r->inbox[i]);
+        KT__EACH_DEVICE(r, w, dev) {
+            if (r->status[dev] != KT_OK) continue;
+            for (i = kt__inbox_lo(r, o, dev); i < kt__inbox_hi(r, o, dev);
+                 i++) {
+                const kt_transfer *t = &r->prog->xfer[r->inbox[i]];
+                if (t->stage == st && kt__xfer_part(r->g, t) == part)
+                    kt__pull(r, dev, r->inbox[i]);
+            }
         }
     }
     return 0;
@@ -2090,62 +2206,88 @@ static kt_status kt__phase_compute(kt__run *r, int64_t dev, int o,
     return s;
 }
 
-/* Phase 4: the result lands in the output tensor's tiles -- the device's
-   own part by a local copy, then the program's copies stage by stage
-   (which overwrite a local partial sum with the reduced value where the
-   device is not the root of an element).  skip: keep the barriers only.
-   1: stop (kt__pull_stages). */
-static int kt__phase_store(kt__run *r, int64_t dev, int o, int skip) {
+/* Phase 4: the result lands in the output tensor's tiles -- each of
+   worker w's devices' own part by a local copy, then the program's copies
+   stage by stage (which overwrite a local partial sum with the reduced
+   value where the device is not the root of an element).  skip: keep the
+   barriers only.  1: stop (kt__pull_stages). */
+static int kt__phase_store(kt__run *r, const kt__worker *w, int o, int skip) {
     const kt_op *op = kt_graph_op(r->g, o);
     const kt_tensor *y = kt_graph_tensor(r->g, op->output);
-    kt__view *home = &r->home[dev * r->ntensors + op->output];
-    kt_box local;
-    if (!skip) {
-        kt__box_intersect(&r->outbuf[dev].box, &home->box, y->rank, &local);
-        kt__copy_region(&r->outbuf[dev], home, &local, KT__SET);
-    }
-    return kt__pull_stages(r, dev, o, KT__OUTPUTS, skip);
+    int64_t dev;
+    if (!skip)
+        KT__EACH_DEVICE(r, w, dev) {
+            kt__view *home = &r->home[dev * r->ntensors + op->output];
+            kt_box local;
+            kt__box_intersect(&r->outbuf[dev].box, &home->box, y->rank, &local);
+            kt__copy_region(&r->outbuf[dev], home, &local, KT__SET);
+        }
+    return kt__pull_stages(r, w, o, KT__OUTPUTS, skip);
 }
 
-/* One worker: every op in program order, four phases each, separated by
-   barriers so that no buffer is read while it is written (inputs are read
-   from tiles nobody writes in phase 1; results from result buffers nobody
-   writes in phase 4; in phase 3 every element has one root), and each
-   phase's stages by more barriers (kt__pull_stages): what a relay or a
-   reduction tree's inner device sends on, it received at an earlier
-   stage.  A failure reported by a barrier stops every worker there. */
+/* Phases 1 and 2 of op o on device dev, each when the device has not
+   failed: its input buffers, then (once the barrier after the input
+   transfers has passed: compute) its sub-operator. */
+static void kt__device_inputs(kt__run *r, int64_t dev, int o) {
+    const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
+    kt_status s;
+    if (r->status[dev] != KT_OK) return;
+    s = kt__phase_inputs(r, dev, o, task, &r->inview[dev * KT_MAX_VARS],
+                         &r->inmem[dev * KT_MAX_VARS], &r->errs[dev]);
+    if (s != KT_OK) kt__worker_fail(r, dev, s);
+}
+static void kt__device_compute(kt__run *r, int64_t dev, int o) {
+    const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
+    kt_status s;
+    if (r->status[dev] != KT_OK) return;
+    s = kt__phase_compute(r, dev, o, task, &r->inview[dev * KT_MAX_VARS],
+                          &r->outmem[dev], &r->errs[dev]);
+    if (s != KT_OK) kt__worker_fail(r, dev, s);
+}
+
+/* What device dev held for op o, dropped: its input views (no relay of a
+   later op reads a buffer freed or reused since) and buffers after the
+   compute, its result buffer once every worker has read it. */
+static void kt__device_drop_inputs(kt__run *r, int64_t dev) {
+    int j;
+    kt__inviews_drop(r, dev);
+    for (j = 0; j < KT_MAX_VARS; j++) {
+        KT_FREE(r->inmem[dev * KT_MAX_VARS + j]);
+        r->inmem[dev * KT_MAX_VARS + j] = NULL;
+    }
+}
+static void kt__device_drop_result(kt__run *r, int64_t dev) {
+    memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
+    KT_FREE(r->outmem[dev]);
+    r->outmem[dev] = NULL;
+}
+
+/* One worker: every op in program order, four phases each over its
+   devices, separated by barriers so that no buffer is read while it is
+   written (inputs are read from tiles nobody writes in phase 1; results
+   from result buffers nobody writes in phase 4; in phase 3 every element
+   has one root), and each phase's stages by more barriers
+   (kt__pull_stages): what a relay or a reduction tree's inner device
+   sends on, it received at an earlier stage.  A failure reported by a
+   barrier stops every worker there. */
 static void *kt__worker_main(void *arg) {
-    kt__worker *w = (kt__worker *)arg;
+    const kt__worker *w = (const kt__worker *)arg;
     kt__run *r = w->run;
-    int64_t dev = w->dev;
-    kt_error *err = &r->errs[dev];
-    kt__view *in = &r->inview[dev * KT_MAX_VARS];
-    int o, j, stop = 0;
+    int64_t dev;
+    int o, stop = 0;
     for (o = 0; o < kt_graph_op_count(r->g) && !stop; o++) {
-        const kt_op *op = kt_graph_op(r->g, o);
-        const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
-        kt_real *inmem[KT_MAX_VARS], *outmem = NULL;
-        kt_status s;
-        for (j = 0; j < KT_MAX_VARS; j++) inmem[j] = NULL;
-        s = kt__phase_inputs(r, dev, o, task, in, inmem, err);
-        if (s != KT_OK) kt__worker_fail(r, dev, s);
-        stop = kt__pull_stages(r, dev, o, KT__INPUTS, s != KT_OK) ||
+        KT__EACH_DEVICE(r, w, dev) kt__device_inputs(r, dev, o);
+        stop = kt__pull_stages(r, w, o, KT__INPUTS, 0) ||
                kt__barrier_wait(&r->bar);
-        if (!stop) {
-            s = kt__phase_compute(r, dev, o, task, in, &outmem, err);
-            if (s != KT_OK) kt__worker_fail(r, dev, s);
-        }
-        kt__inviews_drop(r, dev);
-        for (j = 0; j < op->ninputs; j++) KT_FREE(inmem[j]);
+        if (!stop) KT__EACH_DEVICE(r, w, dev) kt__device_compute(r, dev, o);
+        KT__EACH_DEVICE(r, w, dev) kt__device_drop_inputs(r, dev);
         if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
         /* phase 3: the reductions */
-        if (!stop && kt__pull_stages(r, dev, o, KT__REDUCES, 0)) stop = 1;
+        if (!stop && kt__pull_stages(r, w, o, KT__REDUCES, 0)) stop = 1;
         if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
-        if (!stop && kt__phase_store(r, dev, o, 0)) stop = 1;
+        if (!stop && kt__phase_store(r, w, o, 0)) stop = 1;
         if (!stop && kt__barrier_wait(&r->bar)) stop = 1;
-        /* every worker has read this result buffer: drop it */
-        memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
-        KT_FREE(outmem);
+        KT__EACH_DEVICE(r, w, dev) kt__device_drop_result(r, dev);
     }
     return NULL;
 }
@@ -2501,11 +2643,6 @@ static kt_status kt__check_run_args(const kt_graph *g, const kt_plan *p,
         return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
                         "devices, the plan for %lld", (long long)prog->ndev,
                         (long long)kt_factors_devices(&p->f));
-    if (prog->ndev > KT_CPU_MAX_DEVICES)
-        return kt__fail(err, KT_ERR_LIMIT, 0, "%lld devices: the CPU backend "
-                        "runs a thread per device, at most %d "
-                        "(KT_CPU_MAX_DEVICES)", (long long)prog->ndev,
-                        KT_CPU_MAX_DEVICES);
     /* (sched.h's check: kt_lower's shape, every task and transfer) */
     if ((s = kt__program_check(g, prog, prog->ndev, err)) != KT_OK) return s;
     if (need_leaves &&
@@ -2577,14 +2714,14 @@ kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                                  const kt_cpu_options *opt,
                                  kt_cpu_devices *out, kt_error *err) {
     kt__run r;
-    kt__worker *w = NULL;
-    pthread_t *th = NULL;
-    int64_t d, ndev = prog->ndev, started = 0;
+    int64_t d, ndev = prog->ndev;
     int t, nt = kt_graph_tensor_count(g);
     kt_status s;
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
-    if ((s = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK) return s;
+    if ((s = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK ||
+        (s = kt__worker_count(opt, ndev, &r.nworkers, err)) != KT_OK)
+        return s;
     out->ndev = ndev;
     out->ntensors = nt;
     out->box = (kt_box *)kt__calloc((size_t)(ndev * nt) + 1, sizeof(kt_box));
@@ -2593,10 +2730,11 @@ kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
     r.outbuf = (kt__view *)kt__calloc((size_t)ndev, sizeof(kt__view));
     r.errs = (kt_error *)kt__calloc((size_t)ndev, sizeof(kt_error));
     r.status = (kt_status *)kt__calloc((size_t)ndev, sizeof(kt_status));
-    w = (kt__worker *)kt__calloc((size_t)ndev, sizeof *w);
-    th = (pthread_t *)kt__calloc((size_t)ndev, sizeof *th);
+    r.inmem = (kt_real **)kt__calloc((size_t)ndev * KT_MAX_VARS,
+                                     sizeof(kt_real *));
+    r.outmem = (kt_real **)kt__calloc((size_t)ndev, sizeof(kt_real *));
     if (!out->box || !out->tile || !r.home || !r.outbuf || !r.errs ||
-        !r.status || !w || !th) {
+        !r.status || !r.inmem || !r.outmem) {
         s = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for %lld devices",
                      (long long)ndev);
         goto done;
@@ -2616,45 +2754,7 @@ kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
     r.ndev = ndev;
     r.ntensors = nt;
     if ((s = kt__inbox_build(&r, err)) != KT_OK) goto done;
-    pthread_mutex_init(&r.bar.mu, NULL);
-    pthread_cond_init(&r.bar.cv, NULL);
-    r.bar.count = ndev;
-    /* a worker that cannot be started leaves the barrier short: the others
-       would wait forever, so count it as failed and let the rest drain */
-    for (d = 0; d < ndev; d++) {
-        w[d].run = &r;
-        w[d].dev = d;
-    }
-    for (started = 0; started < ndev; started++)
-        if (pthread_create(&th[started], NULL, kt__worker_main, &w[started]))
-            break;
-    if (started < ndev) {
-        pthread_mutex_lock(&r.bar.mu);
-        r.bar.failed = 1;
-        r.bar.count = started; /* the started ones still meet */
-        if (started > 0 && r.bar.waiting >= started) { /* all already wait */
-            r.bar.waiting = 0;
-            r.bar.generation++;
-            r.bar.failed_at_release = 1;
-            pthread_cond_broadcast(&r.bar.cv);
-        }
-        pthread_mutex_unlock(&r.bar.mu);
-    }
-    for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-    pthread_cond_destroy(&r.bar.cv);
-    pthread_mutex_destroy(&r.bar.mu);
-    if (started < ndev) {
-        s = kt__fail(err, KT_ERR_NOMEM, 0, "could not start a worker thread "
-                     "for device %lld of %lld", (long long)started,
-                     (long long)ndev);
-        goto done;
-    }
-    for (d = 0; d < ndev; d++)
-        if (r.status[d] != KT_OK) {
-            if (err) *err = r.errs[d];
-            s = r.status[d];
-            goto done;
-        }
+    if ((s = kt__run_workers(&r, kt__worker_main, err)) != KT_OK) goto done;
     if ((s = kt__tally_received(&r, out, err)) != KT_OK) goto done;
     kt__ok(err);
 done:
@@ -2663,8 +2763,8 @@ done:
     KT_FREE(r.outbuf);
     KT_FREE(r.errs);
     KT_FREE(r.status);
-    KT_FREE(w);
-    KT_FREE(th);
+    KT_FREE(r.inmem);
+    KT_FREE(r.outmem);
     if (s != KT_OK) kt_cpu_devices_free(out);
     return s;
 }
@@ -2960,11 +3060,6 @@ typedef struct kt__srun {
     const kt_box *box;       /* the tiles, [d * ntensors + t]             */
     kt__sdev *dev;
 } kt__srun;
-
-typedef struct kt__sworker {
-    kt__srun *s;
-    int64_t dev;
-} kt__sworker;
 
 /* Bytes model tensor mt takes on device d: its tile, or a buffer's size. */
 static int64_t kt__s_bytes(const kt__srun *s, int64_t d, int mt) {
@@ -3306,51 +3401,78 @@ static kt_status kt__s_compute(kt__srun *s, int64_t dev, int o, int step,
     return st;
 }
 
-/* One worker: the plan's steps in its order, each the step's actions and
-   the op's phases (an extra barrier after the actions: another worker's
-   transfers read this one's arena only once its tiles are in place), each
-   phase's stages as kt__worker_main has them. */
-static void *kt__sworker_main(void *arg) {
-    kt__sworker *w = (kt__sworker *)arg;
-    kt__srun *s = w->s;
+/* Device dev's part of a step before and after the op (each when the
+   device has not failed): the step's actions and the check that the
+   op's tensors are in place; then its input buffers, and once the
+   transfers are in (compute) its sub-operator. */
+static void kt__s_device_actions(kt__srun *s, int64_t dev, int step) {
     kt__run *r = &s->r;
-    const kt_swap_model *m = s->m;
-    int64_t dev = w->dev;
-    kt_error *err = &r->errs[dev];
+    kt_status st;
+    if (r->status[dev] != KT_OK) return;
+    st = kt__s_actions(s, dev, step, &r->errs[dev]);
+    if (st == KT_OK && step < s->sp->nsteps)
+        st = kt__s_check_op(s, dev, step, &r->errs[dev]);
+    if (st != KT_OK) kt__worker_fail(r, dev, st);
+}
+static void kt__s_device_op(kt__srun *s, int64_t dev, int o, int step,
+                            int compute) {
+    kt__run *r = &s->r;
     kt__view *in = &r->inview[dev * KT_MAX_VARS];
-    int step, i, stop = 0, n = s->sp->nsteps;
+    kt_status st;
+    if (r->status[dev] != KT_OK) return;
+    st = compute ? kt__s_compute(s, dev, o, step, in, &r->errs[dev])
+                 : kt__s_inputs(s, dev, o, step, in, &r->errs[dev]);
+    if (st != KT_OK) kt__worker_fail(r, dev, st);
+}
+
+/* After model op mo on device dev: what it wrote is newer in the arena
+   than on the host. */
+static void kt__s_device_wrote(kt__srun *s, int64_t dev, int mo) {
+    const kt_swap_model *m = s->m;
+    int i;
+    for (i = m->use_first[mo]; i < m->use_first[mo + 1]; i++)
+        if (m->use_mode[i] & KT_SWAP_WRITE) {
+            s->dev[dev].dirty[m->use[i]] = 1;
+            s->dev[dev].valid[m->use[i]] = 0;
+        }
+}
+
+/* One worker: the plan's steps in its order, each the step's actions and
+   the op's phases over its devices (an extra barrier after the actions:
+   another worker's transfers read this one's arenas only once their tiles
+   are in place), each phase's stages as kt__worker_main has them. */
+static void *kt__sworker_main(void *arg) {
+    const kt__worker *w = (const kt__worker *)arg;
+    kt__srun *s = (kt__srun *)w->run; /* (its first member) */
+    kt__run *r = &s->r;
+    int64_t dev;
+    int step, stop = 0, n = s->sp->nsteps;
     for (step = 0; step < n && !stop; step++) {
-        int mo = s->sp->order[step], o = m->graph_op[mo], res = 0;
+        int mo = s->sp->order[step], o = s->m->graph_op[mo];
         const kt_op *op = kt_graph_op(r->g, o);
-        kt_status st = kt__s_actions(s, dev, step, err);
-        if (st == KT_OK) st = kt__s_check_op(s, dev, step, err);
-        if (st != KT_OK) kt__worker_fail(r, dev, st);
+        int res = s->buf[o * (KT_MAX_VARS + 1) + op->ninputs] >= 0;
+        KT__EACH_DEVICE(r, w, dev) kt__s_device_actions(s, dev, step);
         if (kt__barrier_wait(&r->bar)) break;
-        st = kt__s_inputs(s, dev, o, step, in, err);
-        if (st != KT_OK) kt__worker_fail(r, dev, st);
-        if (kt__pull_stages(r, dev, o, KT__INPUTS, st != KT_OK) ||
+        KT__EACH_DEVICE(r, w, dev) kt__s_device_op(s, dev, o, step, 0);
+        if (kt__pull_stages(r, w, o, KT__INPUTS, 0) ||
             kt__barrier_wait(&r->bar))
             break;
-        st = kt__s_compute(s, dev, o, step, in, err);
-        if (st != KT_OK) kt__worker_fail(r, dev, st);
-        kt__inviews_drop(r, dev);
+        KT__EACH_DEVICE(r, w, dev) {
+            kt__s_device_op(s, dev, o, step, 1);
+            kt__inviews_drop(r, dev);
+        }
         if (kt__barrier_wait(&r->bar)) break;
-        if (kt__pull_stages(r, dev, o, KT__REDUCES, 0) ||
+        if (kt__pull_stages(r, w, o, KT__REDUCES, 0) ||
             kt__barrier_wait(&r->bar))
             break;
-        res = s->buf[o * (KT_MAX_VARS + 1) + op->ninputs] >= 0;
-        stop = kt__phase_store(r, dev, o, !res) || kt__barrier_wait(&r->bar);
-        memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
-        for (i = m->use_first[mo]; i < m->use_first[mo + 1]; i++)
-            if (m->use_mode[i] & KT_SWAP_WRITE) { /* newer than the host's */
-                s->dev[dev].dirty[m->use[i]] = 1;
-                s->dev[dev].valid[m->use[i]] = 0;
-            }
+        stop = kt__phase_store(r, w, o, !res) || kt__barrier_wait(&r->bar);
+        KT__EACH_DEVICE(r, w, dev) {
+            memset(&r->outbuf[dev], 0, sizeof r->outbuf[dev]);
+            kt__s_device_wrote(s, dev, mo);
+        }
     }
-    if (step == n && !stop) {
-        kt_status st = kt__s_actions(s, dev, n, err); /* the step's end */
-        if (st != KT_OK) kt__worker_fail(r, dev, st);
-    }
+    if (step == n && !stop) /* the step's end */
+        KT__EACH_DEVICE(r, w, dev) kt__s_device_actions(s, dev, n);
     return NULL;
 }
 
@@ -3589,46 +3711,6 @@ void kt_cpu_swap_report_free(kt_cpu_swap_report *rep) {
     memset(rep, 0, sizeof *rep);
 }
 
-static kt_status kt__s_start(kt__srun *s, kt__sworker *w, pthread_t *th,
-                             kt_error *err) {
-    int64_t d, started, ndev = s->r.ndev;
-    pthread_mutex_init(&s->r.bar.mu, NULL);
-    pthread_cond_init(&s->r.bar.cv, NULL);
-    s->r.bar.count = ndev;
-    for (d = 0; d < ndev; d++) {
-        w[d].s = s;
-        w[d].dev = d;
-    }
-    for (started = 0; started < ndev; started++)
-        if (pthread_create(&th[started], NULL, kt__sworker_main, &w[started]))
-            break;
-    if (started < ndev) { /* as kt_cpu_run_partitioned: let the rest drain */
-        pthread_mutex_lock(&s->r.bar.mu);
-        s->r.bar.failed = 1;
-        s->r.bar.count = started;
-        if (started > 0 && s->r.bar.waiting >= started) {
-            s->r.bar.waiting = 0;
-            s->r.bar.generation++;
-            s->r.bar.failed_at_release = 1;
-            pthread_cond_broadcast(&s->r.bar.cv);
-        }
-        pthread_mutex_unlock(&s->r.bar.mu);
-    }
-    for (d = 0; d < started; d++) pthread_join(th[d], NULL);
-    pthread_cond_destroy(&s->r.bar.cv);
-    pthread_mutex_destroy(&s->r.bar.mu);
-    if (started < ndev)
-        return kt__fail(err, KT_ERR_NOMEM, 0, "could not start a worker "
-                        "thread for device %lld of %lld", (long long)started,
-                        (long long)ndev);
-    for (d = 0; d < ndev; d++)
-        if (s->r.status[d] != KT_OK) {
-            if (err) *err = s->r.errs[d];
-            return s->r.status[d];
-        }
-    return KT_OK;
-}
-
 kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
                              const kt_program *prog, const kt_swap_model *m,
                              const kt_swap_plan *sp, int64_t capacity,
@@ -3636,15 +3718,14 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
                              const kt_cpu_options *opt, kt_cpu_devices *out,
                              kt_cpu_swap_report *rep, kt_error *err) {
     kt__srun s;
-    kt__sworker *w = NULL;
-    pthread_t *th = NULL;
     int64_t d, ndev = prog->ndev;
     int t, nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g);
     kt_status st;
     memset(out, 0, sizeof *out);
     memset(rep, 0, sizeof *rep);
     memset(&s, 0, sizeof s);
-    if ((st = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK)
+    if ((st = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK ||
+        (st = kt__worker_count(opt, ndev, &s.r.nworkers, err)) != KT_OK)
         return st;
     if (capacity <= 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes is not a "
@@ -3679,11 +3760,9 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
     s.mt_of = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     s.buf = (int *)kt__calloc((size_t)no * (KT_MAX_VARS + 1) + 1, sizeof(int));
     s.dev = (kt__sdev *)kt__calloc((size_t)ndev, sizeof(kt__sdev));
-    w = (kt__sworker *)kt__calloc((size_t)ndev, sizeof *w);
-    th = (pthread_t *)kt__calloc((size_t)ndev, sizeof *th);
     if (!out->box || !out->tile || !rep->device || !s.r.home ||
         !s.r.outbuf || !s.r.errs || !s.r.status || !s.obj_off ||
-        !s.mt_of || !s.buf || !s.dev || !w || !th) {
+        !s.mt_of || !s.buf || !s.dev) {
         st = kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for %lld devices",
                       (long long)ndev);
         goto done;
@@ -3706,7 +3785,8 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
         kt__s_planned(&s, d);
         if ((st = kt__s_init_device(&s, d, out, err)) != KT_OK) goto done;
     }
-    if ((st = kt__s_start(&s, w, th, err)) != KT_OK) goto done;
+    if ((st = kt__run_workers(&s.r, kt__sworker_main, err)) != KT_OK)
+        goto done;
     for (d = 0; d < ndev; d++) kt__s_collect(&s, d);
     if ((st = kt__tally_received(&s.r, out, err)) != KT_OK) goto done;
     kt__s_report(&s, rep);
@@ -3730,8 +3810,6 @@ done:
     KT_FREE(s.obj_off);
     KT_FREE(s.mt_of);
     KT_FREE(s.buf);
-    KT_FREE(w);
-    KT_FREE(th);
     if (st != KT_OK) {
         kt_cpu_devices_free(out);
         kt_cpu_swap_report_free(rep);

@@ -26,7 +26,7 @@
                     [--factors a,b] [--plan PLAN.json] [--backend cpu]
                     [--memory SIZE [--search ga|none] [--generations N]
                     [--cold]] [--seed N] [--tol X] [--eps X] [--reference]
-                    [--json]
+                    [--threads N] [--json]
 
    With --json a command prints exactly one JSON object on stdout.  Errors
    go to stderr as "ktile: <message>"; the exit status is 2 for bad input
@@ -4083,19 +4083,21 @@ static const char verify_usage[] =
     "                    [--memory SIZE [--search ga|none] [--generations N] "
     "[--cold]]\n"
     "                    [--topology SPEC|FILE | --topology-file FILE]\n"
-    "                    [--tol X] [--eps X] [--reference] [--json]\n"
+    "                    [--tol X] [--eps X] [--reference] [--threads N] "
+    "[--json]\n"
     "\n"
     "Runs one training step twice on the CPU backend (backend_cpu.h) on the "
     "same\n"
-    "fresh random inputs: serially, and partitioned as the plan says (one "
-    "worker\n"
-    "thread per device, each with its own buffers, the lowered program's "
-    "transfers\n"
-    "copying regions between them).  Every tensor on every device -- "
-    "outputs,\n"
-    "gradients, updated weights -- must equal the serial value within\n"
-    "tol + |ref| * eps, and the bytes moved must equal the plan's cost.  "
-    "Exit\nstatus 0 when both hold, 1 when not, 2 for bad input.\n"
+    "fresh random inputs: serially, and partitioned as the plan says (every "
+    "device\n"
+    "with its own buffers, the lowered program's transfers copying regions "
+    "between\n"
+    "them, the devices shared among worker threads).  Every tensor on "
+    "every\n"
+    "device -- outputs, gradients, updated weights -- must equal the "
+    "serial value\nwithin "
+    "tol + |ref| * eps, and the bytes moved must equal the plan's cost.\n"
+    "Exit status 0 when both hold, 1 when not, 2 for bad input.\n"
     "\n"
     "%s"
     "  --devices N         device count; with --plan, when given, it must "
@@ -4129,6 +4131,11 @@ static const char verify_usage[] =
     "  --reference         run every op with the generic evaluator (no "
     "matrix-\n"
     "                      product fast path): slower, the plain semantics\n"
+    "  --threads N         worker threads of the partitioned run, 1 to 4096 "
+    "(default:\n"
+    "                      one per processor, at most one per device); the "
+    "values\n"
+    "                      are the same for every N\n"
     "  --memory SIZE       run under a memory cap (K/M/G suffixes): the step "
     "is\n"
     "                      swap-planned for one device's share (swap.h, with "
@@ -4444,7 +4451,7 @@ static int cmd_verify(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_PLAN, O_MEMORY,
         O_BACKEND, O_SEED, O_TOL, O_EPS, O_REFERENCE, O_JSON, O_SEARCH,
-        O_GENERATIONS, O_COLD, O_TOPOLOGY, O_TOPOLOGY_FILE, O_N
+        O_GENERATIONS, O_COLD, O_TOPOLOGY, O_TOPOLOGY_FILE, O_THREADS, O_N
     };
     cli_opt o[O_N] = {
         {"model", 1, NULL},   {"model-file", 1, NULL}, {"devices", 1, NULL},
@@ -4452,7 +4459,8 @@ static int cmd_verify(int argc, char **argv) {
         {"backend", 1, NULL}, {"seed", 1, NULL},       {"tol", 1, NULL},
         {"eps", 1, NULL},     {"reference", 0, NULL},  {"json", 0, NULL},
         {"search", 1, NULL},  {"generations", 1, NULL}, {"cold", 0, NULL},
-        {"topology", 1, NULL}, {"topology-file", 1, NULL}};
+        {"topology", 1, NULL}, {"topology-file", 1, NULL},
+        {"threads", 1, NULL}};
     verify_swap vs, *vp = NULL;
     verify_lowering vl;
     topology_arg ta;
@@ -4463,7 +4471,7 @@ static int cmd_verify(int argc, char **argv) {
     kt_cpu_swap_report srep;
     kt_swap_options so;
     kt_swap_search_kind kind = KT_SWAP_SEARCH_GA;
-    int64_t memory = 0, gens = 10;
+    int64_t memory = 0, gens = 10, threads = 0;
     const char *path;
     model_args ma;
     kt_cpu_verify_options vo;
@@ -4533,6 +4541,11 @@ static int cmd_verify(int argc, char **argv) {
     if (o[O_EPS].value && (rc = parse_real("eps", o[O_EPS].value, &vo.eps)))
         return rc;
     vo.run.reference_only = o[O_REFERENCE].value != NULL;
+    if (o[O_THREADS].value &&
+        parse_int(o[O_THREADS].value, 1, KT_CPU_MAX_THREADS, &threads) != 0)
+        return fail(EXIT_BAD_INPUT, "--threads '%s': expected a whole number "
+                    "from 1 to %d", o[O_THREADS].value, KT_CPU_MAX_THREADS);
+    vo.run.threads = (int)threads;
 
     if ((path = o[O_PLAN].value) != NULL) {
         if ((rc = plan_file_open(path, o[O_FACTORS].value,

@@ -6,6 +6,7 @@
 # 2 for bad input ("ktile: ..." on stderr, nothing on stdout).  The bytes
 # are those `ktile plan` prices, for the DP plan and for a plan file; a
 # user's model file verifies; --topology runs the program sim simulates;
+# --threads N gives the same report for every N, and 8192 devices run;
 # --backend cuda is refused (--memory runs are test_cli_verify_memory.sh's).
 #
 # Needs python3 (json).  Environment: KTILE (default build/ktile), KT_WRAP
@@ -139,14 +140,31 @@ expect_bad_msg '--topology goes with --devices N' verify --model "$M" \
 # Bad input: status 2, one line on stderr.
 expect_bad_msg 'CUDA' verify --model "$M" --devices 2 --backend cuda
 # work the CPU backend will not start: exit 2 at once, naming the op and
-# line (this model ran for ever) or the device limit
+# line (this model ran for ever)
 printf 'input x[4,4]\ny[i] = sum(j:70368744177664,k:70368744177664) x[i,0]\n' \
     >"$dir/hugesum.txt"
 expect_bad_msg 'line 2: op y: 1.98e+28 index points' verify \
     --model-file "$dir/hugesum.txt" --devices 2
-printf 'input x[8192]\ny[i] = x[i] * x[i]\n' >"$dir/wide.txt"
-expect_bad_msg '8192 devices: .* at most 4096' verify \
-    --model-file "$dir/wide.txt" --devices 8192
+# worker threads: 1 to 4096; any count gives the same values and bytes
+expect_bad_msg "threads '0': expected a whole number from 1 to 4096" verify \
+    --model "$M" --devices 2 --threads 0
+expect_bad_msg "threads '4097'" verify --model "$M" --devices 2 --threads 4097
+expect_bad_msg "threads 'two'" verify --model "$M" --devices 2 --threads two
+for n in 1 3 6; do
+    expect_json "$dir/th$n.json" verify --model "$M" --devices 6 --threads $n \
+        --json
+done
+check "verify --threads 1, 3, 6: the same report" 'import json, sys
+a, b, c = (json.load(open(f)) for f in sys.argv[1:])
+assert a["ok"] is True and a == b == c, (a, b, c)' \
+    "$dir/th1.json" "$dir/th3.json" "$dir/th6.json"
+# more devices than threads (a thread per device stopped at 4096 before)
+if [ -z "${KT_WRAP:-}" ]; then
+    printf 'input x[8192]\ny[i] = x[i] * x[i]\n' >"$dir/wide.txt"
+    expect_json "$dir/wide.json" verify --model-file "$dir/wide.txt" \
+        --devices 8192 --json &&
+        check "verify on 8192 devices" "$VERIFY_OK" "$dir/wide.json" -1 8192
+fi
 expect_bad_msg 'memory' verify --model "$M" --devices 2 --memory 0
 expect_bad_msg 'tpu' verify --model "$M" --devices 2 --backend tpu
 expect_bad_msg 'seed' verify --model "$M" --devices 2 --seed -3

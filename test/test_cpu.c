@@ -42,6 +42,22 @@
 
 static int under_valgrind(void) { return getenv("KT_WRAP") != NULL; }
 
+/* ThreadSanitizer remaps the shadow of every large block a program
+   frees: thousands of devices' buffers, allocated one after another,
+   split its mappings past the kernel's count (vm.max_map_count, 65530),
+   and the run dies out of memory.  The runs of thousands of devices are
+   left out under it. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
 /* ------------------------------------------------ serial, by hand */
 
 static kt_graph *training(const char *what, const char *src) {
@@ -237,7 +253,7 @@ static void test_errors(void) {
 /* Work the reference evaluator refuses before starting it: an op of more
    than KT_CPU_MAX_OP_POINTS index points (a reduction over 2^46 x 2^46
    terms would run for ages; it hung `ktile verify`), and a partitioned
-   run of more than KT_CPU_MAX_DEVICES devices (a thread each). */
+   run asking for more than KT_CPU_MAX_THREADS worker threads. */
 static void test_refused_work(void) {
     kt_graph *g = parse("huge sum", "input x[4,4]\n"
                         "y[i] = sum(j:70368744177664,k:70368744177664) "
@@ -265,16 +281,30 @@ static void test_refused_work(void) {
               "y[i] = sum(j:10000000) x[i]\n");
     if (g) CHECKF(kt_cpu_check_graph(g, &err) == KT_OK, "%s", err.message);
     kt_graph_destroy(g);
+    /* more worker threads than KT_CPU_MAX_THREADS, or fewer than none,
+       are refused; more devices than that run, sharing the workers (a
+       thread per device stopped at 4096 devices before) */
     snprintf(text, sizeof text, "input x[%d]\ny[i] = x[i] * x[i]\n",
-             2 * KT_CPU_MAX_DEVICES);
+             2 * KT_CPU_MAX_THREADS);
     h = parse("many devices", text);
     if (!h) return;
     kt_cpu_verify_defaults(&vo);
-    CHECK(kt_factors_default(2 * KT_CPU_MAX_DEVICES, &f, &err) == KT_OK);
+    CHECK(kt_factors_default(2 * KT_CPU_MAX_THREADS, &f, &err) == KT_OK);
     CHECK(kt_plan_init(&p, h, &f, &err) == KT_OK);
+    vo.run.threads = KT_CPU_MAX_THREADS + 1;
     CHECKF(kt_cpu_verify(h, &p, &vo, &rep, &err) == KT_ERR_LIMIT &&
-               strstr(err.message, "KT_CPU_MAX_DEVICES"),
+               strstr(err.message, "4097 worker threads") &&
+               strstr(err.message, "KT_CPU_MAX_THREADS"),
            "%s", err.message);
+    vo.run.threads = -1;
+    CHECKF(kt_cpu_verify(h, &p, &vo, &rep, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "-1 worker threads"),
+           "%s", err.message);
+    vo.run.threads = 0;
+    if (!UNDER_TSAN)
+        CHECKF(kt_cpu_verify(h, &p, &vo, &rep, &err) == KT_OK && rep.ok &&
+                   rep.bytes_ok,
+               "%s", err.message);
     kt_plan_free(&p);
     kt_graph_destroy(h);
 }
@@ -1003,6 +1033,79 @@ static void check_inbox(const char *what, const kt_graph *g,
 
 static int npairs_matched = 0;
 
+/* One partitioned run of p's program on the leaves with `threads`
+   worker threads (0: the default). */
+static int run_with_threads(const char *what, const kt_graph *g,
+                            const kt_plan *p, const kt_program *prog,
+                            const kt_cpu_state *leaves, int threads,
+                            kt_cpu_devices *dev) {
+    kt_cpu_options o;
+    kt_error err;
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    if (kt_cpu_run_partitioned(g, p, prog, leaves, &o, dev, &err) == KT_OK)
+        return 1;
+    CHECKF(0, "%s, %d threads: %s", what, threads, err.message);
+    return 0;
+}
+
+/* Whether two partitioned runs left the same tiles, bit for bit (NaN fill
+   included), and received the same bytes from the same devices. */
+static int same_devices(const kt_graph *g, const kt_cpu_devices *a,
+                        const kt_cpu_devices *b) {
+    int64_t i;
+    if (a->ndev != b->ndev || a->ntensors != b->ntensors ||
+        a->npairs != b->npairs || a->bytes_moved != b->bytes_moved ||
+        memcmp(a->pairs, b->pairs, sizeof *a->pairs * (size_t)a->npairs))
+        return 0;
+    for (i = 0; i < a->ndev * a->ntensors; i++) {
+        const kt_tensor *x = kt_graph_tensor(g, (int)(i % a->ntensors));
+        int64_t n = kt__box_numel(&a->box[i], x->rank);
+        if (memcmp(&a->box[i], &b->box[i], sizeof a->box[i]) ||
+            (n > 0 && memcmp(a->tile[i], b->tile[i], sizeof(kt_real) * (size_t)n)))
+            return 0;
+    }
+    return 1;
+}
+
+/* The worker count changes nothing: p's program run with 1 thread, with 2,
+   3 and 5 (devices dealt round-robin, some workers with more than
+   others), and with one per device gives the same tiles bit for bit and
+   the same bytes per pair.  A device's work, and the order its sums are
+   added in, must not depend on who runs it. */
+static void check_thread_counts(const char *what, const kt_graph *g,
+                                const kt_plan *p, uint64_t seed) {
+    static const int counts[] = {2, 3, 5, -1};
+    kt_program prog;
+    kt_cpu_state leaves;
+    kt_cpu_devices one, other;
+    kt_error err;
+    int i;
+    if (kt_lower(g, p, &prog, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return;
+    }
+    if (kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        kt_program_free(&prog);
+        return;
+    }
+    kt_cpu_fill_inputs(g, &leaves, seed);
+    if (run_with_threads(what, g, p, &prog, &leaves, 1, &one)) {
+        for (i = 0; i < 4; i++) {
+            int n = counts[i] < 0 ? (int)prog.ndev : counts[i];
+            if (!run_with_threads(what, g, p, &prog, &leaves, n, &other))
+                continue;
+            CHECKF(same_devices(g, &one, &other),
+                   "%s: 1 and %d worker threads differ", what, n);
+            kt_cpu_devices_free(&other);
+        }
+        kt_cpu_devices_free(&one);
+    }
+    kt_cpu_state_free(&leaves);
+    kt_program_free(&prog);
+}
+
 static void test_random_plans(void) {
     static const char *const models[] = {
         "mlp:layers=2,hidden=12,batch=10",
@@ -1036,6 +1139,7 @@ static void test_random_plans(void) {
                 snprintf(label, sizeof label, "%s, %d devices, random plan %d",
                          models[m], devices[d], k);
                 verify_plan(label, g, &p, rng);
+                check_thread_counts(label, g, &p, rng);
                 if (executed_pairs_match(label, g, &p)) npairs_matched++;
                 check_inbox(label, g, &p);
                 kt_plan_free(&p);
@@ -1046,10 +1150,11 @@ static void test_random_plans(void) {
            npairs_matched);
 }
 
-/* Many devices: every worker finds what it receives through the index by
-   (op, receiver) -- 256 workers, each op's transfers spread over them --
-   and the run still equals the serial one, pair by pair.  (Not under
-   valgrind: 256 threads.) */
+/* Many devices: every device's receives are found through the index by
+   (op, receiver) -- 256 devices, each op's transfers spread over them --
+   and the run still equals the serial one, pair by pair; with the DP
+   plan, also with 1, 2, 3, 5 and 256 worker threads, bit for bit.  (Not
+   under valgrind: 256 threads.) */
 static void test_many_devices(void) {
     static const kt_strategy strategies_here[] = {KT_STRATEGY_DP,
                                                   KT_STRATEGY_DATA,
@@ -1072,6 +1177,7 @@ static void test_many_devices(void) {
         snprintf(label, sizeof label, "mlp on 256 devices, strategy %d",
                  (int)so.strategy);
         verify_plan(label, g, &p, 5);
+        if (i == 0) check_thread_counts(label, g, &p, 5);
         CHECK(executed_pairs_match(label, g, &p));
         check_inbox(label, g, &p);
         kt_plan_free(&p);

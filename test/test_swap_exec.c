@@ -130,28 +130,65 @@ static int setup_make(const char *label, const kt_graph *g, int ndev,
     return setup_finish(label, g, s);
 }
 
+/* Whether two runs left the same tiles, bit for bit, received the same
+   bytes per pair and swapped the same bytes on every device. */
+static int same_runs(const kt_graph *g, const kt_cpu_devices *a,
+                     const kt_cpu_swap_report *ra, const kt_cpu_devices *b,
+                     const kt_cpu_swap_report *rb) {
+    int64_t i;
+    if (a->ndev != b->ndev || a->npairs != b->npairs ||
+        a->bytes_moved != b->bytes_moved ||
+        memcmp(a->pairs, b->pairs, sizeof *a->pairs * (size_t)a->npairs) ||
+        memcmp(ra->device, rb->device, sizeof *ra->device * (size_t)ra->ndev))
+        return 0;
+    for (i = 0; i < a->ndev * a->ntensors; i++) {
+        const kt_tensor *x = kt_graph_tensor(g, (int)(i % a->ntensors));
+        int64_t n = kt__box_numel(&a->box[i], x->rank);
+        if (n > 0 && memcmp(a->tile[i], b->tile[i], sizeof(kt_real) * (size_t)n))
+            return 0;
+    }
+    return 1;
+}
+
 /* The swap executor's per-pair counts, what each receiver copied into
-   its arena, equal the program's pairs (kt_test_pairs_match). */
+   its arena, equal the program's pairs (kt_test_pairs_match), with one
+   worker thread and with one per device; and the two runs agree bit for
+   bit (kt_cpu_verify_swap ran with the default count). */
 static int executed_pairs_match(const char *label, const kt_graph *g,
                                 setup *s, const kt_swap_plan *sp,
                                 int64_t capacity) {
     kt_cpu_state leaves;
-    kt_cpu_devices dev;
-    kt_cpu_swap_report sr;
+    kt_cpu_devices dev[2];
+    kt_cpu_swap_report sr[2];
+    kt_cpu_options o;
     kt_error err;
-    int ok = 0;
+    int ok = 1, i;
     if (kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
         CHECKF(0, "%s: %s", label, err.message);
         return 0;
     }
     kt_cpu_fill_inputs(g, &leaves, 1);
-    if (kt_cpu_run_swapped(g, &s->plan, &s->prog, &s->model, sp, capacity,
-                           &leaves, NULL, &dev, &sr, &err) == KT_OK) {
-        ok = kt_test_pairs_match(label, &dev, &s->prog);
-        kt_cpu_devices_free(&dev);
-        kt_cpu_swap_report_free(&sr);
-    } else {
-        CHECKF(0, "%s: %s", label, err.message);
+    memset(&o, 0, sizeof o);
+    for (i = 0; i < 2; i++) {
+        o.threads = i == 0 ? 1 : (int)s->prog.ndev;
+        if (kt_cpu_run_swapped(g, &s->plan, &s->prog, &s->model, sp, capacity,
+                               &leaves, &o, &dev[i], &sr[i], &err) == KT_OK) {
+            ok = kt_test_pairs_match(label, &dev[i], &s->prog) && ok;
+        } else {
+            CHECKF(0, "%s, %d threads: %s", label, o.threads, err.message);
+            ok = 0;
+            break;
+        }
+    }
+    if (i == 2) {
+        CHECKF(same_runs(g, &dev[0], &sr[0], &dev[1], &sr[1]),
+               "%s: 1 and %lld worker threads differ", label,
+               (long long)s->prog.ndev);
+        ok = ok && same_runs(g, &dev[0], &sr[0], &dev[1], &sr[1]);
+    }
+    while (i-- > 0) {
+        kt_cpu_devices_free(&dev[i]);
+        kt_cpu_swap_report_free(&sr[i]);
     }
     kt_cpu_state_free(&leaves);
     return ok;
