@@ -10,9 +10,10 @@
    value (small, negative, or just past a limit).  On KT_OK the bytes the
    workers moved are counted; on an error the status and message agree.
    `make race` replays the seeds (test/fuzz/fuzz_replay.c) under
-   ThreadSanitizer, which looks for races between the workers: seed
-   widened_region made two of them read and write one buffer before the
-   executor refused such programs. */
+   ThreadSanitizer, which looks for races between the workers (one per
+   device here, the most that run at once): seed widened_region made two
+   of them read and write one buffer before the executor refused such
+   programs. */
 #define KT_IMPLEMENTATION
 #include "../../backend_cpu.h"
 #include "fuzz_common.h"
@@ -94,9 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct base *b = base();
     kt_program c = b->prog;
     kt_cpu_devices dev;
+    kt_cpu_options opt;
     kt_error err;
     kt_status s;
     size_t i;
+    memset(&opt, 0, sizeof opt);
+    opt.threads = (int)b->prog.ndev;
     c.task = (kt_task *)malloc(sizeof *c.task * (size_t)c.ntask);
     c.xfer = (kt_transfer *)malloc(sizeof *c.xfer * (size_t)c.nxfer);
     c.xfer_first = (int *)malloc(sizeof(int) * (size_t)(c.nops + 1));
@@ -109,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (i = 0; i + 6 <= size && i < 6 * 16; i += 6) apply(&c, data + i);
     memset(&err, 0x55, sizeof err);
     memset(&dev, 0, sizeof dev);
-    s = kt_cpu_run_partitioned(b->g, &b->p, &c, &b->leaves, NULL, &dev, &err);
+    s = kt_cpu_run_partitioned(b->g, &b->p, &c, &b->leaves, &opt, &dev, &err);
     if (s == KT_OK) {
         FUZZ_REQUIRE(dev.bytes_moved >= 0);
         kt_cpu_devices_free(&dev);
