@@ -120,8 +120,8 @@ valgrind: all
 	    $(RUNNER) $(TEST_BINS) $(TEST_SCRIPTS)
 
 # ThreadSanitizer on what runs threads: backend_cpu.h's executors (worker
-# threads, barriers between stages; the tests run 1, 2, 3, 5 and one per
-# device) through their tests, and
+# threads, barriers between stages; test_cpu's random plans run 1, 2, 3, 5
+# and one per device) through their tests, and
 # programs the executor did not lower (test/fuzz/fuzz_program.c's seeds,
 # replayed by test/fuzz/fuzz_replay.c: libFuzzer's own counters would
 # race under TSan).  A race stops the test (halt_on_error).  KT_WRAP

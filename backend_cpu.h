@@ -1937,7 +1937,7 @@ static kt_status kt__run_workers(kt__run *r, void *(*worker_main)(void *),
     pthread_mutex_destroy(&r->bar.mu);
     if (started < n)
         s = kt__fail(err, KT_ERR_NOMEM, 0, "could not start worker thread "
-                     "%lld of %lld", (long long)started, (long long)n);
+                     "%lld of %lld", (long long)started + 1, (long long)n);
     for (d = 0; d < r->ndev && s == KT_OK; d++)
         if (r->status[d] != KT_OK) {
             if (err) *err = r->errs[d];
@@ -2951,6 +2951,7 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
     kt_cpu_state ref, leaves;
     kt_cpu_devices dev;
     kt_status s;
+    int64_t nworkers;
     int nt = kt_graph_tensor_count(g), t;
     memset(rep, 0, sizeof *rep);
     memset(&dev, 0, sizeof dev);
@@ -2959,9 +2960,10 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
         kt_cpu_verify_defaults(&def);
         o = &def;
     }
-    /* plan and program against g before the plan is copied by g's counts
-       and before the serial run (a program the run would refuse) */
+    /* plan, program and thread count against g before the plan is copied
+       by g's counts and before the serial run (what the run would refuse) */
     if ((s = kt__check_run_args(g, p, prog, NULL, 0, err)) != KT_OK ||
+        (s = kt__worker_count(&o->run, prog->ndev, &nworkers, err)) != KT_OK ||
         (s = kt__plan_copy_eval(g, p, &rep->predicted_bytes, err)) != KT_OK)
         return s;
     rep->program_bytes = prog->total_bytes;

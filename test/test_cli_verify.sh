@@ -150,14 +150,14 @@ expect_bad_msg "threads '0': expected a whole number from 1 to 4096" verify \
     --model "$M" --devices 2 --threads 0
 expect_bad_msg "threads '4097'" verify --model "$M" --devices 2 --threads 4097
 expect_bad_msg "threads 'two'" verify --model "$M" --devices 2 --threads two
-for n in 1 3 6; do
+for n in 1 3 6 4096; do
     expect_json "$dir/th$n.json" verify --model "$M" --devices 6 --threads $n \
         --json
 done
-check "verify --threads 1, 3, 6: the same report" 'import json, sys
-a, b, c = (json.load(open(f)) for f in sys.argv[1:])
-assert a["ok"] is True and a == b == c, (a, b, c)' \
-    "$dir/th1.json" "$dir/th3.json" "$dir/th6.json"
+check "verify --threads 1, 3, 6, 4096: the same report" 'import json, sys
+a, b, c, d = (json.load(open(f)) for f in sys.argv[1:])
+assert a["ok"] is True and a == b == c == d, (a, b, c, d)' \
+    "$dir/th1.json" "$dir/th3.json" "$dir/th6.json" "$dir/th4096.json"
 # more devices than threads (a thread per device stopped at 4096 before)
 if [ -z "${KT_WRAP:-}" ]; then
     printf 'input x[8192]\ny[i] = x[i] * x[i]\n' >"$dir/wide.txt"
