@@ -44,4 +44,25 @@ static int kt_test_pairs_match(const char *what, const kt_cpu_devices *dev,
            total == prog->total_bytes;
 }
 
+/* 1 when two partitioned runs of one program left the same boxes and
+   tiles, bit for bit (the NaN fill included), and received the same bytes
+   from the same devices: what any worker-thread count must give. */
+static int kt_test_same_devices(const kt_graph *g, const kt_cpu_devices *a,
+                                const kt_cpu_devices *b) {
+    int64_t i;
+    if (a->ndev != b->ndev || a->ntensors != b->ntensors ||
+        a->npairs != b->npairs || a->bytes_moved != b->bytes_moved ||
+        memcmp(a->pairs, b->pairs, sizeof *a->pairs * (size_t)a->npairs))
+        return 0;
+    for (i = 0; i < a->ndev * a->ntensors; i++) {
+        const kt_tensor *x = kt_graph_tensor(g, (int)(i % a->ntensors));
+        int64_t n = kt__box_numel(&a->box[i], x->rank);
+        if (memcmp(&a->box[i], &b->box[i], sizeof a->box[i]) ||
+            (n > 0 &&
+             memcmp(a->tile[i], b->tile[i], sizeof(kt_real) * (size_t)n)))
+            return 0;
+    }
+    return 1;
+}
+
 #endif

@@ -1051,25 +1051,6 @@ static int run_with_threads(const char *what, const kt_graph *g,
     return 0;
 }
 
-/* Whether two partitioned runs left the same tiles, bit for bit (NaN fill
-   included), and received the same bytes from the same devices. */
-static int same_devices(const kt_graph *g, const kt_cpu_devices *a,
-                        const kt_cpu_devices *b) {
-    int64_t i;
-    if (a->ndev != b->ndev || a->ntensors != b->ntensors ||
-        a->npairs != b->npairs || a->bytes_moved != b->bytes_moved ||
-        memcmp(a->pairs, b->pairs, sizeof *a->pairs * (size_t)a->npairs))
-        return 0;
-    for (i = 0; i < a->ndev * a->ntensors; i++) {
-        const kt_tensor *x = kt_graph_tensor(g, (int)(i % a->ntensors));
-        int64_t n = kt__box_numel(&a->box[i], x->rank);
-        if (memcmp(&a->box[i], &b->box[i], sizeof a->box[i]) ||
-            (n > 0 && memcmp(a->tile[i], b->tile[i], sizeof(kt_real) * (size_t)n)))
-            return 0;
-    }
-    return 1;
-}
-
 /* The worker count changes nothing: p's program run with 1 thread, with 2,
    3 and 5 (devices dealt round-robin, some workers with more than
    others), and with one per device gives the same tiles bit for bit and
@@ -1098,7 +1079,7 @@ static void check_thread_counts(const char *what, const kt_graph *g,
             int n = counts[i] < 0 ? (int)prog.ndev : counts[i];
             if (!run_with_threads(what, g, p, &prog, &leaves, n, &other))
                 continue;
-            CHECKF(same_devices(g, &one, &other),
+            CHECKF(kt_test_same_devices(g, &one, &other),
                    "%s: 1 and %d worker threads differ", what, n);
             kt_cpu_devices_free(&other);
         }

@@ -130,24 +130,14 @@ static int setup_make(const char *label, const kt_graph *g, int ndev,
     return setup_finish(label, g, s);
 }
 
-/* Whether two runs left the same tiles, bit for bit, received the same
-   bytes per pair and swapped the same bytes on every device. */
+/* Whether two runs left the same tiles and pairs (kt_test_same_devices)
+   and swapped the same bytes on every device. */
 static int same_runs(const kt_graph *g, const kt_cpu_devices *a,
                      const kt_cpu_swap_report *ra, const kt_cpu_devices *b,
                      const kt_cpu_swap_report *rb) {
-    int64_t i;
-    if (a->ndev != b->ndev || a->npairs != b->npairs ||
-        a->bytes_moved != b->bytes_moved ||
-        memcmp(a->pairs, b->pairs, sizeof *a->pairs * (size_t)a->npairs) ||
-        memcmp(ra->device, rb->device, sizeof *ra->device * (size_t)ra->ndev))
-        return 0;
-    for (i = 0; i < a->ndev * a->ntensors; i++) {
-        const kt_tensor *x = kt_graph_tensor(g, (int)(i % a->ntensors));
-        int64_t n = kt__box_numel(&a->box[i], x->rank);
-        if (n > 0 && memcmp(a->tile[i], b->tile[i], sizeof(kt_real) * (size_t)n))
-            return 0;
-    }
-    return 1;
+    return kt_test_same_devices(g, a, b) && ra->ndev == rb->ndev &&
+           !memcmp(ra->device, rb->device,
+                   sizeof *ra->device * (size_t)ra->ndev);
 }
 
 /* The swap executor's per-pair counts, what each receiver copied into
