@@ -33,6 +33,7 @@
         from a tile, a reduction tree) at the smallest pool and with
         everything resident.
    Under valgrind (KT_WRAP set) fewer sizes and device counts run. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,19 @@ static void *test_realloc(void *p, size_t n) {
 #define KT_MALLOC(n) test_malloc(n)
 #define KT_REALLOC(p, n) test_realloc(p, n)
 #define KT_FREE(p) free(p)
+
+/* Worker threads start through this: pthread_create unless
+   test_thread_start_fails arms `thread_fail_at`; then the
+   thread_fail_at-th start from then on fails (once), as when the process
+   is out of threads.  The caller's thread starts them all. */
+static int thread_starts = 0, thread_fail_at = 0;
+static int test_thread_create(pthread_t *t, void *(*start)(void *),
+                              void *arg) {
+    if (thread_fail_at > 0 && ++thread_starts == thread_fail_at)
+        return EAGAIN;
+    return pthread_create(t, NULL, start, arg);
+}
+#define KT_CPU_THREAD_CREATE(t, start, arg) test_thread_create(t, start, arg)
 
 #define KT_IMPLEMENTATION
 #include "../backend_cpu.h"
@@ -867,16 +881,21 @@ static void test_buffers(void) {
 #include "kt_test_staged.h"
 
 /* Every allocation of a staged run (partitioned, then swapped at
-   capacity cap under plan sp) failing in turn: a worker that fails
+   capacity cap under plan sp, on `threads` worker threads, so that a
+   worker with several devices fails too) failing in turn: a worker that fails
    before its transfers keeps the stages' barriers, so the run ends with
    KT_ERR_NOMEM, never a hang or a relay read of a buffer it never had. */
 static void staged_out_of_memory(const kt_graph *g, setup *s,
-                                 const kt_swap_plan *sp, int64_t cap) {
+                                 const kt_swap_plan *sp, int64_t cap,
+                                 int threads) {
     kt_cpu_state leaves;
+    kt_cpu_options o;
     kt_error err;
     long k, nnomem = 0, other = 0, done = 0;
     if (kt_cpu_state_init(&leaves, g, &err) != KT_OK) return;
     kt_cpu_fill_inputs(g, &leaves, 9);
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
     for (k = 1; done < 2 && k < 100000; k++) {
         kt_cpu_devices dev;
         kt_cpu_swap_report sr;
@@ -887,10 +906,10 @@ static void staged_out_of_memory(const kt_graph *g, setup *s,
             alloc_count = 0;
             fail_at = k;
             st = swapped ? kt_cpu_run_swapped(g, &s->plan, &s->prog, &s->model,
-                                              sp, cap, &leaves, NULL, &dev,
+                                              sp, cap, &leaves, &o, &dev,
                                               &sr, &err)
                          : kt_cpu_run_partitioned(g, &s->plan, &s->prog,
-                                                  &leaves, NULL, &dev, &err);
+                                                  &leaves, &o, &dev, &err);
             fail_at = 0;
             if (st == KT_OK) {
                 kt_cpu_devices_free(&dev);
@@ -899,21 +918,22 @@ static void staged_out_of_memory(const kt_graph *g, setup *s,
             } else if (st == KT_ERR_NOMEM)
                 nnomem++;
             else {
-                CHECKF(0, "staged, allocation %ld failing: %s", k,
-                       err.message);
+                CHECKF(0, "staged, %d threads, allocation %ld failing: %s",
+                       threads, k, err.message);
                 other++;
             }
         }
     }
-    CHECKF(nnomem > 10 && other == 0, "staged: %ld runs out of memory, %ld "
-           "other", nnomem, other);
+    CHECKF(nnomem > 10 && other == 0, "staged, %d threads: %ld runs out "
+           "of memory, %ld other", threads, nnomem, other);
     kt_cpu_state_free(&leaves);
 }
 
 /* The staged program run under a memory cap: the relay of W reads the
    sender's receive buffer in its arena, the relay of s its tile there;
    at the smallest pool and with everything resident, steady and cold;
-   and out of memory at every allocation (staged_out_of_memory). */
+   and out of memory at every allocation with 1 to 4 worker threads
+   (staged_out_of_memory). */
 static void test_staged(void) {
     kt_graph *g = NULL;
     kt_error err;
@@ -957,7 +977,9 @@ static void test_staged(void) {
         o.memory = s.minimal;
         if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) ==
             KT_OK) {
-            staged_out_of_memory(g, &s, &r.plan, s.minimal);
+            int threads;
+            for (threads = 1; threads <= 4; threads++)
+                staged_out_of_memory(g, &s, &r.plan, s.minimal, threads);
             kt_swap_result_free(&r);
         } else
             CHECKF(0, "staged: %s", err.message);
@@ -966,9 +988,50 @@ static void test_staged(void) {
     kt_graph_destroy(g);
 }
 
-/* Every allocation of a swapped run failing in turn: the run reports
-   KT_ERR_NOMEM (or, where the failure is absorbed, succeeds) and frees
-   everything (ASan and valgrind see leaks). */
+/* Every allocation of a swapped run on `threads` worker threads failing
+   in turn: the run reports KT_ERR_NOMEM (or, where the failure is
+   absorbed, succeeds) and frees everything (ASan and valgrind see
+   leaks).  With several threads which allocation fails depends on how
+   they interleave, so the count of runs out of memory varies a little
+   from run to run. */
+static void swapped_out_of_memory(const kt_graph *g, setup *s,
+                                  const kt_swap_plan *sp,
+                                  const kt_cpu_state *leaves, int threads) {
+    kt_cpu_options o;
+    kt_error err;
+    long k, nok = 0, nnomem = 0, other = 0, step = under_valgrind() ? 7 : 1;
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    for (k = 1;; k += step) {
+        kt_cpu_devices dev;
+        kt_cpu_swap_report sr;
+        kt_status st;
+        alloc_count = 0;
+        fail_at = k;
+        st = kt_cpu_run_swapped(g, &s->plan, &s->prog, &s->model, sp,
+                                s->minimal, leaves, &o, &dev, &sr, &err);
+        fail_at = 0;
+        if (st == KT_OK) {
+            kt_cpu_devices_free(&dev);
+            kt_cpu_swap_report_free(&sr);
+            nok++;
+            if (alloc_count < k) break; /* no allocation left to fail */
+        } else if (st == KT_ERR_NOMEM) {
+            CHECK(dev.tile == NULL && sr.device == NULL);
+            nnomem++;
+        } else {
+            CHECKF(0, "%d threads, allocation %ld failing: status %d, %s",
+                   threads, k, (int)st, err.message);
+            other++;
+        }
+        if (k > 100000) break;
+    }
+    CHECKF(nnomem > 10 && other == 0, "%d threads: %ld runs out of memory, "
+           "%ld OK, %ld other", threads, nnomem, nok, other);
+}
+
+/* A small MLP on 2 devices out of memory at every allocation, with one
+   worker thread and with one per device. */
 static void test_out_of_memory(void) {
     kt_graph *g = NULL;
     kt_error err;
@@ -976,7 +1039,6 @@ static void test_out_of_memory(void) {
     kt_swap_options o;
     kt_swap_result r;
     kt_cpu_state leaves;
-    long k, nok = 0, nnomem = 0, other = 0, step = under_valgrind() ? 7 : 1;
     if (kt_zoo_build("mlp:layers=2,hidden=8,batch=4", &g, &err) != KT_OK)
         return;
     if (!setup_make("out of memory", g, 2, &s)) {
@@ -993,32 +1055,84 @@ static void test_out_of_memory(void) {
         return;
     }
     kt_cpu_fill_inputs(g, &leaves, 5);
-    for (k = 1;; k += step) {
-        kt_cpu_devices dev;
-        kt_cpu_swap_report sr;
-        kt_status st;
-        alloc_count = 0;
-        fail_at = k;
-        st = kt_cpu_run_swapped(g, &s.plan, &s.prog, &s.model, &r.plan,
-                                s.minimal, &leaves, NULL, &dev, &sr, &err);
-        fail_at = 0;
-        if (st == KT_OK) {
-            kt_cpu_devices_free(&dev);
-            kt_cpu_swap_report_free(&sr);
-            nok++;
-            if (alloc_count < k) break; /* no allocation left to fail */
-        } else if (st == KT_ERR_NOMEM) {
-            CHECK(dev.tile == NULL && sr.device == NULL);
-            nnomem++;
-        } else {
-            CHECKF(0, "allocation %ld failing: status %d, %s", k, (int)st,
-                   err.message);
-            other++;
-        }
-        if (k > 100000) break;
+    swapped_out_of_memory(g, &s, &r.plan, &leaves, 1);
+    swapped_out_of_memory(g, &s, &r.plan, &leaves, 2);
+    kt_cpu_state_free(&leaves);
+    kt_swap_result_free(&r);
+    setup_free(&s);
+    kt_graph_destroy(g);
+}
+
+/* A worker thread that cannot be started (the process is out of them):
+   both executors, on 4 devices with 2 to 4 threads and every start
+   failing in turn, end with KT_ERR_NOMEM naming the thread, and hand back
+   nothing -- the threads already started are released from the barrier
+   they wait at and joined, not left hanging (ASan and valgrind see what
+   is not freed).  Then a run starts every thread and succeeds. */
+static void test_thread_start_fails(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    setup s;
+    kt_swap_options so;
+    kt_swap_result r;
+    kt_cpu_state leaves;
+    int threads, fails, swapped;
+    if (kt_zoo_build("mlp:layers=2,hidden=8,batch=8", &g, &err) != KT_OK)
+        return;
+    if (!setup_make("thread start", g, 4, &s)) {
+        kt_graph_destroy(g);
+        return;
     }
-    CHECKF(nnomem > 10 && other == 0, "%ld runs out of memory, %ld OK, %ld "
-           "other", nnomem, nok, other);
+    memset(&so, 0, sizeof so);
+    so.memory = s.minimal;
+    if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &so, &r, &err) !=
+            KT_OK ||
+        kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
+        CHECKF(0, "thread start: %s", err.message);
+        setup_free(&s);
+        kt_graph_destroy(g);
+        return;
+    }
+    kt_cpu_fill_inputs(g, &leaves, 6);
+    for (threads = 2; threads <= 4; threads++)
+        for (fails = 1; fails <= threads + 1; fails++)
+            for (swapped = 0; swapped < 2; swapped++) {
+                kt_cpu_options o;
+                kt_cpu_devices dev;
+                kt_cpu_swap_report sr;
+                kt_status st;
+                char want[64];
+                memset(&o, 0, sizeof o);
+                o.threads = threads;
+                thread_starts = 0;
+                thread_fail_at = fails; /* threads + 1: none fails */
+                st = swapped ? kt_cpu_run_swapped(g, &s.plan, &s.prog,
+                                                  &s.model, &r.plan,
+                                                  s.minimal, &leaves, &o,
+                                                  &dev, &sr, &err)
+                             : kt_cpu_run_partitioned(g, &s.plan, &s.prog,
+                                                      &leaves, &o, &dev, &err);
+                thread_fail_at = 0;
+                snprintf(want, sizeof want,
+                         "could not start worker thread %d of %d", fails,
+                         threads);
+                if (fails > threads) {
+                    CHECKF(st == KT_OK, "%s, %d threads: %s",
+                           swapped ? "swapped" : "partitioned", threads,
+                           err.message);
+                } else {
+                    CHECKF(st == KT_ERR_NOMEM && strstr(err.message, want) &&
+                               dev.tile == NULL &&
+                               (!swapped || sr.device == NULL),
+                           "%s, thread %d of %d not started: status %d, %s",
+                           swapped ? "swapped" : "partitioned", fails,
+                           threads, (int)st, err.message);
+                }
+                if (st == KT_OK) {
+                    kt_cpu_devices_free(&dev);
+                    if (swapped) kt_cpu_swap_report_free(&sr);
+                }
+            }
     kt_cpu_state_free(&leaves);
     kt_swap_result_free(&r);
     setup_free(&s);
@@ -1032,6 +1146,7 @@ int main(void) {
     test_corrupted();
     test_stale_object();
     test_out_of_memory();
+    test_thread_start_fails();
     test_staged();
     test_zoo();
     test_random();
