@@ -89,10 +89,15 @@
      KT_CPU_MAX_THREADS 4096  most worker threads a partitioned run takes
                             (kt_cpu_options.threads); more is KT_ERR_LIMIT
      KT_CPU_THREAD_CREATE(thread, start, arg)  how a worker thread is
-                            started: pthread_create(thread, NULL, start,
-                            arg) by default; 0 when started, else the run
-                            ends with KT_ERR_NOMEM (a program may set a
-                            stack size or count threads here)
+                            started (pthread_t *, void *(*)(void *),
+                            void *): pthread_create(thread, NULL, start,
+                            arg) by default.  Called on the caller's
+                            thread once per worker; 0 must mean the
+                            thread runs start(arg), anything else ends
+                            the run with KT_ERR_NOMEM.  A program may
+                            route it to a function of its own that sets
+                            a stack size (a pthread_attr_t) or counts
+                            threads
      and those of tiling.h (KT_MALLOC, KT_REALLOC, KT_FREE, KT_ASSERT).
 
    Byte counts are elements moved times the tensor's declared element size
@@ -383,6 +388,12 @@ kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h> /* sysconf: the processors, for the default threads */
+/* Internal, for the tests: called as each receiver runs a transfer (its
+   device, the transfer), on that device's worker thread, so that a test
+   can check the order sums are combined in end to end. */
+#ifndef KT__PULLED
+#define KT__PULLED(dev, x) ((void)0)
+#endif
 #ifndef KT_CPU_THREAD_CREATE
 #define KT_CPU_THREAD_CREATE(thread, start, arg) \
     pthread_create(thread, NULL, start, arg)
@@ -1843,7 +1854,7 @@ typedef struct kt__run {
     kt__view *outbuf;     /* ndev: the current op's result on each device */
     int *inbox;           /* the program's transfers grouped by (op,
                              receiver), within a group by part and stage
-                             (kt__inbox_step), program order among equals */
+                             (kt__pull_key), program order among equals   */
     int *inbox_first;     /* ntask + 1: what device d receives for op o is
                              inbox[inbox_first[o * ndev + d] .. next)      */
     int64_t *xfer_bytes;  /* nxfer: bytes each transfer moved, written by
@@ -2006,16 +2017,21 @@ static int64_t kt__inbox_group(const kt__run *r, int x) {
     return (int64_t)r->prog->xfer[x].op * r->ndev + r->prog->xfer[x].dst;
 }
 
-/* The order of transfer x within its receive group: its part, then its
-   stage -- the order kt__pull_stages runs them in. */
-static int64_t kt__inbox_step(const kt__run *r, int x) {
-    const kt_transfer *t = &r->prog->xfer[x];
-    return (int64_t)kt__xfer_part(r->g, t) * KT_XFER_STAGES + t->stage;
+/* Where a receiver runs the transfers of part `part`, stage `stage` of an
+   op among the rest (kt__pull_stages): the parts in turn, each stage by
+   stage -- the key a receive group is ordered by. */
+static int64_t kt__pull_key(kt__part part, int stage) {
+    return (int64_t)part * KT_XFER_STAGES + stage;
 }
-#define KT__INBOX_STEPS (KT__NPARTS * KT_XFER_STAGES)
+#define KT__PULL_KEYS (KT__NPARTS * KT_XFER_STAGES)
+static int64_t kt__inbox_key(const kt__run *r, int x) {
+    const kt_transfer *t = &r->prog->xfer[x];
+    return kt__pull_key(kt__xfer_part(r->g, t), t->stage);
+}
 
-/* Stable counting sort of from[0..n) by key(r, x) in [0, nkeys) into to;
-   count: nkeys + 1 zeroed ints, left as the keys' first places. */
+/* Stable counting sort of from[0..n) by key(r, x) in [0, nkeys) into to
+   (not overlapping from); count: nkeys + 1 zeroed ints, left as where
+   each key's run starts (count[nkeys] = n). */
 static void kt__inbox_sort(const kt__run *r, const int *from, int *to, int n,
                            int64_t (*key)(const kt__run *, int),
                            int *count, int64_t nkeys) {
@@ -2030,22 +2046,25 @@ static void kt__inbox_sort(const kt__run *r, const int *from, int *to, int n,
 }
 
 /* The program's transfers grouped by (op, receiver) and within a group
-   ordered by part and stage, program order among equals -- two stable
-   counting sorts, the stage first -- into r->inbox and r->inbox_first,
-   a zeroed count per transfer, the stages of every op's parts and the
-   input views.  So a device's transfers of one stage are adjacent and in
-   program order (the order partial sums are combined in): a stage costs
-   a binary search and its own transfers, not a scan of the receiver's
-   whole group once per stage.  Without the grouping every worker scanned
+   ordered by part and stage (kt__pull_key), program order among equals,
+   into r->inbox and r->inbox_first; also a zeroed count per transfer,
+   the stages of every op's parts and the input views.  Two stable
+   counting sorts, as a radix sort does it: by (part, stage) first, then
+   by group, which keeps the first order within each group.  So a
+   device's transfers of one part and stage are adjacent and in program
+   order (the order partial results are combined in, sums or maxima,
+   which fixes the floats bit for bit): a stage costs a binary search and
+   its own transfers, not a scan of the receiver's whole group once per
+   stage.  Without the grouping every worker scanned
    every transfer of every op for its own: ndev workers times all
    transfers, which took 119 s (now ~2.4 s) to verify a two-layer MLP on
    4096 devices.  The program is checked first (kt__check_program): ops,
    devices, stages and ntask = nops * ndev. */
 static kt_status kt__inbox_build(kt__run *r, kt_error *err) {
     const kt_program *prog = r->prog;
-    int x, k, *by_step, *count;
-    int64_t ncount = prog->ntask > KT__INBOX_STEPS ? prog->ntask
-                                                   : KT__INBOX_STEPS;
+    int x, k, *by_key, *count;
+    int64_t ncount = prog->ntask > KT__PULL_KEYS ? prog->ntask
+                                                 : KT__PULL_KEYS;
     r->inbox = (int *)kt__calloc((size_t)prog->nxfer + 1, sizeof(int));
     r->inbox_first = (int *)kt__calloc((size_t)prog->ntask + 2, sizeof(int));
     r->xfer_bytes =
@@ -2060,22 +2079,22 @@ static kt_status kt__inbox_build(kt__run *r, kt_error *err) {
                         "transfer index of %d transfers", prog->nxfer);
     for (k = 0; k < prog->nops; k++)
         kt__op_stages(r->g, prog, k, &r->stages[(int64_t)k * KT__NPARTS]);
-    by_step = (int *)kt__calloc((size_t)prog->nxfer + 1, sizeof(int));
+    by_key = (int *)kt__calloc((size_t)prog->nxfer + 1, sizeof(int));
     count = (int *)kt__calloc((size_t)ncount + 1, sizeof(int));
-    if (!by_step || !count) {
-        KT_FREE(by_step);
+    if (!by_key || !count) {
+        KT_FREE(by_key);
         KT_FREE(count);
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the "
                         "transfer index of %d transfers", prog->nxfer);
     }
     for (x = 0; x < prog->nxfer; x++) r->inbox[x] = x; /* program order */
-    kt__inbox_sort(r, r->inbox, by_step, prog->nxfer, kt__inbox_step,
-                   count, KT__INBOX_STEPS);
+    kt__inbox_sort(r, r->inbox, by_key, prog->nxfer, kt__inbox_key, count,
+                   KT__PULL_KEYS);
     memset(count, 0, sizeof(int) * ((size_t)ncount + 1));
-    kt__inbox_sort(r, by_step, r->inbox, prog->nxfer, kt__inbox_group,
-                   count, prog->ntask);
+    kt__inbox_sort(r, by_key, r->inbox, prog->nxfer, kt__inbox_group, count,
+                   prog->ntask);
     memcpy(r->inbox_first, count, sizeof(int) * ((size_t)prog->ntask + 1));
-    KT_FREE(by_step);
+    KT_FREE(by_key);
     KT_FREE(count);
     return KT_OK;
 }
@@ -2089,11 +2108,12 @@ static int kt__inbox_hi(const kt__run *r, int o, int64_t dev) {
 }
 
 /* The first place in inbox[lo .. hi) (one receive group, ordered by
-   kt__inbox_step) whose step is at least `step`: a binary search. */
-static int kt__inbox_seek(const kt__run *r, int lo, int hi, int64_t step) {
+   kt__inbox_key) whose key is at least `key`, hi when none: a binary
+   search. */
+static int kt__inbox_seek(const kt__run *r, int lo, int hi, int64_t key) {
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (kt__inbox_step(r, r->inbox[mid]) < step) lo = mid + 1;
+        if (kt__inbox_key(r, r->inbox[mid]) < key) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -2134,6 +2154,7 @@ static void kt__inbox_free(kt__run *r) {
 static void kt__pull(kt__run *r, int64_t dev, int x) {
     const kt_transfer *t = &r->prog->xfer[x];
     const kt__view *home = &r->home[t->src * r->ntensors + t->tensor];
+    KT__PULLED(dev, x);
     switch (kt__xfer_part(r->g, t)) {
     case KT__INPUTS:
         kt__copy_region(t->relay ? &r->inview[t->src * KT_MAX_VARS + t->role]
@@ -2171,7 +2192,7 @@ static int kt__pull_stages(kt__run *r, const kt__worker *w, int o,
     int64_t dev;
     int st, i, hi, first = 1;
     for (st = 0; st < KT_XFER_STAGES; st++) {
-        int64_t step = (int64_t)part * KT_XFER_STAGES + st;
+        int64_t key = kt__pull_key(part, st);
         if (!(set >> st & 1)) continue;
         if (!first && kt__barrier_wait(&r->bar)) return 1;
         first = 0;
@@ -2179,8 +2200,8 @@ static int kt__pull_stages(kt__run *r, const kt__worker *w, int o,
         KT__EACH_DEVICE(r, w, dev) {
             if (r->status[dev] != KT_OK) continue;
             hi = kt__inbox_hi(r, o, dev);
-            for (i = kt__inbox_seek(r, kt__inbox_lo(r, o, dev), hi, step);
-                 i < hi && kt__inbox_step(r, r->inbox[i]) == step; i++)
+            for (i = kt__inbox_seek(r, kt__inbox_lo(r, o, dev), hi, key);
+                 i < hi && kt__inbox_key(r, r->inbox[i]) == key; i++)
                 kt__pull(r, dev, r->inbox[i]);
         }
     }
@@ -3350,7 +3371,9 @@ static kt_status kt__s_buffer_view(kt__srun *s, int64_t d, int bt,
    relayed result's) is in device memory -- set by the step's actions,
    which the barrier before the op ends, so no worker changes it now.  A
    relayed input is read from the sender's receive buffer for the same
-   role of the same op (this op's, r->inview), resident through it. */
+   role of the same op (this op's, r->inview), resident through it.  The
+   failure names the tensor of the first transfer found wanting, in the
+   receive group's order (kt__inbox_build). */
 static kt_status kt__s_sources(kt__srun *s, int64_t dev, int o, int step,
                                kt_error *err) {
     kt__run *r = &s->r;

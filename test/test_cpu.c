@@ -20,6 +20,9 @@
      files with padding, pooling, broadcasting, division, max/min
      reductions and uneven tiles;
    - a program with one transfer dropped is caught (values and bytes);
+   - on every random plan, lowered alone and on two nodes, each device
+     runs its transfers in the order that fixes its sums bit for bit (op,
+     part, stage, program order: check_pull_order), end to end;
    - a staged program by hand (stages 0 to 3: a relayed fetch, a
      two-level reduction tree, a relayed broadcast) == serial, its bytes
      moved pair by pair; a relay of what its sender never received, at
@@ -30,6 +33,24 @@
      not exist, every way a program can be malformed, a swap plan's pool
      with a negative object count or sizes that overflow.
    Under valgrind (KT_WRAP set) fewer device counts and models run. */
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every transfer each receiver runs, in the order it runs them, while a
+   test arms pull_log (check_pull_order): device d's go to
+   pull_log[pull_first[d] ..], pull_len[d] of them.  A device's slots are
+   written by its worker alone. */
+static int *pull_log = NULL, *pull_first = NULL, *pull_len = NULL;
+static int pull_overflow = 0;
+static void pull_record(int64_t dev, int x) {
+    if (!pull_log) return;
+    if (pull_first[dev] + pull_len[dev] < pull_first[dev + 1])
+        pull_log[pull_first[dev] + pull_len[dev]++] = x;
+    else
+        pull_overflow = 1; /* one device's worker alone meets this */
+}
+#define KT__PULLED(dev, x) pull_record(dev, x)
+
 #define KT_IMPLEMENTATION
 #include "../backend_cpu.h"
 #include "kt_test.h"
@@ -996,7 +1017,7 @@ static int executed_pairs_match(const char *what, const kt_graph *g,
    part or stage (kt__pull_stages runs them so), or the same one and
    earlier in the program. */
 static int inbox_in_order(const kt__run *r, int x, int y) {
-    int64_t sx = kt__inbox_step(r, x), sy = kt__inbox_step(r, y);
+    int64_t sx = kt__inbox_key(r, x), sy = kt__inbox_key(r, y);
     return sx < sy || (sx == sy && x < y);
 }
 
@@ -1040,6 +1061,87 @@ static void check_inbox(const char *what, const kt_graph *g,
         CHECKF(0, "%s: %s", what, err.message);
     }
     kt__inbox_free(&r);
+    kt_program_free(&prog);
+}
+
+/* The order device dev must run its transfers in for its sums (and
+   maxima) to be combined as in every earlier build: op by op, each op's
+   inputs, then its reductions, then its result copies, each part stage
+   by stage, and within a stage in program order -- written out from the
+   program alone, without the receive index.  n: how many went to want. */
+static int expected_pulls(const kt_graph *g, const kt_program *prog,
+                          int64_t dev, int *want) {
+    int o, part, st, x, n = 0;
+    for (o = 0; o < prog->nops; o++)
+        for (part = 0; part < KT__NPARTS; part++)
+            for (st = 0; st < KT_XFER_STAGES; st++)
+                for (x = prog->xfer_first[o]; x < prog->xfer_first[o + 1];
+                     x++) {
+                    const kt_transfer *t = &prog->xfer[x];
+                    if (t->dst == dev && t->stage == st &&
+                        (int)kt__xfer_part(g, t) == part)
+                        want[n++] = x;
+                }
+    return n;
+}
+
+/* End to end, what check_inbox checks of the index: a partitioned run of
+   p's program (lowered on topology t, or without one), on 3 worker
+   threads, runs every device's transfers in exactly the order of
+   expected_pulls.  A change there moves the float results by a rounding
+   -- and verify's tolerance would not notice. */
+static void check_pull_order(const char *what, const kt_graph *g,
+                             const kt_plan *p, const kt_topology *t,
+                             uint64_t seed) {
+    kt_program prog;
+    kt_cpu_state leaves;
+    kt_cpu_devices dev;
+    kt_cpu_options o;
+    kt_error err;
+    int64_t d, wrong = -1;
+    int *want = NULL, n, i;
+    if ((t ? kt_lower_on(g, p, t, &prog, &err) : kt_lower(g, p, &prog, &err))
+        != KT_OK) {
+        CHECKF(0, "%s: %s", what, err.message);
+        return;
+    }
+    pull_first = (int *)calloc((size_t)prog.ndev + 1, sizeof(int));
+    pull_len = (int *)calloc((size_t)prog.ndev + 1, sizeof(int));
+    pull_log = (int *)calloc((size_t)prog.nxfer + 1, sizeof(int));
+    want = (int *)calloc((size_t)prog.nxfer + 1, sizeof(int));
+    if (!pull_first || !pull_len || !pull_log || !want ||
+        kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
+        CHECKF(0, "%s: out of memory", what);
+        goto done;
+    }
+    for (i = 0; i < prog.nxfer; i++) pull_first[prog.xfer[i].dst + 1]++;
+    for (d = 0; d < prog.ndev; d++) pull_first[d + 1] += pull_first[d];
+    pull_overflow = 0;
+    kt_cpu_fill_inputs(g, &leaves, seed);
+    memset(&o, 0, sizeof o);
+    o.threads = 3;
+    if (kt_cpu_run_partitioned(g, p, &prog, &leaves, &o, &dev, &err) ==
+        KT_OK) {
+        for (d = 0; d < prog.ndev && wrong < 0; d++) {
+            n = expected_pulls(g, &prog, d, want);
+            if (n != pull_len[d] ||
+                memcmp(want, &pull_log[pull_first[d]], sizeof(int) * n))
+                wrong = d;
+        }
+        CHECKF(wrong < 0 && !pull_overflow, "%s: device %lld ran its "
+               "transfers in another order than the program's", what,
+               (long long)wrong);
+        kt_cpu_devices_free(&dev);
+    } else {
+        CHECKF(0, "%s: %s", what, err.message);
+    }
+    kt_cpu_state_free(&leaves);
+done:
+    free(pull_log);
+    pull_log = NULL; /* disarmed */
+    free(pull_first);
+    free(pull_len);
+    free(want);
     kt_program_free(&prog);
 }
 
@@ -1135,6 +1237,18 @@ static void test_random_plans(void) {
                 check_thread_counts(label, g, &p, rng);
                 if (executed_pairs_match(label, g, &p)) npairs_matched++;
                 check_inbox(label, g, &p);
+                check_pull_order(label, g, &p, NULL, rng);
+                if (devices[d] % 2 == 0) {
+                    /* two nodes: trees with more stages */
+                    kt_topology t;
+                    char spec[64];
+                    snprintf(spec, sizeof spec, "nodes:2x%d:300G:25G",
+                             devices[d] / 2);
+                    if (kt_topology_parse(spec, &t, &err) == KT_OK)
+                        check_pull_order(label, g, &p, &t, rng);
+                    else
+                        CHECKF(0, "%s: %s", spec, err.message);
+                }
                 kt_plan_free(&p);
             }
         kt_graph_destroy(g);

@@ -33,10 +33,13 @@
         from a tile, a reduction tree) at the smallest pool and with
         everything resident.
    Under valgrind (KT_WRAP set) fewer sizes and device counts run. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h> /* alarm */
 
 /* The library allocates through these: they pass through to the C
    library unless test_out_of_memory arms `fail_at`; then the fail_at-th
@@ -62,12 +65,17 @@ static void *test_realloc(void *p, size_t n) {
 /* Worker threads start through this: pthread_create unless
    test_thread_start_fails arms `thread_fail_at`; then the
    thread_fail_at-th start from then on fails (once), as when the process
-   is out of threads.  The caller's thread starts them all. */
-static int thread_starts = 0, thread_fail_at = 0;
+   is out of threads -- with thread_fail_late, only once every worker
+   started before it waits at the run's barrier (so that the run must
+   release them itself).  The caller's thread starts them all. */
+static int thread_starts = 0, thread_fail_at = 0, thread_fail_late = 0;
+static void wait_until_workers_wait(void *worker, int started);
 static int test_thread_create(pthread_t *t, void *(*start)(void *),
                               void *arg) {
-    if (thread_fail_at > 0 && ++thread_starts == thread_fail_at)
+    if (thread_fail_at > 0 && ++thread_starts == thread_fail_at) {
+        if (thread_fail_late) wait_until_workers_wait(arg, thread_fail_at - 1);
         return EAGAIN;
+    }
     return pthread_create(t, NULL, start, arg);
 }
 #define KT_CPU_THREAD_CREATE(t, start, arg) test_thread_create(t, start, arg)
@@ -79,6 +87,25 @@ static int test_thread_create(pthread_t *t, void *(*start)(void *),
 #include "kt_test_pairs.h"
 
 static int under_valgrind(void) { return getenv("KT_WRAP") != NULL; }
+
+/* Until the `started` workers of the run `worker` belongs to all wait at
+   its barrier: the first barrier counts every worker, so it cannot open
+   while one is not started, and each started worker gets there (at most
+   about 20 s, so that a change in the executor fails the test instead of
+   hanging it). */
+static void wait_until_workers_wait(void *worker, int started) {
+    kt__barrier *b = &((kt__worker *)worker)->run->bar;
+    struct timespec ms = {0, 1000000};
+    int i, all = 0;
+    for (i = 0; i < 20000 && !all; i++) {
+        pthread_mutex_lock(&b->mu);
+        all = b->waiting >= started;
+        pthread_mutex_unlock(&b->mu);
+        if (!all) nanosleep(&ms, NULL);
+    }
+    CHECKF(all, "%d started workers never all waited at the barrier",
+           started);
+}
 
 /* Everything a swapped run needs, built from a graph and a device count. */
 typedef struct setup {
@@ -1063,12 +1090,53 @@ static void test_out_of_memory(void) {
     kt_graph_destroy(g);
 }
 
+/* One run of test_thread_start_fails: swapped (under sp) or partitioned,
+   on `threads` workers, start `fails` failing (threads + 1: none),
+   `late` or at once. */
+static void thread_start_case(const kt_graph *g, setup *s,
+                              const kt_swap_plan *sp,
+                              const kt_cpu_state *leaves, int threads,
+                              int fails, int late, int swapped) {
+    const char *how = swapped ? "swapped" : "partitioned";
+    kt_cpu_options o;
+    kt_cpu_devices dev;
+    kt_cpu_swap_report sr;
+    kt_error err;
+    kt_status st;
+    char want[64];
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    thread_starts = 0;
+    thread_fail_at = fails;
+    thread_fail_late = late;
+    st = swapped ? kt_cpu_run_swapped(g, &s->plan, &s->prog, &s->model, sp,
+                                      s->minimal, leaves, &o, &dev, &sr, &err)
+                 : kt_cpu_run_partitioned(g, &s->plan, &s->prog, leaves, &o,
+                                          &dev, &err);
+    thread_fail_at = 0;
+    snprintf(want, sizeof want, "could not start worker thread %d of %d",
+             fails, threads);
+    if (fails > threads)
+        CHECKF(st == KT_OK, "%s, %d threads: %s", how, threads, err.message);
+    else
+        CHECKF(st == KT_ERR_NOMEM && strstr(err.message, want) &&
+                   dev.tile == NULL && (!swapped || sr.device == NULL),
+               "%s, thread %d of %d not started%s: status %d, %s", how,
+               fails, threads, late ? " late" : "", (int)st, err.message);
+    if (st == KT_OK) {
+        kt_cpu_devices_free(&dev);
+        if (swapped) kt_cpu_swap_report_free(&sr);
+    }
+}
+
 /* A worker thread that cannot be started (the process is out of them):
    both executors, on 4 devices with 2 to 4 threads and every start
    failing in turn, end with KT_ERR_NOMEM naming the thread, and hand back
    nothing -- the threads already started are released from the barrier
    they wait at and joined, not left hanging (ASan and valgrind see what
-   is not freed).  Then a run starts every thread and succeeds. */
+   is not freed): failing at once, while they may still be on their way
+   to it, and failing once all of them wait there (the run must wake
+   them).  Then a run starts every thread and succeeds. */
 static void test_thread_start_fails(void) {
     kt_graph *g = NULL;
     kt_error err;
@@ -1076,7 +1144,7 @@ static void test_thread_start_fails(void) {
     kt_swap_options so;
     kt_swap_result r;
     kt_cpu_state leaves;
-    int threads, fails, swapped;
+    int threads, fails, swapped, late;
     if (kt_zoo_build("mlp:layers=2,hidden=8,batch=8", &g, &err) != KT_OK)
         return;
     if (!setup_make("thread start", g, 4, &s)) {
@@ -1094,45 +1162,14 @@ static void test_thread_start_fails(void) {
         return;
     }
     kt_cpu_fill_inputs(g, &leaves, 6);
+    alarm(300); /* a run left hanging at its barrier ends the test */
     for (threads = 2; threads <= 4; threads++)
         for (fails = 1; fails <= threads + 1; fails++)
-            for (swapped = 0; swapped < 2; swapped++) {
-                kt_cpu_options o;
-                kt_cpu_devices dev;
-                kt_cpu_swap_report sr;
-                kt_status st;
-                char want[64];
-                memset(&o, 0, sizeof o);
-                o.threads = threads;
-                thread_starts = 0;
-                thread_fail_at = fails; /* threads + 1: none fails */
-                st = swapped ? kt_cpu_run_swapped(g, &s.plan, &s.prog,
-                                                  &s.model, &r.plan,
-                                                  s.minimal, &leaves, &o,
-                                                  &dev, &sr, &err)
-                             : kt_cpu_run_partitioned(g, &s.plan, &s.prog,
-                                                      &leaves, &o, &dev, &err);
-                thread_fail_at = 0;
-                snprintf(want, sizeof want,
-                         "could not start worker thread %d of %d", fails,
-                         threads);
-                if (fails > threads) {
-                    CHECKF(st == KT_OK, "%s, %d threads: %s",
-                           swapped ? "swapped" : "partitioned", threads,
-                           err.message);
-                } else {
-                    CHECKF(st == KT_ERR_NOMEM && strstr(err.message, want) &&
-                               dev.tile == NULL &&
-                               (!swapped || sr.device == NULL),
-                           "%s, thread %d of %d not started: status %d, %s",
-                           swapped ? "swapped" : "partitioned", fails,
-                           threads, (int)st, err.message);
-                }
-                if (st == KT_OK) {
-                    kt_cpu_devices_free(&dev);
-                    if (swapped) kt_cpu_swap_report_free(&sr);
-                }
-            }
+            for (late = 0; late <= (fails > 1 && fails <= threads); late++)
+                for (swapped = 0; swapped < 2; swapped++)
+                    thread_start_case(g, &s, &r.plan, &leaves, threads,
+                                      fails, late, swapped);
+    alarm(0);
     kt_cpu_state_free(&leaves);
     kt_swap_result_free(&r);
     setup_free(&s);
