@@ -2055,11 +2055,11 @@ static void kt__inbox_sort(const kt__run *r, const int *from, int *to, int n,
    order (the order partial results are combined in, sums or maxima,
    which fixes the floats bit for bit): a stage costs a binary search and
    its own transfers, not a scan of the receiver's whole group once per
-   stage.  Without the grouping every worker scanned
-   every transfer of every op for its own: ndev workers times all
-   transfers, which took 119 s (now ~2.4 s) to verify a two-layer MLP on
-   4096 devices.  The program is checked first (kt__check_program): ops,
-   devices, stages and ntask = nops * ndev. */
+   stage.  Without the grouping every worker scanned every transfer of
+   every op for its own: ndev workers times all transfers, which took
+   119 s (now ~2.4 s) to verify a two-layer MLP on 4096 devices.  The
+   program is checked first (kt__check_program): ops, devices, stages
+   and ntask = nops * ndev. */
 static kt_status kt__inbox_build(kt__run *r, kt_error *err) {
     const kt_program *prog = r->prog;
     int x, k, *by_key, *count;
