@@ -1057,37 +1057,66 @@ static void swapped_out_of_memory(const kt_graph *g, setup *s,
            "%ld OK, %ld other", threads, nnomem, nok, other);
 }
 
+/* What the failure tests run: a zoo model on ndev devices, the swap plan
+   without search at the smallest pool, and random leaves. */
+typedef struct failing_run {
+    kt_graph *g;
+    setup s;
+    kt_swap_result r;
+    kt_cpu_state leaves;
+} failing_run;
+
+/* 0: not made (reported), nothing left to free. */
+static int failing_run_make(const char *label, const char *model, int ndev,
+                            uint64_t seed, failing_run *f) {
+    kt_error err;
+    kt_swap_options o;
+    memset(f, 0, sizeof *f);
+    if (kt_zoo_build(model, &f->g, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", label, err.message);
+        return 0;
+    }
+    if (!setup_make(label, f->g, ndev, &f->s)) {
+        kt_graph_destroy(f->g);
+        return 0;
+    }
+    memset(&o, 0, sizeof o);
+    o.memory = f->s.minimal;
+    if (kt_swap_search(&f->s.model, KT_SWAP_SEARCH_NONE, &o, &f->r, &err) !=
+        KT_OK) {
+        CHECKF(0, "%s: %s", label, err.message);
+        setup_free(&f->s);
+        kt_graph_destroy(f->g);
+        return 0;
+    }
+    if (kt_cpu_state_init(&f->leaves, f->g, &err) != KT_OK) {
+        CHECKF(0, "%s: %s", label, err.message);
+        kt_swap_result_free(&f->r);
+        setup_free(&f->s);
+        kt_graph_destroy(f->g);
+        return 0;
+    }
+    kt_cpu_fill_inputs(f->g, &f->leaves, seed);
+    return 1;
+}
+
+static void failing_run_free(failing_run *f) {
+    kt_cpu_state_free(&f->leaves);
+    kt_swap_result_free(&f->r);
+    setup_free(&f->s);
+    kt_graph_destroy(f->g);
+}
+
 /* A small MLP on 2 devices out of memory at every allocation, with one
    worker thread and with one per device. */
 static void test_out_of_memory(void) {
-    kt_graph *g = NULL;
-    kt_error err;
-    setup s;
-    kt_swap_options o;
-    kt_swap_result r;
-    kt_cpu_state leaves;
-    if (kt_zoo_build("mlp:layers=2,hidden=8,batch=4", &g, &err) != KT_OK)
+    failing_run f;
+    if (!failing_run_make("out of memory", "mlp:layers=2,hidden=8,batch=4", 2,
+                          5, &f))
         return;
-    if (!setup_make("out of memory", g, 2, &s)) {
-        kt_graph_destroy(g);
-        return;
-    }
-    memset(&o, 0, sizeof o);
-    o.memory = s.minimal;
-    if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) != KT_OK ||
-        kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
-        CHECKF(0, "out of memory: %s", err.message);
-        setup_free(&s);
-        kt_graph_destroy(g);
-        return;
-    }
-    kt_cpu_fill_inputs(g, &leaves, 5);
-    swapped_out_of_memory(g, &s, &r.plan, &leaves, 1);
-    swapped_out_of_memory(g, &s, &r.plan, &leaves, 2);
-    kt_cpu_state_free(&leaves);
-    kt_swap_result_free(&r);
-    setup_free(&s);
-    kt_graph_destroy(g);
+    swapped_out_of_memory(f.g, &f.s, &f.r.plan, &f.leaves, 1);
+    swapped_out_of_memory(f.g, &f.s, &f.r.plan, &f.leaves, 2);
+    failing_run_free(&f);
 }
 
 /* One run of test_thread_start_fails: swapped (under sp) or partitioned,
@@ -1138,42 +1167,20 @@ static void thread_start_case(const kt_graph *g, setup *s,
    to it, and failing once all of them wait there (the run must wake
    them).  Then a run starts every thread and succeeds. */
 static void test_thread_start_fails(void) {
-    kt_graph *g = NULL;
-    kt_error err;
-    setup s;
-    kt_swap_options so;
-    kt_swap_result r;
-    kt_cpu_state leaves;
+    failing_run f;
     int threads, fails, swapped, late;
-    if (kt_zoo_build("mlp:layers=2,hidden=8,batch=8", &g, &err) != KT_OK)
+    if (!failing_run_make("thread start", "mlp:layers=2,hidden=8,batch=8", 4,
+                          6, &f))
         return;
-    if (!setup_make("thread start", g, 4, &s)) {
-        kt_graph_destroy(g);
-        return;
-    }
-    memset(&so, 0, sizeof so);
-    so.memory = s.minimal;
-    if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &so, &r, &err) !=
-            KT_OK ||
-        kt_cpu_state_init(&leaves, g, &err) != KT_OK) {
-        CHECKF(0, "thread start: %s", err.message);
-        setup_free(&s);
-        kt_graph_destroy(g);
-        return;
-    }
-    kt_cpu_fill_inputs(g, &leaves, 6);
     alarm(300); /* a run left hanging at its barrier ends the test */
     for (threads = 2; threads <= 4; threads++)
         for (fails = 1; fails <= threads + 1; fails++)
             for (late = 0; late <= (fails > 1 && fails <= threads); late++)
                 for (swapped = 0; swapped < 2; swapped++)
-                    thread_start_case(g, &s, &r.plan, &leaves, threads,
-                                      fails, late, swapped);
+                    thread_start_case(f.g, &f.s, &f.r.plan, &f.leaves,
+                                      threads, fails, late, swapped);
     alarm(0);
-    kt_cpu_state_free(&leaves);
-    kt_swap_result_free(&r);
-    setup_free(&s);
-    kt_graph_destroy(g);
+    failing_run_free(&f);
 }
 
 int main(void) {
