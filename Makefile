@@ -128,9 +128,9 @@ valgrind: all
 # (here a harmless `env` in front of each test) makes the two tests take
 # the share they take under valgrind: in full they need 5 and 10 minutes
 # under TSan on the 2-core machine (test_swap_exec 4.4 GB; both measured
-# before the worker threads of 2026-12-07), this way 89 and 11 s (48 and
+# before the worker threads of 2026-12-07), this way 88 and 14 s (48 and
 # 16 s before: test_cpu now also runs each random plan with 1, 2, 3, 5
-# and one thread per device).
+# and one thread per device, test_swap_exec fails every thread start).
 RACE_TESTS := build/race/test_cpu build/race/test_swap_exec
 RACE_ENV    = TSAN_OPTIONS="halt_on_error=1 $${TSAN_OPTIONS:-}"
 
