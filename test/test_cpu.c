@@ -540,6 +540,61 @@ static void test_conv_edges(void) {
     kt_graph_destroy(g);
 }
 
+/* The input gradients of a 2-D convolution with stride 2 and 3x3
+   filters, as autodiff writes them: the filter read at h - 2i + 1, a
+   reduction over (co, i, j) that kt__tighten narrows to one or two
+   points of i and j, summed by offsets (kt__dot_sum: the inner loop along
+   the last variable with more than one point).  dz also reads dy padded
+   at i + j - 2, which moves with two reduction variables and so is not
+   narrowed: where some point leaves dy, the sum must take the generic
+   loop, which reads zero there.  Checked
+   against a loop over every point written here, with the fast paths
+   and with the reference evaluator (run_both); test_model_files runs
+   such a gradient on devices. */
+static void test_transposed_conv(void) {
+    kt_graph *g = parse("transposed conv", "input dy[2,4,5,5]\n"
+                        "input f[4,3,3,3]\n"
+                        "dx[n,ci,h:10,w:10] = sum(co,i,j) "
+                        "pad(f[co,ci,h-2*i+1,w-2*j+1]) * dy[n,co,i,j]\n"
+                        "dz[n,ci,h:10,w:10] = sum(co,i:5,j:5) "
+                        "pad(f[co,ci,h-2*i+1,w-2*j+1]) * "
+                        "pad(dy[n,co,i,i+j-2])\n");
+    kt_cpu_state s;
+    double *dy, *f, *dx, *dz;
+    int n, ci, h, w, co, i, j, bad = 0;
+    if (!g) return;
+    if (!run_both("transposed conv", g, &s)) goto done;
+    dy = val(g, &s, "dy"), f = val(g, &s, "f");
+    dx = val(g, &s, "dx"), dz = val(g, &s, "dz");
+    for (n = 0; n < 2 && dy && f && dx && dz; n++)
+        for (ci = 0; ci < 3; ci++)
+            for (h = 0; h < 10; h++)
+                for (w = 0; w < 10; w++) {
+                    double sx = 0, sz = 0;
+                    for (co = 0; co < 4; co++)
+                        for (i = 0; i < 5; i++)
+                            for (j = 0; j < 5; j++) {
+                                int kh = h - 2 * i + 1, kw = w - 2 * j + 1,
+                                    k = i + j - 2;
+                                double fv;
+                                if (kh < 0 || kh > 2 || kw < 0 || kw > 2)
+                                    continue;
+                                fv = f[((co * 3 + ci) * 3 + kh) * 3 + kw];
+                                sx += fv * dy[((n * 4 + co) * 5 + i) * 5 + j];
+                                if (k >= 0 && k < 5)
+                                    sz += fv * dy[((n * 4 + co) * 5 + i) * 5 + k];
+                            }
+                    if (!close_to(dx[((n * 3 + ci) * 10 + h) * 10 + w], sx) ||
+                        !close_to(dz[((n * 3 + ci) * 10 + h) * 10 + w], sz))
+                        bad++;
+                }
+    CHECKF(bad == 0, "transposed conv: %d elements differ from the loop "
+           "here", bad);
+    kt_cpu_state_free(&s);
+done:
+    kt_graph_destroy(g);
+}
+
 /* kt_cpu_gemm past every block edge: m = 5 (a partial block of 4 rows),
    n = 515 (two column blocks of 512, the last a partial panel), k = 259
    (two blocks of 256 along the shared dimension).  A[i][p] = p + i,
@@ -1345,6 +1400,14 @@ static void test_model_files(void) {
            read outside the (empty) region */
         "input x[2,2,1,1]\nweight f[2,2,3,3]\n"
         "o[n,co,h:1,w:1] = sum(ci,kh,kw) pad(x[n,ci,h+kh-1,w+kw-1]) * "
+        "f[co,ci,kh,kw]\n"
+        "loss o\n",
+        /* a padded stride-2 3x3 convolution after a scale: autodiff's
+           gradient of s is a narrowed sum (kt__tighten), run by offsets
+           over each device's views (kt__dot_at) */
+        "input x[2,3,10,10]\nweight sc[3]\nweight f[4,3,3,3]\n"
+        "s[n,c,h,w] = x[n,c,h,w] * sc[c]\n"
+        "o[n,co,h:5,w:5] = sum(ci,kh,kw) pad(s[n,ci,h*2+kh-1,w*2+kw-1]) * "
         "f[co,ci,kh,kw]\n"
         "loss o\n",
     };
@@ -2400,6 +2463,7 @@ int main(void) {
     test_elementwise();
     test_reductions();
     test_conv_edges();
+    test_transposed_conv();
     test_gemm_edges();
     test_fill_inputs();
     test_report_fields();
