@@ -1025,10 +1025,210 @@ static int kt__dot_at(const kt__opctx *cx, const kt__dot *dot,
     return 1;
 }
 
+/* ------------------------------------ element-wise ops, a span at once */
+
+/* Points an element-wise op evaluates together, in the box's order (last
+   variable fastest): each node of its body gets a buffer of this many
+   values, and the tree is walked once per span instead of once per
+   point. */
+#define KT__SPAN 64
+
+/* A span cut into runs: stretches of points along which every linear
+   read and the output step by one fixed stride (a row, or several rows
+   where they lie back to back in every buffer: a 1x1 convolution's
+   weights have rows of one element). */
+typedef struct kt__span {
+    int64_t n;                          /* points in the span           */
+    int nruns;
+    int64_t len[KT__SPAN];              /* points of run r              */
+    int64_t at[KT__SPAN][KT_MAX_VARS];  /* its first point              */
+    int block;   /* variables [block, nvars) form the back-to-back block */
+    int row;     /* the block's last variable of more than one point    */
+    kt_acc val[1]; /* nexpr * KT__SPAN values, node k's from k * KT__SPAN */
+} kt__span;
+
+/* Variable v's step is the next moving variable w's step times w's
+   extent in every linear read and, when given, in the output's strides:
+   the two walk as one. */
+static int kt__vars_abut(const kt__opctx *cx, const int64_t *ostride, int v,
+                         int w) {
+    int64_t ext = cx->box[w].hi - cx->box[w].lo;
+    int a;
+    if (ostride && ostride[v] != ostride[w] * ext) return 0;
+    for (a = 0; a < cx->naccess; a++)
+        if (cx->linear[a] && cx->lin_step[a][v] != cx->lin_step[a][w] * ext)
+            return 0;
+    return 1;
+}
+
+/* sp->block and sp->row for cx->box (variables of one point always
+   belong to the block: they never move). */
+static void kt__span_block(const kt__opctx *cx, const int64_t *ostride,
+                           kt__span *sp) {
+    int nv = cx->op->nvars, v, w = nv - 1;
+    sp->row = sp->block = 0;
+    if (nv == 0) return; /* a scalar: one run of one point */
+    while (w > 0 && cx->box[w].hi - cx->box[w].lo == 1) w--;
+    sp->row = w;
+    for (v = w - 1; v >= 0; v--) {
+        if (cx->box[v].hi - cx->box[v].lo == 1) continue;
+        if (!kt__vars_abut(cx, ostride, v, w)) break;
+        w = v;
+    }
+    sp->block = v + 1;
+}
+
+/* Cuts the n points from `at` on into runs, and moves `at` past them. */
+static void kt__span_cut(const kt__opctx *cx, int64_t *at, int64_t n,
+                         kt__span *sp) {
+    const kt_range *box = cx->box;
+    int nv = cx->op->nvars, v;
+    sp->n = n;
+    sp->nruns = 0;
+    while (n > 0) {
+        int64_t rest = 1, points = 1, len, carry;
+        /* points left in the block from `at`: a mixed-radix count */
+        for (v = nv - 1; v >= sp->block; v--) {
+            rest += (box[v].hi - 1 - at[v]) * points;
+            points *= box[v].hi - box[v].lo;
+        }
+        len = rest < n ? rest : n;
+        sp->len[sp->nruns] = len;
+        memcpy(sp->at[sp->nruns++], at, sizeof(int64_t) * (size_t)nv);
+        n -= len;
+        for (carry = len, v = nv - 1; v >= 0 && carry; v--) {
+            int64_t ext = box[v].hi - box[v].lo, pos = at[v] - box[v].lo + carry;
+            at[v] = box[v].lo + pos % ext;
+            carry = pos / ext;
+        }
+    }
+}
+
+/* Offset of the affine map (base, step) at point `at`. */
+static int64_t kt__affine_at(int64_t base, const int64_t *step,
+                             const int64_t *at, int nv) {
+    int v;
+    for (v = 0; v < nv; v++) base += step[v] * at[v];
+    return base;
+}
+
+/* Access a at the span's points: kt__read_at's values, by stepping an
+   offset along each run where the read is linear over the box. */
+static void kt__read_span(kt__opctx *cx, int a, const kt__span *sp,
+                          kt_acc *out) {
+    int nv = cx->op->nvars, r;
+    int64_t k;
+    for (r = 0; r < sp->nruns; r++) {
+        if (cx->linear[a]) {
+            const kt_real *data = cx->in[cx->acc[a].input].data;
+            int64_t along = nv ? cx->lin_step[a][sp->row] : 0,
+                    off = kt__affine_at(cx->lin_base[a], cx->lin_step[a],
+                                        sp->at[r], nv);
+            for (k = 0; k < sp->len[r]; k++)
+                out[k] = (kt_acc)data[off + k * along];
+        } else {
+            int64_t p[KT_MAX_VARS];
+            memcpy(p, sp->at[r], sizeof(int64_t) * (size_t)nv);
+            for (k = 0; k < sp->len[r]; k++) {
+                out[k] = kt__read_at(cx, a, p);
+                kt__odometer(p, cx->box, 0, nv);
+            }
+        }
+        out += sp->len[r];
+    }
+}
+
+/* kt__eval at the span's points, node by node into sp->val: each point's
+   value through the same operations as kt__eval's, so the same values. */
+static void kt__eval_span(kt__opctx *cx, int node, kt__span *sp) {
+    const kt_expr *e = &cx->op->expr[node];
+    kt_acc *r = sp->val + (size_t)node * KT__SPAN, *a, *b;
+    int64_t i, n = sp->n;
+    switch (e->kind) {
+    case KT_EXPR_CONST:
+        for (i = 0; i < n; i++) r[i] = (kt_acc)e->value;
+        return;
+    case KT_EXPR_ACCESS: kt__read_span(cx, e->index, sp, r); return;
+    case KT_EXPR_UNARY:
+        kt__eval_span(cx, e->a, sp);
+        a = sp->val + (size_t)e->a * KT__SPAN;
+        for (i = 0; i < n; i++) r[i] = kt__unary(e->fn, a[i]);
+        return;
+    case KT_EXPR_BINARY:
+        kt__eval_span(cx, e->a, sp);
+        kt__eval_span(cx, e->b, sp);
+        a = sp->val + (size_t)e->a * KT__SPAN;
+        b = sp->val + (size_t)e->b * KT__SPAN;
+        switch (e->fn) {
+        case '+': for (i = 0; i < n; i++) r[i] = a[i] + b[i]; return;
+        case '-': for (i = 0; i < n; i++) r[i] = a[i] - b[i]; return;
+        case '*': for (i = 0; i < n; i++) r[i] = a[i] * b[i]; return;
+        default: for (i = 0; i < n; i++) r[i] = a[i] / b[i]; return;
+        }
+    }
+    for (i = 0; i < n; i++) r[i] = (kt_acc)NAN;
+}
+
+/* Writes the span's values (the root's) to the output: output dim d is
+   variable d. */
+static void kt__store_span(kt__opctx *cx, const kt__span *sp, int inside) {
+    const kt__view *ov = cx->out;
+    const kt_acc *val = sp->val + (size_t)(cx->op->nexpr - 1) * KT__SPAN;
+    int nv = cx->op->nvars, r;
+    int64_t k;
+    for (r = 0; r < sp->nruns; r++) {
+        if (inside) {
+            int64_t along = nv ? ov->stride[sp->row] : 0,
+                    off = kt__view_offset(ov, sp->at[r]);
+            for (k = 0; k < sp->len[r]; k++)
+                ov->data[off + k * along] = (kt_real)val[k];
+        } else {
+            int64_t p[KT_MAX_VARS];
+            memcpy(p, sp->at[r], sizeof(int64_t) * (size_t)nv);
+            for (k = 0; k < sp->len[r]; k++) {
+                kt_real *o = kt__out_at(cx, p);
+                if (o) *o = (kt_real)val[k];
+                kt__odometer(p, cx->box, 0, nv);
+            }
+        }
+        val += sp->len[r];
+    }
+}
+
+/* An op without reduction over cx->box, KT__SPAN points at a time; 0
+   (nothing written) without memory for a span: the caller then goes
+   point by point. */
+static int kt__run_elementwise(kt__opctx *cx) {
+    const kt_op *op = cx->op;
+    kt__span *sp = (kt__span *)KT_MALLOC(
+        sizeof(kt__span) + sizeof(kt_acc) * ((size_t)KT__SPAN * (size_t)op->nexpr));
+    int64_t at[KT_MAX_VARS], left = 1;
+    kt_box ob;
+    int v, inside;
+    if (!sp) return 0;
+    kt_op_output_box(op, cx->box, &ob);
+    inside = kt__box_inside(&ob, &cx->out->box, op->out_rank);
+    kt__span_block(cx, inside ? cx->out->stride : NULL, sp);
+    for (v = 0; v < op->nvars; v++) {
+        at[v] = cx->box[v].lo;
+        left *= cx->box[v].hi - cx->box[v].lo;
+    }
+    while (left > 0) {
+        kt__span_cut(cx, at, left < KT__SPAN ? left : KT__SPAN, sp);
+        left -= sp->n;
+        kt__eval_span(cx, op->nexpr - 1, sp);
+        kt__store_span(cx, sp, inside);
+    }
+    KT_FREE(sp);
+    return 1;
+}
+
 /* The reference semantics of a TDL statement (Tofu 4.1): for every output
    point of the box, the reducer over every reduction point of the box of
-   the body's value. */
-static void kt__run_generic(kt__opctx *cx) {
+   the body's value.  fast: element-wise ops by spans (the same values;
+   the reference evaluator goes point by point, which the tests compare
+   them with). */
+static void kt__run_generic(kt__opctx *cx, int fast) {
     const kt_op *op = cx->op;
     int64_t at[KT_MAX_VARS];
     int v, nred = op->nvars - op->out_rank;
@@ -1036,6 +1236,7 @@ static void kt__run_generic(kt__opctx *cx) {
     int has_dot;
     if (kt__box_empty(cx->box, op->nvars)) return;
     kt__linearize(cx);
+    if (fast && nred == 0 && kt__run_elementwise(cx)) return;
     has_dot = cx->ntight && kt__dot_make(cx, &dot);
     for (v = 0; v < op->nvars; v++) at[v] = cx->box[v].lo;
     do {
@@ -1790,8 +1991,9 @@ static kt_status kt__run_box(kt__opctx *cx, const kt_cpu_options *opt,
         kt__zero_output(cx);
         for (i = 0; i < nterms && s == KT_OK; i++) s = kt__run_term(cx, &terms[i], err);
     } else {
-        if (!opt || !opt->reference_only) kt__tighten(cx);
-        kt__run_generic(cx);
+        int fast = !opt || !opt->reference_only;
+        if (fast) kt__tighten(cx);
+        kt__run_generic(cx, fast);
     }
     if (s == KT_OK && cx->outside)
         s = kt__fail(err, KT_ERR_INTERNAL, op->line, "op %s: a read or write "

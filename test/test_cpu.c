@@ -595,6 +595,63 @@ done:
     kt_graph_destroy(g);
 }
 
+/* An element-wise op over part of its index space, as a device runs it
+   (kt__run_box on a box, white box): y[i,j,k] = x[i,j,k] * 2 + 1 over
+   i in [1,3), j in [0,2), k in [2,3).  x's buffer holds exactly that box,
+   so its four reads lie back to back (one run for kt__span_cut); y's is
+   the whole 4x3x5 tensor, where they do not: j steps by 5, i by 15 (not
+   2 x 5), and k, of one point, does not move.  Every element of the box must be
+   2x + 1 and every other one untouched (NaN), with the spans and with
+   the reference evaluator point by point. */
+static void test_elementwise_box(void) {
+    kt_graph *g = parse("element-wise box", "input x[4,3,5]\n"
+                        "y[i,j,k] = x[i,j,k] * 2 + 1\n");
+    int reference;
+    if (!g) return;
+    for (reference = 0; reference < 2; reference++) {
+        const kt_op *op = kt_graph_op(g, 0);
+        kt__opctx *cx = (kt__opctx *)calloc(1, sizeof *cx);
+        kt_real xs[4], ys[60];
+        kt__view in[1], out;
+        kt_box xb, yb;
+        kt_cpu_options opt;
+        kt_error err;
+        int i, j, k, bad = 0, n = 0;
+        static const int64_t shape[3] = {4, 3, 5};
+        if (!cx) break;
+        memset(&opt, 0, sizeof opt);
+        opt.reference_only = reference;
+        memset(&xb, 0, sizeof xb);
+        xb.r[0].lo = 1, xb.r[0].hi = 3, xb.r[1].lo = 0, xb.r[1].hi = 2;
+        xb.r[2].lo = 2, xb.r[2].hi = 3;
+        for (i = 0; i < 4; i++) xs[i] = (kt_real)(0.5 + i);
+        for (i = 0; i < 60; i++) ys[i] = (kt_real)NAN;
+        kt__full_box(3, shape, &yb);
+        kt__view_set(&in[0], xs, 3, &xb);
+        kt__view_set(&out, ys, 3, &yb);
+        cx->g = g;
+        cx->op = op;
+        cx->in = in;
+        cx->out = &out;
+        for (i = 0; i < 3; i++) cx->box[i] = xb.r[i];
+        CHECK(kt__run_box(cx, &opt, &err) == KT_OK);
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 3; j++)
+                for (k = 0; k < 5; k++) {
+                    double y = ys[(i * 3 + j) * 5 + k];
+                    if (i >= 1 && i < 3 && j < 2 && k == 2) {
+                        if (y != 2 * xs[n++] + 1) bad++;
+                    } else if (y == y) {
+                        bad++;
+                    }
+                }
+        CHECKF(bad == 0, "element-wise box%s: %d elements wrong",
+               reference ? " (reference)" : "", bad);
+        free(cx);
+    }
+    kt_graph_destroy(g);
+}
+
 /* kt_cpu_gemm past every block edge: m = 5 (a partial block of 4 rows),
    n = 515 (two column blocks of 512, the last a partial panel), k = 259
    (two blocks of 256 along the shared dimension).  A[i][p] = p + i,
@@ -2464,6 +2521,7 @@ int main(void) {
     test_reductions();
     test_conv_edges();
     test_transposed_conv();
+    test_elementwise_box();
     test_gemm_edges();
     test_fill_inputs();
     test_report_fields();
