@@ -7,8 +7,10 @@
      the fast path (matrix products) equal to the generic evaluator;
    - every element-wise function and operator, sum/max/min/prod, strided
      and divided reads, multi-term and negated products, a padded strided
-     convolution and its input gradient (tightened reductions), and
-     kt_cpu_gemm past every block edge, all on small values by hand;
+     convolution and its input gradient (tightened reductions), a 2-D
+     one summed by offsets, an element-wise op on a sub-box written by
+     spans into a larger buffer, and kt_cpu_gemm past every block edge,
+     all on small values by hand;
    - kt_cpu_fill_inputs' values, and the report's counts and first
      mismatches, by hand; a NaN kept when partial max/min are combined;
    - partitioned == serial and bytes moved == kt_plan_eval's bytes for
