@@ -1058,7 +1058,7 @@ typedef struct kt__span {
     int64_t at[KT__SPAN][KT_MAX_VARS];  /* its first point              */
     int block;   /* variables [block, nvars) form the back-to-back block */
     int row;     /* the block's last variable of more than one point    */
-    kt_acc val[1]; /* nexpr * KT__SPAN values, node k's from k * KT__SPAN */
+    kt_acc *val; /* nexpr * KT__SPAN values, node k's from k * KT__SPAN  */
 } kt__span;
 
 /* Variable v's step is the next moving variable w's step times w's
@@ -1214,12 +1214,16 @@ static void kt__store_span(kt__opctx *cx, const kt__span *sp, int inside) {
    point by point. */
 static int kt__run_elementwise(kt__opctx *cx) {
     const kt_op *op = cx->op;
-    kt__span *sp = (kt__span *)KT_MALLOC(
-        sizeof(kt__span) + sizeof(kt_acc) * ((size_t)KT__SPAN * (size_t)op->nexpr));
+    kt__span *sp = (kt__span *)KT_MALLOC(sizeof(kt__span));
     int64_t at[KT_MAX_VARS], left = 1;
     kt_box ob;
     int v, inside;
     if (!sp) return 0;
+    sp->val = (kt_acc *)KT_MALLOC(sizeof(kt_acc) * KT__SPAN * (size_t)op->nexpr);
+    if (!sp->val) {
+        KT_FREE(sp);
+        return 0;
+    }
     kt_op_output_box(op, cx->box, &ob);
     inside = kt__box_inside(&ob, &cx->out->box, op->out_rank);
     kt__span_block(cx, inside ? cx->out->stride : NULL, sp);
@@ -1233,6 +1237,7 @@ static int kt__run_elementwise(kt__opctx *cx) {
         kt__eval_span(cx, op->nexpr - 1, sp);
         kt__store_span(cx, sp, inside);
     }
+    KT_FREE(sp->val);
     KT_FREE(sp);
     return 1;
 }
