@@ -777,8 +777,9 @@ typedef struct kt__opctx {
     kt__view *out;        /* holds at least the output box of `box`        */
     kt_range box[KT_MAX_VARS];
     int outside;          /* a read fell outside its view: a lowering bug  */
-    int linear[KT_MAX_VARS * 4]; /* read a: no padding or division, and
-                                    inside its view over the whole box    */
+    int linear[KT_MAX_VARS * 4]; /* read a: no division, and inside its
+                                    view over the whole box (so no
+                                    padding applies: kt__read_inside)    */
     int64_t lin_base[KT_MAX_VARS * 4];
     int64_t lin_step[KT_MAX_VARS * 4][KT_MAX_VARS];
     int out_inside;       /* the output box lies inside cx->out           */
@@ -998,8 +999,14 @@ static kt_acc kt__dot_sum(const kt_real *A, int64_t oa, const int64_t *sa,
     while (last > v0 && rbox[last].hi - rbox[last].lo == 1) last--;
     n = rbox[last].hi - rbox[last].lo;
     for (;;) {
-        for (x = 0; x < n; x++)
-            acc += (kt_acc)A[oa + x * sa[last]] * (kt_acc)B[ob + x * sb[last]];
+        for (x = 0; x < n; x++) {
+            /* two statements: a compiler may fuse a*b + c within one
+               (clang does where there is FMA), which kt__eval's loop, the
+               product returned and then added, never is */
+            kt_acc product =
+                (kt_acc)A[oa + x * sa[last]] * (kt_acc)B[ob + x * sb[last]];
+            acc += product;
+        }
         for (v = last - 1; v >= v0; v--) {
             oa += sa[v];
             ob += sb[v];
@@ -1153,7 +1160,8 @@ static void kt__read_span(kt__opctx *cx, int a, const kt__span *sp,
 }
 
 /* kt__eval at the span's points, node by node into sp->val: each point's
-   value through the same operations as kt__eval's, so the same values. */
+   value through the same operations as kt__eval's, so the same values
+   (but for a NaN's sign: a compiler may swap the operands of + and *). */
 static void kt__eval_span(kt__opctx *cx, int node, kt__span *sp) {
     const kt_expr *e = &cx->op->expr[node];
     kt_acc *r = sp->val + (size_t)node * KT__SPAN, *a, *b;
