@@ -3361,6 +3361,34 @@ typedef struct kt__cpu_swap_run {
     kt_cpu_swap_report *rep;
 } kt__cpu_swap_run;
 
+/* The leaves' initial values (the serial run updates weights in place),
+   in a state of g that holds nothing else: the partitioned runs read
+   only leaves from it (kt__check_run_args), so the activations and
+   gradients, most of a step's memory, are not copied. */
+static kt_status kt__leaves_copy(const kt_graph *g, const kt_cpu_state *ref,
+                                 kt_cpu_state *leaves, kt_error *err) {
+    int t, nt = kt_graph_tensor_count(g);
+    memset(leaves, 0, sizeof *leaves);
+    leaves->ntensors = nt;
+    leaves->val = (kt_real **)kt__calloc((size_t)nt + 1, sizeof(kt_real *));
+    leaves->numel = (int64_t *)kt__calloc((size_t)nt + 1, sizeof(int64_t));
+    if (!leaves->val || !leaves->numel) goto oom;
+    for (t = 0; t < nt; t++) {
+        leaves->numel[t] = ref->numel[t];
+        if (!kt__is_leaf(kt_graph_tensor(g, t))) continue;
+        leaves->val[t] = (kt_real *)KT_MALLOC(
+            ((size_t)ref->numel[t] + 1) * sizeof(kt_real));
+        if (!leaves->val[t]) goto oom;
+        memcpy(leaves->val[t], ref->val[t],
+               (size_t)ref->numel[t] * sizeof(kt_real));
+    }
+    return KT_OK;
+oom:
+    kt_cpu_state_free(leaves);
+    return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the leaves' "
+                    "values");
+}
+
 /* The one verification: the serial step and the partitioned one (in
    per-device arenas when `swap` is given) from the same leaves, every
    tensor compared, the bytes moved set against the plan's prediction. */
@@ -3374,7 +3402,6 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
     kt_cpu_devices dev;
     kt_status s;
     int64_t nworkers;
-    int nt = kt_graph_tensor_count(g), t;
     memset(rep, 0, sizeof *rep);
     memset(&dev, 0, sizeof dev);
     rep->worst_tensor = -1;
@@ -3391,14 +3418,11 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
     rep->program_bytes = prog->total_bytes;
     rep->ndev = prog->ndev;
     if ((s = kt_cpu_state_init(&ref, g, err)) != KT_OK) return s;
-    if ((s = kt_cpu_state_init(&leaves, g, err)) != KT_OK) {
+    kt_cpu_fill_inputs(g, &ref, o->seed);
+    if ((s = kt__leaves_copy(g, &ref, &leaves, err)) != KT_OK) {
         kt_cpu_state_free(&ref);
         return s;
     }
-    kt_cpu_fill_inputs(g, &ref, o->seed);
-    /* the leaves' initial values: the serial run updates weights in place */
-    for (t = 0; t < nt; t++)
-        memcpy(leaves.val[t], ref.val[t], (size_t)ref.numel[t] * sizeof(kt_real));
     s = kt_cpu_run_serial(g, &ref, &o->run, err);
     if (s == KT_OK && swap)
         s = kt_cpu_run_swapped(g, p, prog, swap->m, swap->sp, swap->capacity,

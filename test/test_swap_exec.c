@@ -1107,8 +1107,43 @@ static void failing_run_free(failing_run *f) {
     kt_graph_destroy(f->g);
 }
 
+/* Every allocation of a verification (serial and partitioned runs, the
+   leaves' copy, each op's spans) failing in turn: KT_ERR_NOMEM, or, where
+   the failure is absorbed (an element-wise op then goes point by point),
+   a verification that passes -- the fallback computes the same values. */
+static void verify_out_of_memory(const kt_graph *g, setup *s) {
+    kt_cpu_verify_options o;
+    kt_error err;
+    long k, nok = 0, nnomem = 0, other = 0, step = under_valgrind() ? 7 : 1;
+    kt_cpu_verify_defaults(&o);
+    o.run.threads = 1;
+    for (k = 1;; k += step) {
+        kt_cpu_report rep;
+        kt_status st;
+        alloc_count = 0;
+        fail_at = k;
+        st = kt_cpu_verify_program(g, &s->plan, &s->prog, &o, &rep, &err);
+        fail_at = 0;
+        if (st == KT_OK) {
+            CHECKF(rep.ok, "verify, allocation %ld failing: passed the run "
+                   "but not the comparison", k);
+            nok++;
+            if (alloc_count < k) break; /* no allocation left to fail */
+        } else if (st == KT_ERR_NOMEM) {
+            nnomem++;
+        } else {
+            CHECKF(0, "verify, allocation %ld failing: status %d, %s", k,
+                   (int)st, err.message);
+            other++;
+        }
+        if (k > 100000) break;
+    }
+    CHECKF(nnomem > 10 && other == 0, "verify: %ld runs out of memory, %ld "
+           "OK, %ld other", nnomem, nok, other);
+}
+
 /* A small MLP on 2 devices out of memory at every allocation, with one
-   worker thread and with one per device. */
+   worker thread and with one per device, and its verification. */
 static void test_out_of_memory(void) {
     failing_run f;
     if (!failing_run_make("out of memory", "mlp:layers=2,hidden=8,batch=4", 2,
@@ -1116,6 +1151,7 @@ static void test_out_of_memory(void) {
         return;
     swapped_out_of_memory(f.g, &f.s, &f.r.plan, &f.leaves, 1);
     swapped_out_of_memory(f.g, &f.s, &f.r.plan, &f.leaves, 2);
+    verify_out_of_memory(f.g, &f.s);
     failing_run_free(&f);
 }
 
