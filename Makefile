@@ -181,7 +181,9 @@ demo: all
 bench: $(BENCH_BINS)
 	@set -e; for b in $(BENCH_BINS); do echo "== $$b"; $$b; done
 
-# libFuzzer harnesses (test/fuzz/, one per parser; seeds in
+# libFuzzer harnesses (test/fuzz/, one per parser, one for the executor's
+# checks of a program, one comparing the evaluator's fast paths with its
+# reference; seeds in
 # test/fuzz/seeds/NAME/, tokens in test/fuzz/NAME.dict).  Each runs FUZZ_SECONDS on a working corpus in
 # build/fuzz/corpus/NAME, one at a time; a crash, leak, hang (over 5 s)
 # or a run past 2 GB stops `make fuzz` with the input in
