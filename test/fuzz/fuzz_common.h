@@ -47,6 +47,23 @@ static inline void fuzz_check_status(kt_status s, const kt_error *err) {
 
 static inline int fuzz_finite_positive(double x) { return x > 0 && isfinite(x); }
 
+/* The DP plan of g on 2 devices, its search kept small; the status and
+   the error checked.  KT_OK: the caller frees *p. */
+static inline kt_status fuzz_dp_plan_2(const kt_graph *g, kt_plan *p) {
+    kt_factors f;
+    kt_search_options opt;
+    kt_error err;
+    kt_status s;
+    memset(&f, 0, sizeof f);
+    f.count = 1;
+    f.k[0] = 2;
+    memset(&opt, 0, sizeof opt);
+    opt.dp_state_limit = 1 << 16;
+    s = kt_plan_search(g, &f, &opt, p, &err);
+    fuzz_check_status(s, &err);
+    return s;
+}
+
 /* The zoo model `spec`, built on the first call and kept for the
    process (a harness checks every input against one graph; one spec per
    harness). */

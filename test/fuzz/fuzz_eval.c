@@ -93,8 +93,6 @@ static void run_serial_both(const kt_graph *g) {
    serial step stays finite and below 1e6 (beyond, the tolerance's
    absolute part would have to grow with the values). */
 static void verify_plan(const kt_graph *g) {
-    kt_factors f;
-    kt_search_options so;
     kt_cpu_verify_options vo;
     kt_cpu_report rep;
     kt_cpu_state st;
@@ -102,14 +100,7 @@ static void verify_plan(const kt_graph *g) {
     kt_error err;
     kt_status s;
     int moderate;
-    memset(&f, 0, sizeof f);
-    f.count = 1;
-    f.k[0] = 2;
-    memset(&so, 0, sizeof so);
-    so.dp_state_limit = 1 << 16;
-    s = kt_plan_search(g, &f, &so, &p, &err);
-    fuzz_check_status(s, &err);
-    if (s != KT_OK) return;
+    if (fuzz_dp_plan_2(g, &p) != KT_OK) return;
     FUZZ_REQUIRE(kt_cpu_state_init(&st, g, &err) == KT_OK);
     kt_cpu_fill_inputs(g, &st, 1);
     moderate = kt_cpu_run_serial(g, &st, NULL, &err) == KT_OK && tame(&st, 1e6);

@@ -29,20 +29,11 @@ static void check_graph(const kt_graph *g) {
 /* A DP plan on 2 devices, priced exactly: it must cost what the search
    says it does. */
 static void plan_graph(const kt_graph *g) {
-    kt_factors f;
-    kt_search_options opt;
     kt_plan p;
     kt_error err;
     kt_status s;
     int64_t searched;
-    memset(&f, 0, sizeof f);
-    f.count = 1;
-    f.k[0] = 2;
-    memset(&opt, 0, sizeof opt);
-    opt.dp_state_limit = 1 << 16;
-    s = kt_plan_search(g, &f, &opt, &p, &err);
-    fuzz_check_status(s, &err);
-    if (s != KT_OK) return;
+    if (fuzz_dp_plan_2(g, &p) != KT_OK) return;
     searched = p.total_bytes;
     s = kt_plan_eval(g, &p, &err);
     fuzz_check_status(s, &err);
