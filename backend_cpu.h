@@ -86,6 +86,10 @@
      KT_CPU_MAX_OP_POINTS 1e13  most index points of one op (the product
                             of its variables' extents); more is refused,
                             KT_ERR_LIMIT naming the op and line
+     KT_CPU_MAX_READS 64    most tensor reads in one op (each costs about
+                            1.4 KB of the per-op context); more is
+                            KT_ERR_LIMIT naming the op (and, for an op
+                            autodiff wrote, its forward op's line)
      KT_CPU_MAX_THREADS 4096  most worker threads a partitioned run takes
                             (kt_cpu_options.threads); more is KT_ERR_LIMIT
      KT_CPU_THREAD_CREATE(thread, start, arg)  how a worker thread is
@@ -121,6 +125,11 @@
    naming the op and line. */
 #ifndef KT_CPU_MAX_OP_POINTS
 #define KT_CPU_MAX_OP_POINTS 1e13
+#endif
+/* The most tensor reads one op may have: the per-op context holds each
+   read's affine map in fixed arrays (no allocation per read). */
+#ifndef KT_CPU_MAX_READS
+#define KT_CPU_MAX_READS 64
 #endif
 /* The most worker threads a partitioned run takes (kt_cpu_options.threads;
    any number of devices shares them): tens of thousands of threads
@@ -771,17 +780,17 @@ void kt_cpu_fill_inputs(const kt_graph *g, kt_cpu_state *s, uint64_t seed) {
 typedef struct kt__opctx {
     const kt_graph *g;
     const kt_op *op;
-    kt__acc acc[KT_MAX_VARS * 4];
+    kt__acc acc[KT_CPU_MAX_READS];
     int naccess;
     const kt__view *in;   /* per op input (op->input[j])                   */
     kt__view *out;        /* holds at least the output box of `box`        */
     kt_range box[KT_MAX_VARS];
     int outside;          /* a read fell outside its view: a lowering bug  */
-    int linear[KT_MAX_VARS * 4]; /* read a: no division, and inside its
+    int linear[KT_CPU_MAX_READS]; /* read a: no division, and inside its
                                     view over the whole box (so no
                                     padding applies: kt__read_inside)    */
-    int64_t lin_base[KT_MAX_VARS * 4];
-    int64_t lin_step[KT_MAX_VARS * 4][KT_MAX_VARS];
+    int64_t lin_base[KT_CPU_MAX_READS];
+    int64_t lin_step[KT_CPU_MAX_READS][KT_MAX_VARS];
     int out_inside;       /* the output box lies inside cx->out           */
     int ntight;           /* bounds on reduction variables (kt__tighten)   */
     int tight_acc[KT_MAX_DIMS * 2], tight_dim[KT_MAX_DIMS * 2],
@@ -2038,9 +2047,18 @@ static kt_status kt__check_op(const kt_graph *g, const kt_op *op,
     kt_range box[KT_MAX_VARS];
     double points = 1;
     int v;
-    if (op->naccess > KT_MAX_VARS * 4)
-        return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s: more than %d "
-                        "reads", op->name, KT_MAX_VARS * 4);
+    if (op->naccess > KT_CPU_MAX_READS) {
+        /* an op autodiff wrote has no line: name its forward op's */
+        const kt_op *fwd = op->line == 0 ? kt_graph_op(g, op->group) : NULL;
+        char from[48] = "";
+        if (fwd && fwd->line > 0)
+            snprintf(from, sizeof from, " (autodiff's, for line %d)",
+                     fwd->line);
+        return kt__fail(err, KT_ERR_LIMIT, op->line, "op %s%s: %d tensor "
+                        "reads, more than the CPU backend takes "
+                        "(KT_CPU_MAX_READS, %d)", op->name, from,
+                        op->naccess, KT_CPU_MAX_READS);
+    }
     kt_op_var_box(op, box);
     for (v = 0; v < op->nvars; v++) points *= (double)(box[v].hi - box[v].lo);
     if (points > KT_CPU_MAX_OP_POINTS)
@@ -2055,6 +2073,7 @@ static kt_status kt__check_op(const kt_graph *g, const kt_op *op,
 kt_status kt_cpu_check_graph(const kt_graph *g, kt_error *err) {
     int o;
     kt_status s;
+    if ((s = kt__graph_check_final(g, err)) != KT_OK) return s;
     for (o = 0; o < kt_graph_op_count(g); o++)
         if ((s = kt__check_op(g, kt_graph_op(g, o), err)) != KT_OK) return s;
     kt__ok(err);
@@ -2070,6 +2089,7 @@ static kt_status kt__run_op_check(const kt_graph *g, int o,
     char what[KT_NAME_MAX + 16];
     int j;
     kt_status s;
+    if ((s = kt__graph_check_final(g, err)) != KT_OK) return s;
     if (!op)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: the graph has ops 0 "
                         "to %d", o, kt_graph_op_count(g) - 1);
@@ -2197,10 +2217,13 @@ typedef struct kt__run {
     uint64_t *stages;     /* nops * KT__NPARTS: the stages each part of an
                              op's transfers uses over all devices (bit s:
                              stage s), so every worker waits as often     */
-    kt__view *inview;     /* ndev * KT_MAX_VARS: each device's input views
-                             of the current op, which relays read; set
-                             before an op's first input stage, cleared
-                             after its compute                            */
+    kt__view *inview;     /* ndev * nin: each device's input views of the
+                             current op, which relays read; set before an
+                             op's first input stage, cleared after its
+                             compute                                      */
+    int nin;              /* the most inputs of any op (at least 1): 200
+                             bytes a view, so a million devices take 0.6
+                             GB for 3 inputs, not 3.3 for KT_MAX_VARS     */
     kt__barrier bar;
     int64_t nworkers;     /* worker threads; worker w runs the devices w,
                              w + nworkers, w + 2 * nworkers, ...         */
@@ -2406,12 +2429,17 @@ static kt_status kt__inbox_build(kt__run *r, kt_error *err) {
         (int64_t *)kt__calloc((size_t)prog->nxfer + 1, sizeof(int64_t));
     r->stages = (uint64_t *)kt__calloc((size_t)prog->nops * KT__NPARTS + 1,
                                        sizeof(uint64_t));
-    r->inview = (kt__view *)kt__calloc((size_t)r->ndev * KT_MAX_VARS,
-                                       sizeof(kt__view));
-    if (!r->inbox || !r->inbox_first || !r->xfer_bytes || !r->stages ||
-        !r->inview)
+    if (!r->inbox || !r->inbox_first || !r->xfer_bytes || !r->stages)
         return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the "
                         "transfer index of %d transfers", prog->nxfer);
+    for (r->nin = 1, k = 0; k < prog->nops; k++)
+        if (kt_graph_op(r->g, k)->ninputs > r->nin)
+            r->nin = kt_graph_op(r->g, k)->ninputs;
+    r->inview = (kt__view *)kt__calloc((size_t)r->ndev * (size_t)r->nin,
+                                       sizeof(kt__view));
+    if (!r->inview)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for the input "
+                        "views of %lld devices", (long long)r->ndev);
     for (k = 0; k < prog->nops; k++)
         kt__op_stages(r->g, prog, k, &r->stages[(int64_t)k * KT__NPARTS]);
     by_key = (int *)kt__calloc((size_t)prog->nxfer + 1, sizeof(int));
@@ -2492,9 +2520,9 @@ static void kt__pull(kt__run *r, int64_t dev, int x) {
     KT__PULLED(dev, x);
     switch (kt__xfer_part(r->g, t)) {
     case KT__INPUTS:
-        kt__copy_region(t->relay ? &r->inview[t->src * KT_MAX_VARS + t->role]
+        kt__copy_region(t->relay ? &r->inview[t->src * r->nin + t->role]
                                  : home,
-                        &r->inview[dev * KT_MAX_VARS + t->role], &t->region,
+                        &r->inview[dev * r->nin + t->role], &t->region,
                         KT__SET);
         break;
     case KT__REDUCES:
@@ -2546,7 +2574,7 @@ static int kt__pull_stages(kt__run *r, const kt__worker *w, int o,
 /* Device dev's input views (r->inview), dropped after its compute: no
    relay of a later op reads a buffer freed or reused since. */
 static void kt__inviews_drop(kt__run *r, int64_t dev) {
-    memset(&r->inview[dev * KT_MAX_VARS], 0, KT_MAX_VARS * sizeof(kt__view));
+    memset(&r->inview[dev * r->nin], 0, (size_t)r->nin * sizeof(kt__view));
 }
 
 /* Phase 1 of an op on one device, before its transfers: a buffer (in[j],
@@ -2639,7 +2667,7 @@ static void kt__device_inputs(kt__run *r, int64_t dev, int o) {
     const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
     kt_status s;
     if (r->status[dev] != KT_OK) return;
-    s = kt__phase_inputs(r, dev, o, task, &r->inview[dev * KT_MAX_VARS],
+    s = kt__phase_inputs(r, dev, o, task, &r->inview[dev * r->nin],
                          &r->inmem[dev * KT_MAX_VARS], &r->errs[dev]);
     if (s != KT_OK) kt__worker_fail(r, dev, s);
 }
@@ -2647,7 +2675,7 @@ static void kt__device_compute(kt__run *r, int64_t dev, int o) {
     const kt_task *task = &r->prog->task[(int64_t)o * r->ndev + dev];
     kt_status s;
     if (r->status[dev] != KT_OK) return;
-    s = kt__phase_compute(r, dev, o, task, &r->inview[dev * KT_MAX_VARS],
+    s = kt__phase_compute(r, dev, o, task, &r->inview[dev * r->nin],
                           &r->outmem[dev], &r->errs[dev]);
     if (s != KT_OK) kt__worker_fail(r, dev, s);
 }
@@ -3046,6 +3074,7 @@ static kt_status kt__check_run_args(const kt_graph *g, const kt_plan *p,
     if ((s = kt_cpu_check_graph(g, err)) != KT_OK ||
         (s = kt__plan_check(g, p, err)) != KT_OK)
         return s;
+    if (!prog) return kt__fail(err, KT_ERR_INVALID, 0, "no program (NULL)");
     if (prog->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "the program is for %lld "
                         "devices, the plan for %lld", (long long)prog->ndev,
@@ -3304,6 +3333,17 @@ static void kt__compare_tile(const kt_tensor *x, int t, int64_t d,
     } while (kt__odometer(idx, b->r, 0, last));
 }
 
+/* tol and eps finite and >= 0; checked before a verification's runs.
+   (NaN fails: every comparison with it is false, so every element would
+   be called a mismatch.) */
+static kt_status kt__tolerance_check(double tol, double eps, kt_error *err) {
+    if (!(tol >= 0 && tol < HUGE_VAL && eps >= 0 && eps < HUGE_VAL))
+        return kt__fail(err, KT_ERR_INVALID, 0, "compare: tolerance %g and "
+                        "relative tolerance %g must be finite numbers >= 0",
+                        tol, eps);
+    return KT_OK;
+}
+
 kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
                          const kt_cpu_devices *dev, double tol, double eps,
                          kt_cpu_report *rep, kt_error *err) {
@@ -3314,7 +3354,8 @@ kt_status kt_cpu_compare(const kt_graph *g, const kt_cpu_state *ref,
     lim.tol = tol;
     lim.eps = eps;
     lim.floor_ = eps > 0 ? tol / eps : 1;
-    if ((s = kt__state_check(g, ref, 0, "reference", err)) != KT_OK ||
+    if ((s = kt__tolerance_check(tol, eps, err)) != KT_OK ||
+        (s = kt__state_check(g, ref, 0, "reference", err)) != KT_OK ||
         (s = kt__devices_check(g, dev, err)) != KT_OK)
         return s;
     rep->max_rel_error = 0;
@@ -3412,6 +3453,7 @@ static kt_status kt__cpu_verify_run(const kt_graph *g, const kt_plan *p,
         kt_cpu_verify_defaults(&def);
         o = &def;
     }
+    if ((s = kt__tolerance_check(o->tol, o->eps, err)) != KT_OK) return s;
     /* plan, program and thread count against g before the plan is copied
        by g's counts and before the serial run (what the run would refuse) */
     if ((s = kt__check_run_args(g, p, prog, NULL, 0, err)) != KT_OK ||
@@ -3870,7 +3912,7 @@ static void kt__s_device_actions(kt__srun *s, int64_t dev, int step) {
 static void kt__s_device_op(kt__srun *s, int64_t dev, int o, int step,
                             int compute) {
     kt__run *r = &s->r;
-    kt__view *in = &r->inview[dev * KT_MAX_VARS];
+    kt__view *in = &r->inview[dev * r->nin];
     kt_status st;
     if (r->status[dev] != KT_OK) return;
     st = compute ? kt__s_compute(s, dev, o, step, in, &r->errs[dev])

@@ -211,7 +211,9 @@ typedef struct kt_program {
    partial sums are shared among their roots, reduced onto each root
    innermost level first and the sums broadcast the same way.  Each
    transfer's stage orders it after what it forwards or combines.
-   total_bytes equals kt_plan_eval's total. */
+   total_bytes equals kt_plan_eval's total.  *out is written whole (also
+   on failure, as an empty program): kt_program_free a filled one before
+   lowering into it again. */
 kt_status kt_lower(const kt_graph *g, const kt_plan *p, kt_program *out,
                    kt_error *err);
 /* Fills prog->pairs and npairs (again, if already filled): linear in
@@ -431,7 +433,8 @@ typedef struct kt_sim {
    task or transfer.  The tasks: op o on device d is task o * ndev + d;
    then each op's transfer tasks, ops in order, one per (role, stage,
    relay, kind, src, dst) its transfers use, in that order (reductions
-   before copies), adding up their bytes and times. */
+   before copies), adding up their bytes and times.  *out is written whole:
+   kt_sim_free a built one before building into it again. */
 kt_status kt_sim_build(const kt_graph *g, const kt_plan *p,
                        const kt_program *prog, const kt_topology *t,
                        kt_sim *out, kt_error *err);
@@ -464,8 +467,10 @@ kt_status kt_schedule_load_file(const kt_graph *g, const char *path,
    time is rounded to a tick, so that sums are exact, which lets
    kt_sim_delta move stretches of a timeline and still agree bit for bit.
    A run time must be a finite number of seconds >= 0 (at most 1e30).
-   KT_ERR_LIMIT, before allocating, past KT_SIM_MAX_RESOURCES devices
-   plus links. */
+   Every predecessor named must be a task of s; for a kt_sim filled by
+   hand, s->pred must hold pred_first + npred entries for every task (a
+   length C cannot check, as with memcpy's).  KT_ERR_LIMIT, before
+   allocating, past KT_SIM_MAX_RESOURCES devices plus links. */
 kt_status kt_sim_run(kt_sim *s, kt_error *err);
 /* Delta simulation (FlexFlow Algorithm 2): tasks[i] now takes seconds[i]
    (>= 0); the timeline is brought up to date by re-simulating only from a
@@ -489,7 +494,8 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
    to the current timeline (kt_sim_run leaves them so itself). */
 kt_status kt_sim_timeline(kt_sim *s, kt_error *err);
 /* Frees the state kt_sim_run keeps for kt_sim_delta (kt_sim_free does
-   too).  Not needed to refill a kt_sim with another task graph: every
+   too).  Not needed when the caller changes the tasks of s between runs
+   (another kt_sim_build needs kt_sim_free first): every
    kt_sim_run compares the tasks' devices, kinds and predecessor lists
    with those of its previous run, reuses the successor lists derived then
    when they are the same and derives them afresh otherwise. */
@@ -638,8 +644,9 @@ typedef struct kt_mcmc_result {
    the modelled step (kt_plan_step_seconds on kt_topology_machine(t)).
    *result (when not NULL) gets the best plan's simulated step (what the
    search minimised), the proposals tried and accepted, and what the
-   first chain started from, set only on success.  A NaN beta, or
-   seconds NaN or infinite, is KT_ERR_INVALID.  opt->start may be p
+   first chain started from, set only on success.  A beta, budget or
+   restart count below 0 (0 is the default), a NaN beta, or seconds NaN
+   or infinite, is KT_ERR_INVALID.  opt->start may be p
    itself (refining a plan in place): on failure p is then left as it
    was. */
 kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
@@ -670,9 +677,9 @@ typedef enum kt_collective {
 /* Seconds of one collective over a ring of w workers for a message of
    `bytes` (Zhang thesis Eq. 8.3): 2(w-1)/w, (w-1)/w, (w-1)/w, 1 and 1
    times the message over the ring's slowest bandwidth, plus w * phi of
-   per-step latency and delta of fixed cost.  NaN outside the model: w
-   below 1, a bandwidth not above 0, bytes, phi or delta below 0, or
-   bytes infinite. */
+   per-step latency and delta of fixed cost.  NaN outside the model: an
+   unknown collective c, w below 1, a bandwidth not above 0, bytes, phi
+   or delta below 0, or bytes infinite. */
 double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta);
 
@@ -795,7 +802,7 @@ typedef struct kt_sync_plan_options {
    op's, with backward_as_forward); a layer ends
    where a synchronised gradient is produced, and compute after the last
    one is a final layer with nothing to send.  *layers is allocated
-   (KT_FREE it); *n may be 0. */
+   (kt_free it); *n may be 0. */
 kt_status kt_sync_layers_from_plan(const kt_graph *g, const kt_plan *p,
                                    const kt_topology *t,
                                    const kt_sync_plan_options *opt,
@@ -2066,11 +2073,15 @@ static kt_status kt__topo_kind_map(kt__topo_reader *r, kt_topology *t,
 
 kt_status kt_topology_parse_text(const char *text, const char *name,
                                  kt_topology *t, kt_error *err) {
-    kt__topo_reader *r = (kt__topo_reader *)kt__calloc(1, sizeof *r);
+    kt__topo_reader *r;
     const char *at = text;
     int lineno = 0;
     kt_status s = KT_OK;
+    if (!t || !text)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: no %s (NULL)",
+                        name ? name : "topology", t ? "text" : "topology");
     kt__topology_defaults(t);
+    r = (kt__topo_reader *)kt__calloc(1, sizeof *r);
     if (!r) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     r->name = name ? name : "topology";
     name = r->name;
@@ -2688,9 +2699,12 @@ kt_status kt_schedule_load_file(const kt_graph *g, const char *path,
 
 kt_status kt_schedule_check(const kt_graph *g, const int *order, int n,
                             kt_error *err) {
-    int *pos = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    int i, j, o2;
-    kt_status s = KT_OK;
+    int *pos, i, j, o2;
+    kt_status s = kt__graph_check_final(g, err);
+    if (s != KT_OK) return s;
+    if (!order && n > 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "schedule: no order (NULL)");
+    pos = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     if (!pos) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     if (n != g->nop)
         s = kt__fail(err, KT_ERR_INVALID, 0, "schedule: %d ops given, the "
@@ -8892,20 +8906,29 @@ static kt_status kt__plan_mcmc(const kt_graph *g, const kt_factors *f,
     memset(&next, 0, sizeof next);
     if (opt) o = *opt;
     memset(&res, 0, sizeof res);
+    if (!p) return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: no plan (NULL)");
     memset(p, 0, sizeof *p);
+    if ((s = kt__graph_check_final(g, err)) != KT_OK) return s;
+    if (!t) return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: no topology "
+                            "(NULL)");
     /* a NaN passes every "<= 0" test below: as a budget it would end
        only by stalling, as a beta it would accept no slower plan; an
        infinite time budget is no budget either (an infinite beta is a
-       greedy chain, and allowed) */
-    if (o.beta != o.beta)
-        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: beta is not a number");
-    if (!(o.seconds < HUGE_VAL && o.seconds > -HUGE_VAL))
+       greedy chain, and allowed).  Below 0 is a mistake, not "the
+       default", which is 0. */
+    if (!(o.beta >= 0))
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: beta %g; give a "
+                        "number >= 0 (0: the default)", o.beta);
+    if (!(o.seconds < HUGE_VAL && o.seconds >= 0))
         return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: the seconds budget "
-                        "%g is not a finite number", o.seconds);
-    if (o.restarts <= 0) o.restarts = 2;
-    if (o.beta <= 0) o.beta = kt__mcmc_default_beta(g);
-    if (o.proposals < 0) o.proposals = 0; /* (0: none, as documented) */
-    if (o.seconds <= 0 && o.proposals <= 0) o.proposals = 1000;
+                        "%g is not a finite number >= 0", o.seconds);
+    if (o.proposals < 0 || o.restarts < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: %lld proposals and "
+                        "%d restarts; neither may be negative (0: the "
+                        "default)", (long long)o.proposals, o.restarts);
+    if (o.restarts == 0) o.restarts = 2;
+    if (o.beta == 0) o.beta = kt__mcmc_default_beta(g);
+    if (o.seconds == 0 && o.proposals == 0) o.proposals = 1000;
     rng = o.seed ? o.seed : UINT64_C(0x9e3779b97f4a7c15);
     if ((s = kt_factors_check(f, err)) != KT_OK) return s;
     if (kt_factors_devices(f) != t->ndev)
@@ -9032,7 +9055,7 @@ double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta) {
     double times;
     /* (written so that NaN arguments fail too) */
-    if (w < 1 || !(bandwidth > 0) || !(bytes >= 0) || !(phi >= 0) ||
+    if ((unsigned)c > (unsigned)KT_REDUCE || w < 1 || !(bandwidth > 0) || !(bytes >= 0) || !(phi >= 0) ||
         !(delta >= 0) || isinf(bytes))
         return NAN;
     switch (c) {

@@ -654,7 +654,10 @@ kt_status kt_swap_model_add_scratch(kt_swap_model *m, int op, int64_t bytes,
     /* the op is checked first, even when there is nothing to add */
     kt_status st = kt__swap_last_op(m, op, "scratch is", err);
     if (st != KT_OK) return st;
-    if (bytes <= 0) {
+    if (bytes < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d: scratch of %lld "
+                        "bytes", op, (long long)bytes);
+    if (bytes == 0) {
         kt__ok(err);
         return KT_OK;
     }
@@ -1028,7 +1031,9 @@ kt_status kt_swap_model_from_graph(const kt_graph *g, const kt_topology *t,
     double *secs;
     kt_topology dev;
     kt_status st;
+    if (!m) return kt__fail(err, KT_ERR_INVALID, 0, "no model (NULL)");
     memset(m, 0, sizeof *m);
+    if ((st = kt__graph_check_final(g, err)) != KT_OK) return st;
     /* the roofline indexes the topology's kinds with its kind map */
     if (t && (st = kt__topology_usable(t, err)) != KT_OK) return st;
     dev = kt__swap_one_device(t);
@@ -3526,6 +3531,9 @@ kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                          const kt_swap_options *o, kt_swap_result *r,
                          kt_error *err) {
     kt_status st;
+    if (!r || !o)
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: no %s (NULL)",
+                        r ? "options" : "result");
     memset(r, 0, sizeof *r);
     if ((st = kt__swap_memory_check(o->memory, err)) != KT_OK ||
         (st = kt__swap_model_usable(m, err)) != KT_OK)
@@ -3549,6 +3557,13 @@ kt_status kt_swap_search(const kt_swap_model *m, kt_swap_search_kind kind,
                         "0 (the default, 100) up to %g "
                         "(KT_SWAP_MAX_PRESSURE)", o->pressure,
                         KT_SWAP_MAX_PRESSURE);
+    /* (NaN fails: it would end the GA at its first generation) */
+    if (kind == KT_SWAP_SEARCH_GA &&
+        (!(o->seconds >= 0 && o->seconds < HUGE_VAL) || o->generations < 0))
+        return kt__fail(err, KT_ERR_INVALID, 0, "search: a budget of %g "
+                        "seconds and %d generations; give finite numbers "
+                        ">= 0 (both 0: 50 generations)", o->seconds,
+                        o->generations);
     r->ideal_seconds = kt_swap_ideal_seconds(m);
     switch (kind) {
     case KT_SWAP_SEARCH_GA:

@@ -31,6 +31,7 @@
 
    PUBLIC FUNCTIONS
      errors      kt_status_string
+     memory      kt_free
      factors     kt_factors_parse kt_factors_default kt_factors_devices
                  kt_factors_check kt_device_coords kt_device_index
      splits      kt_split_range
@@ -63,6 +64,8 @@
      KT_MAX_CUTS    16     most cuts in one tiling (2^16 devices)
      KT_MAX_VARS    16     most index variables in one statement
      KT_MAX_LINE    65536  longest model-file line accepted
+     KT_MAX_NESTING 256    deepest nest of parentheses, minus signs and
+                           function calls in one expression
      KT_NAME_MAX    64     longest tensor or variable name + 1
      KT_MAX_DEVICES 2^20   most devices a plan may have
      KT_ZOO_MAX_BLOCKS 1024  most layers (x steps) of a zoo model
@@ -92,6 +95,9 @@
 #endif
 #ifndef KT_MAX_LINE
 #define KT_MAX_LINE 65536
+#endif
+#ifndef KT_MAX_NESTING
+#define KT_MAX_NESTING 256
 #endif
 #ifndef KT_NAME_MAX
 #define KT_NAME_MAX 64
@@ -125,6 +131,11 @@ typedef struct kt_error {
 } kt_error;
 
 const char *kt_status_string(kt_status s);
+/* Frees what a call allocated for its caller to free (kt_zoo_text's text,
+   kt_sync_layers_from_plan's layers) with the allocator the
+   implementation was built with (KT_FREE), which a file that only
+   includes the declarations cannot name.  NULL is fine. */
+void kt_free(void *p);
 
 /* ----------------------------------------------------------- tiling algebra */
 
@@ -176,7 +187,8 @@ void kt_device_coords(const kt_factors *f, int64_t device, int *coords);
 int64_t kt_device_index(const kt_factors *f, const int *coords);
 
 /* Part p of r split into k balanced blocks:
-   [lo + floor(p*n/k), lo + floor((p+1)*n/k)) with n = hi - lo. */
+   [lo + floor(p*n/k), lo + floor((p+1)*n/k)) with n = hi - lo; the empty
+   range [lo, lo) for k < 1 or p outside [0, k). */
 kt_range kt_split_range(kt_range r, int k, int p);
 
 kt_status kt_tiling_parse(const char *text, kt_tiling *out, kt_error *err);
@@ -510,20 +522,24 @@ kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err);
    cuts. */
 kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
                           int ncuts, int64_t *bytes, kt_error *err);
-/* Bytes of tensor t on the device holding most of it. */
+/* Bytes of tensor t on the device holding most of it; -1 for a t out of
+   range or a plan that is not of g's shape. */
 int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t);
 /* Searches a plan for factors f; p is initialised by the call. */
 kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
                          const kt_search_options *opt, kt_plan *p,
                          kt_error *err);
 /* Per-device tensor memory of the plan: the sum over tensors of
-   kt_plan_tensor_bytes (a bound: the fullest device of each tensor). */
+   kt_plan_tensor_bytes (a bound: the fullest device of each tensor); -1
+   for a plan that is not of g's shape. */
 int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p);
 /* Modelled step time: cut i's bytes spread over all devices at the
    bandwidth of the level it maps to, plus every op's compute time on its
    slowest device: the highest roofline time, max(flops/peak,
    bytes/mem_bw), of its tiles (the largest, unless where a tile sits
-   changes what it reads: padded, divided or doubly read indices). */
+   changes what it reads: padded, divided or doubly read indices).  NaN
+   for a plan not of g's shape.  The machine is taken as it is: infinite
+   bandwidths price the compute alone. */
 double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
                             const kt_machine *m);
 /* A single-level machine of one H200-class GPU per device (450 GB/s links,
@@ -548,7 +564,8 @@ kt_status kt_machine_factors(const kt_machine *m, int64_t n, kt_factors *out,
                              kt_error *err);
 
 /* Writes op's strategy as variable names per cut ("i.j", "*" for a
-   replicated cut); returns the length needed. */
+   replicated cut); returns the length needed, or -1 (and writes "") for
+   an op out of range or a plan not of g's shape. */
 int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
                          char *buf, size_t cap);
 kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
@@ -579,7 +596,7 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
    KT_ERR_LIMIT beyond. */
 kt_status kt_zoo_build(const char *spec, kt_graph **out, kt_error *err);
 /* The model file text of a spec (what kt_zoo_build parses before
-   autodiff); the caller frees it with KT_FREE. */
+   autodiff); the caller frees it with kt_free.  training may be NULL. */
 kt_status kt_zoo_text(const char *spec, char **text, int *training,
                       kt_error *err);
 /* Name, parameters with defaults, and a line of description of zoo model
@@ -631,6 +648,8 @@ const char *kt_zoo_about(int i);
 #endif
 
 /* ------------------------------------------------------------------ errors */
+
+void kt_free(void *p) { KT_FREE(p); }
 
 const char *kt_status_string(kt_status s) {
     switch (s) {
@@ -776,6 +795,7 @@ kt_status kt_factors_parse(const char *text, kt_factors *out, kt_error *err) {
 kt_status kt_factors_check(const kt_factors *f, kt_error *err) {
     int64_t product = 1;
     int i;
+    if (!f) return kt__fail(err, KT_ERR_INVALID, 0, "no factors (NULL)");
     if (f->count < 0 || f->count > KT_MAX_CUTS)
         return kt__fail(err, KT_ERR_INVALID, 0, "factors: %d cuts; from 0 "
                         "to %d allowed", f->count, KT_MAX_CUTS);
@@ -849,6 +869,10 @@ static int64_t kt__split_point(int64_t n, int k, int p) {
 kt_range kt_split_range(kt_range r, int k, int p) {
     kt_range out;
     int64_t n = r.hi - r.lo;
+    if (k < 1 || p < 0 || p >= k) {
+        out.lo = out.hi = r.lo;
+        return out;
+    }
     out.lo = r.lo + kt__split_point(n, k, p);
     out.hi = r.lo + kt__split_point(n, k, p + 1);
     return out;
@@ -1705,6 +1729,7 @@ kt_status kt_tiling_conversion_cost(int rank, const int64_t *shape,
                                     kt_error *err) {
     kt_placement a, b;
     kt_status s;
+    if (!bytes) return kt__fail(err, KT_ERR_INVALID, 0, "no bytes (NULL)");
     *bytes = 0;
     if ((s = kt_tiling_check(from, "source", rank, shape, f, 1, err)) != KT_OK)
         return s;
@@ -1733,11 +1758,16 @@ struct kt_graph {
     kt_op *op;
     int nop, cap_op;
     int loss;
+    int finalized;   /* kt_graph_finalize succeeded since the last change */
 };
 
 kt_status kt_graph_create(kt_graph **out, kt_error *err) {
-    kt_graph *g = (kt_graph *)kt__calloc(1, sizeof *g);
+    kt_graph *g;
+    if (!out)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_graph_create: nowhere to "
+                        "put the graph (NULL)");
     *out = NULL;
+    g = (kt_graph *)kt__calloc(1, sizeof *g);
     if (!g) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory for a graph");
     g->loss = -1;
     *out = g;
@@ -1789,6 +1819,7 @@ static size_t kt__tensor_slot(const kt_graph *g, const char *name) {
 }
 
 int kt_graph_find_tensor(const kt_graph *g, const char *name) {
+    if (!g || !name) return -1;
     return g->cap_index ? g->index[kt__tensor_slot(g, name)] : -1;
 }
 
@@ -1798,9 +1829,10 @@ int kt_graph_find_tensor(const kt_graph *g, const char *name) {
    nothing) from matching. */
 int kt_graph_find_op(const kt_graph *g, const char *name) {
     static const char suffix[] = ".update";
-    const char *dot = strchr(name, '.');
+    const char *dot = name ? strchr(name, '.') : NULL;
     char base[KT_NAME_MAX];
     int t, o;
+    if (!g || !name) return -1;
     if (!dot) {
         t = kt_graph_find_tensor(g, name);
         o = t >= 0 ? g->tensor[t].producer : -1;
@@ -1832,15 +1864,67 @@ static int kt__index_tensor(kt_graph *g, int t) {
     g->index[kt__tensor_slot(g, g->tensor[t].name)] = t;
     return 1;
 }
-int kt_graph_tensor_count(const kt_graph *g) { return g->ntensor; }
+int kt_graph_tensor_count(const kt_graph *g) { return g ? g->ntensor : 0; }
 const kt_tensor *kt_graph_tensor(const kt_graph *g, int i) {
-    return (i >= 0 && i < g->ntensor) ? &g->tensor[i] : NULL;
+    return (g && i >= 0 && i < g->ntensor) ? &g->tensor[i] : NULL;
 }
-int kt_graph_op_count(const kt_graph *g) { return g->nop; }
+int kt_graph_op_count(const kt_graph *g) { return g ? g->nop : 0; }
 const kt_op *kt_graph_op(const kt_graph *g, int i) {
-    return (i >= 0 && i < g->nop) ? &g->op[i] : NULL;
+    return (g && i >= 0 && i < g->nop) ? &g->op[i] : NULL;
 }
-int kt_graph_loss(const kt_graph *g) { return g->loss; }
+int kt_graph_loss(const kt_graph *g) { return g ? g->loss : -1; }
+
+/* What every consumer of a graph relies on: ops in a topological order
+   and every read tensor produced or a leaf.  kt_graph_finalize checks and
+   establishes both (kt_graph_parse, autodiff and the zoo call it); an op
+   or tensor added since may break either. */
+static kt_status kt__graph_check_final(const kt_graph *g, kt_error *err) {
+    if (!g) return kt__fail(err, KT_ERR_INVALID, 0, "no graph (NULL)");
+    if (!g->finalized)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the graph is not "
+                        "finalized: kt_graph_finalize must succeed after "
+                        "the last kt_graph_add_op or kt_graph_add_tensor");
+    return KT_OK;
+}
+
+/* The graph as it was when a kt_graph_parse began, so that a failed
+   parse undoes the lines before the bad one (a failed kt_graph_add_op
+   changes nothing by itself).  The tensors that existed are copied
+   whole: a later line may produce or update one. */
+typedef struct kt__graph_mark {
+    int ntensor, nop, loss, finalized;
+    kt_tensor *tensor;
+} kt__graph_mark;
+
+static kt_status kt__graph_mark_set(const kt_graph *g, kt__graph_mark *m,
+                                    kt_error *err) {
+    m->ntensor = g->ntensor;
+    m->nop = g->nop;
+    m->loss = g->loss;
+    m->finalized = g->finalized;
+    m->tensor = (kt_tensor *)KT_MALLOC(((size_t)g->ntensor + 1) *
+                                       sizeof(kt_tensor));
+    if (!m->tensor)
+        return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory parsing");
+    if (g->ntensor)
+        memcpy(m->tensor, g->tensor, (size_t)g->ntensor * sizeof(kt_tensor));
+    return KT_OK;
+}
+
+/* Drops the ops and tensors added since the mark and rebuilds the name
+   index from the tensors kept (open addressing cannot delete in place). */
+static void kt__graph_rollback(kt_graph *g, const kt__graph_mark *m) {
+    int k;
+    while (g->nop > m->nop) kt__op_free(&g->op[--g->nop]);
+    g->ntensor = m->ntensor;
+    if (m->ntensor)
+        memcpy(g->tensor, m->tensor, (size_t)m->ntensor * sizeof(kt_tensor));
+    for (k = 0; k < g->cap_index; k++) g->index[k] = -1;
+    for (k = 0; k < g->ntensor; k++)
+        g->index[kt__tensor_slot(g, g->tensor[k].name)] = k;
+    g->loss = m->loss;
+    g->finalized = m->finalized;
+}
 
 static int kt__is_name_start(int c) { return isalpha(c) || c == '_'; }
 static int kt__is_name_char(int c) { return isalnum(c) || c == '_'; }
@@ -1882,6 +1966,9 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
         return kt__fail(err, KT_ERR_SHAPE, line,
                         "tensor %s: rank %d is outside 1..%d", name, rank,
                         KT_MAX_DIMS);
+    if (!shape)
+        return kt__fail(err, KT_ERR_INVALID, line, "tensor %s: no shape "
+                        "(NULL)", name);
     {
         /* element counts stay far from int64 so every volume is exact
            (byte counts are checked where they are summed) */
@@ -1934,6 +2021,7 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
         return kt__fail(err, KT_ERR_NOMEM, line,
                         "out of memory adding tensor %s", name);
     }
+    g->finalized = 0;
     kt__ok(err);
     return KT_OK;
 }
@@ -1941,6 +2029,7 @@ static kt_status kt__add_tensor(kt_graph *g, const char *name, int rank,
 kt_status kt_graph_add_tensor(kt_graph *g, const char *name, int rank,
                               const int64_t *shape, int elem_bytes,
                               kt_tensor_kind kind, kt_error *err) {
+    if (!g) return kt__fail(err, KT_ERR_INVALID, 0, "no graph (NULL)");
     return kt__add_tensor(g, name, rank, shape, elem_bytes, kind, 0, err);
 }
 
@@ -2100,6 +2189,7 @@ typedef struct kt__parser {
     int line;
     int cap_access, cap_expr;
     int in_opaque;
+    int depth;       /* atoms being parsed, one inside another */
     const kt__later_defs *later;
     kt__extent_src src[KT_MAX_VARS];
 } kt__parser;
@@ -2253,11 +2343,44 @@ static kt_status kt__index_too_large(kt__parser *ps) {
                     "above 2^16 or a constant above 2^40");
 }
 
+/* The parser descends one C call per parenthesis, minus sign or function
+   call, each opening a level here: a bound keeps a line of 64 KB of '('
+   from overflowing the stack (of a worker thread above all), and
+   autodiff's derivative of a deep nest of functions, whose text grows
+   with the square of the depth, small.  Levels in an index count on top
+   of those of the value around it. */
+static kt_status kt__nest_enter(kt__parser *ps) {
+    if (++ps->depth <= KT_MAX_NESTING) return KT_OK;
+    return kt__perr(ps, KT_ERR_LIMIT, "an expression nested more than %d "
+                    "levels deep (parentheses, minus signs, function calls; "
+                    "KT_MAX_NESTING)", KT_MAX_NESTING);
+}
+
+/* sub(ps, out) one level deeper. */
+static kt_status kt__nested_index(kt__parser *ps,
+                                  kt_status (*sub)(kt__parser *, kt__affine *),
+                                  kt__affine *out) {
+    kt_status s = kt__nest_enter(ps);
+    if (s == KT_OK) s = sub(ps, out);
+    ps->depth--;
+    return s;
+}
+
+static kt_status kt__nested_value(kt__parser *ps,
+                                  kt_status (*sub)(kt__parser *, int *),
+                                  int *node) {
+    kt_status s = kt__nest_enter(ps);
+    if (s == KT_OK) s = sub(ps, node);
+    ps->depth--;
+    return s;
+}
+
 static kt_status kt__parse_index_atom(kt__parser *ps, kt__affine *out) {
     kt_status s;
     if (kt__is_punct(ps, '-')) {
         if ((s = kt__next(ps)) != KT_OK) return s;
-        if ((s = kt__parse_index_atom(ps, out)) != KT_OK) return s;
+        if ((s = kt__nested_index(ps, kt__parse_index_atom, out)) != KT_OK)
+            return s;
         if (out->divisor != 1)
             return kt__perr(ps, KT_ERR_PARSE, "a division must be the last "
                             "step of an index expression");
@@ -2266,7 +2389,8 @@ static kt_status kt__parse_index_atom(kt__parser *ps, kt__affine *out) {
     }
     if (kt__is_punct(ps, '(')) {
         if ((s = kt__next(ps)) != KT_OK) return s;
-        if ((s = kt__parse_index_sum(ps, out)) != KT_OK) return s;
+        if ((s = kt__nested_index(ps, kt__parse_index_sum, out)) != KT_OK)
+            return s;
         return kt__expect(ps, ')', "closing the index expression");
     }
     if (ps->lx.tok == KT__TOK_NUM) {
@@ -2469,7 +2593,8 @@ static kt_status kt__parse_value_atom(kt__parser *ps, int *node) {
     if (kt__is_punct(ps, '-')) {
         int child;
         if ((s = kt__next(ps)) != KT_OK) return s;
-        if ((s = kt__parse_value_atom(ps, &child)) != KT_OK) return s;
+        if ((s = kt__nested_value(ps, kt__parse_value_atom, &child)) != KT_OK)
+            return s;
         e.kind = KT_EXPR_UNARY;
         e.fn = KT_FN_NEG;
         e.a = child;
@@ -2477,7 +2602,8 @@ static kt_status kt__parse_value_atom(kt__parser *ps, int *node) {
     }
     if (kt__is_punct(ps, '(')) {
         if ((s = kt__next(ps)) != KT_OK) return s;
-        if ((s = kt__parse_value_sum(ps, node)) != KT_OK) return s;
+        if ((s = kt__nested_value(ps, kt__parse_value_sum, node)) != KT_OK)
+            return s;
         return kt__expect(ps, ')', "closing the parenthesis");
     }
     if (ps->lx.tok == KT__TOK_NUM) {
@@ -2528,7 +2654,8 @@ static kt_status kt__parse_value_atom(kt__parser *ps, int *node) {
         }
         e.kind = KT_EXPR_UNARY;
         e.fn = fn;
-        if ((s = kt__parse_value_sum(ps, &e.a)) != KT_OK) return s;
+        if ((s = kt__nested_value(ps, kt__parse_value_sum, &e.a)) != KT_OK)
+            return s;
         if ((s = kt__expect(ps, ')', "closing the function call")) != KT_OK)
             return s;
         return kt__push_expr(ps, &e, node);
@@ -2950,6 +3077,7 @@ static kt_status kt__commit_op(kt__parser *ps, const char *out_name,
         g->tensor[out_tensor].updater = index;
     }
     g->op[g->nop++] = *op;
+    g->finalized = 0;
     memset(op, 0, sizeof *op); /* ownership moved to the graph */
     return KT_OK;
 }
@@ -2988,6 +3116,7 @@ static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
 
 kt_status kt_graph_add_op(kt_graph *g, const char *statement, int line,
                           kt_error *err) {
+    if (!g) return kt__fail(err, KT_ERR_INVALID, line, "no graph (NULL)");
     return kt__add_op(g, statement, line, NULL, err);
 }
 
@@ -3176,6 +3305,7 @@ kt_status kt_graph_finalize(kt_graph *g, kt_error *err) {
     int i, j, *order, *where;
     kt_op *sorted;
     kt_status s;
+    if (!g) return kt__fail(err, KT_ERR_INVALID, 0, "no graph (NULL)");
     for (i = 0; i < g->nop; i++)
         for (j = 0; j < g->op[i].ninputs; j++) {
             const kt_tensor *t = &g->tensor[g->op[i].input[j]];
@@ -3186,6 +3316,7 @@ kt_status kt_graph_finalize(kt_graph *g, kt_error *err) {
                                 "produces it", t->name);
         }
     if (g->nop == 0) {
+        g->finalized = 1;
         kt__ok(err);
         return KT_OK;
     }
@@ -3210,6 +3341,7 @@ kt_status kt_graph_finalize(kt_graph *g, kt_error *err) {
         if (g->tensor[i].updater >= 0)
             g->tensor[i].updater = where[g->tensor[i].updater];
     }
+    g->finalized = 1;
     kt__ok(err);
 done:
     KT_FREE(order);
@@ -3334,13 +3466,19 @@ static kt_status kt__check_text(const char *text, size_t len, int *nlines,
 kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
                          kt_error *err) {
     kt__later_defs later;
+    kt__graph_mark mark;
     char *buf = NULL, loss_name[KT_NAME_MAX];
     int nlines = 0, lineno, items = 0, loss_line = 0;
     size_t at;
     kt_status s;
     memset(&later, 0, sizeof later);
     loss_name[0] = '\0';
-    if ((s = kt__check_text(text, len, &nlines, err)) != KT_OK) return s;
+    if (!g || (!text && len))
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_graph_parse: no %s "
+                        "(NULL)", g ? "text" : "graph");
+    if ((s = kt__check_text(text ? text : "", len, &nlines, err)) != KT_OK)
+        return s;
+    if ((s = kt__graph_mark_set(g, &mark, err)) != KT_OK) return s;
     later.name = (char(*)[KT_NAME_MAX])kt__calloc((size_t)nlines,
                                                   KT_NAME_MAX);
     later.line = (int *)kt__calloc((size_t)nlines, sizeof(int));
@@ -3423,6 +3561,8 @@ kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
     }
     s = kt_graph_finalize(g, err);
 done:
+    if (s != KT_OK) kt__graph_rollback(g, &mark);
+    KT_FREE(mark.tensor);
     KT_FREE(later.name);
     KT_FREE(later.line);
     KT_FREE(buf);
@@ -3633,8 +3773,11 @@ kt_status kt_plan_init(kt_plan *p, const kt_graph *g, const kt_factors *f,
                        kt_error *err) {
     int t, o, i;
     kt_status s;
+    if (!p) return kt__fail(err, KT_ERR_INVALID, 0, "no plan (NULL)");
     memset(p, 0, sizeof *p);
-    if ((s = kt_factors_check(f, err)) != KT_OK) return s;
+    if ((s = kt__graph_check_final(g, err)) != KT_OK ||
+        (s = kt_factors_check(f, err)) != KT_OK)
+        return s;
     p->f = *f;
     p->ntensors = g->ntensor;
     p->nops = g->nop;
@@ -3737,12 +3880,36 @@ static kt_status kt__op_cost(const kt_graph *g, int o, const kt_factors *fp,
     return s;
 }
 
+/* The plan is one of g's: as many tilings and splits as g has tensors
+   and ops, and factors that number them.  What the functions that look
+   at one op or tensor need (checking every tiling would make a loop over
+   the ops quadratic); kt__plan_check adds the rest. */
+static kt_status kt__plan_shape_check(const kt_graph *g, const kt_plan *p,
+                                      kt_error *err) {
+    if (!g || !p)
+        return kt__fail(err, KT_ERR_INVALID, 0, "no %s (NULL)",
+                        g ? "plan" : "graph");
+    if (!p->tiling || !p->split)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the plan has no tilings or "
+                        "splits (freed, or never initialised)");
+    if (p->ntensors != g->ntensor || p->nops != g->nop)
+        return kt__fail(err, KT_ERR_INVALID, 0, "the plan has %d tensors and "
+                        "%d ops, the graph %d and %d", p->ntensors, p->nops,
+                        g->ntensor, g->nop);
+    return kt_factors_check(&p->f, err);
+}
+
 kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
                           int ncuts, int64_t *bytes, kt_error *err) {
-    kt_factors fp = kt__prefix_factors(&p->f, ncuts);
+    kt_factors fp;
+    kt_status s = kt__plan_shape_check(g, p, err);
+    if (s != KT_OK) return s;
+    if (!bytes) return kt__fail(err, KT_ERR_INVALID, 0, "no bytes (NULL)");
     if (op < 0 || op >= g->nop || ncuts < 0 || ncuts > p->f.count)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d or cut count %d out "
-                        "of range", op, ncuts);
+                        "of range (%d ops, %d cuts)", op, ncuts, g->nop,
+                        p->f.count);
+    fp = kt__prefix_factors(&p->f, ncuts);
     return kt__op_cost(g, op, &fp, p->tiling, &p->split[op * KT_MAX_CUTS],
                        bytes, err);
 }
@@ -3754,15 +3921,10 @@ kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
 static kt_status kt__plan_check(const kt_graph *g, const kt_plan *p,
                                 kt_error *err) {
     int t, o, i;
-    kt_status s = kt_factors_check(&p->f, err);
-    if (s != KT_OK) return s;
-    if (!p->tiling || !p->split)
-        return kt__fail(err, KT_ERR_INVALID, 0, "the plan has no tilings or "
-                        "splits (freed, or never initialised)");
-    if (p->ntensors != g->ntensor || p->nops != g->nop)
-        return kt__fail(err, KT_ERR_INVALID, 0, "the plan has %d tensors and "
-                        "%d ops, the graph %d and %d", p->ntensors, p->nops,
-                        g->ntensor, g->nop);
+    kt_status s;
+    if ((s = kt__graph_check_final(g, err)) != KT_OK ||
+        (s = kt__plan_shape_check(g, p, err)) != KT_OK)
+        return s;
     for (t = 0; t < g->ntensor; t++) {
         const kt_tensor *x = &g->tensor[t];
         s = kt_tiling_check(&p->tiling[t], x->name, x->rank, x->shape, &p->f,
@@ -3810,10 +3972,15 @@ kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err) {
    largest tile of every tensor (and computes the largest tile of every
    op). */
 int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t) {
-    const kt_tensor *x = &g->tensor[t];
+    const kt_tensor *x;
     kt_box b;
-    int64_t v = x->elem_bytes;
+    int64_t v;
     int k;
+    if (kt__plan_shape_check(g, p, NULL) != KT_OK || t < 0 ||
+        t >= g->ntensor)
+        return -1;
+    x = &g->tensor[t];
+    v = x->elem_bytes;
     kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f,
                          kt_factors_devices(&p->f) - 1, &b, NULL);
     for (k = 0; k < x->rank; k++) v *= b.r[k].hi - b.r[k].lo;
@@ -3825,6 +3992,9 @@ int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
     char tmp[KT_MAX_CUTS * (KT_NAME_MAX + 1) + 2];
     size_t n = 0;
     int i;
+    if (cap) buf[0] = '\0';
+    if (kt__plan_shape_check(g, p, NULL) != KT_OK || op < 0 || op >= g->nop)
+        return -1;
     for (i = 0; i < p->f.count; i++) {
         int v = p->split[op * KT_MAX_CUTS + i];
         n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s%s", i ? "." : "",
@@ -3837,9 +4007,18 @@ int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
 
 kt_status kt_plan_parse_split(const kt_graph *g, kt_plan *p, int op,
                               const char *text, kt_error *err) {
-    const kt_op *o = &g->op[op];
+    const kt_op *o;
     const char *q = text;
     int i;
+    kt_status s = kt__plan_shape_check(g, p, err);
+    if (s != KT_OK) return s;
+    if (op < 0 || op >= g->nop)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %d out of range (%d ops)",
+                        op, g->nop);
+    if (!text)
+        return kt__fail(err, KT_ERR_INVALID, 0, "op %s: no strategy (NULL)",
+                        g->op[op].name);
+    o = &g->op[op];
     if (p->f.count == 0 && strcmp(text, "-") == 0) {
         kt__ok(err);
         return KT_OK;
@@ -3993,6 +4172,32 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
                         "flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW", spec);
     }
     kt__ok(err);
+    return KT_OK;
+}
+
+/* A machine given directly (not parsed): what kt_machine_parse and
+   topology files guarantee -- 1 to KT_MAX_CUTS levels, every rate a
+   finite number from 1 to its most, fanouts not negative. */
+static kt_status kt__machine_check(const kt_machine *m, kt_error *err) {
+    int l;
+    if (m->nlevels < 1 || m->nlevels > KT_MAX_CUTS)
+        return kt__fail(err, KT_ERR_INVALID, 0, "machine: %d levels; from 1 "
+                        "to %d allowed", m->nlevels, KT_MAX_CUTS);
+    for (l = 0; l < m->nlevels; l++) {
+        if (!kt__rate_ok(m->level_bw[l], KT__MAX_BANDWIDTH))
+            return kt__fail(err, KT_ERR_INVALID, 0, "machine: level %d's "
+                            "bandwidth %g is not from 1 to %g bytes/s", l,
+                            m->level_bw[l], KT__MAX_BANDWIDTH);
+        if (m->level_fanout[l] < 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "machine: level %d's "
+                            "fanout %lld is negative (0: any)", l,
+                            (long long)m->level_fanout[l]);
+    }
+    if (!kt__rate_ok(m->peak_flops, KT__MAX_RATE) ||
+        !kt__rate_ok(m->mem_bw, KT__MAX_RATE))
+        return kt__fail(err, KT_ERR_INVALID, 0, "machine: peak %g flop/s and "
+                        "memory bandwidth %g bytes/s must be from 1 to %g",
+                        m->peak_flops, m->mem_bw, KT__MAX_RATE);
     return KT_OK;
 }
 
@@ -4282,9 +4487,11 @@ static double kt__op_seconds(const kt_graph *g, int o, const kt_factors *f,
 double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
                             const kt_machine *m) {
     kt_machine def = kt_machine_default();
-    double t = 0, ndev = (double)kt_factors_devices(&p->f);
+    double t = 0, ndev;
     int i, o;
     if (!m) m = &def;
+    if (kt__plan_shape_check(g, p, NULL) != KT_OK) return NAN;
+    ndev = (double)kt_factors_devices(&p->f);
     for (i = 0; i < p->f.count; i++)
         t += (double)p->cut_bytes[i] /
              (ndev * m->level_bw[kt_machine_level_of_cut(m, &p->f, i)]);
@@ -4297,6 +4504,7 @@ double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
 int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p) {
     int64_t total = 0;
     int t;
+    if (kt__plan_shape_check(g, p, NULL) != KT_OK) return -1;
     for (t = 0; t < g->ntensor; t++) total += kt_plan_tensor_bytes(g, p, t);
     return total;
 }
@@ -6095,7 +6303,18 @@ kt_status kt_plan_search(const kt_graph *g, const kt_factors *f,
     if (!o.machine) o.machine = &def;
     if (o.bruteforce_limit <= 0) o.bruteforce_limit = INT64_C(1) << 22;
     if (o.dp_state_limit <= 0) o.dp_state_limit = INT64_C(1) << 24;
+    if (!p) return kt__fail(err, KT_ERR_INVALID, 0, "no plan (NULL)");
     memset(p, 0, sizeof *p);
+    if ((s = kt__graph_check_final(g, err)) != KT_OK ||
+        (s = kt_factors_check(f, err)) != KT_OK ||
+        (s = kt__machine_check(o.machine, err)) != KT_OK)
+        return s;
+    if ((unsigned)o.objective > (unsigned)KT_OBJECTIVE_TIME)
+        return kt__fail(err, KT_ERR_INVALID, 0, "unknown objective %d",
+                        (int)o.objective);
+    if (o.memory_cap < 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "memory cap %lld bytes is "
+                        "negative (0: none)", (long long)o.memory_cap);
     if ((s = kt__search_once(g, f, &o, 0, p, err)) != KT_OK) return s;
     if (o.memory_cap > 0 && p->memory_bytes > o.memory_cap) {
         /* Memory cap: a Lagrangian penalty on tensor bytes per device.
@@ -7030,7 +7249,7 @@ static kt_status kt__mark_gradients(kt_graph *g, int nt, const int *need,
 kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
                             kt_error *err) {
     kt_autodiff_options o;
-    int nfwd = g->nop, nt = g->ntensor, loss = g->loss, i, a;
+    int nfwd, nt, loss, i, a;
     int *need = NULL, *relevant = NULL, *parts = NULL, *done = NULL,
         *first_reader = NULL;
     char (*gname)[KT_NAME_MAX] = NULL;
@@ -7042,7 +7261,12 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     memset(&o, 0, sizeof o);
     if (opt) o = *opt;
     if (o.learning_rate <= 0) o.learning_rate = 0.01;
-    if ((s = kt__autodiff_check(g, err)) != KT_OK) return s;
+    if ((s = kt__graph_check_final(g, err)) != KT_OK ||
+        (s = kt__autodiff_check(g, err)) != KT_OK)
+        return s;
+    nfwd = g->nop;
+    nt = g->ntensor;
+    loss = g->loss;
     need = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     parts = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     done = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
@@ -7553,6 +7777,11 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
     const char *p = text;
     int set_here[12] = {0}; /* a->p[i] given by this text: twice is an error
                                (the last one used to win silently) */
+    /* "mlp:" and "mlp:layers=3," were taken, ",," refused: an empty
+       parameter is a slip either way */
+    if (known_only && (!*p || p[strlen(p) - 1] == ','))
+        return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: an empty parameter "
+                        "(nothing after %s)", model, *p ? "','" : "':'");
     while (p && *p) {
         char key[16];
         const char *eq = strchr(p, '='), *end;
@@ -7589,8 +7818,8 @@ static kt_status kt__zoo_parse_args(const char *text, kt__zoo_args *a,
             }
             if (!found)
                 return kt__fail(err, KT_ERR_INVALID, 0, "zoo %s: unknown "
-                                "parameter %s (known: %s, infer)", model, key,
-                                known);
+                                "parameter %s (known: %s, infer=0|1)", model,
+                                key, known);
         }
         for (i = 0; i < a->n && strcmp(a->p[i].key, key) != 0; i++) {}
         if (i < a->n && set_here[i])
@@ -7703,6 +7932,10 @@ kt_status kt_zoo_text(const char *spec, char **text, int *training,
     kt__zoo_args args;
     kt__zoo_net net;
     kt_status s;
+    int training_unused;
+    if (!text) return kt__fail(err, KT_ERR_INVALID, 0, "zoo: nowhere to put "
+                               "the text (NULL)");
+    if (!training) training = &training_unused;
     *text = NULL;
     *training = 0;
     if (!spec || !*spec)
@@ -7715,7 +7948,9 @@ kt_status kt_zoo_text(const char *spec, char **text, int *training,
     for (i = 0; i < KT__NZOO && strcmp(kt__zoo[i].name, name) != 0; i++) {}
     if (i == KT__NZOO)
         return kt__fail(err, KT_ERR_INVALID, 0, "zoo: unknown model '%s' "
-                        "(mlp alexnet vgg16 wresnet rnn transformer)", name);
+                        "(mlp alexnet vgg16 wresnet rnn transformer)%s", name,
+                        strpbrk(name, "./") ? "; a model file is read by "
+                        "kt_graph_load_file (ktile: --model-file)" : "");
     memset(&args, 0, sizeof args);
     s = kt__zoo_parse_args(kt__zoo[i].params, &args, 0, name, "", err);
     if (s == KT_OK && colon)

@@ -149,7 +149,7 @@ static int cli_parse(const char *cmd, int argc, char **argv, cli_opt *opts,
 
 /* ---------------------------------------------------------------- values */
 
-/* A non-negative decimal integer with an optional K, M or G suffix (powers
+/* A non-negative decimal integer with an optional K, M, G or T suffix (powers
    of 1024, either case), e.g. "512", "64K", "16G".  Returns 0 on success,
    -1 when malformed or above max. */
 static int parse_size(const char *text, int64_t max, int64_t *out) {
@@ -164,6 +164,7 @@ static int parse_size(const char *text, int64_t max, int64_t *out) {
     case 'K': case 'k': mult = INT64_C(1) << 10; p++; break;
     case 'M': case 'm': mult = INT64_C(1) << 20; p++; break;
     case 'G': case 'g': mult = INT64_C(1) << 30; p++; break;
+    case 'T': case 't': mult = INT64_C(1) << 40; p++; break;
     default: break;
     }
     if (*p != '\0') return -1;
@@ -2228,6 +2229,17 @@ static int cmd_plan(int argc, char **argv) {
             return fail(EXIT_BAD_INPUT, "plan: --memory-cap is not "
                         "supported by --strategy mcmc");
         }
+        /* mcmc minimises simulated time; bytes can only choose the DP
+           plan that --start dp refines, so without it they would be
+           ignored */
+        if (opt.objective == KT_OBJECTIVE_BYTES && o[O_OBJECTIVE].value &&
+            !(o[O_START].value && strcmp(o[O_START].value, "dp") == 0)) {
+            kt_graph_destroy(g);
+            return fail(EXIT_BAD_INPUT, "plan: --objective bytes would be "
+                        "ignored: --strategy mcmc minimises simulated time, "
+                        "and bytes only choose the DP plan that --start dp "
+                        "refines");
+        }
         memset(&prof, 0, sizeof prof);
         if (o[O_PROFILE].value &&
             kt_profile_load_file(g, o[O_PROFILE].value, &prof, &err) !=
@@ -3659,7 +3671,7 @@ static const char swap_usage[] =
     "  --factors LIST      cut factors, cut 1 first (product = --devices; "
     "alone:\n"
     "                      their product is the device count)\n"
-    "  --memory SIZE       device memory for tensors, K/M/G suffixes "
+    "  --memory SIZE       device memory for tensors, K/M/G/T suffixes "
     "(powers of\n"
     "                      1024); several joined by commas print a table, "
     "N/A\n"
@@ -4136,7 +4148,7 @@ static const char verify_usage[] =
     "                      one per processor, at most one per device); the "
     "values\n"
     "                      are the same for every N\n"
-    "  --memory SIZE       run under a memory cap (K/M/G suffixes): the step "
+    "  --memory SIZE       run under a memory cap (K/M/G/T suffixes): the step "
     "is\n"
     "                      swap-planned for one device's share (swap.h, with "
     "the\n"

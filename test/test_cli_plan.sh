@@ -514,6 +514,14 @@ PY
 then ok; else echo "mcmc: --proposals 1 --restarts 2 tried more"; bad plan mcmc; fi
 expect_json "$dir/mc3.json" plan --model-file "$M" --devices 4 \
     --strategy mcmc --seconds 0.2 --json
+# --objective bytes without --start dp would be ignored by mcmc (which
+# minimises simulated time): refused; with --start dp it picks the start
+expect_bad_msg "--objective bytes would be ignored" plan --model-file "$M" \
+    --devices 4 --strategy mcmc --proposals 10 --objective bytes
+expect_ok plan --model-file "$M" --devices 4 --strategy mcmc --proposals 10 \
+    --objective bytes --start dp
+expect_ok plan --model-file "$M" --devices 4 --strategy mcmc --proposals 10 \
+    --objective time
 # the text says which step time it shows: mcmc's is simulated, on the
 # topology it used (flat:N:450G by default), and --objective only picks
 # the DP plan that --start dp refines; the other searches' is the model's

@@ -1607,7 +1607,35 @@ static void test_partial_classes_refused(void) {
 
 /* ------------------------------------------------------------------ main */
 
+/* Arguments outside the algebra: no crash.  A split into k < 1 parts or
+   a part outside [0, k) is the empty range at r.lo (k = 0 divided by
+   zero); no place for the byte count is an error. */
+static void test_bad_arguments(void) {
+    kt_range r = {3, 10}, e;
+    kt_factors f;
+    kt_tiling a, b;
+    kt_error err;
+    int64_t shape[1] = {8};
+    e = kt_split_range(r, 0, 0);
+    CHECK(e.lo == 3 && e.hi == 3);
+    e = kt_split_range(r, -2, 1);
+    CHECK(e.lo == 3 && e.hi == 3);
+    e = kt_split_range(r, 2, 2);
+    CHECK(e.lo == 3 && e.hi == 3);
+    e = kt_split_range(r, 2, -1);
+    CHECK(e.lo == 3 && e.hi == 3);
+    e = kt_split_range(r, 2, 1);
+    CHECK(e.lo == 6 && e.hi == 10);
+    kt_factors_parse("2", &f, &err);
+    kt_tiling_parse("S0", &a, &err);
+    kt_tiling_parse("R", &b, &err);
+    CHECK(kt_tiling_conversion_cost(1, shape, 4, &f, &a, &b, NULL, NULL,
+                                    &err) == KT_ERR_INVALID &&
+          strstr(err.message, "no bytes"));
+}
+
 int main(void) {
+    test_bad_arguments();
     test_tiling_text_bounds();
     test_partial_class_numbering();
     test_tiling_rank_check();

@@ -2518,10 +2518,111 @@ static void test_tolerance(void) {
     }
 }
 
+/* A tolerance that is NaN, infinite or negative is refused before any
+   run (a NaN one failed every element, without an error). */
+static void test_tolerance_refused(void) {
+    kt_graph *g = parse("tol", "input x[4,6]\nweight W[6,2]\n"
+                               "y[i,k] = sum(j) x[i,j] * W[j,k]\n");
+    kt_factors f;
+    kt_plan p;
+    kt_error err;
+    int i;
+    if (!g) return;
+    kt_factors_default(2, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    for (i = 0; i < 4; i++) {
+        kt_cpu_verify_options o;
+        kt_cpu_report r;
+        kt_status s;
+        kt_cpu_verify_defaults(&o);
+        if (i == 0) o.tol = nan("");
+        else if (i == 1) o.eps = nan("");
+        else if (i == 2) o.tol = -1;
+        else o.eps = HUGE_VAL;
+        s = kt_cpu_verify(g, &p, &o, &r, &err);
+        CHECKF(s == KT_ERR_INVALID && strstr(err.message, "tolerance"),
+               "case %d: %d %s", i, s, err.message);
+    }
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* A graph kt_graph_finalize did not accept is refused: before, one whose
+   activation was read and never produced verified as ok, the activation
+   taken for an input. */
+static void test_unfinalized_refused(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    int64_t shape[1] = {8};
+    kt_cpu_state st;
+    kt_status s;
+    kt_graph_create(&g, &err);
+    kt_graph_add_tensor(g, "x", 1, shape, 4, KT_INPUT, &err);
+    kt_graph_add_tensor(g, "h", 1, shape, 4, KT_ACTIVATION, &err);
+    CHECK(kt_graph_add_op(g, "y[i] = relu(h[i]) + x[i]", 0, &err) == KT_OK);
+    CHECK(kt_graph_finalize(g, &err) == KT_ERR_GRAPH);
+    s = kt_cpu_check_graph(g, &err);
+    CHECKF(s == KT_ERR_INVALID && strstr(err.message, "not finalized"), "%s",
+           err.message);
+    memset(&st, 0, sizeof st);
+    s = kt_cpu_run_serial(g, &st, NULL, &err);
+    CHECKF(s == KT_ERR_INVALID && strstr(err.message, "not finalized"), "%s",
+           err.message);
+    s = kt_cpu_run_op(g, 0, &st, NULL, &err);
+    CHECKF(s == KT_ERR_INVALID && strstr(err.message, "not finalized"), "%s",
+           err.message);
+    kt_graph_destroy(g);
+}
+
+/* An op of more tensor reads than the per-op context holds is refused by
+   name (KT_CPU_MAX_READS); one that autodiff wrote names its forward op's
+   line, since it has none of its own. */
+static void test_read_limit(void) {
+    char src[4096];
+    size_t n;
+    int i;
+    kt_graph *g;
+    kt_cpu_state st;
+    kt_error err;
+    kt_status s;
+    n = (size_t)snprintf(src, sizeof src, "input x[4]\ny[i] = x[i]");
+    for (i = 1; i < KT_CPU_MAX_READS + 1; i++)
+        n += (size_t)snprintf(src + n, sizeof src - n, " + x[i]");
+    snprintf(src + n, sizeof src - n, "\n");
+    g = parse("65 reads", src);
+    if (g) {
+        s = kt_cpu_check_graph(g, &err);
+        CHECKF(s == KT_ERR_LIMIT && err.line == 2 &&
+                   strstr(err.message, "op y: 65 tensor reads") &&
+                   strstr(err.message, "KT_CPU_MAX_READS"),
+               "%d %s", s, err.message);
+        kt_graph_destroy(g);
+    }
+    /* d/dw of 40 nested tanh: each level's derivative reads its argument
+       again, past 64 reads in the weight's gradient */
+    n = (size_t)snprintf(src, sizeof src, "input x[4]\nweight w[4]\ny[i] = ");
+    for (i = 0; i < 40; i++) n += (size_t)snprintf(src + n, sizeof src - n, "tanh(");
+    n += (size_t)snprintf(src + n, sizeof src - n, "x[i] * w[i]");
+    for (i = 0; i < 40; i++) n += (size_t)snprintf(src + n, sizeof src - n, ")");
+    snprintf(src + n, sizeof src - n, "\nloss y\n");
+    g = training("deep tanh", src);
+    if (g) {
+        memset(&st, 0, sizeof st);
+        s = kt_cpu_run_serial(g, &st, NULL, &err);
+        CHECKF(s == KT_ERR_LIMIT && strstr(err.message, "(autodiff's, for "
+                                                        "line 3)"),
+               "%d %s", s, err.message);
+        kt_graph_destroy(g);
+    }
+}
+
 int main(void) {
     (void)tx; /* kt_testlib.h helpers this program does not need */
     (void)rnd;
     test_serial_matmul();
+    test_tolerance_refused();
+    test_unfinalized_refused();
+    test_read_limit();
     test_serial_conv_pool();
     test_serial_softmax_xent();
     test_errors();

@@ -1600,6 +1600,330 @@ static void test_index_overflow(void) {
     kt_graph_destroy(g);
 }
 
+/* ------------------------------------------- graphs and plans that misfit */
+
+/* Every consumer refuses a graph that kt_graph_finalize has not accepted
+   since its last change: never finalized, finalize failed (a cycle, a
+   tensor read and never produced), or an op added after it.  Before, a
+   plan search and the CPU backend ran on such graphs, and a verification
+   of one whose activation was never produced passed. */
+static void expect_not_final(kt_graph *g, const char *what) {
+    kt_factors f;
+    kt_plan p;
+    kt_error err;
+    kt_status s;
+    kt_factors_default(2, &f, &err);
+    s = kt_plan_init(&p, g, &f, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "not finalized"),
+           "%s: plan_init %d %s", what, s, err.message);
+    kt_plan_free(&p);
+    s = kt_plan_search(g, &f, NULL, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "not finalized"),
+           "%s: search %d %s", what, s, err.message);
+    kt_plan_free(&p);
+    s = kt_graph_autodiff(g, NULL, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "not finalized"),
+           "%s: autodiff %d %s", what, s, err.message);
+}
+
+static void test_finalized(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    int64_t shape[1] = {4};
+    kt_factors f;
+    kt_plan p, q;
+    kt_status s;
+
+    /* ops in an order finalize must change, never finalized */
+    kt_graph_create(&g, &err);
+    kt_graph_add_tensor(g, "x", 1, shape, 4, KT_INPUT, &err);
+    kt_graph_add_tensor(g, "h", 1, shape, 4, KT_ACTIVATION, &err);
+    CHECK(kt_graph_add_op(g, "y[i] = relu(h[i])", 0, &err) == KT_OK);
+    CHECK(kt_graph_add_op(g, "h[i] = x[i] * 2", 0, &err) == KT_OK);
+    expect_not_final(g, "never finalized");
+    /* finalized, a plan is made; an op added after makes it stale */
+    CHECK(kt_graph_finalize(g, &err) == KT_OK);
+    kt_factors_default(2, &f, &err);
+    s = kt_plan_search(g, &f, NULL, &p, &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    CHECK(kt_graph_add_op(g, "z[i] = y[i] + x[i]", 0, &err) == KT_OK);
+    expect_not_final(g, "an op added after finalize");
+    s = kt_plan_eval(g, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "not finalized"), "%s",
+           err.message);
+    kt_plan_free(&p);
+    CHECK(kt_graph_finalize(g, &err) == KT_OK);
+    s = kt_plan_init(&q, g, &f, &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    kt_plan_free(&q);
+    kt_graph_destroy(g);
+
+    /* finalize failed: an activation read and never produced */
+    kt_graph_create(&g, &err);
+    kt_graph_add_tensor(g, "x", 1, shape, 4, KT_INPUT, &err);
+    kt_graph_add_tensor(g, "h", 1, shape, 4, KT_ACTIVATION, &err);
+    CHECK(kt_graph_add_op(g, "y[i] = relu(h[i])", 0, &err) == KT_OK);
+    CHECK(kt_graph_finalize(g, &err) == KT_ERR_GRAPH);
+    expect_not_final(g, "a tensor never produced");
+    kt_graph_destroy(g);
+
+    /* finalize failed: a cycle */
+    kt_graph_create(&g, &err);
+    kt_graph_add_tensor(g, "a", 1, shape, 4, KT_ACTIVATION, &err);
+    kt_graph_add_tensor(g, "b", 1, shape, 4, KT_ACTIVATION, &err);
+    CHECK(kt_graph_add_op(g, "a[i] = relu(b[i])", 0, &err) == KT_OK);
+    CHECK(kt_graph_add_op(g, "b[i] = tanh(a[i])", 0, &err) == KT_OK);
+    CHECK(kt_graph_finalize(g, &err) == KT_ERR_GRAPH);
+    expect_not_final(g, "a cycle");
+    kt_graph_destroy(g);
+}
+
+/* A failed kt_graph_parse leaves the graph as it was before the call, as
+   a failed kt_graph_add_op does: before, the lines above the bad one
+   stayed, and parsing the corrected text into the same graph failed on
+   "duplicate tensor name". */
+static void test_parse_rollback(void) {
+    static const char bad[] = "input x[4]\n"
+                              "weight W[4]\n"
+                              "y[i] = x[i] * W[i]\n"
+                              "z[i] = y[i] + q[i]\n"; /* q: unknown */
+    static const char good[] = "input x[4]\n"
+                               "weight W[4]\n"
+                               "y[i] = x[i] * W[i]\n"
+                               "loss y\n";
+    static const char more[] = "input u[4]\n"
+                               "v[i] = u[i] + y[i]\n"
+                               "W[i] = W[i] - v[i]\n" /* updates W */
+                               "w[i] = nope(v[i])\n";
+    kt_graph *g = NULL;
+    kt_error err;
+    kt_status s;
+    int w;
+    kt_graph_create(&g, &err);
+    s = kt_graph_parse(g, bad, strlen(bad), &err);
+    CHECKF(s != KT_OK && err.line == 4, "%d line %d %s", s, err.line,
+           err.message);
+    CHECK(kt_graph_tensor_count(g) == 0 && kt_graph_op_count(g) == 0);
+    CHECK(kt_graph_find_tensor(g, "x") < 0 && kt_graph_find_tensor(g, "y") < 0);
+    s = kt_graph_parse(g, good, strlen(good), &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    CHECK(kt_graph_tensor_count(g) == 3 && kt_graph_op_count(g) == 1);
+    CHECK(kt_graph_loss(g) == kt_graph_find_tensor(g, "y"));
+    /* a second text that fails after updating a tensor of the first:
+       the update, the new tensors and the ops are all undone */
+    w = kt_graph_find_tensor(g, "W");
+    s = kt_graph_parse(g, more, strlen(more), &err);
+    CHECKF(s != KT_OK && err.line == 4, "%d line %d %s", s, err.line,
+           err.message);
+    CHECK(kt_graph_tensor_count(g) == 3 && kt_graph_op_count(g) == 1);
+    CHECK(kt_graph_tensor(g, w)->updater == -1);
+    CHECK(kt_graph_find_tensor(g, "u") < 0 && kt_graph_find_tensor(g, "v") < 0);
+    CHECK(kt_graph_find_tensor(g, "y") == 1 + kt_graph_find_tensor(g, "W"));
+    CHECK(kt_graph_find_op(g, "y") == 0);
+    /* still finalized: a plan is made of it */
+    {
+        kt_factors f;
+        kt_plan p;
+        kt_factors_default(2, &f, &err);
+        s = kt_plan_search(g, &f, NULL, &p, &err);
+        CHECKF(s == KT_OK, "%s", err.message);
+        kt_plan_free(&p);
+    }
+    /* the first lines of `more` parse into it now (the last one dropped) */
+    s = kt_graph_parse(g, more, strlen(more) - strlen("w[i] = nope(v[i])\n"),
+                       &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    CHECK(kt_graph_tensor_count(g) == 5 && kt_graph_op_count(g) == 3);
+    CHECK(kt_graph_tensor(g, w)->updater >= 0);
+    kt_graph_destroy(g);
+}
+
+/* The functions that take one op or tensor of a plan check that the plan
+   is of the graph's shape and the index in range: before, another
+   graph's plan or a bad index read freed or unallocated memory. */
+static void test_plan_of_other_graph(void) {
+    kt_graph *small = NULL, *big = NULL;
+    kt_error err;
+    kt_factors f;
+    kt_plan ps, pb;
+    kt_status s;
+    int64_t bytes = 0;
+    char buf[64];
+    small = expect_ok("small", "input x[8]\ny[i] = relu(x[i])\n");
+    big = expect_ok("big", "input x[8,8]\nweight W[8,8]\n"
+                           "y[i,j] = sum(k) x[i,k] * W[k,j]\n"
+                           "z[i,j] = relu(y[i,j])\n");
+    kt_factors_default(4, &f, &err);
+    CHECK(kt_plan_search(small, &f, NULL, &ps, &err) == KT_OK);
+    CHECK(kt_plan_search(big, &f, NULL, &pb, &err) == KT_OK);
+    s = kt_plan_op_cost(big, &ps, 1, 2, &bytes, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "the plan has 2 tensors"),
+           "%d %s", s, err.message);
+    s = kt_plan_op_cost(small, &pb, 0, 2, &bytes, &err);
+    CHECKF(s == KT_ERR_INVALID, "%d %s", s, err.message);
+    s = kt_plan_op_cost(big, &pb, 2, 2, &bytes, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "op 2"), "%s", err.message);
+    s = kt_plan_op_cost(big, &pb, 1, 2, &bytes, &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    CHECK(kt_plan_tensor_bytes(big, &ps, 0) == -1);
+    CHECK(kt_plan_tensor_bytes(big, &pb, 4) == -1);
+    CHECK(kt_plan_tensor_bytes(big, &pb, -1) == -1);
+    CHECK(kt_plan_tensor_bytes(big, &pb, 0) > 0);
+    CHECK(kt_plan_memory(big, &ps) == -1);
+    CHECK(kt_plan_memory(small, &ps) > 0);
+    CHECK(kt_plan_step_seconds(big, &ps, NULL) != kt_plan_step_seconds(big, &ps, NULL)); /* NaN */
+    CHECK(kt_plan_step_seconds(big, &pb, NULL) > 0);
+    strcpy(buf, "junk");
+    CHECK(kt_plan_format_split(big, &pb, 7, buf, sizeof buf) == -1 &&
+          buf[0] == '\0');
+    CHECK(kt_plan_format_split(big, &ps, 1, buf, sizeof buf) == -1);
+    CHECK(kt_plan_format_split(big, &pb, 1, buf, sizeof buf) > 0);
+    s = kt_plan_parse_split(big, &pb, 999, "i.j", &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "op 999"), "%s",
+           err.message);
+    s = kt_plan_parse_split(big, &pb, 2, "i.j", &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "op 2"), "%s", err.message);
+    s = kt_plan_parse_split(big, &pb, 0, NULL, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "no strategy"), "%s",
+           err.message);
+    s = kt_plan_parse_split(small, &pb, 0, "i.i", &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "the plan has"), "%s",
+           err.message);
+    kt_plan_free(&ps);
+    kt_plan_free(&pb);
+    kt_graph_destroy(small);
+    kt_graph_destroy(big);
+}
+
+/* A machine given directly to kt_plan_search is held to what
+   kt_machine_parse guarantees; so are the objective and the memory cap.
+   Before, a zero machine gave an infinite step and an arbitrary plan. */
+static void test_search_options_checked(void) {
+    kt_graph *g = expect_ok("mlp", "input x[8,8]\nweight W[8,8]\n"
+                                   "y[i,j] = sum(k) x[i,k] * W[k,j]\n");
+    kt_factors f;
+    kt_plan p;
+    kt_error err;
+    kt_search_options o;
+    kt_machine m;
+    kt_status s;
+    kt_factors_default(4, &f, &err);
+    memset(&o, 0, sizeof o);
+    memset(&m, 0, sizeof m);
+    o.machine = &m;
+    o.objective = KT_OBJECTIVE_TIME;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "machine: 0 levels"),
+           "%d %s", s, err.message);
+    m = kt_machine_default();
+    m.level_bw[0] = NAN;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "level 0's bandwidth"),
+           "%d %s", s, err.message);
+    m = kt_machine_default();
+    m.nlevels = 1000000;
+    CHECK(kt_plan_search(g, &f, &o, &p, &err) == KT_ERR_INVALID);
+    m = kt_machine_default();
+    m.peak_flops = 0;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "peak"), "%s",
+           err.message);
+    m = kt_machine_default();
+    m.level_fanout[0] = -2;
+    CHECK(kt_plan_search(g, &f, &o, &p, &err) == KT_ERR_INVALID);
+    m = kt_machine_default();
+    o.objective = (kt_objective)7;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "objective 7"), "%s",
+           err.message);
+    o.objective = KT_OBJECTIVE_BYTES;
+    o.memory_cap = -5;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_ERR_INVALID && has(err.message, "memory cap -5"), "%s",
+           err.message);
+    o.memory_cap = 0;
+    s = kt_plan_search(g, &f, &o, &p, &err);
+    CHECKF(s == KT_OK, "%s", err.message);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
+/* NULL where a pointer is needed: an error, not a crash. */
+static void test_null_args(void) {
+    kt_graph *g = NULL;
+    kt_error err;
+    int64_t shape[1] = {4};
+    kt_factors f;
+    kt_plan p;
+    CHECK(kt_graph_create(NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_graph_add_tensor(NULL, "x", 1, shape, 4, KT_INPUT, &err) ==
+          KT_ERR_INVALID);
+    CHECK(kt_graph_add_op(NULL, "y[i] = x[i]", 0, &err) == KT_ERR_INVALID);
+    CHECK(kt_graph_finalize(NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_graph_parse(NULL, "input x[4]\n", 11, &err) == KT_ERR_INVALID);
+    CHECK(kt_graph_loss(NULL) == -1 && kt_graph_tensor_count(NULL) == 0 &&
+          kt_graph_op_count(NULL) == 0 && !kt_graph_tensor(NULL, 0) &&
+          !kt_graph_op(NULL, 0));
+    kt_graph_create(&g, &err);
+    CHECK(kt_graph_add_tensor(g, "x", 1, NULL, 4, KT_INPUT, &err) ==
+          KT_ERR_INVALID && has(err.message, "tensor x: no shape"));
+    CHECK(kt_graph_parse(g, NULL, 5, &err) == KT_ERR_INVALID);
+    CHECK(kt_graph_find_tensor(g, NULL) == -1 && kt_graph_find_op(g, NULL) == -1);
+    CHECK(kt_graph_find_tensor(NULL, "x") == -1 &&
+          kt_graph_find_op(NULL, "x") == -1);
+    CHECK(kt_graph_add_tensor(g, "x", 1, shape, 4, KT_INPUT, &err) == KT_OK);
+    CHECK(kt_graph_finalize(g, &err) == KT_OK);
+    kt_factors_default(2, &f, &err);
+    CHECK(kt_plan_search(NULL, &f, NULL, &p, &err) == KT_ERR_INVALID);
+    kt_plan_free(&p);
+    CHECK(kt_plan_search(g, NULL, NULL, &p, &err) == KT_ERR_INVALID);
+    kt_plan_free(&p);
+    CHECK(kt_plan_search(g, &f, NULL, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_plan_init(NULL, g, &f, &err) == KT_ERR_INVALID);
+    CHECK(kt_plan_eval(g, NULL, &err) == KT_ERR_INVALID);
+    kt_graph_destroy(g);
+}
+
+/* Expressions nested past KT_MAX_NESTING are refused by line, not parsed
+   into a stack overflow: parentheses, minus signs and function calls, in
+   values and in indices, up to a line of 64 KB. */
+static void test_nesting_limit(void) {
+    static const char *open_[] = {"(", "-", "relu(", "("};
+    static const char *close_[] = {")", "", ")", ")"};
+    size_t cap = KT_MAX_LINE + 64;
+    char *src = (char *)malloc(cap);
+    int c, depth;
+    if (!src) return;
+    for (c = 0; c < 4; c++) {
+        for (depth = KT_MAX_NESTING - 1; depth <= 10000;
+             depth = depth < KT_MAX_NESTING + 1 ? depth + 1 : 10000) {
+            size_t n = (size_t)snprintf(src, cap, c == 3 ? "input x[400]\ny[i] = x["
+                                                   : "input x[4]\ny[i] = ");
+            kt_graph *g = NULL;
+            kt_error err;
+            kt_status s;
+            int k;
+            for (k = 0; k < depth && n + 8 < cap; k++)
+                n += (size_t)snprintf(src + n, cap - n, "%s", open_[c]);
+            n += (size_t)snprintf(src + n, cap - n, c == 3 ? "i" : "x[i]");
+            for (k = 0; k < depth && n + 8 < cap; k++)
+                n += (size_t)snprintf(src + n, cap - n, "%s", close_[c]);
+            snprintf(src + n, cap - n, c == 3 ? "]\n" : "\n");
+            s = parse(src, &g, &err);
+            if (depth <= KT_MAX_NESTING)
+                CHECKF(s == KT_OK, "case %d depth %d: %s", c, depth,
+                       err.message);
+            else
+                CHECKF(s == KT_ERR_LIMIT && err.line == 2 &&
+                           has(err.message, "KT_MAX_NESTING"),
+                       "case %d depth %d: %d %s", c, depth, s, err.message);
+            kt_graph_destroy(g);
+            if (depth == 10000) break;
+        }
+    }
+    free(src);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_bad_statements();
@@ -1617,6 +1941,12 @@ int main(void) {
     test_flops_per_point();
     test_whitespace();
     test_affine_combined();
+    test_finalized();
+    test_parse_rollback();
+    test_plan_of_other_graph();
+    test_search_options_checked();
+    test_null_args();
+    test_nesting_limit();
     /* last, after flushing what the others printed: see there */
     fflush(stdout);
     test_index_overflow();

@@ -7,6 +7,16 @@
 #include "../backend_cpu.h"
 #include "../swap.h"
 
+/* A user's file without KT_IMPLEMENTATION frees what a call allocated for
+   it with kt_free: the KT_FREE macro exists only in the implementation. */
+static int zoo_text_freed(void) {
+    kt_error err;
+    char *text = NULL;
+    if (kt_zoo_text("mlp", &text, NULL, &err) != KT_OK || !text) return 0;
+    kt_free(text);
+    return 1;
+}
+
 #define KT_IMPLEMENTATION
 #include "../backend_cpu.h"
 #include "../swap.h"
@@ -23,6 +33,7 @@ int main(void) {
     CHECK(kt_topology_parse("flat:4:100G", &topo, &err) == KT_OK);
     CHECK_EQ_I64(topo.ndev, 4);
     CHECK(kt_topology_parse("flat:0:100G", &topo, &err) != KT_OK);
+    CHECK(zoo_text_freed());
     kt_cpu_verify_defaults(&o);
     CHECK(o.seed == 1 && o.tol > 0 && o.eps > 0);
     {

@@ -2133,17 +2133,30 @@ static void test_mcmc_budget(void) {
            (long long)tried, ta);
     kt_plan_free(&a);
     /* the largest budget (its shares rounded up without overflowing:
-       UBSan) and a negative one, "none" with a time budget (it once
-       ended every chain at once) */
-    for (i = 0; i < 2; i++) {
+       UBSan) */
+    memset(&mo, 0, sizeof mo);
+    mo.proposals = INT64_MAX;
+    mo.seconds = 60;
+    CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted, &err) ==
+          KT_OK);
+    CHECKF(tried > 0 && tried < 20000, "budget %lld: %lld tried",
+           (long long)mo.proposals, (long long)tried);
+    kt_plan_free(&a);
+    /* a negative budget, beta or chain count is refused by name (a
+       negative budget was once taken as "none", a negative beta as the
+       default) */
+    for (i = 0; i < 3; i++) {
         memset(&mo, 0, sizeof mo);
-        mo.proposals = i ? -5 : INT64_MAX;
         mo.seconds = 60;
-        CHECK(run_mcmc(g, &f, &topo, &mo, &a, &ta, &tried, &accepted,
-                           &err) == KT_OK);
-        CHECKF(tried > 0 && tried < 20000, "budget %lld: %lld tried",
-               (long long)mo.proposals, (long long)tried);
-        kt_plan_free(&a);
+        if (i == 0) mo.proposals = -5;
+        else if (i == 1) mo.beta = -1;
+        else mo.restarts = -2;
+        CHECK(kt_plan_mcmc(g, &f, &topo, &mo, &a, NULL, &err) ==
+              KT_ERR_INVALID);
+        CHECKF(strstr(err.message, i == 1 ? "beta -1" : i ? "-2 restarts"
+                                                          : "-5 proposals"),
+               "%s", err.message);
+        CHECK(a.tiling == NULL);
     }
     /* a NaN beta or a NaN or infinite time budget is refused, by name,
        with nothing to free (it passed every "<= 0" test and ran on) */
@@ -6258,10 +6271,49 @@ static void test_mcmc_moves(void) {
     kt_graph_destroy(g);
 }
 
+/* NULL text or topology, and a graph kt_graph_finalize did not accept,
+   are errors, not crashes or silent runs. */
+static void test_null_and_unfinalized(void) {
+    kt_topology t;
+    kt_error err;
+    kt_graph *g = NULL;
+    int64_t shape[1] = {4};
+    int order[2] = {0, 1};
+    kt_mcmc_options mo;
+    kt_factors f;
+    kt_plan p;
+    CHECK(kt_topology_parse_text(NULL, "file", &t, &err) == KT_ERR_INVALID &&
+          strstr(err.message, "file: no text"));
+    CHECK(kt_topology_parse_text("level 1 1G\n", NULL, NULL, &err) ==
+          KT_ERR_INVALID);
+    kt_graph_create(&g, &err);
+    kt_graph_add_tensor(g, "x", 1, shape, 4, KT_INPUT, &err);
+    kt_graph_add_tensor(g, "h", 1, shape, 4, KT_ACTIVATION, &err);
+    CHECK(kt_graph_add_op(g, "y[i] = relu(h[i])", 0, &err) == KT_OK);
+    CHECK(kt_graph_add_op(g, "h[i] = x[i] * 2", 0, &err) == KT_OK);
+    CHECK(kt_schedule_check(g, order, 2, &err) == KT_ERR_INVALID &&
+          strstr(err.message, "not finalized"));
+    CHECK(kt_topology_parse("flat:2:100G", &t, &err) == KT_OK);
+    kt_factors_default(2, &f, &err);
+    memset(&mo, 0, sizeof mo);
+    mo.proposals = 10;
+    CHECK(kt_plan_mcmc(g, &f, &t, &mo, &p, NULL, &err) == KT_ERR_INVALID &&
+          strstr(err.message, "not finalized"));
+    CHECK(kt_graph_finalize(g, &err) == KT_OK);
+    CHECK(kt_schedule_check(g, NULL, 2, &err) == KT_ERR_INVALID);
+    CHECK(kt_schedule_check(g, order, 2, &err) == KT_OK);
+    CHECK(kt_plan_mcmc(g, &f, NULL, &mo, &p, NULL, &err) == KT_ERR_INVALID &&
+          strstr(err.message, "no topology"));
+    CHECK(kt_plan_mcmc(g, &f, &t, &mo, &p, NULL, &err) == KT_OK);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
     test_errors();
+    test_null_and_unfinalized();
     test_bad_programs();
     test_known_answers();
     test_zoo();

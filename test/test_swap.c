@@ -2214,6 +2214,39 @@ static void test_model_derived(void) {
 }
 
 
+/* A GA budget that is NaN, infinite or negative, a negative scratch size
+   and missing options are refused by name (a NaN budget ended the GA
+   after one generation, a negative scratch was taken as none). */
+static void test_swap_arguments_refused(void) {
+    kt_swap_model m;
+    kt_swap_options o;
+    kt_swap_result r;
+    kt_error err;
+    kt_status s;
+    int W, i;
+    mb_model(&m);
+    W = kt_swap_model_add_tensor(&m, MB, 1, 1, &err);
+    hand_op(&m, 1.0, W, -1, -1);
+    s = kt_swap_model_add_scratch(&m, 0, -1, &err);
+    CHECKF(s == KT_ERR_INVALID && strstr(err.message, "scratch of -1"),
+           "%d %s", s, err.message);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK);
+    for (i = 0; i < 3; i++) {
+        memset(&o, 0, sizeof o);
+        o.memory = 2 * MB;
+        if (i == 0) o.seconds = nan("");
+        else if (i == 1) o.seconds = HUGE_VAL;
+        else o.generations = -1;
+        s = kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err);
+        CHECKF(s == KT_ERR_INVALID && strstr(err.message, "budget"),
+               "case %d: %d %s", i, s, err.message);
+    }
+    s = kt_swap_search(&m, KT_SWAP_SEARCH_GA, NULL, &r, &err);
+    CHECKF(s == KT_ERR_INVALID && strstr(err.message, "no options"), "%s",
+           err.message);
+    kt_swap_model_free(&m);
+}
+
 int main(void) {
     static const char *const specs[] = {
         "mlp:layers=3,hidden=64,batch=16",
@@ -2233,6 +2266,7 @@ int main(void) {
     test_ga_select_strength();
     test_ga_breed_pairs();
     test_ga_options();
+    test_swap_arguments_refused();
     test_ga_alloc_ops();
     test_odswap_rules();
     test_geeps_rules();

@@ -833,7 +833,18 @@ static void test_adaptive_k_uneven(void) {
     kt_graph_destroy(g);
 }
 
+/* A collective outside the enum has no cost: NaN, as for the other
+   arguments outside the model (it was priced as a broadcast). */
+static void test_unknown_collective(void) {
+    double t = kt_sync_collective((kt_collective)99, 1e6, 4, 1e9, 0, 0);
+    CHECK(t != t);
+    t = kt_sync_collective((kt_collective)-1, 1e6, 4, 1e9, 0, 0);
+    CHECK(t != t);
+    CHECK(kt_sync_collective(KT_REDUCE, 1e6, 4, 1e9, 0, 0) == 1e-3);
+}
+
 int main(void) {
+    test_unknown_collective();
     test_known_ring();
     test_known_methods();
     test_properties();

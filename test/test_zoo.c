@@ -182,6 +182,14 @@ static void test_bad_specs(void) {
          "zoo transformer: 1025 layers, more than 1024 blocks"},
         {"rnn:layers=1,hidden=2,steps=2000,batch=1",
          "zoo rnn: 1 layer x 2000 steps, more than 1024 blocks"},
+        /* empty parameters (the first two were taken) and hints */
+        {"mlp:", "zoo mlp: an empty parameter (nothing after ':')"},
+        {"mlp:layers=3,", "zoo mlp: an empty parameter (nothing after ',')"},
+        {"mlp:,,", "zoo mlp: an empty parameter"},
+        {"mlp:foo=1", "(known: layers=5,hidden=300,batch=400, infer=0|1)"},
+        {"net.txt", "unknown model 'net.txt' (mlp alexnet vgg16 wresnet rnn "
+                    "transformer); a model file is read by "
+                    "kt_graph_load_file (ktile: --model-file)"},
     };
     size_t i;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
