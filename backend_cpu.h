@@ -3150,7 +3150,7 @@ kt_status kt_cpu_run_partitioned(const kt_graph *g, const kt_plan *p,
                                  const kt_cpu_options *opt,
                                  kt_cpu_devices *out, kt_error *err) {
     kt__run r;
-    int64_t d, ndev = prog->ndev;
+    int64_t d, ndev = prog ? prog->ndev : 0;
     int t, nt = kt_graph_tensor_count(g);
     kt_status s;
     memset(out, 0, sizeof *out);
@@ -4213,7 +4213,7 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
                              const kt_cpu_options *opt, kt_cpu_devices *out,
                              kt_cpu_swap_report *rep, kt_error *err) {
     kt__srun s;
-    int64_t d, ndev = prog->ndev;
+    int64_t d, ndev = prog ? prog->ndev : 0;
     int t, nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g);
     kt_status st;
     memset(out, 0, sizeof *out);

@@ -1655,8 +1655,10 @@ static kt_status kt__topology_check(kt_topology *t, const char *what,
 static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
     int64_t nd;
     int i;
-    kt_status s = kt__topology_levels(t, "(as given)", &nd, err);
-    if (s != KT_OK) return s;
+    kt_status s;
+    if (!t) return kt__fail(err, KT_ERR_INVALID, 0, "no topology (NULL)");
+    if ((s = kt__topology_levels(t, "(as given)", &nd, err)) != KT_OK)
+        return s;
     if (nd != t->ndev)
         return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): ndev "
                         "%lld, but its fanouts make %lld devices",
@@ -3450,7 +3452,10 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
     (void)p;
     memset(out, 0, sizeof *out);
     memset(&tg, 0, sizeof tg);
-    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
+    if ((s = kt__graph_check_final(g, err)) != KT_OK ||
+        (s = kt__topology_usable(t, err)) != KT_OK)
+        return s;
+    if (!prog) return kt__fail(err, KT_ERR_INVALID, 0, "no program (NULL)");
     if (order && (s = kt_schedule_check(g, order, g->nop, err)) != KT_OK)
         return s;
     if (t->ndev != prog->ndev)
@@ -9010,6 +9015,7 @@ kt_status kt_plan_mcmc(const kt_graph *g, const kt_factors *f,
     kt_mcmc_options o;
     kt_plan start;
     kt_status s;
+    if (!p) return kt__fail(err, KT_ERR_INVALID, 0, "mcmc: no plan (NULL)");
     if (!opt || opt->start != p)
         return kt__plan_mcmc(g, f, t, opt, p, result, err);
     o = *opt;
@@ -9055,7 +9061,8 @@ double kt_sync_collective(kt_collective c, double bytes, int64_t w,
                           double bandwidth, double phi, double delta) {
     double times;
     /* (written so that NaN arguments fail too) */
-    if ((unsigned)c > (unsigned)KT_REDUCE || w < 1 || !(bandwidth > 0) || !(bytes >= 0) || !(phi >= 0) ||
+    if ((unsigned)c > (unsigned)KT_REDUCE || w < 1 || !(bandwidth > 0) ||
+        !(bytes >= 0) || !(phi >= 0) ||
         !(delta >= 0) || isinf(bytes))
         return NAN;
     switch (c) {

@@ -65,7 +65,11 @@
      KT_MAX_VARS    16     most index variables in one statement
      KT_MAX_LINE    65536  longest model-file line accepted
      KT_MAX_NESTING 256    deepest nest of parentheses, minus signs and
-                           function calls in one expression
+                           function calls in one statement; its operator
+                           tree may be 4x as deep (a + b + ... is flat
+                           text), autodiff's statements twice that + 64.
+                           The recursions over a tree of 1023 operators
+                           need about 512 KB of stack
      KT_NAME_MAX    64     longest tensor or variable name + 1
      KT_MAX_DEVICES 2^20   most devices a plan may have
      KT_ZOO_MAX_BLOCKS 1024  most layers (x steps) of a zoo model
@@ -584,7 +588,8 @@ typedef struct kt_autodiff_options {
    strides), element-wise functions, broadcasts, max/min pooling and
    opaque(softmax_xent, ...).  Gradients are KT_GRADIENT tensors named
    d<name>; every generated op records the forward op it belongs to in
-   kt_op.group (Tofu 5.1 coarsening).  The loss gradient is an input. */
+   kt_op.group (Tofu 5.1 coarsening).  The loss gradient is an input.
+   The graph must be finalized; a failure leaves it as it was. */
 kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
                             kt_error *err);
 
@@ -2190,6 +2195,9 @@ typedef struct kt__parser {
     int cap_access, cap_expr;
     int in_opaque;
     int depth;       /* atoms being parsed, one inside another */
+    int nest_most;   /* the most such levels (KT_MAX_NESTING)            */
+    int *node_depth; /* per node of op.expr: its subtree's depth          */
+    int depth_most;  /* the deepest tree allowed                          */
     const kt__later_defs *later;
     kt__extent_src src[KT_MAX_VARS];
 } kt__parser;
@@ -2350,10 +2358,10 @@ static kt_status kt__index_too_large(kt__parser *ps) {
    with the square of the depth, small.  Levels in an index count on top
    of those of the value around it. */
 static kt_status kt__nest_enter(kt__parser *ps) {
-    if (++ps->depth <= KT_MAX_NESTING) return KT_OK;
+    if (++ps->depth <= ps->nest_most) return KT_OK;
     return kt__perr(ps, KT_ERR_LIMIT, "an expression nested more than %d "
                     "levels deep (parentheses, minus signs, function calls; "
-                    "KT_MAX_NESTING)", KT_MAX_NESTING);
+                    "KT_MAX_NESTING)", ps->nest_most);
 }
 
 /* sub(ps, out) one level deeper. */
@@ -2474,15 +2482,34 @@ static kt_status kt__parse_index_sum(kt__parser *ps, kt__affine *out) {
     return s;
 }
 
+/* Appends node e, whose children are already in place.  Every consumer
+   of the tree (evaluators, autodiff, printing) recurses over it, so its
+   depth is bounded as the parser's own nesting is: a + b + c + ... parses
+   in a loop but makes a tree as deep as it is long. */
 static kt_status kt__push_expr(kt__parser *ps, const kt_expr *e, int *index) {
     kt_op *op = &ps->op;
+    int d = 1;
     if (op->nexpr == ps->cap_expr) {
         int nc = ps->cap_expr ? 2 * ps->cap_expr : 16;
         kt_expr *ne = (kt_expr *)KT_REALLOC(op->expr, (size_t)nc * sizeof *ne);
+        int *nd;
         if (!ne) return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
         op->expr = ne;
+        nd = (int *)KT_REALLOC(ps->node_depth, (size_t)nc * sizeof *nd);
+        if (!nd) return kt__perr(ps, KT_ERR_NOMEM, "out of memory");
+        ps->node_depth = nd;
         ps->cap_expr = nc;
     }
+    if (e->kind == KT_EXPR_UNARY || e->kind == KT_EXPR_BINARY)
+        d = 1 + ps->node_depth[e->a];
+    if (e->kind == KT_EXPR_BINARY && 1 + ps->node_depth[e->b] > d)
+        d = 1 + ps->node_depth[e->b];
+    if (d > ps->depth_most)
+        return kt__perr(ps, KT_ERR_LIMIT, "an expression whose operator "
+                        "tree is more than %d levels deep (a chain of %d "
+                        "operators is as deep; 4 x KT_MAX_NESTING)",
+                        ps->depth_most, ps->depth_most);
+    ps->node_depth[op->nexpr] = d;
     op->expr[op->nexpr] = *e;
     *index = op->nexpr++;
     return KT_OK;
@@ -3082,8 +3109,15 @@ static kt_status kt__commit_op(kt__parser *ps, const char *out_name,
     return KT_OK;
 }
 
+/* How deep a statement may nest (KT_MAX_NESTING): a user's as the macro
+   says, its operator tree 4x as deep since an operator chain is flat text;
+   one autodiff wrote (`generated`) twice that, as a derivative's tree is
+   at most about twice as deep as its statement's and autodiff prints it
+   with a parenthesis per operator (test_graph's test_nesting_limit
+   differentiates statements at the limits). */
 static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
-                            const kt__later_defs *later, kt_error *err) {
+                            const kt__later_defs *later, int generated,
+                            kt_error *err) {
     kt__parser ps;
     char out_name[KT_NAME_MAX];
     int out_tensor;
@@ -3093,6 +3127,9 @@ static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
     ps.err = err;
     ps.line = line;
     ps.later = later;
+    ps.depth_most = 4 * KT_MAX_NESTING;
+    ps.nest_most = generated ? 2 * ps.depth_most + 64 : KT_MAX_NESTING;
+    if (generated) ps.depth_most = ps.nest_most;
     ps.lx.p = statement ? statement : "";
     out_name[0] = '\0';
     s = kt__parse_statement(&ps, out_name);
@@ -3104,6 +3141,7 @@ static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
     if (s == KT_OK) s = kt__infer_extents(&ps, out_tensor);
     if (s == KT_OK) s = kt__check_reads(&ps);
     if (s == KT_OK) s = kt__commit_op(&ps, out_name, out_tensor, statement);
+    KT_FREE(ps.node_depth);
     if (s != KT_OK) {
         kt__op_free(&ps.op);
         return s;
@@ -3117,7 +3155,7 @@ static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
 kt_status kt_graph_add_op(kt_graph *g, const char *statement, int line,
                           kt_error *err) {
     if (!g) return kt__fail(err, KT_ERR_INVALID, line, "no graph (NULL)");
-    return kt__add_op(g, statement, line, NULL, err);
+    return kt__add_op(g, statement, line, NULL, 0, err);
 }
 
 /* ---------------------------------------------------- ordering and checks */
@@ -3508,6 +3546,8 @@ kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
         buf[n] = '\0';
         at = end + 1;
         memset(&ps, 0, sizeof ps);
+        ps.nest_most = KT_MAX_NESTING; /* (declarations hold no expression) */
+        ps.depth_most = 4 * KT_MAX_NESTING;
         ps.g = g;
         ps.err = err;
         ps.line = lineno;
@@ -3542,7 +3582,7 @@ kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
                 }
             }
         } else {
-            s = kt__add_op(g, buf, lineno, &later, err);
+            s = kt__add_op(g, buf, lineno, &later, 0, err);
         }
     }
     if (s != KT_OK) goto done;
@@ -3606,6 +3646,20 @@ static kt_status kt__read_file(const char *path, const char *what,
             cap = nc;
         }
         got = fread(text + len, 1, cap - len - 1, f);
+        if (got && memchr(text + len, 0, got)) {
+            /* not text: said at once, not after reading 1 GiB of
+               /dev/zero (the parsers say it too, of text in memory) */
+            size_t at = (size_t)((char *)memchr(text + len, 0, got) - text), i;
+            int line = 1;
+            for (i = 0; i < at; i++) line += text[i] == '\n';
+            KT_FREE(text);
+            fclose(f);
+            kt__fail(err, KT_ERR_PARSE, 0, "%s %s: line %d: NUL byte at "
+                     "offset %lu: this is not a text file", what, path, line,
+                     (unsigned long)at);
+            if (err) err->line = line;
+            return KT_ERR_PARSE;
+        }
         len += got;
         if (got == 0) break;
     }
@@ -7013,7 +7067,7 @@ static kt_status kt__grad_opaque(const kt_graph *g, int o, int wrt,
 static kt_status kt__emit(kt_graph *g, kt__str *b, int group, kt_error *err) {
     kt_status s;
     if (b->oom) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
-    s = kt__add_op(g, b->s, 0, NULL, err);
+    s = kt__add_op(g, b->s, 0, NULL, 1, err);
     if (s != KT_OK && err) { /* named by the user's statement it derives */
         char msg[sizeof err->message];
         const kt_op *fwd = group >= 0 && group < g->nop ? &g->op[group] : NULL;
@@ -7255,6 +7309,7 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     char (*gname)[KT_NAME_MAX] = NULL;
     kt__name_set taken;
     kt__str b;
+    kt__graph_mark mark;
     kt_status s = KT_OK;
     memset(&b, 0, sizeof b);
     memset(&taken, 0, sizeof taken);
@@ -7262,7 +7317,8 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     if (opt) o = *opt;
     if (o.learning_rate <= 0) o.learning_rate = 0.01;
     if ((s = kt__graph_check_final(g, err)) != KT_OK ||
-        (s = kt__autodiff_check(g, err)) != KT_OK)
+        (s = kt__autodiff_check(g, err)) != KT_OK ||
+        (s = kt__graph_mark_set(g, &mark, err)) != KT_OK) /* (as parse) */
         return s;
     nfwd = g->nop;
     nt = g->ntensor;
@@ -7355,6 +7411,8 @@ kt_status kt_graph_autodiff(kt_graph *g, const kt_autodiff_options *opt,
     if (s == KT_OK) s = kt__mark_gradients(g, nt, need, gname, err);
     if (s == KT_OK) s = kt_graph_finalize(g, err);
 done:
+    if (s != KT_OK) kt__graph_rollback(g, &mark);
+    KT_FREE(mark.tensor);
     KT_FREE(need);
     KT_FREE(parts);
     KT_FREE(done);
@@ -7463,9 +7521,10 @@ static void kt__zoo_mlp(kt__zoo_net *net, const kt__zoo_args *a) {
     int64_t L = kt__zoo_get(a, "layers"), H = kt__zoo_get(a, "hidden"),
             B = kt__zoo_get(a, "batch");
     int64_t l;
-    kt__str_add(b, "# SOYBEAN 2.2 / Figure 8: %lld fully connected layers of "
+    kt__str_add(b, "# SOYBEAN 2.2 / Figure 8: %lld fully connected layer%s of "
                 "%lld, batch %lld\ninput x0[%lld,%lld]\n", (long long)L,
-                (long long)H, (long long)B, (long long)B, (long long)H);
+                L == 1 ? "" : "s", (long long)H, (long long)B, (long long)B,
+                (long long)H);
     for (l = 1; l <= L; l++) {
         kt__str_add(b, "weight W%lld[%lld,%lld]\n", (long long)l, (long long)H,
                     (long long)H);

@@ -451,8 +451,9 @@ static int cmd_cost(int argc, char **argv) {
         format_factors(&f, fa, sizeof fa);
         kt_tiling_format(&from, tf, sizeof tf);
         kt_tiling_format(&to, tt, sizeof tt);
-        printf("tensor   %s, %lld elements of %lld bytes (%lld bytes)\n", sh,
-               (long long)elements, (long long)elem, (long long)size);
+        printf("tensor   %s, %lld element%s of %lld bytes (%lld bytes)\n",
+               sh, (long long)elements, elements == 1 ? "" : "s",
+               (long long)elem, (long long)size);
         printf("factors  %s (%lld device%s)\n", fa, (long long)ndev,
                ndev == 1 ? "" : "s");
         printf("from     %s\nto       %s\n", tf, tt);
@@ -2233,7 +2234,7 @@ static int cmd_plan(int argc, char **argv) {
            plan that --start dp refines, so without it they would be
            ignored */
         if (opt.objective == KT_OBJECTIVE_BYTES && o[O_OBJECTIVE].value &&
-            !(o[O_START].value && strcmp(o[O_START].value, "dp") == 0)) {
+            (!o[O_START].value || strcmp(o[O_START].value, "data") == 0)) {
             kt_graph_destroy(g);
             return fail(EXIT_BAD_INPUT, "plan: --objective bytes would be "
                         "ignored: --strategy mcmc minimises simulated time, "

@@ -87,10 +87,17 @@ expect_bad_msg 'has 2 cuts but there is 1 factor$' cost --shape 4x4 \
 expect_bad_msg "the factor 1 is below 2" cost --shape 4x4 --factors 2,1 \
     --from S0.S1 --to R
 # a file past the 1 GiB any input file may have is bad input (exit 2), not
-# an internal failure
+# an internal failure (an endless text through a FIFO); a file that is not
+# text is refused at its first NUL byte, not after reading 1 GiB of it
 if [ -r /dev/zero ]; then
-    expect_bad_msg 'model file /dev/zero is larger than 1 GiB' \
+    expect_bad_msg 'model file /dev/zero: line 1: NUL byte at offset 0' \
         plan --model-file /dev/zero --devices 2
+fi
+if mkfifo "$dir/endless" 2>/dev/null; then
+    yes 'input x[4]' >"$dir/endless" 2>/dev/null &
+    expect_bad_msg "model file $dir/endless is larger than 1 GiB" \
+        plan --model-file "$dir/endless" --devices 2
+    wait
 fi
 # a factor that is not a whole number is quoted, not read as its digits
 expect_bad_msg "factor '1e308' is not a whole number" cost --shape 8x6 \

@@ -1736,6 +1736,38 @@ static void test_parse_rollback(void) {
     CHECK(kt_graph_tensor_count(g) == 5 && kt_graph_op_count(g) == 3);
     CHECK(kt_graph_tensor(g, w)->updater >= 0);
     kt_graph_destroy(g);
+
+    /* autodiff undoes a failure too: y's gradient is written before h's
+       op (34 reads, more than autodiff's statements take) fails */
+    {
+        char src[1024];
+        size_t n = (size_t)snprintf(src, sizeof src,
+                                    "input x[4]\nweight w[4]\nh[i] = w[i]");
+        int k, nt, no;
+        kt_factors f;
+        kt_plan p;
+        for (k = 1; k < 34; k++)
+            n += (size_t)snprintf(src + n, sizeof src - n, " + w[i]");
+        snprintf(src + n, sizeof src - n, "\ny[i] = relu(h[i])\nloss y\n");
+        g = expect_ok("autodiff fails", src);
+        if (g) {
+            nt = kt_graph_tensor_count(g);
+            no = kt_graph_op_count(g);
+            s = kt_graph_autodiff(g, NULL, &err);
+            CHECKF(s == KT_ERR_LIMIT && has(err.message, "too many reads"),
+                   "%d %s", s, err.message);
+            CHECK(kt_graph_tensor_count(g) == nt && kt_graph_op_count(g) == no);
+            CHECK(kt_graph_find_tensor(g, "dh") < 0 &&
+                  kt_graph_find_tensor(g, "dy") < 0);
+            CHECK(kt_graph_tensor(g, kt_graph_find_tensor(g, "w"))->kind ==
+                  KT_WEIGHT);
+            kt_factors_default(2, &f, &err);
+            s = kt_plan_search(g, &f, NULL, &p, &err); /* still finalized */
+            CHECKF(s == KT_OK, "%s", err.message);
+            kt_plan_free(&p);
+            kt_graph_destroy(g);
+        }
+    }
 }
 
 /* The functions that take one op or tensor of a plan check that the plan
@@ -1919,6 +1951,62 @@ static void test_nesting_limit(void) {
                        "case %d depth %d: %d %s", c, depth, s, err.message);
             kt_graph_destroy(g);
             if (depth == 10000) break;
+        }
+    }
+    /* an operator chain is flat text but a tree as deep as it is long:
+       4 x KT_MAX_NESTING operators (each a level above the first read) */
+    for (depth = 4 * KT_MAX_NESTING - 1; depth <= 4 * KT_MAX_NESTING;
+         depth++) {
+        size_t n = (size_t)snprintf(src, cap, "input x[4]\ny[i] = x[i]");
+        kt_graph *g = NULL;
+        kt_error err;
+        kt_status s;
+        int k;
+        for (k = 0; k < depth; k++)
+            n += (size_t)snprintf(src + n, cap - n, " + 1");
+        snprintf(src + n, cap - n, "\n");
+        s = parse(src, &g, &err);
+        if (depth < 4 * KT_MAX_NESTING)
+            CHECKF(s == KT_OK, "chain of %d: %s", depth, err.message);
+        else
+            CHECKF(s == KT_ERR_LIMIT && err.line == 2 &&
+                       has(err.message, "operator tree is more than 1024"),
+                   "chain of %d: %d %s", depth, s, err.message);
+        kt_graph_destroy(g);
+    }
+    /* autodiff differentiates what parses, at the limits: its statements
+       may nest about twice as deep (a nest's derivative repeats the nest
+       inside a chain of factors) and print a parenthesis per operator */
+    {
+        static const char *const nest[] = {"tanh(", "sigmoid(", "-"};
+        int c2;
+        for (c2 = 0; c2 < 4; c2++) {
+            size_t n = (size_t)snprintf(src, cap, "input x[4]\nweight w[4]\n"
+                                                  "y[i] = ");
+            kt_graph *g = NULL;
+            kt_error err;
+            kt_status s;
+            int k;
+            if (c2 < 3) {
+                for (k = 0; k < KT_MAX_NESTING - 1; k++)
+                    n += (size_t)snprintf(src + n, cap - n, "%s", nest[c2]);
+                n += (size_t)snprintf(src + n, cap - n, "x[i] * w[i]");
+                for (k = 0; c2 < 2 && k < KT_MAX_NESTING - 1; k++)
+                    n += (size_t)snprintf(src + n, cap - n, ")");
+            } else { /* a chain of products of constants, 4x as long */
+                n += (size_t)snprintf(src + n, cap - n, "x[i] * w[i]");
+                for (k = 0; k < 4 * KT_MAX_NESTING - 2; k++)
+                    n += (size_t)snprintf(src + n, cap - n, " * 2");
+            }
+            snprintf(src + n, cap - n, "\nloss y\n");
+            s = parse(src, &g, &err);
+            CHECKF(s == KT_OK, "autodiff case %d: parse: %s", c2, err.message);
+            if (s == KT_OK) {
+                s = kt_graph_autodiff(g, NULL, &err);
+                CHECKF(s == KT_OK, "autodiff case %d: %.300s", c2,
+                       err.message);
+            }
+            kt_graph_destroy(g);
         }
     }
     free(src);
