@@ -2269,7 +2269,13 @@ static kt_status kt__profile_line(const kt_graph *g, char *line,
             return kt__fail(err, KT_ERR_PARSE, lineno, "profile: operator %s "
                             "has %d index variables, '%s' gives more "
                             "extents", name, op->nvars, ext);
-        if (end == p || v < 1 || v > op->var[n].extent)
+        /* (digits only: strtoll would also take blanks and a sign, and an
+           empty field, `16xx64`, was reported as out of range) */
+        if (!isdigit((unsigned char)*p))
+            return kt__fail(err, KT_ERR_PARSE, lineno, "profile: operator %s: "
+                            "extent %d of '%s' is not a whole number (digits; "
+                            "extents joined by x)", name, n + 1, ext);
+        if (v < 1 || v > op->var[n].extent)
             return kt__fail(err, KT_ERR_PARSE, lineno, "profile: operator %s: "
                             "extent %d of '%s' must be 1 to %lld (variable "
                             "%s)", name, n + 1, ext,

@@ -93,7 +93,8 @@ if [ -r /dev/zero ]; then
     expect_bad_msg 'model file /dev/zero: line 1: NUL byte at offset 0' \
         plan --model-file /dev/zero --devices 2
 fi
-if mkfifo "$dir/endless" 2>/dev/null; then
+# (not under valgrind: its memchr takes minutes over 1 GiB)
+if [ -z "${KT_WRAP:-}" ] && mkfifo "$dir/endless" 2>/dev/null; then
     yes 'input x[4]' >"$dir/endless" 2>/dev/null &
     expect_bad_msg "model file $dir/endless is larger than 1 GiB" \
         plan --model-file "$dir/endless" --devices 2

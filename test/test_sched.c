@@ -3720,6 +3720,10 @@ static void test_profile(void) {
             {"x2 16x64x16\n", "EXTENTS SECONDS", 1},
             {"x2 16x64x16 1 2\n", "EXTENTS SECONDS", 1},
             {"x2 16,64,16 1\n", "joined by x", 1},
+            {"x2 16xx64 1\n", "extent 2 of '16xx64' is not a whole number",
+             1},
+            {"x2 16x-64x16 1\n", "extent 2 of '16x-64x16' is not a whole",
+             1},
             {"x2 16x64x16 1\nx2 16x64x16 2\n", "lines 1 and 2", 2},
         };
         for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
