@@ -3115,6 +3115,17 @@ static kt_status kt__commit_op(kt__parser *ps, const char *out_name,
    at most about twice as deep as its statement's and autodiff prints it
    with a parenthesis per operator (test_graph's test_nesting_limit
    differentiates statements at the limits). */
+static void kt__parser_start(kt__parser *ps, kt_graph *g, kt_error *err,
+                             int line, int generated) {
+    memset(ps, 0, sizeof *ps);
+    ps->g = g;
+    ps->err = err;
+    ps->line = line;
+    ps->depth_most = 4 * KT_MAX_NESTING;
+    ps->nest_most = generated ? 2 * ps->depth_most + 64 : KT_MAX_NESTING;
+    if (generated) ps->depth_most = ps->nest_most;
+}
+
 static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
                             const kt__later_defs *later, int generated,
                             kt_error *err) {
@@ -3122,14 +3133,8 @@ static kt_status kt__add_op(kt_graph *g, const char *statement, int line,
     char out_name[KT_NAME_MAX];
     int out_tensor;
     kt_status s;
-    memset(&ps, 0, sizeof ps);
-    ps.g = g;
-    ps.err = err;
-    ps.line = line;
+    kt__parser_start(&ps, g, err, line, generated);
     ps.later = later;
-    ps.depth_most = 4 * KT_MAX_NESTING;
-    ps.nest_most = generated ? 2 * ps.depth_most + 64 : KT_MAX_NESTING;
-    if (generated) ps.depth_most = ps.nest_most;
     ps.lx.p = statement ? statement : "";
     out_name[0] = '\0';
     s = kt__parse_statement(&ps, out_name);
@@ -3545,12 +3550,7 @@ kt_status kt_graph_parse(kt_graph *g, const char *text, size_t len,
         memcpy(buf, text + at, n);
         buf[n] = '\0';
         at = end + 1;
-        memset(&ps, 0, sizeof ps);
-        ps.nest_most = KT_MAX_NESTING; /* (declarations hold no expression) */
-        ps.depth_most = 4 * KT_MAX_NESTING;
-        ps.g = g;
-        ps.err = err;
-        ps.line = lineno;
+        kt__parser_start(&ps, g, err, lineno, 0);
         ps.lx.p = buf;
         if ((s = kt__next(&ps)) != KT_OK) break;
         if (ps.lx.tok == KT__TOK_END) continue;
@@ -3616,6 +3616,7 @@ static kt_status kt__read_file(const char *path, const char *what,
                                kt_error *err) {
     FILE *f = fopen(path, "rb");
     char *text = NULL;
+    const char *nul;
     size_t len = 0, cap = 0, got;
     *text_out = NULL;
     *len_out = 0;
@@ -3646,10 +3647,11 @@ static kt_status kt__read_file(const char *path, const char *what,
             cap = nc;
         }
         got = fread(text + len, 1, cap - len - 1, f);
-        if (got && memchr(text + len, 0, got)) {
+        nul = got ? (const char *)memchr(text + len, 0, got) : NULL;
+        if (nul) {
             /* not text: said at once, not after reading 1 GiB of
                /dev/zero (the parsers say it too, of text in memory) */
-            size_t at = (size_t)((char *)memchr(text + len, 0, got) - text), i;
+            size_t at = (size_t)(nul - text), i;
             int line = 1;
             for (i = 0; i < at; i++) line += text[i] == '\n';
             KT_FREE(text);
@@ -3953,9 +3955,17 @@ static kt_status kt__plan_shape_check(const kt_graph *g, const kt_plan *p,
     return kt_factors_check(&p->f, err);
 }
 
+/* Op op's conversions under the plan truncated to its first ncuts cuts
+   (all checked by the caller). */
+static kt_status kt__plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
+                                  int ncuts, int64_t *bytes, kt_error *err) {
+    kt_factors fp = kt__prefix_factors(&p->f, ncuts);
+    return kt__op_cost(g, op, &fp, p->tiling, &p->split[op * KT_MAX_CUTS],
+                       bytes, err);
+}
+
 kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
                           int ncuts, int64_t *bytes, kt_error *err) {
-    kt_factors fp;
     kt_status s = kt__plan_shape_check(g, p, err);
     if (s != KT_OK) return s;
     if (!bytes) return kt__fail(err, KT_ERR_INVALID, 0, "no bytes (NULL)");
@@ -3963,9 +3973,7 @@ kt_status kt_plan_op_cost(const kt_graph *g, const kt_plan *p, int op,
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d or cut count %d out "
                         "of range (%d ops, %d cuts)", op, ncuts, g->nop,
                         p->f.count);
-    fp = kt__prefix_factors(&p->f, ncuts);
-    return kt__op_cost(g, op, &fp, p->tiling, &p->split[op * KT_MAX_CUTS],
-                       bytes, err);
+    return kt__plan_op_cost(g, p, op, ncuts, bytes, err);
 }
 
 /* A plan of g's shape: every tiling valid, and every op's split at each
@@ -4009,7 +4017,7 @@ kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err) {
     for (i = 1; i <= p->f.count; i++) {
         int64_t total = 0, bytes;
         for (o = 0; o < g->nop; o++) {
-            if ((s = kt_plan_op_cost(g, p, o, i, &bytes, err)) != KT_OK)
+            if ((s = kt__plan_op_cost(g, p, o, i, &bytes, err)) != KT_OK)
                 return s;
             total += bytes;
         }
@@ -4025,20 +4033,23 @@ kt_status kt_plan_eval(const kt_graph *g, kt_plan *p, kt_error *err) {
    level of nesting, and tiles form a grid: so the last device holds the
    largest tile of every tensor (and computes the largest tile of every
    op). */
-int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t) {
-    const kt_tensor *x;
+static int64_t kt__largest_tile_bytes(const kt_graph *g, const kt_plan *p,
+                                      int t) {
+    const kt_tensor *x = &g->tensor[t];
     kt_box b;
-    int64_t v;
+    int64_t v = x->elem_bytes;
     int k;
-    if (kt__plan_shape_check(g, p, NULL) != KT_OK || t < 0 ||
-        t >= g->ntensor)
-        return -1;
-    x = &g->tensor[t];
-    v = x->elem_bytes;
     kt_tiling_device_box(&p->tiling[t], x->rank, x->shape, &p->f,
                          kt_factors_devices(&p->f) - 1, &b, NULL);
     for (k = 0; k < x->rank; k++) v *= b.r[k].hi - b.r[k].lo;
     return v;
+}
+
+int64_t kt_plan_tensor_bytes(const kt_graph *g, const kt_plan *p, int t) {
+    if (kt__plan_shape_check(g, p, NULL) != KT_OK || t < 0 ||
+        t >= g->ntensor)
+        return -1;
+    return kt__largest_tile_bytes(g, p, t);
 }
 
 int kt_plan_format_split(const kt_graph *g, const kt_plan *p, int op,
@@ -4559,7 +4570,7 @@ int64_t kt_plan_memory(const kt_graph *g, const kt_plan *p) {
     int64_t total = 0;
     int t;
     if (kt__plan_shape_check(g, p, NULL) != KT_OK) return -1;
-    for (t = 0; t < g->ntensor; t++) total += kt_plan_tensor_bytes(g, p, t);
+    for (t = 0; t < g->ntensor; t++) total += kt__largest_tile_bytes(g, p, t);
     return total;
 }
 
