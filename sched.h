@@ -263,8 +263,9 @@ typedef struct kt_kind_range {
    latency (s).  Specs:
      flat:N:BW                       one level of N devices
      nodes:MxG:INTRA_BW:INTER_BW     M nodes of G devices
-   bandwidths in bytes/s with K, M, G, T suffixes (powers of 1000), or
-   bits/s with a trailing b (400Gb); every device is of one unnamed kind
+   bandwidths in bytes/s with K, M, G, T prefixes (powers of 1000, either
+   case), or bits/s with b or bit (400Gb, 400gbps; 50GB/s for bytes);
+   every device is of one unnamed kind
    (an H200-class roofline, kt_machine_default).  A topology file has
    lines
      level FANOUT BANDWIDTH [LATENCY]      (slowest level first)

@@ -550,7 +550,8 @@ double kt_plan_step_seconds(const kt_graph *g, const kt_plan *p,
    67 TFLOP/s fp32, 4.8 TB/s HBM). */
 kt_machine kt_machine_default(void);
 /* "flat:N:BW" or "nodes:MxG:INTRA_BW:INTER_BW" (BW in bytes/s with K, M,
-   G suffixes, powers of 1000, or bits/s with a trailing b: 400Gb). */
+   G, T prefixes, powers of 1000 in either case, or bits/s with b or bit:
+   400Gb, 400gbps; 50GB/s for bytes). */
 kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err);
 /* The interconnect level cut i (0-based) is priced at: the slowest level
    that two devices differing only in their cut-i coordinate talk over
@@ -4159,23 +4160,37 @@ static int kt__decimal_text(const char *text, size_t len) {
     return 1;
 }
 
-/* A rate with an optional K, M, G or T (powers of 1000) and b (bits) or
-   B: "300G" -> 3e11, "400Gb" -> 5e10; 0 unless from 1 to `most`. */
+/* A rate with an optional prefix K, M, G or T (powers of 1000, either
+   case: link speeds are quoted both ways, "100Gbps", "25gbit"), an
+   optional unit b or bit (bits) or B (bytes), and an optional "/s" ("ps"
+   after a unit): "300G" -> 3e11, "400Gb" -> 5e10, "50GB/s" -> 5e10,
+   "100gbps" and "100Gbit/s" -> 1.25e10; 0 unless from 1 to `most`. */
 static int kt__parse_rate(const char *text, size_t len, double most,
                           double *out) {
+    static const char prefixes[] = "kmgt";
     char buf[64], *end;
+    const char *at;
     double v, scale = 1;
+    int i, unit = 0;
     if (len >= sizeof buf || !kt__decimal_text(text, len)) return 0;
     memcpy(buf, text, len);
     buf[len] = '\0';
     v = strtod(buf, &end);
     if (end == buf) return 0;
-    if (*end == 'K') { scale = 1e3; end++; }
-    else if (*end == 'M') { scale = 1e6; end++; }
-    else if (*end == 'G') { scale = 1e9; end++; }
-    else if (*end == 'T') { scale = 1e12; end++; }
-    if (*end == 'b') { scale /= 8; end++; }
-    else if (*end == 'B') end++;
+    at = *end ? strchr(prefixes, tolower((unsigned char)*end)) : NULL;
+    if (at) {
+        for (i = 0; i <= at - prefixes; i++) scale *= 1e3;
+        end++;
+    }
+    if (!strncmp(end, "bit", 3) || *end == 'b') {
+        scale /= 8;
+        end += strncmp(end, "bit", 3) ? 1 : 3;
+        unit = 1;
+    } else if (*end == 'B') {
+        end++;
+        unit = 1;
+    }
+    if (!strcmp(end, "/s") || (unit && !strcmp(end, "ps"))) end += 2;
     if (*end || !kt__rate_ok(v * scale, most)) return 0; /* NaN, inf too */
     *out = v * scale;
     return 1;
@@ -4212,6 +4227,7 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
         m->level_fanout[0] = n;
     } else if (nf == 4 && flen[0] == 5 && !strncmp(f[0], "nodes", 5)) {
         char *end;
+        int k;
         long nodes = strtol(f[1], &end, 10), gpus;
         if (end == f[1] || *end != 'x' || nodes < 1 ||
             !isdigit((unsigned char)f[1][0]) ||
@@ -4225,13 +4241,15 @@ kt_status kt_machine_parse(const char *spec, kt_machine *m, kt_error *err) {
         m->nlevels = 2;
         m->level_fanout[0] = nodes;
         m->level_fanout[1] = gpus;
-        if (!kt__parse_rate(f[3], flen[3], KT__MAX_BANDWIDTH,
-                            &m->level_bw[0]) ||
-            !kt__parse_rate(f[2], flen[2], KT__MAX_BANDWIDTH,
-                            &m->level_bw[1]))
-            return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
-                            "bandwidth (1 to 1e18 bytes/s, e.g. 450G, "
-                            "400Gb)", spec);
+        /* level 0 is the slowest, the network between nodes (field 3) */
+        for (k = 2; k <= 3; k++)
+            if (!kt__parse_rate(f[k], flen[k], KT__MAX_BANDWIDTH,
+                                &m->level_bw[3 - k]))
+                return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': bad "
+                                "%s bandwidth '%.*s' (1 to 1e18 bytes/s, "
+                                "e.g. 450G, 400Gb)", spec,
+                                k == 2 ? "INTRA" : "INTER", (int)flen[k],
+                                f[k]);
     } else {
         return kt__fail(err, KT_ERR_INVALID, 0, "topology '%s': expected "
                         "flat:N:BW or nodes:MxG:INTRA_BW:INTER_BW", spec);

@@ -110,8 +110,8 @@ expect_bad_msg "expected ga, none" swap --model "$M" --memory 1G --search x
 expect_bad_msg "not both" swap --model "$M" --memory 1G --seconds 1 \
     --generations 2
 expect_bad_msg "host-bw" swap --model "$M" --memory 1G --host-bw -3
-# --host-bw reads bandwidths as topology specs do: 400Gb is 50G, and the
-# suffixes are upper case there too
+# --host-bw reads bandwidths as topology specs do: 400Gb is 50G, and so
+# are 400gbps and 50GB/s
 expect_json "$dir/hb_bits.json" swap --model "$M" --memory 3M --search none \
     --host-bw 400Gb --json
 expect_json "$dir/hb_bytes.json" swap --model "$M" --memory 3M --search none \
@@ -123,7 +123,15 @@ a, b, c = (open(p).read() for p in sys.argv[1:4])
 assert a == b, (a, b)
 assert json.loads(c)["step_seconds"] > json.loads(a)["step_seconds"], (a, c)' \
     "$dir/hb_bits.json" "$dir/hb_bytes.json" "$dir/hb_slow.json"
-expect_bad_msg "host-bw '25g'" swap --model "$M" --memory 1G --host-bw 25g
+expect_json "$dir/hb_bits2.json" swap --model "$M" --memory 3M --search none \
+    --host-bw 400gbps --json
+expect_json "$dir/hb_bytes2.json" swap --model "$M" --memory 3M --search none \
+    --host-bw 50GB/s --json
+check "--host-bw 400gbps and 50GB/s are 50G" 'import sys
+a, b, c = (open(p).read() for p in sys.argv[1:4])
+assert a == b == c, (a, b, c)' \
+    "$dir/hb_bytes.json" "$dir/hb_bits2.json" "$dir/hb_bytes2.json"
+expect_bad_msg "host-bw '25q'" swap --model "$M" --memory 1G --host-bw 25q
 # below 1 byte/s the simulation's times overflow: refused as the option it
 # is, not reported as the memory's fault
 expect_bad_msg "host-bw '0.5'" swap --model "$M" --memory 64K --host-bw 0.5 \

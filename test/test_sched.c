@@ -5906,7 +5906,17 @@ static void test_topology_strict(void) {
     static const char *const specs[] = {
         "flat: 8:1G", "flat:+8:1G", "flat:8: 1G", "flat:8:+1G",
         "flat:8:0x10G", "nodes: 2x4:1G:1G", "nodes:2x 4:1G:1G",
-        "nodes:2x+4:1G:1G", "nodes:2x4:1G:-1G"};
+        "nodes:2x+4:1G:1G", "nodes:2x4:1G:-1G", "flat:8:1Gps",
+        "flat:8:1bi", "flat:8:1Gb/ss", "flat:8:1GBB", "flat:8:1x"};
+    /* rates as link speeds are quoted: either case, bits or bytes, a
+       "/s" or "ps" after the unit */
+    static const struct {
+        const char *spec;
+        double bw;
+    } rates[] = {{"flat:8:400gbps", 5e10},  {"flat:8:400Gbit/s", 5e10},
+                 {"flat:8:50GB/s", 5e10},   {"flat:8:50g", 5e10},
+                 {"flat:8:2kB", 2e3},       {"flat:8:3T/s", 3e12},
+                 {"flat:8:8Mbit", 1e6},     {"flat:8:.5tBps", 5e11}};
     static const struct {
         const char *text, *msg;
     } files[] = {
@@ -5935,6 +5945,17 @@ static void test_topology_strict(void) {
                "'%s': %s", files[i].text, err.message);
     CHECK(kt_topology_parse("flat:8:.5T", &t, &err) == KT_OK &&
           t.bandwidth[0] == 5e11);
+    for (i = 0; i < sizeof rates / sizeof rates[0]; i++)
+        CHECKF(kt_topology_parse(rates[i].spec, &t, &err) == KT_OK &&
+                   t.bandwidth[0] == rates[i].bw,
+               "'%s': %s", rates[i].spec, err.message);
+    /* a bad bandwidth of nodes: names which one */
+    CHECKF(kt_topology_parse("nodes:2x4:1G:4x", &t, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "INTER bandwidth '4x'"),
+           "%s", err.message);
+    CHECKF(kt_topology_parse("nodes:2x4:4x:1G", &t, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "INTRA bandwidth '4x'"),
+           "%s", err.message);
     CHECK(kt_topology_parse_text("level 8 1e9 2.5e-6\ndevice flops 1T\n"
                                  "device membw 2T\n", "t.txt", &t,
                                  &err) == KT_OK &&
