@@ -412,7 +412,10 @@ typedef struct kt_sim {
                              to a whole number of these (a power of two,
                              2^-50 to 2^-48 of the sum of all run times;
                              see kt_sim_run)                              */
-    double *busy;         /* per compute device, seconds busy              */
+    double *busy;         /* per compute device, seconds busy: sized by
+                             kt_sim_run (NULL in a kt_sim filled by hand;
+                             a caller's must come from KT_MALLOC, as
+                             kt_sim_free frees it)                         */
     const double *start;  /* per task, when it starts and ends (s), after  */
     const double *end;    /*   kt_sim_run and kt_sim_timeline; owned by the
                              simulation state (freed by kt_sim_invalidate),
@@ -3624,6 +3627,8 @@ struct kt__sim_work {
                               tasks (delta and proposal runs)              */
     int simulated;       /* a timeline of the current task graph exists     */
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
+    size_t cap_busy;     /* ... and of s->busy, when it is busy_sized      */
+    const double *busy_sized;
     double tick;         /* the tick of the last run's run times, 0: none */
     int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
                                     2^(e-1): tick_hist[e - KT__EXP_LO]  */
@@ -3942,6 +3947,22 @@ static int kt__sim_grow_work(kt_sim *s) {
 /* kt__sim_grow_work for a run (kt__sim_prepare starts with it), the
    sizes checked first; out of memory, the workspace is freed (a failed
    run leaves no half-sized workspace behind). */
+/* s->busy with room for every device: a kt_sim filled by hand may leave
+   it NULL, or keep the array of a run on fewer devices; one the run did
+   not size itself (a caller's, KT_MALLOC'd as kt_sim_free expects) is
+   reallocated to the length needed.  0 when out of memory. */
+static int kt__sim_size_busy(kt_sim *s) {
+    struct kt__sim_work *w = s->work;
+    void *p;
+    if (!s->busy || s->busy != w->busy_sized) w->cap_busy = 0;
+    p = kt__sim_grow(s->busy, &w->cap_busy, (size_t)s->ndev + 1,
+                     sizeof(double));
+    if (!p) return 0;
+    s->busy = (double *)p;
+    w->busy_sized = s->busy;
+    return 1;
+}
+
 static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     int n = s->ntask;
     if (s->ndev < 0 || s->nlink < 0 || n < 0)
@@ -3956,7 +3977,7 @@ static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
                         "%lld links are more than KT_SIM_MAX_RESOURCES (%d)",
                         (long long)s->ndev, (long long)s->nlink,
                         (int)KT_SIM_MAX_RESOURCES);
-    if (kt__sim_grow_work(s)) return KT_OK;
+    if (kt__sim_grow_work(s) && kt__sim_size_busy(s)) return KT_OK;
     kt_sim_invalidate(s);
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory simulating");
 }
@@ -4138,7 +4159,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     size_t e = 0, ne_old, nst = 0, next_first = (size_t)-1;
     uint64_t bits, run_bits = 0;
     double run_s = 0, run_q = 0;
-    double guess, per_s, *busy = s->busy;
+    double guess, per_s, *busy;
     int64_t ndev = s->ndev;
     kt_status st;
     /* the previous timeline is gone (its arrays may move): start and end
@@ -4147,6 +4168,7 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     st = kt__sim_reserve(s, err);
     if (st != KT_OK) return st;
     w = s->work;
+    busy = s->busy; /* (sized by the reserve: it may have moved) */
     same = w->derived && w->n == n && w->nres == s->ndev + s->nlink &&
            w->ndev == s->ndev;
     ne_old = same ? w->ne : 0;
@@ -5341,7 +5363,8 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     unsigned ep;
     double per_s;
     kt_status st;
-    if (!w || !w->simulated || w->n != s->ntask)
+    /* (busy replaced since: its length is unknown) */
+    if (!w || !w->simulated || w->n != s->ntask || s->busy != w->busy_sized)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
     if (n < 0 || (n > 0 && (!tasks || !seconds)))

@@ -3405,6 +3405,38 @@ static void test_queue_order(void) {
            "order");
 }
 
+/* A kt_sim filled by hand without busy times (NULL) gets them from the
+   run; refilled with more devices, the run's own array grows with them.
+   (Under the sanitizers and valgrind a write past its end fails.) */
+static void test_sim_busy_sized(void) {
+    kt_sim s;
+    kt_error err;
+    int i, ndev;
+    memset(&s, 0, sizeof s);
+    for (ndev = 2; ndev <= 2000; ndev *= 10) {
+        /* one 1 s task per device and one 2 s task on the last, after
+           the first */
+        s.ntask = ndev + 1;
+        s.ndev = ndev;
+        free(s.task);
+        free(s.pred);
+        s.task = (kt_sim_task *)calloc((size_t)s.ntask, sizeof(kt_sim_task));
+        s.pred = (int *)calloc(1, sizeof(int));
+        for (i = 0; i < ndev; i++) {
+            s.task[i].device = i;
+            s.task[i].seconds = 1;
+        }
+        s.task[ndev].device = ndev - 1;
+        s.task[ndev].seconds = 2;
+        s.task[ndev].npred = 1; /* pred[0] = 0 */
+        CHECKF(kt_sim_run(&s, &err) == KT_OK, "%d devices: %s", ndev,
+               err.message);
+        CHECK(s.busy && s.step_seconds == 3 && s.busy[0] == 1 &&
+              s.busy[ndev - 1] == 3 && s.busy[ndev / 2] == (ndev > 2 ? 1 : 3));
+    }
+    kt_sim_free(&s);
+}
+
 /* A device still busy at the checkpoint a delta resumes from: task 0 runs
    1000 s on device 1 while device 0 runs a chain of 1 s tasks; the last
    task waits for both.  Lengthening a task of the chain moves the rest of
@@ -3609,6 +3641,7 @@ static void test_delta(void) {
     test_delta_repeats();
     test_tiny_times();
     test_delta_random();
+    test_sim_busy_sized();
     test_delta_busy();
     test_delta_hidden(0);
     test_delta_hidden(1);
