@@ -14,7 +14,9 @@
 #      (the model outputs; its CPU column is left out of README.md);
 #   3. the swap tables' ideal steps are what `ktile swap --search none`
 #      reports with memory for everything (every place README.md gives
-#      them).
+#      them);
+#   4. the table of default factors on nodes: topologies ("The search"):
+#      each row's factors and simulated steps, as `ktile sim` prints them.
 #
 # Environment: KTILE (default build/ktile), KT_WRAP (a command put in front
 # of every ktile run, e.g. valgrind).  Ends with "N passed, M failed".
@@ -164,6 +166,29 @@ table_ideals = ["%.2f ms" % (1e3 * ideal(
     "wresnet:depth=152,widen=1,batch=%d,infer=1" % b)) for b in (1, 16, 32, 64)]
 row = "| ideal | " + " | ".join(table_ideals) + " |"
 check(row in readme, "README's Table 5.2 lacks the ideal row", row)
+
+# 4. the simulated steps of the default factors on nodes: topologies
+#    ("The search"): each row's two steps, as `ktile sim` prints them
+def sim_step(args):
+    """The factors and step `ktile sim` prints for the MLP on args."""
+    got = ktile_run("sim --model mlp:layers=4,hidden=1024,batch=64 " + args)
+    fac = [l.split("factors ")[1].rstrip(")") for l in got
+           if l.startswith("devices ") and "factors " in l]
+    steps = [l.split()[1] + " us" for l in got if l.startswith("step ")]
+    return (fac[0] if fac else "?", steps[0] if steps else "?")
+
+table_rows = re.findall(r"^\| `nodes:(\d+)x(\d+):300G:25G` \| ([\d,]+) \| "
+                        r"([\d.]+ us) \| ([\d,]+) \| ([\d.]+ us) \|$",
+                        readme, re.M)
+check(len(table_rows) == 5, "README's factors table: %d rows, expected 5" %
+      len(table_rows))
+for m, g, new_f, new_step, old_f, old_step in table_rows:
+    topo = "--devices %d --topology nodes:%sx%s:300G:25G" % (
+        int(m) * int(g), m, g)
+    got = sim_step(topo) + sim_step(topo + " --factors " + old_f)
+    want = (new_f, new_step, old_f, old_step)
+    check(got == want, "README's factors row nodes:%sx%s: %s, ktile: %s" %
+          (m, g, want, got))
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
