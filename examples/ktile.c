@@ -283,6 +283,16 @@ static int parse_shape(const char *text, int *rank, int64_t *shape) {
     return 0;
 }
 
+/* The largest divisor of n no greater than its square root (1 for a
+   prime): n / d, d is the two-cut factorisation closest to square, the
+   example a refusal of too many cuts suggests. */
+static long long largest_divisor_to_sqrt(long long n) {
+    long long d, best = 1;
+    for (d = 2; d <= n / d; d++)
+        if (n % d == 0) best = d;
+    return best;
+}
+
 /* The cut factors from --factors and/or --devices (DESIGN.md "Tilings":
    by default the prime factors of the device count, largest first; plan
    and sim put them in the order of a topology's levels when one is
@@ -314,12 +324,14 @@ static int parse_factors(const char *factors, const char *devices,
     if (!devices)
         return fail(EXIT_BAD_INPUT, "give --factors (e.g. 2,2) or --devices");
     if (kt_factors_default(n, f, &err) != KT_OK) {
-        if (err.status == KT_ERR_LIMIT) /* one cut per prime factor */
+        if (err.status == KT_ERR_LIMIT) { /* one cut per prime factor */
+            long long d = largest_divisor_to_sqrt(n);
             return fail(EXIT_BAD_INPUT, "--devices %lld: one cut per prime "
                         "factor would make more than %d cuts; give fewer, "
                         "larger factors with --factors (e.g. --factors "
-                        "1024,1024 for 1048576 devices)", (long long)n,
-                        KT_MAX_CUTS);
+                        "%lld,%lld)", (long long)n, KT_MAX_CUTS,
+                        (long long)n / d, d);
+        }
         return fail_kt("--devices", &err);
     }
     return 0;

@@ -445,6 +445,11 @@ expect_bad_msg 'unknown' plan --model-file "$M" --devices 4 --strategy foo
 # 2^20 devices are allowed, but not as 20 cuts: the message says what to do
 expect_bad_msg 'give fewer, larger factors with --factors' plan \
     --model-file "$M" --devices 1048576
+# ... with factors of the count given (the squarest two)
+expect_bad_msg '(e.g. --factors 512,256)' plan --model-file "$M" \
+    --devices 131072
+expect_bad_msg '(e.g. --factors 768,512)' plan --model-file "$M" \
+    --devices 393216
 for s in greedy spartan equalchop mcmc; do
     # Refused until tiling.h offers the search; then it must plan.
     run plan --model-file "$M" --devices 4 --strategy "$s" --json
