@@ -3842,6 +3842,7 @@ static void kt__sim_work_free(struct kt__sim_work *w) {
 }
 
 void kt_sim_invalidate(kt_sim *s) {
+    if (!s) return;
     kt__sim_work_free(s->work);
     s->work = NULL;
     s->start = s->end = NULL; /* they were the workspace's */
@@ -4165,6 +4166,9 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     /* the previous timeline is gone (its arrays may move): start and end
        come back when this run ends, and stay NULL when it fails */
     s->start = s->end = NULL;
+    if (n > 0 && !s->task)
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: %d tasks and "
+                        "no task array (NULL)", n);
     st = kt__sim_reserve(s, err);
     if (st != KT_OK) return st;
     w = s->work;
@@ -4251,6 +4255,12 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
                         "list %lu predecessor entries in all, more than %d",
                         (unsigned long)e, INT_MAX - 1);
     }
+    if (e > 0 && !s->pred) {
+        w->derived = 0;
+        return kt__fail(err, KT_ERR_INVALID, 0, "simulation: the tasks list "
+                        "%lu predecessor entries and pred is NULL",
+                        (unsigned long)e);
+    }
     /* the tick of these run times: when it is not the one guessed, the
        run times are rounded again, and the busy times summed again
        (whole ticks, so exactly, in any order) */
@@ -4268,7 +4278,8 @@ static kt_status kt__sim_prepare(kt_sim *s, kt_error *err) {
     for (j = 0; (size_t)j < nst && !bad; j++) {
         size_t at = w->stretch[j].e;
         size_t len = ((size_t)j + 1 < nst ? w->stretch[j + 1].e : e) - at;
-        if (!kt__sim_take_preds(w, s->pred + w->pred_first[w->stretch[j].task],
+        if (len > 0 &&
+            !kt__sim_take_preds(w, s->pred + w->pred_first[w->stretch[j].task],
                                 len, at, &same))
             bad = 1;
     }
@@ -4897,7 +4908,9 @@ static kt_status kt__sim_full(kt_sim *s, kt_error *err) {
 }
 
 kt_status kt_sim_run(kt_sim *s, kt_error *err) {
-    kt_status st = kt__sim_full(s, err);
+    kt_status st;
+    if (!s) return kt__fail(err, KT_ERR_INVALID, 0, "kt_sim_run: no kt_sim");
+    st = kt__sim_full(s, err);
     if (st == KT_OK) kt__ok(err);
     return st;
 }
@@ -4925,7 +4938,7 @@ static void kt__sim_fold_shifts(struct kt__sim_work *w) {
 }
 
 kt_status kt_sim_timeline(kt_sim *s, kt_error *err) {
-    struct kt__sim_work *w = s->work;
+    struct kt__sim_work *w = s ? s->work : NULL;
     kt_status st;
     if (!w || !w->simulated || w->n != s->ntask)
         return kt__fail(err, KT_ERR_INVALID, 0, "kt_sim_timeline: no "
@@ -5358,8 +5371,8 @@ nomem:
    path through kt_sim_timeline. */
 kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
                        const double *seconds, kt_error *err) {
-    struct kt__sim_work *w = s->work;
-    int i, k0 = s->ntask, k1 = -1;
+    struct kt__sim_work *w = s ? s->work : NULL;
+    int i, k0, k1 = -1;
     unsigned ep;
     double per_s;
     kt_status st;
@@ -5367,6 +5380,7 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     if (!w || !w->simulated || w->n != s->ntask || s->busy != w->busy_sized)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
+    k0 = s->ntask;
     if (n < 0 || (n > 0 && (!tasks || !seconds)))
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: %d "
                         "changes%s", n, n < 0 ? "" : " without their tasks "

@@ -3407,12 +3407,32 @@ static void test_queue_order(void) {
 
 /* A kt_sim filled by hand without busy times (NULL) gets them from the
    run; refilled with more devices, the run's own array grows with them.
-   (Under the sanitizers and valgrind a write past its end fails.) */
-static void test_sim_busy_sized(void) {
+   (Under the sanitizers and valgrind a write past its end fails.)  A
+   missing task array, or predecessor lists the tasks name, and a NULL
+   kt_sim are refused; no pred array is fine when no task has one. */
+static void test_sim_hand_filled(void) {
     kt_sim s;
     kt_error err;
-    int i, ndev;
+    int i, ndev, t = 0;
+    double secs = 1;
     memset(&s, 0, sizeof s);
+    s.ntask = 3;
+    s.ndev = 1;
+    CHECKF(kt_sim_run(&s, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "no task array"), "%s", err.message);
+    s.task = (kt_sim_task *)calloc(3, sizeof(kt_sim_task));
+    s.task[1].npred = 1;
+    CHECKF(kt_sim_run(&s, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "pred is NULL"), "%s", err.message);
+    s.task[1].npred = 0;
+    s.task[2].seconds = 2;
+    CHECKF(kt_sim_run(&s, &err) == KT_OK && s.step_seconds == 2 &&
+               s.busy[0] == 2, "%s", err.message);
+    CHECK(kt_sim_run(NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_sim_delta(NULL, 1, &t, &secs, &err) == KT_ERR_INVALID);
+    CHECK(kt_sim_timeline(NULL, &err) == KT_ERR_INVALID);
+    kt_sim_invalidate(NULL);
+    kt_sim_free(&s);
     for (ndev = 2; ndev <= 2000; ndev *= 10) {
         /* one 1 s task per device and one 2 s task on the last, after
            the first */
@@ -3641,7 +3661,7 @@ static void test_delta(void) {
     test_delta_repeats();
     test_tiny_times();
     test_delta_random();
-    test_sim_busy_sized();
+    test_sim_hand_filled();
     test_delta_busy();
     test_delta_hidden(0);
     test_delta_hidden(1);
