@@ -4140,11 +4140,31 @@ static kt_status kt__s_init_device(kt__srun *s, int64_t d,
             return st;
         memcpy(kt__s_slot(s, d, s->sp->initial_object[i]), v->host[t],
                (size_t)kt__s_numel(s, d, t) * sizeof(kt_real));
-        if (m->updated[mt]) {
+        /* updated last step and not swapped back in after: the host copy
+           is stale (NaN, so that a plan reading it fails) */
+        if (m->updated[mt] &&
+            !(s->sp->initial_clean && s->sp->initial_clean[i])) {
             v->dirty[mt] = 1;
             v->valid[mt] = 0;
             kt__fill_nan(v->host[t], kt__s_numel(s, d, t));
         }
+    }
+    return KT_OK;
+}
+
+/* A parameter the plan takes for clean at the start of the step
+   (initial_clean: the step before swapped it back in after updating it)
+   must be so at the end, which is the next step's start: else the next
+   step would drop an update. */
+static kt_status kt__s_check_end(kt__srun *s, int64_t d, kt_error *err) {
+    int i;
+    for (i = 0; s->sp->initial_clean && i < s->sp->ninitial; i++) {
+        int mt = s->sp->initial_tensor[i];
+        if (s->sp->initial_clean[i] && s->dev[d].dirty[mt])
+            return kt__s_fail(s, d, s->sp->nsteps, mt, err, "taken for "
+                              "clean at the start (initial_clean), it ends "
+                              "the step newer on the device than on the "
+                              "host: the next step would lose the update");
     }
     return KT_OK;
 }
@@ -4216,11 +4236,18 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
     int64_t d, ndev = prog ? prog->ndev : 0;
     int t, nt = kt_graph_tensor_count(g), no = kt_graph_op_count(g);
     kt_status st;
+    if (!out || !rep || !sp)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_cpu_run_swapped: no %s "
+                        "(NULL)", !out ? "devices" : !rep ? "report"
+                                                          : "swap plan");
     memset(out, 0, sizeof *out);
     memset(rep, 0, sizeof *rep);
     memset(&s, 0, sizeof s);
+    /* the model as the planners take it: finished, unchanged since (the
+       plan's actions are checked as they are carried out) */
     if ((st = kt__check_run_args(g, p, prog, leaves, 1, err)) != KT_OK ||
-        (st = kt__worker_count(opt, ndev, &s.r.nworkers, err)) != KT_OK)
+        (st = kt__worker_count(opt, ndev, &s.r.nworkers, err)) != KT_OK ||
+        (st = kt__swap_model_usable(m, err)) != KT_OK)
         return st;
     if (capacity <= 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "memory: %lld bytes is not a "
@@ -4282,6 +4309,8 @@ kt_status kt_cpu_run_swapped(const kt_graph *g, const kt_plan *p,
     }
     if ((st = kt__run_workers(&s.r, kt__sworker_main, err)) != KT_OK)
         goto done;
+    for (d = 0; d < ndev; d++)
+        if ((st = kt__s_check_end(&s, d, err)) != KT_OK) goto done;
     for (d = 0; d < ndev; d++) kt__s_collect(&s, d);
     if ((st = kt__tally_received(&s.r, out, err)) != KT_OK) goto done;
     kt__s_report(&s, rep);
@@ -4319,6 +4348,9 @@ kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
                              kt_cpu_report *rep, kt_cpu_swap_report *srep,
                              kt_error *err) {
     kt__cpu_swap_run swap;
+    if (!srep)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_cpu_verify_swap: no swap "
+                        "report (NULL)");
     memset(srep, 0, sizeof *srep);
     swap.m = m;
     swap.sp = sp;

@@ -151,6 +151,9 @@ typedef struct kt_swap_model {
     int *succ_first, *succ;   /* the reverse                                 */
     int finished;             /* 1: derived from the tensors, ops and uses
                                  as they are; any add clears it            */
+    int seen_tensors, seen_ops, seen_uses; /* the counts finish saw, and  */
+    uint64_t seen_hash;       /* a hash of the sizes, flags and uses: a
+                                 change since is refused                    */
     int cap_tensors, cap_ops, cap_uses, nuses; /* builder storage           */
 } kt_swap_model;
 
@@ -265,7 +268,9 @@ void kt_swap_cls_repair(int *cls, int n);
 kt_status kt_swap_cnt_repair(const int64_t *ts, int n, const int *cls,
                              int *cnt, const int *min_cnt, int64_t capacity,
                              int *fits, kt_error *err);
-/* Crossover of two allocations at point cr (1..n-1): the children's CLS
+/* Crossover of two allocations at point cr (the GA draws 1..n-1; clamped
+   to 0..n as kt_swap_schedule_crossover clamps, 0 and n giving the
+   parents' own maps, repaired): the children's CLS
    are cls2[0..cr) + cls1[cr..) and cls1[0..cr) + cls2[cr..), repaired;
    their CNT come from the parents' extended CNT (objects per size)
    crossed the same way and averaged within each child class, rounded to
@@ -351,6 +356,11 @@ typedef struct kt_swap_plan {
     int64_t *object_bytes;   /* the pool; objects numbered class by class   */
     int ninitial;            /* resident at the start of a step            */
     int *initial_tensor, *initial_object;
+    unsigned char *initial_clean; /* 1: its host copy is current at the
+                                     start too (the step ends by swapping
+                                     it back in after its last update);
+                                     0: the device copy is the newer one
+                                     if the step updates it.  NULL: all 0 */
     int nactions;
     kt_swap_action *action;  /* by step, ascending                          */
     int *step_first;         /* nsteps + 2: step s's actions are
@@ -489,6 +499,13 @@ static kt_status kt__swap_nomem(kt_error *err) {
     return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory planning swaps");
 }
 
+/* KT_ERR_INVALID for a required pointer argument that is NULL: `what`
+   names it, `fn` the call. */
+static kt_status kt__swap_null(const char *fn, const char *what,
+                               kt_error *err) {
+    return kt__fail(err, KT_ERR_INVALID, 0, "%s: no %s (NULL)", fn, what);
+}
+
 /* Sums and products of byte counts >= 0 saturate at KT__SWAP_HUGE: int64
    arithmetic would wrap a pool of huge tensors to a small or negative size
    that seems to fit.  A saturated size fits no memory (kt__swap_fits). */
@@ -535,6 +552,7 @@ static int kt__swap_grow(void **p, int *cap, int need, size_t size) {
 }
 
 kt_status kt_swap_model_init(kt_swap_model *m, kt_error *err) {
+    if (!m) return kt__swap_null("kt_swap_model_init", "model", err);
     memset(m, 0, sizeof *m);
     m->h2d_bw = m->d2h_bw = KT_SWAP_HOST_BW;
     m->use_first = (int *)kt__calloc(1, sizeof(int));
@@ -557,7 +575,12 @@ static int kt__swap_grow_tensors(kt_swap_model *m, int need) {
 
 int kt_swap_model_add_tensor(kt_swap_model *m, int64_t bytes, int on_host,
                              int keep, kt_error *err) {
-    int t = m->ntensors;
+    int t;
+    if (!m) {
+        kt__swap_null("kt_swap_model_add_tensor", "model", err);
+        return -1;
+    }
+    t = m->ntensors;
     if (bytes < 0) {
         kt__fail(err, KT_ERR_INVALID, 0, "tensor %d: negative size", t);
         return -1;
@@ -577,7 +600,13 @@ int kt_swap_model_add_tensor(kt_swap_model *m, int64_t bytes, int on_host,
 }
 
 int kt_swap_model_add_op(kt_swap_model *m, double seconds, kt_error *err) {
-    int o = m->nops, c1 = m->cap_ops, c2 = m->cap_ops, *uf;
+    int o, c1, c2, *uf;
+    if (!m) {
+        kt__swap_null("kt_swap_model_add_op", "model", err);
+        return -1;
+    }
+    o = m->nops;
+    c1 = c2 = m->cap_ops;
     if (!(seconds >= 0) || seconds > 1e12) {
         kt__fail(err, KT_ERR_INVALID, 0, "op %d: time %g is not a finite "
                  "number of seconds >= 0", o, seconds);
@@ -608,6 +637,7 @@ int kt_swap_model_add_op(kt_swap_model *m, double seconds, kt_error *err) {
    after this: op -1 on a model without ops is not "the op added last".) */
 static kt_status kt__swap_last_op(const kt_swap_model *m, int op,
                                   const char *what, kt_error *err) {
+    if (!m) return kt__swap_null("kt_swap_model_add_use/scratch", "model", err);
     if (m->nops == 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no op added yet "
                         "(kt_swap_model_add_op first)", op);
@@ -619,9 +649,10 @@ static kt_status kt__swap_last_op(const kt_swap_model *m, int op,
 
 kt_status kt_swap_model_add_use(kt_swap_model *m, int op, int tensor,
                                 int mode, kt_error *err) {
-    int i, c1 = m->cap_uses, c2 = m->cap_uses;
+    int i, c1, c2;
     kt_status st = kt__swap_last_op(m, op, "uses are", err);
     if (st != KT_OK) return st;
+    c1 = c2 = m->cap_uses;
     if (tensor < 0 || tensor >= m->ntensors)
         return kt__fail(err, KT_ERR_INVALID, 0, "op %d: no tensor %d", op,
                         tensor);
@@ -839,6 +870,27 @@ static kt_status kt__swap_model_values(const kt_swap_model *m,
     return KT_OK;
 }
 
+/* FNV-1a over what kt_swap_model_finish derives from -- sizes, on_host,
+   keep and the uses -- so that the planners can tell a model changed
+   since (the fields are public) without a copy of it. */
+static uint64_t kt__swap_fnv(uint64_t h, const void *data, size_t len) {
+    const unsigned char *b = (const unsigned char *)data;
+    size_t i;
+    for (i = 0; i < len; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t kt__swap_model_hash(const kt_swap_model *m) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t nt = (size_t)m->ntensors, nu = (size_t)m->nuses;
+    h = kt__swap_fnv(h, m->bytes, nt * sizeof *m->bytes);
+    h = kt__swap_fnv(h, m->on_host, nt);
+    h = kt__swap_fnv(h, m->keep, nt);
+    h = kt__swap_fnv(h, m->use_first, ((size_t)m->nops + 1) * sizeof(int));
+    h = kt__swap_fnv(h, m->use, nu * sizeof *m->use);
+    return kt__swap_fnv(h, m->use_mode, nu);
+}
+
 /* A model every planner can index: finished since its last add (the
    derived arrays cover every tensor, op and use), nothing finish derived
    from changed since (a size: the pool's objects come from TS; on_host or
@@ -847,11 +899,18 @@ static kt_status kt__swap_model_usable(const kt_swap_model *m,
                                        kt_error *err) {
     int t;
     kt_status st;
-    if (!m || !m->finished || !m->size_of || !m->param || !m->dep_first ||
+    if (!m) return kt__fail(err, KT_ERR_INVALID, 0, "no model (NULL)");
+    if (!m->finished || !m->size_of || !m->param || !m->dep_first ||
         !m->succ_first)
         return kt__fail(err, KT_ERR_INVALID, 0, "model: not finished: call "
                         "kt_swap_model_finish after adding its tensors, ops "
                         "and uses (and again after adding more)");
+    if (m->ntensors != m->seen_tensors || m->nops != m->seen_ops ||
+        m->nuses != m->seen_uses)
+        return kt__fail(err, KT_ERR_INVALID, 0, "model: %d tensors, %d ops "
+                        "and %d uses, kt_swap_model_finish saw %d, %d and "
+                        "%d; call it again", m->ntensors, m->nops, m->nuses,
+                        m->seen_tensors, m->seen_ops, m->seen_uses);
     if ((st = kt__swap_model_values(m, err)) != KT_OK) return st;
     for (t = 0; t < m->ntensors; t++) {
         int z = m->size_of[t];
@@ -866,6 +925,10 @@ static kt_status kt__swap_model_usable(const kt_swap_model *m,
                             (long long)m->bytes[t],
                             (long long)(z < m->nsizes ? m->size[z] : -1));
     }
+    if (kt__swap_model_hash(m) != m->seen_hash)
+        return kt__fail(err, KT_ERR_INVALID, 0, "model: a tensor's on_host "
+                        "or keep, or a use, changed since "
+                        "kt_swap_model_finish; call it again");
     return KT_OK;
 }
 
@@ -916,9 +979,11 @@ static kt_status kt__swap_memory_check(int64_t memory, kt_error *err) {
 }
 
 kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err) {
-    int nt = m->ntensors, i, n = 0;
+    int nt, i, n = 0;
     int64_t *sizes;
     kt_status st;
+    if (!m) return kt__swap_null("kt_swap_model_finish", "model", err);
+    nt = m->ntensors;
     m->finished = 0;
     if ((st = kt__swap_model_values(m, err)) != KT_OK) return st;
     kt__swap_model_free_derived(m);
@@ -953,6 +1018,10 @@ kt_status kt_swap_model_finish(kt_swap_model *m, kt_error *err) {
             m->size_of[i] = kt__swap_size_index(sizes, m->nsizes, m->bytes[i]);
     if (kt__swap_derive_deps(m, err) != KT_OK)
         return err ? err->status : KT_ERR_GRAPH;
+    m->seen_tensors = m->ntensors;
+    m->seen_ops = m->nops;
+    m->seen_uses = m->nuses;
+    m->seen_hash = kt__swap_model_hash(m);
     m->finished = 1;
     kt__ok(err);
     return KT_OK;
@@ -1113,6 +1182,7 @@ kt_status kt_swap_model_from_plan(const kt_graph *g, const kt_plan *p,
                                   kt_error *err) {
     kt_program prog;
     kt_status st;
+    if (!m) return kt__swap_null("kt_swap_model_from_plan", "model", err);
     memset(m, 0, sizeof *m);
     memset(&prog, 0, sizeof prog);
     if (t && (st = kt__topology_usable(t, err)) != KT_OK) return st;
@@ -1236,6 +1306,9 @@ kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
                                      const kt_topology *t, kt_swap_model *m,
                                      kt_error *err) {
     kt_status st;
+    if (!m || !prog)
+        return kt__swap_null("kt_swap_model_from_program",
+                             m ? "program" : "model", err);
     memset(m, 0, sizeof *m);
     /* the plan, the program and the topology index the graph's tensors
        and ops, one another's devices and the kinds: each is checked
@@ -1256,6 +1329,7 @@ kt_status kt_swap_model_from_program(const kt_graph *g, const kt_plan *p,
 /* ----------------------------------------------------------- memory pool */
 
 kt_status kt_swap_alloc_init(kt_swap_alloc *a, int n, kt_error *err) {
+    if (!a) return kt__swap_null("kt_swap_alloc_init", "pool", err);
     memset(a, 0, sizeof *a);
     if (n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "pool: %d sizes; give n >= 0 "
@@ -1620,23 +1694,32 @@ kt_status kt_swap_alloc_check(const kt_swap_model *m, const kt_swap_alloc *a,
                               int64_t capacity, kt_error *err) {
     kt_status st = kt__swap_model_usable(m, err);
     if (st != KT_OK) return st;
+    if (!a) return kt__swap_null("kt_swap_alloc_check", "pool", err);
     return kt__swap_alloc_fit(m, a, capacity, err);
 }
 
 kt_status kt_swap_alloc_minimal(const kt_swap_model *m, kt_swap_alloc *a,
                                 int64_t *bytes, kt_error *err) {
-    int n = m->nsizes, i, j, o, k;
-    /* per size, the ops using tensors of that size (once per use) */
-    int *sfirst = (int *)kt__calloc((size_t)n + 2, sizeof(int));
-    int *sop = (int *)kt__calloc((size_t)m->nuses + 1, sizeof(int));
-    int *cnt = (int *)kt__calloc((size_t)m->nops + 1, sizeof(int));
-    int64_t *best = (int64_t *)kt__calloc((size_t)n + 1, sizeof(int64_t));
-    int *from = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *fromcnt = (int *)kt__calloc((size_t)n + 1, sizeof(int));
-    int *fill = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    int n, i, j, o, k;
+    int *sfirst, *sop, *cnt, *from, *fromcnt, *fill;
+    int64_t *best;
     kt_status st = kt__swap_model_usable(m, err);
-    if (st == KT_OK) st = kt_swap_alloc_init(a, n, err);
-    else memset(a, 0, sizeof *a);
+    if (st != KT_OK || !a || !bytes) {
+        if (a) memset(a, 0, sizeof *a);
+        return st != KT_OK ? st
+                           : kt__swap_null("kt_swap_alloc_minimal",
+                                           a ? "bytes" : "pool", err);
+    }
+    n = m->nsizes;
+    /* per size, the ops using tensors of that size (once per use) */
+    sfirst = (int *)kt__calloc((size_t)n + 2, sizeof(int));
+    sop = (int *)kt__calloc((size_t)m->nuses + 1, sizeof(int));
+    cnt = (int *)kt__calloc((size_t)m->nops + 1, sizeof(int));
+    best = (int64_t *)kt__calloc((size_t)n + 1, sizeof(int64_t));
+    from = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    fromcnt = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    fill = (int *)kt__calloc((size_t)n + 1, sizeof(int));
+    st = kt_swap_alloc_init(a, n, err);
     if (st != KT_OK || !sfirst || !sop || !cnt || !best || !from ||
         !fromcnt || !fill) {
         if (st == KT_OK) st = kt__swap_nomem(err);
@@ -1832,6 +1915,7 @@ kt_status kt_swap_alloc_default(const kt_swap_model *m, const int *order,
     int n, i, *peak, *mins, fits = 0;
     int64_t minbytes = 0;
     kt_status st;
+    if (!a) return kt__swap_null("kt_swap_alloc_default", "pool", err);
     memset(a, 0, sizeof *a);
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
         (st = kt__swap_memory_check(capacity, err)) != KT_OK ||
@@ -1927,6 +2011,11 @@ kt_status kt_swap_schedule_crossover(int n, const int *s1, const int *s2,
     kt_status st;
     if (n < 0)
         return kt__fail(err, KT_ERR_INVALID, 0, "crossover: %d ops", n);
+    if (!s1 || !s2 || !child1 || !child2)
+        return kt__swap_null("kt_swap_schedule_crossover",
+                             !s1 ? "s1" : !s2 ? "s2" : !child1 ? "child1"
+                                                               : "child2",
+                             err);
     if ((st = kt__swap_perm_check(n, s1, "crossover: s1", err)) != KT_OK ||
         (st = kt__swap_perm_check(n, s2, "crossover: s2", err)) != KT_OK)
         return st;
@@ -2007,6 +2096,7 @@ kt_status kt_swap_schedule_mutate(const kt_swap_model *m, const int *in,
     if (st != KT_OK) return st;
     if (!rng)
         return kt__fail(err, KT_ERR_INVALID, 0, "mutate: no random state");
+    if (!out) return kt__swap_null("kt_swap_schedule_mutate", "out", err);
     /* `in` is a priority order, not a schedule: any permutation will do */
     if (in && (st = kt__swap_order_check(m, in, 0, "mutate: in", err)) !=
                   KT_OK)
@@ -2022,6 +2112,7 @@ void kt_swap_plan_free(kt_swap_plan *p) {
     KT_FREE(p->object_bytes);
     KT_FREE(p->initial_tensor);
     KT_FREE(p->initial_object);
+    KT_FREE(p->initial_clean);
     KT_FREE(p->action);
     KT_FREE(p->step_first);
     memset(p, 0, sizeof *p);
@@ -2043,6 +2134,9 @@ typedef struct kt__swap_ctx {
     /* tensors */
     int *where;                 /* object, -1: not on the device           */
     unsigned char *dirty;       /* the device copy is newer than the host's */
+    unsigned char *start_clean; /* a parameter resident at the start whose
+                                   host copy is current then (the step
+                                   before ended by swapping it back in) */
     int *host_out;              /* the swap-out that wrote the host copy   */
     int *last_user;             /* step of the last use, -1: none yet      */
     int *pinned;                /* == step: used by the op of that step    */
@@ -2091,6 +2185,7 @@ static void kt__swap_ctx_free(kt__swap_ctx *c) {
     KT_FREE(c->fq_len);
     KT_FREE(c->where);
     KT_FREE(c->dirty);
+    KT_FREE(c->start_clean);
     KT_FREE(c->host_out);
     KT_FREE(c->last_user);
     KT_FREE(c->pinned);
@@ -2112,14 +2207,16 @@ static int kt__swap_ctx_tensors(kt__swap_ctx *c, const kt_swap_model *m,
     c->recent = o->recent_steps > 0 ? o->recent_steps : 0;
     c->where = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     c->dirty = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
+    c->start_clean = (unsigned char *)kt__calloc((size_t)nt + 1, 1);
     c->host_out = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     c->last_user = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     c->pinned = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     c->upos_first = (int *)kt__calloc((size_t)nt + 2, sizeof(int));
     c->upos = (int *)kt__calloc((size_t)m->nuses + 1, sizeof(int));
     c->cursor = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
-    if (!c->where || !c->dirty || !c->host_out || !c->last_user ||
-        !c->pinned || !c->upos_first || !c->upos || !c->cursor)
+    if (!c->where || !c->dirty || !c->start_clean || !c->host_out ||
+        !c->last_user || !c->pinned || !c->upos_first || !c->upos ||
+        !c->cursor)
         return 0;
     for (i = 0; i < m->nuses; i++) c->upos_first[m->use[i] + 1]++;
     for (i = 0; i < nt; i++) c->upos_first[i + 1] += c->upos_first[i];
@@ -2221,8 +2318,9 @@ static void kt__swap_pool_reset(kt__swap_ctx *c, const int *start) {
             c->obj_rel_out[o] = -1;
             if (t >= 0) {
                 c->where[t] = o;
-                /* a parameter updated last step is newer than its host copy */
-                c->dirty[t] = c->m->updated[t];
+                /* a parameter updated last step is newer than its host
+                   copy, unless that step ended by swapping it back in */
+                c->dirty[t] = c->m->updated[t] && !c->start_clean[t];
                 c->occupied += c->obj_bytes[o];
             } else {
                 kt__swap_fq_push(c, cl, o);
@@ -2411,10 +2509,13 @@ static int kt__swap_emit(kt__swap_ctx *c, const int *start, kt_swap_plan *p) {
     if (c->obj_bytes == NULL) p->pool_bytes = c->budget;
     p->initial_tensor = (int *)kt__calloc((size_t)p->ninitial + 1, sizeof(int));
     p->initial_object = (int *)kt__calloc((size_t)p->ninitial + 1, sizeof(int));
-    if (!p->initial_tensor || !p->initial_object) return 0;
+    p->initial_clean = (unsigned char *)kt__calloc((size_t)p->ninitial + 1, 1);
+    if (!p->initial_tensor || !p->initial_object || !p->initial_clean)
+        return 0;
     for (i = 0; i < c->nobj && start; i++)
         if (start[i] >= 0) {
             p->initial_tensor[k] = start[i];
+            p->initial_clean[k] = c->start_clean[start[i]];
             p->initial_object[k++] = i;
         }
     for (i = 0; i < c->nact; i++) p->step_first[c->act[i].step + 1]++;
@@ -2446,6 +2547,39 @@ static kt_status kt__swap_fail_op(const kt__swap_ctx *c, kt_error *err) {
                     "object for tensor %d (%lld bytes): every object of its "
                     "class holds a tensor the op uses", gop, c->fail_step, gt,
                     (long long)m->bytes[t]);
+}
+
+/* The steady state's walks from `start` (the parameters resident when a
+   step begins), each ended by restoring them.  The first takes every
+   updated one for newer on the device than on the host.  A step that
+   ends by swapping one back in after its last update leaves its host copy
+   current, so the next step can drop it instead of copying it out before
+   that update: the walk is done again with those parameters clean at the
+   start, and again, without the ones it then leaves newer on the device,
+   until every parameter taken for clean at the start is clean at the end
+   -- what the next step starts from.  Only removals follow the first
+   walk, so this ends; a claim never made is only a copy too many.
+   1 done, 0 an op found no room, -1 out of memory. */
+static int kt__swap_steady_passes(kt__swap_ctx *c, const int *cls,
+                                  const int *start) {
+    int pass, o, r, changed = 1;
+    for (pass = 0; changed; pass++) {
+        kt__swap_reset_tensors(c);
+        kt__swap_pool_reset(c, start);
+        r = kt__swap_scan(c, cls);
+        if (r == 1 && !kt__swap_restore(c, start)) r = -1;
+        if (r != 1) return r;
+        changed = 0;
+        for (o = 0; o < c->nobj; o++) {
+            int t = start[o];
+            if (t < 0 || !c->m->updated[t]) continue;
+            if (pass == 0 ? !c->dirty[t] : c->start_clean[t] && c->dirty[t]) {
+                c->start_clean[t] = (unsigned char)(pass == 0);
+                changed = 1;
+            }
+        }
+    }
+    return 1;
 }
 
 /* kt_swap_plan_build with its inputs checked (the search builds a plan
@@ -2485,10 +2619,7 @@ static kt_status kt__swap_plan_build(const kt_swap_model *m, const int *order,
             int t = c.obj_tensor[i];
             start[i] = t >= 0 && m->param[t] ? t : -1;
         }
-        kt__swap_reset_tensors(&c);
-        kt__swap_pool_reset(&c, start);
-        r = kt__swap_scan(&c, a->cls);
-        if (r == 1 && !kt__swap_restore(&c, start)) r = -1;
+        r = kt__swap_steady_passes(&c, a->cls, start);
     }
     if (r < 0) st = kt__swap_nomem(err);
     else if (r == 0) st = kt__swap_fail_op(&c, err);
@@ -2507,6 +2638,9 @@ kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
                              const kt_swap_options *o, kt_swap_plan *out,
                              kt_error *err) {
     kt_status st;
+    if (!a || !o || !out)
+        return kt__swap_null("kt_swap_plan_build",
+                             !a ? "pool" : !o ? "options" : "plan", err);
     memset(out, 0, sizeof *out);
     /* the order indexes the ops, the pool's CLS the classes and its CNT
        the objects: all are the model's before the planner reads them */
@@ -2618,7 +2752,8 @@ static void kt__swap_dyn_start(kt__swap_ctx *c, const int *start, int nstart) {
     int i;
     for (i = 0; i < nstart; i++) {
         kt__swap_dyn_place(c, start[i]);
-        c->dirty[start[i]] = c->m->updated[start[i]];
+        c->dirty[start[i]] =
+            c->m->updated[start[i]] && !c->start_clean[start[i]];
     }
 }
 
@@ -2629,13 +2764,17 @@ static int kt__swap_emit_dyn(kt__swap_ctx *c, const int *start, int nstart,
     p->pool_bytes = c->budget;
     KT_FREE(p->initial_tensor);
     KT_FREE(p->initial_object);
+    KT_FREE(p->initial_clean);
     p->initial_tensor = (int *)kt__calloc((size_t)nstart + 1, sizeof(int));
     p->initial_object = (int *)kt__calloc((size_t)nstart + 1, sizeof(int));
-    if (!p->initial_tensor || !p->initial_object) return 0;
+    p->initial_clean = (unsigned char *)kt__calloc((size_t)nstart + 1, 1);
+    if (!p->initial_tensor || !p->initial_object || !p->initial_clean)
+        return 0;
     p->ninitial = nstart;
     for (i = 0; i < nstart; i++) {
         p->initial_tensor[i] = start[i];
         p->initial_object[i] = -1;
+        p->initial_clean[i] = c->start_clean[start[i]];
     }
     return 1;
 }
@@ -2653,6 +2792,9 @@ kt_status kt_swap_plan_odswap(const kt_swap_model *m,
     kt__swap_ctx c;
     int *order = NULL, *start = NULL, nstart = 0, r;
     kt_status st = KT_OK;
+    if (!o || !out)
+        return kt__swap_null("kt_swap_plan_odswap", o ? "plan" : "options",
+                             err);
     memset(&c, 0, sizeof c);
     memset(out, 0, sizeof *out);
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
@@ -2667,9 +2809,13 @@ kt_status kt_swap_plan_odswap(const kt_swap_model *m,
     kt__swap_reset_tensors(&c);
     r = kt__swap_od_scan(&c);
     if (r == 1 && c.steady) {
-        /* the second step, memory as the first left it */
+        /* the second step, memory as the first left it: the parameters
+           resident, each clean or newer than its host copy */
         if (!kt__swap_dyn_keep_params(&c, &start, &nstart)) r = -1;
         else {
+            int i;
+            for (i = 0; i < nstart; i++)
+                c.start_clean[start[i]] = !c.dirty[start[i]];
             kt__swap_reset_tensors(&c);
             kt__swap_dyn_start(&c, start, nstart);
             r = kt__swap_od_scan(&c);
@@ -2757,6 +2903,9 @@ kt_status kt_swap_plan_geeps(const kt_swap_model *m, const kt_swap_options *o,
     unsigned char *pin = NULL;
     int64_t reserved;
     kt_status st = KT_OK;
+    if (!o || !out)
+        return kt__swap_null("kt_swap_plan_geeps", o ? "plan" : "options",
+                             err);
     memset(&c, 0, sizeof c);
     memset(out, 0, sizeof *out);
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
@@ -2972,6 +3121,7 @@ static kt_status kt__swap_plan_check(const kt_swap_model *m,
                                      const kt_swap_plan *p, kt_error *err) {
     int n = m->nops, s, i;
     kt_status st;
+    if (!p) return kt__fail(err, KT_ERR_INVALID, 0, "no plan (NULL)");
     if (p->nsteps != n)
         return kt__fail(err, KT_ERR_INVALID, 0, "plan: %d steps, the model "
                         "has %d ops (a plan of another model?)", p->nsteps,
@@ -3030,6 +3180,7 @@ kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
                             kt_sim *out, kt_error *err) {
     kt__swap_simbuf b;
     kt_status st;
+    if (!out) return kt__swap_null("kt_swap_sim_build", "kt_sim", err);
     memset(&b, 0, sizeof b);
     memset(out, 0, sizeof *out);
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
@@ -3049,8 +3200,11 @@ kt_status kt_swap_sim_build(const kt_swap_model *m, const kt_swap_plan *p,
 kt_status kt_swap_simulate(const kt_swap_model *m, const kt_swap_plan *p,
                            double *step_seconds, kt_error *err) {
     kt_sim sim;
-    kt_status st = kt_swap_sim_build(m, p, &sim, err);
+    kt_status st;
+    if (!step_seconds)
+        return kt__swap_null("kt_swap_simulate", "step_seconds", err);
     *step_seconds = 0;
+    st = kt_swap_sim_build(m, p, &sim, err);
     if (st != KT_OK) return st;
     st = kt_sim_run(&sim, err);
     *step_seconds = sim.step_seconds;

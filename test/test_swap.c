@@ -402,9 +402,11 @@ static int replay(const kt_swap_model *m, const kt_swap_plan *p,
         used += ob >= 0 ? p->object_bytes[ob] : m->bytes[t];
         if (ob >= 0) holder[ob] = t;
         where[t] = ob;
-        /* updated last step: the device copy is the newer one */
-        dev_new[t] = m->updated[t];
-        if (m->updated[t]) host_ok[t] = 0;
+        /* updated last step: the device copy is the newer one, unless
+           that step ended by swapping it back in (initial_clean) */
+        dev_new[t] = m->updated[t] &&
+                     !(p->initial_clean && p->initial_clean[i]);
+        if (dev_new[t]) host_ok[t] = 0;
     }
     for (s = 0; s <= p->nsteps; s++) {
         for (i = p->step_first[s]; i < p->step_first[s + 1]; i++) {
@@ -482,6 +484,12 @@ static int replay(const kt_swap_model *m, const kt_swap_plan *p,
         }
         for (i = 0; i < nt; i++)
             if (res[i] && !m->param[i]) BAD("end: %d still resident", i);
+        /* ... and what it took for clean at the start is clean again */
+        for (i = 0; i < p->ninitial; i++)
+            if (p->initial_clean && p->initial_clean[i] &&
+                dev_new[p->initial_tensor[i]])
+                BAD("end: parameter %d taken for clean at the start ends "
+                    "newer on the device", p->initial_tensor[i]);
     }
 #undef BAD
     free(where);
@@ -1099,6 +1107,26 @@ static void test_unfinished(void) {
     CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
                   "tensor 0: on_host or keep");
     m.keep[0] = 1;
+    /* on_host of a tensor not kept (the parameter flag alone would not
+       show it), a use's tensor or mode, or a count: found by the hash of
+       what finish derived from, before anything is indexed */
+    CHECK(m.on_host[1] == 0 && m.keep[1] == 0);
+    m.on_host[1] = 1;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
+                  "on_host or keep, or a use, changed");
+    m.on_host[1] = 0;
+    m.use[0] = 99;
+    CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_GA, &o, &r, &err),
+                  "a use, changed");
+    m.use[0] = 0;
+    m.use_mode[0] ^= KT_SWAP_WRITE;
+    CHECK_INVALID(kt_swap_plan_odswap(&m, &o, &r.plan, &err),
+                  "a use, changed");
+    m.use_mode[0] ^= KT_SWAP_WRITE;
+    m.nuses--;
+    CHECK_INVALID(kt_swap_plan_geeps(&m, &o, &r.plan, &err),
+                  "kt_swap_model_finish saw");
+    m.nuses++;
     m.seconds[0] = -1; /* times may change after finish, but not to this */
     CHECK_INVALID(kt_swap_search(&m, KT_SWAP_SEARCH_NONE, &o, &r, &err),
                   "op 0: time");
@@ -1683,6 +1711,66 @@ static void hand_op(kt_swap_model *m, double sec, int r0, int r1, int w) {
     if (w >= 0) kt_swap_model_add_use(m, o, w, KT_SWAP_WRITE, &err);
 }
 
+/* Steady state: a parameter the step ends by swapping back in starts the
+   next step clean, so evicting it before its update is a drop, not a copy
+   out (a review on 2026-12-08 found every updated parameter copied out
+   there).  W (1 MB, updated by op 2) and 1 MB activations, two 1 MB
+   objects: op 0 writes A and B (W must go), op 1 reads them, op 2 updates
+   W, op 3 writes C and D (W must go again, newer: a copy out), op 4 reads
+   W.  The step ends with W swapped in after its update, so it starts
+   clean: drop at step 0, in at 2, out at 3, in at 4 -- 3 MB, not 4. */
+static void test_steady_clean_start(void) {
+    kt_swap_model m;
+    kt_swap_alloc a;
+    kt_swap_options o;
+    kt_swap_plan p;
+    kt_error err;
+    int W, A, B, C, D, op, i, drop0 = 0, out_before_write = 0;
+    kt_swap_model_init(&m, &err);
+    m.h2d_bw = m.d2h_bw = (double)MB;
+    W = kt_swap_model_add_tensor(&m, MB, 1, 1, &err);
+    A = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    B = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    C = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    D = kt_swap_model_add_tensor(&m, MB, 0, 0, &err);
+    hand_op(&m, 1.0, -1, -1, A);
+    kt_swap_model_add_use(&m, 0, B, KT_SWAP_WRITE, &err);
+    hand_op(&m, 1.0, A, B, -1);
+    op = kt_swap_model_add_op(&m, 1.0, &err);
+    kt_swap_model_add_use(&m, op, W, KT_SWAP_READ | KT_SWAP_WRITE, &err);
+    hand_op(&m, 1.0, -1, -1, C);
+    kt_swap_model_add_use(&m, 3, D, KT_SWAP_WRITE, &err);
+    hand_op(&m, 1.0, W, -1, -1);
+    CHECK(kt_swap_model_finish(&m, &err) == KT_OK && m.updated[W]);
+    CHECK(kt_swap_alloc_init(&a, 1, &err) == KT_OK);
+    a.cnt[0] = 2;
+    memset(&o, 0, sizeof o);
+    o.memory = 2 * MB; /* steady: o.cold = 0 */
+    if (kt_swap_plan_build(&m, NULL, &a, &o, &p, &err) == KT_OK) {
+        for (i = 0; i < p.nactions; i++) {
+            const kt_swap_action *x = &p.action[i];
+            drop0 += x->kind == KT_SWAP_DROP && x->tensor == W && x->step == 0;
+            out_before_write += x->kind == KT_SWAP_OUT && x->tensor == W &&
+                                x->step <= 2;
+        }
+        CHECKF(p.ninitial == 1 && p.initial_tensor[0] == W &&
+                   p.initial_clean && p.initial_clean[0] == 1,
+               "W resident and clean at the start: %d initial, clean %d",
+               p.ninitial, p.initial_clean ? p.initial_clean[0] : -1);
+        CHECKF(drop0 == 1 && out_before_write == 0 &&
+                   p.swapped_bytes == 3 * MB,
+               "W dropped at step 0: %d, copied out before its update: %d; "
+               "%lld bytes swapped (want 3 MB)", drop0, out_before_write,
+               (long long)p.swapped_bytes);
+        CHECK(replay(&m, &p, &o, "clean start"));
+        kt_swap_plan_free(&p);
+    } else {
+        CHECKF(0, "plan: %s", err.message);
+    }
+    kt_swap_alloc_free(&a);
+    kt_swap_model_free(&m);
+}
+
 /* A model of 1 MB tensors, 1 MB/s each way, 1 s ops, not yet finished. */
 static void mb_model(kt_swap_model *m) {
     kt_error err;
@@ -2217,6 +2305,67 @@ static void test_model_derived(void) {
 /* A GA budget that is NaN, infinite or negative, a negative scratch size
    and missing options are refused by name (a NaN budget ended the GA
    after one generation, a negative scratch was taken as none). */
+/* Every call refuses a NULL it needs, naming it, instead of crashing
+   (a review on 2026-12-08 found most of them crashed). */
+static void test_swap_nulls(const kt_swap_model *m) {
+    kt_swap_options o;
+    kt_swap_alloc a;
+    kt_swap_plan p;
+    kt_swap_result r;
+    kt_sim sim;
+    kt_error err;
+    int64_t bytes;
+    int ord[64] = {0}, out[64];
+    double step;
+    uint64_t rng = 1;
+    memset(&o, 0, sizeof o);
+    o.memory = 4 * MB;
+    CHECK(m->nops <= 64);
+#define NULL_REFUSED(call, name)                                          \
+    CHECKF((call) == KT_ERR_INVALID && strstr(err.message, name),         \
+           "%s: %s", #call, err.message)
+    NULL_REFUSED(kt_swap_model_init(NULL, &err), "no model (NULL)");
+    CHECK(kt_swap_model_add_tensor(NULL, 1, 0, 0, &err) == -1 &&
+          strstr(err.message, "no model"));
+    CHECK(kt_swap_model_add_op(NULL, 1, &err) == -1 &&
+          strstr(err.message, "no model"));
+    NULL_REFUSED(kt_swap_model_add_use(NULL, 0, 0, 1, &err), "no model");
+    NULL_REFUSED(kt_swap_model_add_scratch(NULL, 0, 1, &err), "no model");
+    NULL_REFUSED(kt_swap_model_finish(NULL, &err), "no model");
+    NULL_REFUSED(kt_swap_alloc_init(NULL, 1, &err), "no pool");
+    NULL_REFUSED(kt_swap_alloc_check(m, NULL, MB, &err), "no pool");
+    NULL_REFUSED(kt_swap_alloc_minimal(m, NULL, &bytes, &err), "no pool");
+    NULL_REFUSED(kt_swap_alloc_minimal(m, &a, NULL, &err), "no bytes");
+    NULL_REFUSED(kt_swap_alloc_minimal(NULL, &a, &bytes, &err), "no model");
+    NULL_REFUSED(kt_swap_alloc_default(m, NULL, 1, MB, NULL, &err),
+                 "no pool");
+    NULL_REFUSED(kt_swap_schedule_crossover(2, NULL, ord, 1, out, out, &err),
+                 "no s1");
+    NULL_REFUSED(kt_swap_schedule_crossover(0, ord, ord, 1, NULL, out, &err),
+                 "no child1");
+    NULL_REFUSED(kt_swap_schedule_mutate(m, NULL, 0.5, &rng, NULL, &err),
+                 "no out");
+    CHECK(kt_swap_alloc_minimal(m, &a, &bytes, &err) == KT_OK);
+    NULL_REFUSED(kt_swap_plan_build(m, NULL, NULL, &o, &p, &err), "no pool");
+    NULL_REFUSED(kt_swap_plan_build(m, NULL, &a, NULL, &p, &err),
+                 "no options");
+    NULL_REFUSED(kt_swap_plan_build(m, NULL, &a, &o, NULL, &err), "no plan");
+    NULL_REFUSED(kt_swap_plan_odswap(m, NULL, &p, &err), "no options");
+    NULL_REFUSED(kt_swap_plan_odswap(m, &o, NULL, &err), "no plan");
+    NULL_REFUSED(kt_swap_plan_geeps(m, NULL, &p, &err), "no options");
+    NULL_REFUSED(kt_swap_plan_geeps(m, &o, NULL, &err), "no plan");
+    NULL_REFUSED(kt_swap_sim_build(m, NULL, &sim, &err), "no plan");
+    CHECK(kt_swap_plan_build(m, NULL, &a, &o, &p, &err) == KT_OK);
+    NULL_REFUSED(kt_swap_sim_build(m, &p, NULL, &err), "no kt_sim");
+    NULL_REFUSED(kt_swap_simulate(m, &p, NULL, &err), "no step_seconds");
+    NULL_REFUSED(kt_swap_simulate(NULL, &p, &step, &err), "no model");
+    NULL_REFUSED(kt_swap_search(NULL, KT_SWAP_SEARCH_NONE, &o, &r, &err),
+                 "no model");
+#undef NULL_REFUSED
+    kt_swap_plan_free(&p);
+    kt_swap_alloc_free(&a);
+}
+
 static void test_swap_arguments_refused(void) {
     kt_swap_model m;
     kt_swap_options o;
@@ -2244,6 +2393,7 @@ static void test_swap_arguments_refused(void) {
     s = kt_swap_search(&m, KT_SWAP_SEARCH_GA, NULL, &r, &err);
     CHECKF(s == KT_ERR_INVALID && strstr(err.message, "no options"), "%s",
            err.message);
+    test_swap_nulls(&m);
     kt_swap_model_free(&m);
 }
 
@@ -2261,6 +2411,7 @@ int main(void) {
     test_zero_bytes();
     test_victim_ties();
     test_steady_next_use();
+    test_steady_clean_start();
     test_sim_streams();
     test_ga_select();
     test_ga_select_strength();

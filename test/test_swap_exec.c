@@ -572,11 +572,13 @@ static int plan_copy(const kt_swap_plan *a, kt_swap_plan *b) {
                                            sizeof(int64_t));
     b->initial_tensor = (int *)KT_MALLOC(((size_t)a->ninitial + 1) * sizeof(int));
     b->initial_object = (int *)KT_MALLOC(((size_t)a->ninitial + 1) * sizeof(int));
+    b->initial_clean = (unsigned char *)KT_MALLOC((size_t)a->ninitial + 1);
     b->action = (kt_swap_action *)KT_MALLOC(((size_t)a->nactions + 1) *
                                             sizeof(kt_swap_action));
     b->step_first = (int *)KT_MALLOC(((size_t)a->nsteps + 2) * sizeof(int));
     if (!b->order || !b->object_bytes || !b->initial_tensor ||
-        !b->initial_object || !b->action || !b->step_first) {
+        !b->initial_object || !b->initial_clean || !b->action ||
+        !b->step_first) {
         kt_swap_plan_free(b);
         return 0;
     }
@@ -584,6 +586,10 @@ static int plan_copy(const kt_swap_plan *a, kt_swap_plan *b) {
     memcpy(b->object_bytes, a->object_bytes, (size_t)a->nobjects * sizeof(int64_t));
     memcpy(b->initial_tensor, a->initial_tensor, (size_t)a->ninitial * sizeof(int));
     memcpy(b->initial_object, a->initial_object, (size_t)a->ninitial * sizeof(int));
+    if (a->initial_clean)
+        memcpy(b->initial_clean, a->initial_clean, (size_t)a->ninitial);
+    else
+        memset(b->initial_clean, 0, (size_t)a->ninitial + 1);
     memcpy(b->action, a->action, (size_t)a->nactions * sizeof(kt_swap_action));
     memcpy(b->step_first, a->step_first, ((size_t)a->nsteps + 2) * sizeof(int));
     return 1;
@@ -722,7 +728,47 @@ static void test_corrupted(void) {
     /* the arena smaller than the pool */
     expect_caught("arena below the pool", g, &s, &r.plan, r.plan.pool_bytes - 4,
                   "more than the");
+    /* a model not finished (an add since), or none, or no plan: refused
+       as the planners refuse them, before the run reads the derived
+       arrays */
+    s.model.finished = 0;
+    expect_caught("model not finished", g, &s, &r.plan, s.minimal,
+                  "not finished");
+    s.model.finished = 1;
+    {
+        kt_cpu_verify_options vo;
+        kt_cpu_report rep;
+        kt_cpu_swap_report sr;
+        kt_cpu_verify_defaults(&vo);
+        CHECK(kt_cpu_verify_swap(g, &s.plan, &s.prog, NULL, &r.plan,
+                                 s.minimal, &vo, &rep, &sr, &err) ==
+                  KT_ERR_INVALID &&
+              strstr(err.message, "no model"));
+        CHECK(kt_cpu_verify_swap(g, &s.plan, &s.prog, &s.model, NULL,
+                                 s.minimal, &vo, &rep, &sr, &err) ==
+                  KT_ERR_INVALID &&
+              strstr(err.message, "no swap plan"));
+    }
     kt_swap_result_free(&r);
+    /* a steady plan that takes a parameter it leaves newer on the device
+       for clean at the start: the next step would drop its update */
+    o.cold = 0;
+    o.memory = s.all;
+    if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) == KT_OK) {
+        for (i = 0, done = 0; i < r.plan.ninitial && !done; i++)
+            if (s.model.updated[r.plan.initial_tensor[i]] &&
+                !r.plan.initial_clean[i] && plan_copy(&r.plan, &bad)) {
+                bad.initial_clean[i] = 1;
+                expect_caught("clean claimed", g, &s, &bad, s.all,
+                              "taken for clean at the start");
+                kt_swap_plan_free(&bad);
+                done = 1;
+            }
+        CHECK(done);
+        kt_swap_result_free(&r);
+    }
+    o.cold = 1;
+    o.memory = s.minimal;
     /* a dynamic plan (ODSwap) has no objects */
     if (kt_swap_search(&s.model, KT_SWAP_SEARCH_ODSWAP, &o, &r, &err) ==
         KT_OK) {
@@ -768,14 +814,20 @@ out:
    object untouched in between: the device copy left behind is the right
    value, so only the executor's NaN poison of a released object tells the
    stale read.  The tensor must not be dropped later (an allocated copy
-   counts as newer than the host's, and its drop is refused).  -1 if none;
-   *object gets the object. */
+   counts as newer than the host's, and its drop is refused), nor be taken
+   for clean at the start (for the same reason the step would end with it
+   newer than the host's, which the run refuses).  -1 if none; *object
+   gets the object. */
 static int stale_swap_in(const kt_swap_plan *p, int from, int *object) {
     int j, i, k;
     for (j = from; j < p->nactions; j++) {
         const kt_swap_action *in = &p->action[j];
         int left = -1, dropped_later = 0;
         if (in->kind != KT_SWAP_IN) continue;
+        for (i = 0; i < p->ninitial; i++)
+            if (p->initial_tensor[i] == in->tensor && p->initial_clean &&
+                p->initial_clean[i])
+                dropped_later = 1;
         for (i = j - 1; i >= 0 && left < 0; i--)
             if (p->action[i].tensor == in->tensor &&
                 (p->action[i].kind == KT_SWAP_OUT ||
@@ -807,20 +859,20 @@ static void test_stale_object(void) {
     kt_error err;
     setup s;
     int k, cold, found = 0;
-    if (kt_zoo_build("mlp:layers=4,hidden=16,batch=8", &g, &err) != KT_OK)
+    if (kt_zoo_build("mlp:layers=4,hidden=16,batch=64", &g, &err) != KT_OK)
         return;
     if (!setup_make("stale object", g, 2, &s)) {
         kt_graph_destroy(g);
         return;
     }
-    for (k = 0; k < 3 && !found; k++)
+    for (k = 0; k < 8 && !found; k++)
         for (cold = 0; cold < 2 && !found; cold++) {
             kt_swap_options o;
             kt_swap_result r;
             kt_swap_plan bad;
             int j, obj = -1;
             memset(&o, 0, sizeof o);
-            o.memory = s.minimal + k * (s.all - s.minimal) / 4;
+            o.memory = s.minimal + k * (s.all - s.minimal) / 8;
             o.cold = cold;
             if (kt_swap_search(&s.model, KT_SWAP_SEARCH_NONE, &o, &r, &err) !=
                 KT_OK) {
