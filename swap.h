@@ -366,7 +366,9 @@ typedef struct kt_swap_plan {
     int *step_first;         /* nsteps + 2: step s's actions are
                                 action[step_first[s] .. step_first[s+1])    */
     int64_t swapped_bytes;   /* copied in + copied out                      */
-    int64_t peak_bytes;      /* most bytes of objects holding tensors       */
+    int64_t peak_bytes;      /* most bytes of objects holding tensors
+                                (GeePS: the bytes its placement reserves,
+                                pinned data and the double buffer)          */
     int64_t pool_bytes;      /* bytes of the whole pool                     */
 } kt_swap_plan;
 

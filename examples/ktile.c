@@ -21,7 +21,7 @@
                   --memory SIZE[,SIZE...] [--search ga|none|odswap|geeps]
                   [--seconds S | --generations N] [--seed N]
                   [--population N] [--mutation P] [--pressure X] [--cold]
-                  [--host-bw BW] [--progress] [--json]
+                  [--recent N] [--host-bw BW] [--progress] [--json]
        ktile verify (--model SPEC | --model-file F) --devices N
                     [--factors a,b] [--plan PLAN.json] [--backend cpu]
                     [--memory SIZE [--search ga|none] [--generations N]
@@ -3667,7 +3667,8 @@ static const char swap_usage[] =
     "ga|none|odswap|geeps]\n"
     "                  [--seconds S | --generations N] [--seed N]\n"
     "                  [--population N] [--mutation P] [--pressure X]\n"
-    "                  [--cold] [--host-bw BW] [--progress] [--json]\n"
+    "                  [--cold] [--recent N] [--host-bw BW] [--progress] "
+    "[--json]\n"
     "\n"
     "Plans what to swap between device and host memory when a step does not "
     "fit\n"
@@ -3721,9 +3722,17 @@ static const char swap_usage[] =
     "                      host memory, nothing kept for a next step); "
     "default:\n"
     "                      the steady state of training\n"
+    "  --recent N          ga and none: a swap-in's victim is, when others "
+    "can go,\n"
+    "                      not a tensor the last N ops used (the threshold "
+    "of\n"
+    "                      thesis 4.3.2; default 0: furthest next use "
+    "alone)\n"
     "  --host-bw BW        host link bytes/s per direction, K/M/G/T powers "
     "of 1000,\n"
-    "                      b for bits, as in topology specs (default 50G)\n"
+    "                      b or bit for bits, as in topology specs (400gbps, "
+    "50GB/s;\n"
+    "                      default 50G)\n"
     "  --progress          the GA's best/average/worst per generation on "
     "stderr\n"
     "  --json              print one JSON object:\n"
@@ -4006,7 +4015,7 @@ static int cmd_swap(int argc, char **argv) {
     enum {
         O_MODEL, O_MODEL_FILE, O_DEVICES, O_FACTORS, O_MEMORY, O_SEARCH,
         O_SECONDS, O_GENERATIONS, O_SEED, O_POPULATION, O_MUTATION,
-        O_PRESSURE, O_PROGRESS, O_COLD, O_HOST_BW, O_JSON, O_N
+        O_PRESSURE, O_PROGRESS, O_COLD, O_HOST_BW, O_RECENT, O_JSON, O_N
     };
     /* the GA's own options, O_SECONDS to O_PROGRESS in this order */
     cli_opt o[O_N] = {
@@ -4017,7 +4026,8 @@ static int cmd_swap(int argc, char **argv) {
         {"seed", 1, NULL},        {"population", 1, NULL},
         {"mutation", 1, NULL},    {"pressure", 1, NULL},
         {"progress", 0, NULL},    {"cold", 0, NULL},
-        {"host-bw", 1, NULL},     {"json", 0, NULL}};
+        {"host-bw", 1, NULL},     {"recent", 1, NULL},
+        {"json", 0, NULL}};
     model_args ma;
     kt_graph *g = NULL;
     kt_swap_model m;
@@ -4068,6 +4078,17 @@ static int cmd_swap(int argc, char **argv) {
                     o[O_HOST_BW].value);
     opt.cold = o[O_COLD].value != NULL;
     if (o[O_PROGRESS].value) opt.progress = swap_progress;
+    if (o[O_RECENT].value) {
+        int64_t recent;
+        /* the pool planner's victim rule: the baselines choose their own */
+        if (kind != KT_SWAP_SEARCH_GA && kind != KT_SWAP_SEARCH_NONE)
+            return fail(EXIT_BAD_INPUT, "swap: --recent goes with --search "
+                        "ga or none, not %s", swap_search_names[kind]);
+        if (parse_int(o[O_RECENT].value, 0, 1000000, &recent) != 0)
+            return fail(EXIT_BAD_INPUT, "--recent '%s': expected a whole "
+                        "number of ops from 0 to 1000000", o[O_RECENT].value);
+        opt.recent_steps = (int)recent;
+    }
 
     ma.spec = o[O_MODEL].value;
     ma.file = o[O_MODEL_FILE].value;

@@ -132,6 +132,26 @@ a, b, c = (open(p).read() for p in sys.argv[1:4])
 assert a == b == c, (a, b, c)' \
     "$dir/hb_bytes.json" "$dir/hb_bits2.json" "$dir/hb_bytes2.json"
 expect_bad_msg "host-bw '25q'" swap --model "$M" --memory 1G --host-bw 25q
+# --recent: the planner's threshold on recent use (thesis 4.3.2), for the
+# pool searches only; 0 is the default
+expect_json "$dir/recent0.json" swap --model "$M" --memory 3M --search none \
+    --recent 0 --json
+check "--recent 0 is the default" 'import sys
+a, b = (open(p).read() for p in sys.argv[1:3])
+assert a == b, (a, b)' "$dir/hb_bytes.json" "$dir/recent0.json"
+# ... and reaches the planner: on this RNN at 60K it changes the plan
+RNN=rnn:layers=2,hidden=32,steps=3,batch=4
+expect_json "$dir/recent_r0.json" swap --model "$RNN" --memory 60K \
+    --search none --json
+expect_json "$dir/recent_r3.json" swap --model "$RNN" --memory 60K \
+    --search none --recent 3 --json
+check "--recent 3 changes the RNN's plan" 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["swapped_bytes"] != b["swapped_bytes"], (a, b)' \
+    "$dir/recent_r0.json" "$dir/recent_r3.json"
+expect_bad_msg "--recent goes with --search ga or none, not odswap" swap \
+    --model "$M" --memory 3M --search odswap --recent 1
+expect_bad_msg "--recent '-1'" swap --model "$M" --memory 3M --recent -1
 # below 1 byte/s the simulation's times overflow: refused as the option it
 # is, not reported as the memory's fault
 expect_bad_msg "host-bw '0.5'" swap --model "$M" --memory 64K --host-bw 0.5 \
