@@ -389,9 +389,10 @@ kt_status kt_cpu_verify_swap(const kt_graph *g, const kt_plan *p,
 
 /* The header this one builds on, again: if it was first included without
    KT_IMPLEMENTATION, its declarations guard kept it from being re-read
-   above, and its implementation would be missing.  Its own guards make
-   this a no-op otherwise. */
-#include "sched.h"
+   above, and its implementation would be missing (swap.h's pulls in
+   sched.h's and tiling.h's; the swap runs check a model as its planners
+   do).  Its own guards make this a no-op otherwise. */
+#include "swap.h"
 
 #include <math.h>
 #include <pthread.h>
