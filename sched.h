@@ -1477,6 +1477,24 @@ done:
     return s;
 }
 
+/* The transfers' bytes, each >= 0 and all together within int64_t: the
+   task graph and the pair table add them up (a program edited by hand
+   could make those sums overflow). */
+static kt_status kt__xfer_bytes_check(const kt_transfer *x, int n,
+                                      const char *what, kt_error *err) {
+    int64_t total = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        if (x[i].bytes < 0 || x[i].bytes > INT64_MAX - total)
+            return kt__fail(err, KT_ERR_INVALID, 0, "%s: transfer %d moves "
+                            "%lld bytes%s", what, i, (long long)x[i].bytes,
+                            x[i].bytes < 0 ? "" : ", and the transfers "
+                            "together more than 2^63 - 1");
+        total += x[i].bytes;
+    }
+    return KT_OK;
+}
+
 kt_status kt_program_count_pairs(kt_program *out, kt_error *err) {
     int i;
     kt_status s;
@@ -1491,6 +1509,9 @@ kt_status kt_program_count_pairs(kt_program *out, kt_error *err) {
                             "two of %lld", i, (long long)out->xfer[i].src,
                             (long long)out->xfer[i].dst,
                             (long long)out->ndev);
+    if ((s = kt__xfer_bytes_check(out->xfer, out->nxfer, "count pairs",
+                                  err)) != KT_OK)
+        return s;
     KT_FREE(out->pairs);
     out->pairs = NULL;
     out->npairs = 0;
@@ -1536,6 +1557,7 @@ kt_status kt_lower_on(const kt_graph *g, const kt_plan *p,
     int o;
     int64_t i;
     kt_status s;
+    if (!out) return kt__fail(err, KT_ERR_INVALID, 0, "no program (NULL)");
     memset(out, 0, sizeof *out);
     memset(&xs, 0, sizeof xs);
     if ((s = kt__plan_check(g, p, err)) != KT_OK) return s;
@@ -1656,6 +1678,31 @@ static kt_status kt__topology_check(kt_topology *t, const char *what,
    the simulator divides by a fanout or indexes a level or a kind with
    it -- and ndev must be the fanouts' product, the kind map's ranges
    devices of it and its kinds ones the topology has. */
+static int kt__cmp_profile(const void *a, const void *b);
+
+/* A profile as kt_profile_parse makes one: its entries there and sorted
+   (lookups are binary searches), every kind name ended.  A profile hung on
+   a topology, or filled by hand, is checked so before it is used. */
+static kt_status kt__profile_usable(const kt_profile *p, kt_error *err) {
+    int i;
+    if (p->n < 0 || (p->n > 0 && !p->entry))
+        return kt__fail(err, KT_ERR_INVALID, 0, "profile: %d entries%s",
+                        p->n, p->n < 0 ? "" : " and no entry array (NULL)");
+    for (i = 0; i < p->n; i++) {
+        if (!memchr(p->entry[i].kind, '\0', KT_KIND_NAME_MAX) ||
+            p->entry[i].nvars < 0 || p->entry[i].nvars > KT_MAX_VARS)
+            return kt__fail(err, KT_ERR_INVALID, 0, "profile: entry %d has "
+                            "%d variables (0..%d) or an unended kind name",
+                            i, p->entry[i].nvars, KT_MAX_VARS);
+        if (i > 0 && kt__cmp_profile(&p->entry[i - 1], &p->entry[i]) >= 0)
+            return kt__fail(err, KT_ERR_INVALID, 0, "profile: entries %d and "
+                            "%d are out of order or the same (sorted by op, "
+                            "extents and kind, as kt_profile_parse leaves "
+                            "them)", i - 1, i);
+    }
+    return KT_OK;
+}
+
 static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
     int64_t nd;
     int i;
@@ -1681,8 +1728,29 @@ static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
                             (long long)r->devices.lo,
                             (long long)r->devices.hi - 1, r->kind,
                             (long long)nd, t->nkinds);
+        /* the lookup is a binary search: in device order, each device
+           once, every device (a device outside them would silently be of
+           the first kind) */
+        if (r->devices.lo != (i ? t->kind_range[i - 1].devices.hi : 0) ||
+            (i == t->nkind_ranges - 1 && r->devices.hi != nd))
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): "
+                            "kind range %d (devices %lld..%lld) does not "
+                            "follow on from the one before it: the ranges "
+                            "must cover devices 0..%lld once, in order",
+                            i + 1, (long long)r->devices.lo,
+                            (long long)r->devices.hi - 1, (long long)nd - 1);
     }
-    return KT_OK;
+    for (i = 0; i < t->nkinds; i++)
+        if (!memchr(t->kind[i].name, '\0', KT_KIND_NAME_MAX))
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): "
+                            "kind %d's name fills all %d bytes of "
+                            "kt_device_kind.name without a NUL", i,
+                            KT_KIND_NAME_MAX);
+    if (t->ports != 0 && t->ports != 1)
+        return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): ports "
+                        "%d; 0 (a link per device pair) or 1 (a port per "
+                        "device and level)", t->ports);
+    return t->profile ? kt__profile_usable(t->profile, err) : KT_OK;
 }
 
 /* A level's latency when none is given, in specs and files alike: the
@@ -1756,8 +1824,12 @@ static int kt__kind_name_ok(const char *s) {
 
 int kt_topology_find_kind(const kt_topology *t, const char *name) {
     int k;
-    for (k = 0; k < t->nkinds; k++)
-        if (strcmp(t->kind[k].name, name) == 0) return k;
+    /* (bounded: a topology filled by hand may have any nkinds, and names
+       that fill their arrays) */
+    for (k = 0; t && name && k < t->nkinds && k < KT_MAX_DEVICE_KINDS; k++)
+        if (strncmp(t->kind[k].name, name, KT_KIND_NAME_MAX) == 0 &&
+            strlen(name) < KT_KIND_NAME_MAX)
+            return k;
     return -1;
 }
 
@@ -2164,9 +2236,10 @@ kt_status kt_topology_load_file(const char *path, kt_topology *t,
 }
 
 int kt_topology_level(const kt_topology *t, int64_t a, int64_t b) {
-    int64_t span = t->ndev;
+    int64_t span;
     int l;
-    if (a == b) return -1;
+    if (!t || a == b) return -1;
+    span = t->ndev;
     /* level l splits each group of `span` devices into fanout[l] groups */
     for (l = 0; l < t->nlevels && l < KT_MAX_CUTS; l++) {
         /* (a fanout below 1 -- a topology filled by hand, which the
@@ -2316,16 +2389,29 @@ kt_status kt_profile_parse(const kt_graph *g, const char *text, size_t len,
     size_t at = 0, cap = 0;
     int lineno = 0, i;
     kt_status s = KT_OK;
+    if (!out)
+        return kt__fail(err, KT_ERR_INVALID, 0, "profile: no kt_profile "
+                        "(NULL)");
     memset(out, 0, sizeof *out);
+    if ((s = kt__graph_check_final(g, err)) != KT_OK) return s;
+    if (!text && len > 0)
+        return kt__fail(err, KT_ERR_INVALID, 0, "profile: no text (NULL) "
+                        "of %lu bytes", (unsigned long)len);
     while (at < len && s == KT_OK) {
         char line[1024];
         size_t n = 0;
         lineno++;
         while (at < len && text[at] != '\n') {
+            if (text[at] == '\0') { /* C's strings would end the line */
+                s = kt__fail(err, KT_ERR_PARSE, lineno, "profile: a NUL "
+                             "byte in the text");
+                break;
+            }
             if (n + 1 < sizeof line) line[n++] = text[at];
             else n = sizeof line; /* too long: reported below */
             at++;
         }
+        if (s != KT_OK) break;
         at++;
         if (n >= sizeof line) {
             s = kt__fail(err, KT_ERR_PARSE, lineno, "profile: line longer "
@@ -2428,6 +2514,10 @@ double kt_profile_lookup(const kt_profile *p, int op, const kt_range *box,
 kt_status kt_profile_check_kinds(const kt_profile *p, const kt_topology *t,
                                  kt_error *err) {
     int i;
+    kt_status s;
+    if ((s = kt__topology_usable(t, err)) != KT_OK ||
+        (p && (s = kt__profile_usable(p, err)) != KT_OK))
+        return s;
     for (i = 0; p && i < p->n; i++) {
         const kt_profile_entry *e = &p->entry[i];
         char known[KT_MAX_DEVICE_KINDS * (KT_KIND_NAME_MAX + 2)];
@@ -2458,9 +2548,11 @@ kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
     int i, v;
     /* the program indexes g's ops and t's devices: another graph's or
        another device count's is refused, not read out of bounds */
-    if ((s = kt__topology_usable(t, err)) != KT_OK ||
-        (s = kt__program_check(g, prog, t->ndev, err)) != KT_OK)
-        return s;
+    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
+    if (!prog || !f)
+        return kt__fail(err, KT_ERR_INVALID, 0, "profile: no %s (NULL)",
+                        prog ? "file" : "program");
+    if ((s = kt__program_check(g, prog, t->ndev, err)) != KT_OK) return s;
     memset(&seen, 0, sizeof seen);
     seen.entry = (kt_profile_entry *)kt__calloc((size_t)prog->ntask + 1,
                                                 sizeof *seen.entry);
@@ -2498,6 +2590,11 @@ kt_status kt_profile_write(const kt_graph *g, const kt_program *prog,
         fprintf(f, " %.17g%s%s\n", secs, e->kind[0] ? " " : "", e->kind);
     }
     KT_FREE(seen.entry);
+    /* a full disk or a stream not open for writing: the profile is not
+       there, whatever fprintf returned line by line */
+    if (fflush(f) != 0 || ferror(f))
+        return kt__fail(err, KT_ERR_IO, 0, "profile: writing failed: %s",
+                        strerror(errno));
     kt__ok(err);
     return KT_OK;
 }
@@ -2631,11 +2728,14 @@ static int kt__same_xfer_key(const kt_transfer *a, const kt_transfer *b) {
 
 kt_status kt_schedule_parse(const kt_graph *g, const char *text,
                             const char *name, int *order, kt_error *err) {
-    int *line_of = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
-    int n = 0, line = 1;
+    int *line_of, n = 0, line = 1;
     const char *p = text ? text : "";
     kt_status s = KT_OK;
     if (!name) name = "schedule";
+    if ((s = kt__graph_check_final(g, err)) != KT_OK) return s;
+    if (!order)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: no order (NULL)", name);
+    line_of = (int *)kt__calloc((size_t)g->nop + 1, sizeof(int));
     if (!line_of) return kt__fail(err, KT_ERR_NOMEM, 0, "out of memory");
     while (*p && s == KT_OK) {
         char word[KT_NAME_MAX + 8];
@@ -3450,7 +3550,7 @@ static kt_status kt__program_check(const kt_graph *g, const kt_program *prog,
         for (k = prog->xfer_first[o]; k < prog->xfer_first[o + 1]; k++)
             if ((s = kt__program_xfer_check(g, prog, nd, o, k, err)) != KT_OK)
                 return s;
-    return KT_OK;
+    return kt__xfer_bytes_check(prog->xfer, prog->nxfer, "program", err);
 }
 
 kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
@@ -3460,6 +3560,7 @@ kt_status kt_sim_build_ordered(const kt_graph *g, const kt_plan *p,
     kt__tg tg;
     kt_status s;
     (void)p;
+    if (!out) return kt__fail(err, KT_ERR_INVALID, 0, "no kt_sim (NULL)");
     memset(out, 0, sizeof *out);
     memset(&tg, 0, sizeof tg);
     if ((s = kt__graph_check_final(g, err)) != KT_OK ||
@@ -6966,11 +7067,15 @@ kt_status kt_plan_sim_init(const kt_graph *g, const kt_plan *p,
     kt_program prog;
     kt_status s;
     int i, u;
-    size_t nop1 = (size_t)g->nop + 1;
+    size_t nop1;
+    if (!ps)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_plan_sim_init: no "
+                        "kt_plan_sim (NULL)");
     memset(ps, 0, sizeof *ps);
     if ((s = kt__topology_usable(t, err)) != KT_OK ||
         (s = kt__plan_check(g, p, err)) != KT_OK)
         return s;
+    nop1 = (size_t)g->nop + 1;
     if (t->ndev != kt_factors_devices(&p->f))
         return kt__fail(err, KT_ERR_INVALID, 0, "the topology has %lld "
                         "devices, the plan %lld", (long long)t->ndev,
@@ -7076,7 +7181,7 @@ nomem_late:
    (kt__plan_sim_commit: what its run simulated; the free blocks for it
    were reserved by the proposal, so this cannot fail). */
 void kt_plan_sim_accept(kt_plan_sim *ps) {
-    struct kt__plan_sim_work *w = ps->work;
+    struct kt__plan_sim_work *w = ps ? ps->work : NULL;
     if (!w || !w->pending) return;
     kt__plan_sim_commit(w);
     w->cur = 1 - w->cur;
@@ -8759,7 +8864,7 @@ static kt_status kt__plan_sim_resume(struct kt__plan_sim_work *w,
 }
 
 void kt_plan_sim_timeline(kt_plan_sim *ps) {
-    struct kt__plan_sim_work *w = ps->work;
+    struct kt__plan_sim_work *w = ps ? ps->work : NULL;
     if (!w) return;
     kt__plan_sim_publish(w, w->cur);
     if (w->pending) kt__plan_sim_publish(w, 1 - w->cur);
@@ -8767,7 +8872,7 @@ void kt_plan_sim_timeline(kt_plan_sim *ps) {
 
 kt_status kt_plan_sim_propose(kt_plan_sim *ps, const kt_plan *next,
                               kt_error *err) {
-    struct kt__plan_sim_work *w = ps->work;
+    struct kt__plan_sim_work *w = ps ? ps->work : NULL;
     const kt_graph *g;
     kt_plan *np;
     kt_status s;
@@ -9723,6 +9828,9 @@ kt_status kt_sync_layers_from_plan(const kt_graph *g, const kt_plan *p,
     kt_status s;
     memset(&o, 0, sizeof o);
     if (opt) o = *opt;
+    if (!layers || !n)
+        return kt__fail(err, KT_ERR_INVALID, 0, "kt_sync_layers_from_plan: "
+                        "no %s (NULL)", layers ? "count" : "layers");
     *layers = NULL;
     *n = 0;
     if ((s = kt__sync_plan_check(g, p, t, &o, err)) != KT_OK) return s;

@@ -2551,36 +2551,50 @@ static kt_status kt__swap_fail_op(const kt__swap_ctx *c, kt_error *err) {
                     (long long)m->bytes[t]);
 }
 
-/* The steady state's walks from `start` (the parameters resident when a
-   step begins), each ended by restoring them.  The first takes every
-   updated one for newer on the device than on the host.  A step that
-   ends by swapping one back in after its last update leaves its host copy
-   current, so the next step can drop it instead of copying it out before
-   that update: the walk is done again with those parameters clean at the
-   start, and again, without the ones it then leaves newer on the device,
-   until every parameter taken for clean at the start is clean at the end
-   -- what the next step starts from.  Only removals follow the first
-   walk, so this ends; a claim never made is only a copy too many.
-   1 done, 0 an op found no room, -1 out of memory. */
-static int kt__swap_steady_passes(kt__swap_ctx *c, const int *cls,
-                                  const int *start) {
-    int pass, o, r, changed = 1;
-    for (pass = 0; changed; pass++) {
-        kt__swap_reset_tensors(c);
-        kt__swap_pool_reset(c, start);
-        r = kt__swap_scan(c, cls);
-        if (r == 1 && !kt__swap_restore(c, start)) r = -1;
-        if (r != 1) return r;
-        changed = 0;
-        for (o = 0; o < c->nobj; o++) {
-            int t = start[o];
-            if (t < 0 || !c->m->updated[t]) continue;
-            if (pass == 0 ? !c->dirty[t] : c->start_clean[t] && c->dirty[t]) {
-                c->start_clean[t] = (unsigned char)(pass == 0);
-                changed = 1;
-            }
+/* A parameter the steady walk brings back by swapping it in after its
+   last update ends the step with a current host copy, so the next step
+   starts with one too: the copy out that evicts it before its update
+   (the walk took every updated parameter for newer on the device) is a
+   drop, and the waits on that copy go.  Only the kinds change: the walk's
+   choices, and so the state it ends in, are the same -- every parameter
+   taken for clean at the start is clean at the end.  (Walking again with
+   the parameters clean moved the victims, and a GA given such plans did
+   worse, measured 2026-12-08.)  0 when out of memory. */
+static int kt__swap_clean_start(kt__swap_ctx *c, const int *start) {
+    const kt_swap_model *m = c->m;
+    int o, s, i, any = 0, *first_write;
+    for (o = 0; o < c->nobj; o++) {
+        int t = start[o];
+        if (t >= 0 && m->updated[t] && !c->dirty[t]) {
+            c->start_clean[t] = 1;
+            any = 1;
         }
     }
+    if (!any) return 1;
+    first_write = (int *)kt__calloc((size_t)m->ntensors + 1, sizeof(int));
+    if (!first_write) return 0;
+    for (i = 0; i < m->ntensors; i++) first_write[i] = c->n;
+    for (s = c->n - 1; s >= 0; s--)
+        for (i = m->use_first[c->order[s]]; i < m->use_first[c->order[s] + 1];
+             i++)
+            if (m->use_mode[i] & KT_SWAP_WRITE) first_write[m->use[i]] = s;
+    for (i = 0; i < c->nact; i++) {
+        kt_swap_action *a = &c->act[i];
+        if (a->kind == KT_SWAP_OUT && c->start_clean[a->tensor] &&
+            a->step <= first_write[a->tensor]) {
+            a->kind = KT_SWAP_DROP;
+            c->swapped -= m->bytes[a->tensor];
+        }
+    }
+    /* waits name swap-outs: one that became a drop is no wait */
+    for (i = 0; i < c->nact; i++) {
+        kt_swap_action *a = &c->act[i];
+        if (a->wait_out >= 0 && c->act[a->wait_out].kind == KT_SWAP_DROP)
+            a->wait_out = -1;
+        if (a->wait_self >= 0 && c->act[a->wait_self].kind == KT_SWAP_DROP)
+            a->wait_self = -1;
+    }
+    KT_FREE(first_write);
     return 1;
 }
 
@@ -2621,7 +2635,11 @@ static kt_status kt__swap_plan_build(const kt_swap_model *m, const int *order,
             int t = c.obj_tensor[i];
             start[i] = t >= 0 && m->param[t] ? t : -1;
         }
-        r = kt__swap_steady_passes(&c, a->cls, start);
+        kt__swap_reset_tensors(&c);
+        kt__swap_pool_reset(&c, start);
+        r = kt__swap_scan(&c, a->cls);
+        if (r == 1 && !kt__swap_restore(&c, start)) r = -1;
+        if (r == 1 && !kt__swap_clean_start(&c, start)) r = -1;
     }
     if (r < 0) st = kt__swap_nomem(err);
     else if (r == 0) st = kt__swap_fail_op(&c, err);

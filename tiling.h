@@ -3615,12 +3615,15 @@ done:
 static kt_status kt__read_file(const char *path, const char *what,
                                char **text_out, size_t *len_out,
                                kt_error *err) {
-    FILE *f = fopen(path, "rb");
+    FILE *f;
     char *text = NULL;
     const char *nul;
     size_t len = 0, cap = 0, got;
     *text_out = NULL;
     *len_out = 0;
+    if (!path)
+        return kt__fail(err, KT_ERR_INVALID, 0, "%s: no path (NULL)", what);
+    f = fopen(path, "rb");
     if (!f) /* the reason: missing, a directory, no permission, ... */
         return kt__fail(err, KT_ERR_IO, 0, "cannot open %s %s: %s", what,
                         path, strerror(errno));

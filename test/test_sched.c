@@ -6387,11 +6387,143 @@ static void test_null_and_unfinalized(void) {
     kt_graph_destroy(g);
 }
 
+/* What a review on 2026-12-08 fed sched.h by hand: kind ranges out of
+   order, kind names without their NUL, ports other than 0 and 1, a
+   profile on a topology with no entries or out of order, transfers whose
+   bytes overflow when summed, a profile with a NUL byte, a write that
+   fails, and NULL arguments -- each refused with a message, none read out
+   of bounds. */
+static void test_hand_filled_refused(void) {
+    kt_topology t, t2;
+    kt_error err;
+    kt_graph *g = NULL;
+    kt_factors f;
+    kt_plan p;
+    kt_program prog;
+    kt_sim sim;
+    kt_profile prof;
+    kt_plan_sim ps;
+    int order[64];
+    FILE *ro;
+    CHECK(kt_zoo_build("mlp:layers=2,hidden=32,batch=8", &g, &err) == KT_OK);
+    kt_factors_default(4, &f, &err);
+    CHECK(kt_plan_search(g, &f, NULL, &p, &err) == KT_OK);
+    CHECKF(kt_topology_parse_text("kind a flops 1T membw 1T\n"
+                                  "kind b flops 2T membw 2T\n"
+                                  "level 4 100G\ndevices 0-1 a\n"
+                                  "devices 2-3 b\n", "t", &t, &err) == KT_OK,
+           "%s", err.message);
+    CHECK(t.nkind_ranges == 2);
+    /* ranges swapped, overlapping, or leaving a device out */
+    t2 = t;
+    t2.kind_range[0] = t.kind_range[1];
+    t2.kind_range[1] = t.kind_range[0];
+    CHECKF(kt_lower_on(g, &p, &t2, &prog, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "must cover devices 0..3 once, in order"),
+           "%s", err.message);
+    t2 = t;
+    t2.kind_range[1].devices.lo = 1;
+    CHECK(kt_lower_on(g, &p, &t2, &prog, &err) == KT_ERR_INVALID);
+    t2 = t;
+    t2.kind_range[1].devices.hi = 3;
+    CHECK(kt_lower_on(g, &p, &t2, &prog, &err) == KT_ERR_INVALID);
+    /* a name without its NUL; ports 2; 40 kinds to find_kind */
+    t2 = t;
+    memset(t2.kind[0].name, 'x', sizeof t2.kind[0].name);
+    CHECKF(kt_lower_on(g, &p, &t2, &prog, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "without a NUL"), "%s", err.message);
+    t2 = t;
+    t2.ports = 2;
+    CHECKF(kt_lower_on(g, &p, &t2, &prog, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "ports 2"), "%s", err.message);
+    t2 = t;
+    t2.nkinds = 40;
+    CHECK(kt_topology_find_kind(&t2, "zz") == -1);
+    CHECK(kt_topology_find_kind(&t2, NULL) == -1 &&
+          kt_topology_find_kind(NULL, "a") == -1);
+    CHECK(kt_profile_check_kinds(NULL, &t2, &err) == KT_ERR_INVALID);
+    CHECK(kt_topology_level(NULL, 0, 1) == -1);
+    /* a profile hung on the topology: no entries, or out of order */
+    CHECK(kt_lower_on(g, &p, &t, &prog, &err) == KT_OK);
+    memset(&prof, 0, sizeof prof);
+    prof.n = 2;
+    t2 = t;
+    t2.profile = &prof;
+    CHECKF(kt_sim_build(g, &p, &prog, &t2, &sim, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "no entry array"), "%s", err.message);
+    CHECKF(kt_profile_parse(g, "x2 8x32x8 1e-4\nx2 4x32x8 2e-4\n", 30,
+                            &prof, &err) == KT_OK && prof.n == 2,
+           "%s", err.message);
+    if (prof.n == 2) {
+        kt_profile_entry e = prof.entry[0];
+        prof.entry[0] = prof.entry[1];
+        prof.entry[1] = e;
+    }
+    t2.profile = &prof;
+    CHECKF(kt_sim_build(g, &p, &prog, &t2, &sim, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "out of order"), "%s", err.message);
+    kt_profile_free(&prof);
+    CHECKF(kt_profile_parse(g, "x2 8x32x8 1e-4\0junk\n", 20, &prof, &err) ==
+                   KT_ERR_PARSE &&
+               strstr(err.message, "line 1: profile: a NUL byte"),
+           "%s", err.message);
+    /* transfers whose bytes overflow int64_t when summed */
+    if (prog.nxfer >= 2) {
+        int64_t keep0 = prog.xfer[0].bytes, keep1 = prog.xfer[1].bytes;
+        prog.xfer[0].bytes = prog.xfer[1].bytes = INT64_MAX / 2 + 1;
+        CHECKF(kt_sim_build(g, &p, &prog, &t, &sim, &err) == KT_ERR_INVALID &&
+                   strstr(err.message, "more than 2^63 - 1"),
+               "%s", err.message);
+        CHECK(kt_program_count_pairs(&prog, &err) == KT_ERR_INVALID);
+        prog.xfer[0].bytes = keep0;
+        prog.xfer[1].bytes = keep1;
+    } else {
+        CHECKF(0, "the 4-device MLP has %d transfers", prog.nxfer);
+    }
+    /* a write that fails is an error, not a profile */
+    ro = fopen("/dev/null", "r");
+    if (ro) {
+        CHECKF(kt_profile_write(g, &prog, &t, ro, &err) == KT_ERR_IO,
+               "%s", err.message);
+        fclose(ro);
+    }
+    /* NULL arguments */
+    CHECK(kt_profile_write(g, NULL, &t, stdout, &err) == KT_ERR_INVALID);
+    CHECK(kt_profile_write(g, &prog, &t, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_profile_parse(NULL, "", 0, &prof, &err) == KT_ERR_INVALID);
+    CHECK(kt_profile_parse(g, NULL, 5, &prof, &err) == KT_ERR_INVALID);
+    CHECK(kt_profile_parse(g, "", 0, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_schedule_parse(NULL, "", NULL, order, &err) == KT_ERR_INVALID);
+    CHECK(kt_schedule_parse(g, "", NULL, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_topology_load_file(NULL, &t2, &err) == KT_ERR_INVALID);
+    CHECK(kt_profile_load_file(g, NULL, &prof, &err) == KT_ERR_INVALID);
+    CHECK(kt_schedule_load_file(g, NULL, order, &err) == KT_ERR_INVALID);
+    CHECK(kt_lower(g, &p, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_sim_build(g, &p, &prog, &t, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_plan_sim_init(NULL, &p, &t, &ps, &err) == KT_ERR_INVALID);
+    CHECK(kt_plan_sim_init(g, &p, &t, NULL, &err) == KT_ERR_INVALID);
+    CHECK(kt_plan_sim_propose(NULL, &p, &err) == KT_ERR_INVALID);
+    kt_plan_sim_accept(NULL);
+    kt_plan_sim_timeline(NULL);
+    {
+        kt_sync_layer *layers;
+        int n;
+        CHECK(kt_sync_layers_from_plan(g, &p, &t, NULL, NULL, &n, &err) ==
+              KT_ERR_INVALID);
+        CHECK(kt_sync_layers_from_plan(g, &p, &t, NULL, &layers, NULL,
+                                       &err) == KT_ERR_INVALID);
+    }
+    kt_program_free(&prog);
+    kt_plan_free(&p);
+    kt_graph_destroy(g);
+}
+
 int main(void) {
     clock_t t0 = clock();
     test_sync();
     test_errors();
     test_null_and_unfinalized();
+    test_hand_filled_refused();
     test_bad_programs();
     test_known_answers();
     test_zoo();
