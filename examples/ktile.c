@@ -3476,8 +3476,14 @@ static int write_profile_file(const char *path, const kt_graph *g,
         return fail(EXIT_BAD_INPUT, "--write-profile %s: cannot write: %s",
                     path, strerror(errno));
     ps = kt_profile_write(g, prog, topo, pf, &err);
+    /* opened but not written (the library's KT_ERR_IO, or the close):
+       an internal failure, like --svg's and stdout's */
+    if (ps == KT_ERR_IO) {
+        fclose(pf);
+        return fail(EXIT_INTERNAL, "--write-profile %s: write failed (%s)",
+                    path, err.message);
+    }
     if ((ferror(pf) | fclose(pf)) != 0 && ps == KT_OK)
-        /* (opened but not written: like --svg's and stdout's) */
         return fail(EXIT_INTERNAL, "--write-profile %s: write failed", path);
     return ps == KT_OK ? 0 : fail_kt("sim", &err);
 }
