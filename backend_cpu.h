@@ -4097,8 +4097,10 @@ static kt_status kt__s_bind(kt__srun *s, kt_error *err) {
 /* Device d's memories: host copies are the leaves' tiles (already in
    out->tile), the initial residents of a steady plan are put in their
    objects -- what the previous step left there.  A parameter the step
-   updates was left newer than its host copy, so that copy is poisoned: a
-   plan that drops it instead of copying it out shows in the values. */
+   updates was left newer than its host copy, unless the previous step
+   swapped it back in after updating it (the plan's initial_clean), so
+   that copy is poisoned: a plan that drops it instead of copying it out
+   shows in the values. */
 static kt_status kt__s_init_device(kt__srun *s, int64_t d,
                                    kt_cpu_devices *out, kt_error *err) {
     kt__sdev *v = &s->dev[d];

@@ -1673,11 +1673,6 @@ static kt_status kt__topology_check(kt_topology *t, const char *what,
     return kt__topology_levels(t, what, &t->ndev, err);
 }
 
-/* A topology a caller hands in, perhaps filled by hand (the fields are
-   public): what the readers would have refused is refused here, before
-   the simulator divides by a fanout or indexes a level or a kind with
-   it -- and ndev must be the fanouts' product, the kind map's ranges
-   devices of it and its kinds ones the topology has. */
 static int kt__cmp_profile(const void *a, const void *b);
 
 /* A profile as kt_profile_parse makes one: its entries there and sorted
@@ -1703,6 +1698,11 @@ static kt_status kt__profile_usable(const kt_profile *p, kt_error *err) {
     return KT_OK;
 }
 
+/* A topology a caller hands in, perhaps filled by hand (the fields are
+   public): what the readers would have refused is refused here, before
+   the simulator divides by a fanout or indexes a level or a kind with
+   it -- and ndev must be the fanouts' product, the kind map's ranges
+   devices of it and its kinds ones the topology has. */
 static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
     int64_t nd;
     int i;
@@ -1731,14 +1731,22 @@ static kt_status kt__topology_usable(const kt_topology *t, kt_error *err) {
         /* the lookup is a binary search: in device order, each device
            once, every device (a device outside them would silently be of
            the first kind) */
-        if (r->devices.lo != (i ? t->kind_range[i - 1].devices.hi : 0) ||
-            (i == t->nkind_ranges - 1 && r->devices.hi != nd))
+        if (r->devices.lo != (i ? t->kind_range[i - 1].devices.hi : 0))
             return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): "
-                            "kind range %d (devices %lld..%lld) does not "
-                            "follow on from the one before it: the ranges "
-                            "must cover devices 0..%lld once, in order",
-                            i + 1, (long long)r->devices.lo,
-                            (long long)r->devices.hi - 1, (long long)nd - 1);
+                            "kind range %d starts at device %lld, not at "
+                            "%lld%s: the ranges must cover devices 0..%lld "
+                            "once, in order", i + 1,
+                            (long long)r->devices.lo,
+                            (long long)(i ? t->kind_range[i - 1].devices.hi
+                                          : 0),
+                            i ? " where the range before it ends" : "",
+                            (long long)nd - 1);
+        if (i == t->nkind_ranges - 1 && r->devices.hi != nd)
+            return kt__fail(err, KT_ERR_INVALID, 0, "topology (as given): "
+                            "the last kind range, %d, ends at device %lld; "
+                            "the ranges must cover devices 0..%lld once, in "
+                            "order", i + 1, (long long)r->devices.hi - 1,
+                            (long long)nd - 1);
     }
     for (i = 0; i < t->nkinds; i++)
         if (!memchr(t->kind[i].name, '\0', KT_KIND_NAME_MAX))
@@ -2515,9 +2523,15 @@ kt_status kt_profile_check_kinds(const kt_profile *p, const kt_topology *t,
                                  kt_error *err) {
     int i;
     kt_status s;
-    if ((s = kt__topology_usable(t, err)) != KT_OK ||
-        (p && (s = kt__profile_usable(p, err)) != KT_OK))
-        return s;
+    if (p && (s = kt__profile_usable(p, err)) != KT_OK) return s;
+    /* (a profile without kind names needs no topology to agree with) */
+    for (i = 0; !t && p && i < p->n; i++)
+        if (p->entry[i].kind[0])
+            return kt__fail(err, KT_ERR_INVALID, p->entry[i].line, "profile: "
+                            "kind %s, and no topology (NULL) to find it in",
+                            p->entry[i].kind);
+    if (!t) return KT_OK;
+    if ((s = kt__topology_usable(t, err)) != KT_OK) return s;
     for (i = 0; p && i < p->n; i++) {
         const kt_profile_entry *e = &p->entry[i];
         char known[KT_MAX_DEVICE_KINDS * (KT_KIND_NAME_MAX + 2)];
@@ -3730,6 +3744,7 @@ struct kt__sim_work {
     size_t cap_n, cap_res, cap_e, cap_succ, cap_crit; /* allocated lengths */
     size_t cap_busy;     /* ... and of s->busy, when it is busy_sized      */
     const double *busy_sized;
+    int64_t busy_ndev;   /* the devices it was sized for                  */
     double tick;         /* the tick of the last run's run times, 0: none */
     int64_t tick_hist[KT__NEXP]; /* run times below 2^e s and not below
                                     2^(e-1): tick_hist[e - KT__EXP_LO]  */
@@ -4046,25 +4061,29 @@ static int kt__sim_grow_work(kt_sim *s) {
     return kt__sim_grow_work_to(s, 0, (size_t)-1);
 }
 
-/* kt__sim_grow_work for a run (kt__sim_prepare starts with it), the
-   sizes checked first; out of memory, the workspace is freed (a failed
-   run leaves no half-sized workspace behind). */
 /* s->busy with room for every device: a kt_sim filled by hand may leave
-   it NULL, or keep the array of a run on fewer devices; one the run did
-   not size itself (a caller's, KT_MALLOC'd as kt_sim_free expects) is
-   reallocated to the length needed.  0 when out of memory. */
+   it NULL, or keep the array of a run on fewer devices.  One the run did
+   not size itself for these devices -- another pointer, or another device
+   count (a caller's array may have come back at the same address) -- is
+   reallocated to the length needed (a caller's is KT_MALLOC'd, as
+   kt_sim_free expects).  0 when out of memory. */
 static int kt__sim_size_busy(kt_sim *s) {
     struct kt__sim_work *w = s->work;
     void *p;
-    if (!s->busy || s->busy != w->busy_sized) w->cap_busy = 0;
+    if (!s->busy || s->busy != w->busy_sized || s->ndev != w->busy_ndev)
+        w->cap_busy = 0;
     p = kt__sim_grow(s->busy, &w->cap_busy, (size_t)s->ndev + 1,
                      sizeof(double));
     if (!p) return 0;
     s->busy = (double *)p;
     w->busy_sized = s->busy;
+    w->busy_ndev = s->ndev;
     return 1;
 }
 
+/* kt__sim_grow_work for a run (kt__sim_prepare starts with it), the
+   sizes checked first; out of memory, the workspace is freed (a failed
+   run leaves no half-sized workspace behind). */
 static kt_status kt__sim_reserve(kt_sim *s, kt_error *err) {
     int n = s->ntask;
     if (s->ndev < 0 || s->nlink < 0 || n < 0)
@@ -5477,8 +5496,10 @@ kt_status kt_sim_delta(kt_sim *s, int n, const int *tasks,
     unsigned ep;
     double per_s;
     kt_status st;
-    /* (busy replaced since: its length is unknown) */
-    if (!w || !w->simulated || w->n != s->ntask || s->busy != w->busy_sized)
+    /* (busy replaced or the devices changed since: its length is
+       unknown) */
+    if (!w || !w->simulated || w->n != s->ntask || s->busy != w->busy_sized ||
+        s->ndev != w->busy_ndev)
         return kt__fail(err, KT_ERR_INVALID, 0, "delta simulation: run "
                         "kt_sim_run on this task graph first");
     k0 = s->ntask;

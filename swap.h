@@ -928,8 +928,8 @@ static kt_status kt__swap_model_usable(const kt_swap_model *m,
                             (long long)(z < m->nsizes ? m->size[z] : -1));
     }
     if (kt__swap_model_hash(m) != m->seen_hash)
-        return kt__fail(err, KT_ERR_INVALID, 0, "model: a tensor's on_host "
-                        "or keep, or a use, changed since "
+        return kt__fail(err, KT_ERR_INVALID, 0, "model: a tensor's size, "
+                        "on_host or keep, or a use, changed since "
                         "kt_swap_model_finish; call it again");
     return KT_OK;
 }
@@ -2581,11 +2581,15 @@ static int kt__swap_clean_start(kt__swap_ctx *c, const int *start) {
     for (i = 0; i < c->nact; i++) {
         kt_swap_action *a = &c->act[i];
         if (a->kind == KT_SWAP_OUT && c->start_clean[a->tensor] &&
-            a->step <= first_write[a->tensor]) {
+            a->step <= first_write[a->tensor])
             a->kind = KT_SWAP_DROP;
-            c->swapped -= m->bytes[a->tensor];
-        }
     }
+    /* the copies' bytes again (a saturated sum cannot be taken back) */
+    c->swapped = 0;
+    for (i = 0; i < c->nact; i++)
+        if (c->act[i].kind == KT_SWAP_IN || c->act[i].kind == KT_SWAP_OUT)
+            c->swapped =
+                kt__swap_add_sat(c->swapped, m->bytes[c->act[i].tensor]);
     /* waits name swap-outs: one that became a drop is no wait */
     for (i = 0; i < c->nact; i++) {
         kt_swap_action *a = &c->act[i];
@@ -2658,10 +2662,10 @@ kt_status kt_swap_plan_build(const kt_swap_model *m, const int *order,
                              const kt_swap_options *o, kt_swap_plan *out,
                              kt_error *err) {
     kt_status st;
+    if (out) memset(out, 0, sizeof *out);
     if (!a || !o || !out)
         return kt__swap_null("kt_swap_plan_build",
                              !a ? "pool" : !o ? "options" : "plan", err);
-    memset(out, 0, sizeof *out);
     /* the order indexes the ops, the pool's CLS the classes and its CNT
        the objects: all are the model's before the planner reads them */
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
@@ -2812,11 +2816,11 @@ kt_status kt_swap_plan_odswap(const kt_swap_model *m,
     kt__swap_ctx c;
     int *order = NULL, *start = NULL, nstart = 0, r;
     kt_status st = KT_OK;
+    if (out) memset(out, 0, sizeof *out);
     if (!o || !out)
         return kt__swap_null("kt_swap_plan_odswap", o ? "plan" : "options",
                              err);
     memset(&c, 0, sizeof c);
-    memset(out, 0, sizeof *out);
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
         (st = kt__swap_memory_check(o->memory, err)) != KT_OK)
         return st;
@@ -2835,7 +2839,8 @@ kt_status kt_swap_plan_odswap(const kt_swap_model *m,
         else {
             int i;
             for (i = 0; i < nstart; i++)
-                c.start_clean[start[i]] = !c.dirty[start[i]];
+                c.start_clean[start[i]] =
+                    m->updated[start[i]] && !c.dirty[start[i]];
             kt__swap_reset_tensors(&c);
             kt__swap_dyn_start(&c, start, nstart);
             r = kt__swap_od_scan(&c);
@@ -2923,11 +2928,11 @@ kt_status kt_swap_plan_geeps(const kt_swap_model *m, const kt_swap_options *o,
     unsigned char *pin = NULL;
     int64_t reserved;
     kt_status st = KT_OK;
+    if (out) memset(out, 0, sizeof *out);
     if (!o || !out)
         return kt__swap_null("kt_swap_plan_geeps", o ? "plan" : "options",
                              err);
     memset(&c, 0, sizeof c);
-    memset(out, 0, sizeof *out);
     if ((st = kt__swap_model_usable(m, err)) != KT_OK ||
         (st = kt__swap_memory_check(o->memory, err)) != KT_OK)
         return st;

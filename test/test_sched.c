@@ -3428,6 +3428,14 @@ static void test_sim_hand_filled(void) {
     s.task[2].seconds = 2;
     CHECKF(kt_sim_run(&s, &err) == KT_OK && s.step_seconds == 2 &&
                s.busy[0] == 2, "%s", err.message);
+    /* a delta after the device count changed: busy's length is not the
+       run's */
+    s.ndev = 2;
+    CHECK(kt_sim_delta(&s, 1, &t, &secs, &err) == KT_ERR_INVALID);
+    s.ndev = 1;
+    CHECKF(kt_sim_delta(&s, 1, &t, &secs, &err) == KT_OK &&
+               s.step_seconds == 3, "%s; step %g", err.message,
+           s.step_seconds); /* task 0 now 1 s before task 2's 2 s */
     CHECK(kt_sim_run(NULL, &err) == KT_ERR_INVALID);
     CHECK(kt_sim_delta(NULL, 1, &t, &secs, &err) == KT_ERR_INVALID);
     CHECK(kt_sim_timeline(NULL, &err) == KT_ERR_INVALID);
@@ -6442,6 +6450,17 @@ static void test_hand_filled_refused(void) {
     CHECK(kt_topology_find_kind(&t2, NULL) == -1 &&
           kt_topology_find_kind(NULL, "a") == -1);
     CHECK(kt_profile_check_kinds(NULL, &t2, &err) == KT_ERR_INVALID);
+    /* no topology: fine for a profile that names no kinds */
+    CHECK(kt_profile_parse(g, "x2 8x32x8 1e-4\n", 15, &prof, &err) == KT_OK);
+    CHECK(kt_profile_check_kinds(&prof, NULL, &err) == KT_OK);
+    kt_profile_free(&prof);
+    CHECK(kt_profile_parse(g, "x2 8x32x8 1e-4 a\n", 17, &prof, &err) ==
+          KT_OK);
+    CHECKF(kt_profile_check_kinds(&prof, NULL, &err) == KT_ERR_INVALID &&
+               strstr(err.message, "kind a, and no topology"),
+           "%s", err.message);
+    CHECK(kt_profile_check_kinds(&prof, &t, &err) == KT_OK);
+    kt_profile_free(&prof);
     CHECK(kt_topology_level(NULL, 0, 1) == -1);
     /* a profile hung on the topology: no entries, or out of order */
     CHECK(kt_lower_on(g, &p, &t, &prog, &err) == KT_OK);
