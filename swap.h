@@ -2143,6 +2143,7 @@ typedef struct kt__swap_ctx {
     int *last_user;             /* step of the last use, -1: none yet      */
     int *pinned;                /* == step: used by the op of that step    */
     int *upos_first, *upos, *cursor; /* the steps using each tensor        */
+    int *first_write;           /* the first step writing it (n: none)     */
     /* output */
     kt_swap_action *act;
     int nact, cap;
@@ -2194,6 +2195,7 @@ static void kt__swap_ctx_free(kt__swap_ctx *c) {
     KT_FREE(c->upos_first);
     KT_FREE(c->upos);
     KT_FREE(c->cursor);
+    KT_FREE(c->first_write);
     KT_FREE(c->act);
     KT_FREE(c->last_out_at);
 }
@@ -2216,10 +2218,12 @@ static int kt__swap_ctx_tensors(kt__swap_ctx *c, const kt_swap_model *m,
     c->upos_first = (int *)kt__calloc((size_t)nt + 2, sizeof(int));
     c->upos = (int *)kt__calloc((size_t)m->nuses + 1, sizeof(int));
     c->cursor = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
+    c->first_write = (int *)kt__calloc((size_t)nt + 1, sizeof(int));
     if (!c->where || !c->dirty || !c->start_clean || !c->host_out ||
         !c->last_user || !c->pinned || !c->upos_first || !c->upos ||
-        !c->cursor)
+        !c->cursor || !c->first_write)
         return 0;
+    for (i = 0; i < nt; i++) c->first_write[i] = n;
     for (i = 0; i < m->nuses; i++) c->upos_first[m->use[i] + 1]++;
     for (i = 0; i < nt; i++) c->upos_first[i + 1] += c->upos_first[i];
     for (s = 0; s < n; s++) { /* steps in order: each list comes sorted */
@@ -2227,6 +2231,8 @@ static int kt__swap_ctx_tensors(kt__swap_ctx *c, const kt_swap_model *m,
         for (i = m->use_first[op]; i < m->use_first[op + 1]; i++) {
             int t = m->use[i];
             c->upos[c->upos_first[t] + c->cursor[t]++] = s;
+            if ((m->use_mode[i] & KT_SWAP_WRITE) && c->first_write[t] == n)
+                c->first_write[t] = s;
         }
     }
     return 1;
@@ -2307,6 +2313,17 @@ static int kt__swap_fq_pop(kt__swap_ctx *c, int cl) {
     return o;
 }
 
+/* A parameter resident at the start is newer on the device than its host
+   copy when the step updates it, unless the step before ended by swapping
+   it back in after its update (start_clean); and it leaves the next step
+   that clean when the step ends so. */
+static int kt__swap_start_dirty(const kt__swap_ctx *c, int t) {
+    return c->m->updated[t] && !c->start_clean[t];
+}
+static int kt__swap_ends_clean(const kt__swap_ctx *c, int t) {
+    return c->m->updated[t] && !c->dirty[t];
+}
+
 /* Empties the pool, then puts start[o] (a parameter or -1) in object o;
    the empty objects queue in index order. */
 static void kt__swap_pool_reset(kt__swap_ctx *c, const int *start) {
@@ -2320,9 +2337,7 @@ static void kt__swap_pool_reset(kt__swap_ctx *c, const int *start) {
             c->obj_rel_out[o] = -1;
             if (t >= 0) {
                 c->where[t] = o;
-                /* a parameter updated last step is newer than its host
-                   copy, unless that step ended by swapping it back in */
-                c->dirty[t] = c->m->updated[t] && !c->start_clean[t];
+                c->dirty[t] = (unsigned char)kt__swap_start_dirty(c, t);
                 c->occupied += c->obj_bytes[o];
             } else {
                 kt__swap_fq_push(c, cl, o);
@@ -2559,29 +2574,18 @@ static kt_status kt__swap_fail_op(const kt__swap_ctx *c, kt_error *err) {
    choices, and so the state it ends in, are the same -- every parameter
    taken for clean at the start is clean at the end.  (Walking again with
    the parameters clean moved the victims, and a GA given such plans did
-   worse, measured 2026-12-08.)  0 when out of memory. */
-static int kt__swap_clean_start(kt__swap_ctx *c, const int *start) {
+   worse, measured 2026-12-08.) */
+static void kt__swap_clean_start(kt__swap_ctx *c, const int *start) {
     const kt_swap_model *m = c->m;
-    int o, s, i, any = 0, *first_write;
-    for (o = 0; o < c->nobj; o++) {
-        int t = start[o];
-        if (t >= 0 && m->updated[t] && !c->dirty[t]) {
-            c->start_clean[t] = 1;
-            any = 1;
-        }
-    }
-    if (!any) return 1;
-    first_write = (int *)kt__calloc((size_t)m->ntensors + 1, sizeof(int));
-    if (!first_write) return 0;
-    for (i = 0; i < m->ntensors; i++) first_write[i] = c->n;
-    for (s = c->n - 1; s >= 0; s--)
-        for (i = m->use_first[c->order[s]]; i < m->use_first[c->order[s] + 1];
-             i++)
-            if (m->use_mode[i] & KT_SWAP_WRITE) first_write[m->use[i]] = s;
+    int o, i, any = 0;
+    for (o = 0; o < c->nobj; o++)
+        if (start[o] >= 0 && kt__swap_ends_clean(c, start[o]))
+            any = c->start_clean[start[o]] = 1;
+    if (!any) return;
     for (i = 0; i < c->nact; i++) {
         kt_swap_action *a = &c->act[i];
         if (a->kind == KT_SWAP_OUT && c->start_clean[a->tensor] &&
-            a->step <= first_write[a->tensor])
+            a->step <= c->first_write[a->tensor])
             a->kind = KT_SWAP_DROP;
     }
     /* the copies' bytes again (a saturated sum cannot be taken back) */
@@ -2598,8 +2602,6 @@ static int kt__swap_clean_start(kt__swap_ctx *c, const int *start) {
         if (a->wait_self >= 0 && c->act[a->wait_self].kind == KT_SWAP_DROP)
             a->wait_self = -1;
     }
-    KT_FREE(first_write);
-    return 1;
 }
 
 /* kt_swap_plan_build with its inputs checked (the search builds a plan
@@ -2643,7 +2645,7 @@ static kt_status kt__swap_plan_build(const kt_swap_model *m, const int *order,
         kt__swap_pool_reset(&c, start);
         r = kt__swap_scan(&c, a->cls);
         if (r == 1 && !kt__swap_restore(&c, start)) r = -1;
-        if (r == 1 && !kt__swap_clean_start(&c, start)) r = -1;
+        if (r == 1) kt__swap_clean_start(&c, start);
     }
     if (r < 0) st = kt__swap_nomem(err);
     else if (r == 0) st = kt__swap_fail_op(&c, err);
@@ -2776,8 +2778,7 @@ static void kt__swap_dyn_start(kt__swap_ctx *c, const int *start, int nstart) {
     int i;
     for (i = 0; i < nstart; i++) {
         kt__swap_dyn_place(c, start[i]);
-        c->dirty[start[i]] =
-            c->m->updated[start[i]] && !c->start_clean[start[i]];
+        c->dirty[start[i]] = (unsigned char)kt__swap_start_dirty(c, start[i]);
     }
 }
 
@@ -2840,7 +2841,7 @@ kt_status kt_swap_plan_odswap(const kt_swap_model *m,
             int i;
             for (i = 0; i < nstart; i++)
                 c.start_clean[start[i]] =
-                    m->updated[start[i]] && !c.dirty[start[i]];
+                    (unsigned char)kt__swap_ends_clean(&c, start[i]);
             kt__swap_reset_tensors(&c);
             kt__swap_dyn_start(&c, start, nstart);
             r = kt__swap_od_scan(&c);
